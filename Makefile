@@ -1,0 +1,45 @@
+# indexer-api — `make help` lists the targets.
+SHELL := /bin/bash
+NODE_BIN := node_modules/.bin
+VMS := move wasm evm
+DEMO_DBS := $(foreach vm,$(VMS),fixtures/demo/$(vm).sqlite)
+CLI := node bin/indexer-api
+
+.PHONY: all deps build fixtures test serve binary bench clean help
+
+all: build fixtures ## Install dependencies, compile, build the demo snapshots
+
+deps: node_modules/.installed ## Install npm dependencies (better-sqlite3 builds from source)
+
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund
+	@touch $@
+
+build: deps ## Compile TypeScript into build/ and record version + commit
+	$(NODE_BIN)/tsc -p tsconfig.json
+	@node -e 'const v=require("./package.json").version; let c="unknown"; try { c=require("child_process").execSync("git rev-parse --short=12 HEAD",{stdio:["ignore","pipe","ignore"]}).toString().trim(); } catch {} require("fs").writeFileSync("build/build-info.json", JSON.stringify({version:v, commit:c})+"\n")'
+
+fixtures: build $(DEMO_DBS) ## Generate the demo dumps and import them into fixtures/demo/*.sqlite
+
+fixtures/demo/%.sqlite: build/src/generate/index.js build/src/import/from-dump.js sql/001-tables.sql sql/002-indexes.sql
+	@mkdir -p fixtures/demo/dumps
+	$(CLI) generate --vm $* --preset demo --out fixtures/demo/dumps/$* --force --quiet
+	$(CLI) import --from-dump fixtures/demo/dumps/$* --out $@ --force --quiet
+
+test: build fixtures ## Run the test suite (mocha, real snapshot files and servers on 127.0.0.1)
+	$(NODE_BIN)/mocha --forbid-only --timeout 60000 --reporter spec 'build/test/**/*.test.js'
+
+serve: build fixtures ## Serve the bundled Move demo on http://127.0.0.1:8080 (DEMO=wasm|evm to switch)
+	$(CLI) serve --demo $(or $(DEMO),move)
+
+binary: build fixtures ## Build the single executable dist/indexer-api (offline, Node SEA)
+	node scripts/build-binary.js
+
+bench: build fixtures ## Run the benchmarks in bench/ (see bench/README.md)
+	node build/bench/run.js
+
+clean: ## Remove build output, demo snapshots and the binary
+	rm -rf build dist fixtures/demo
+
+help: ## List the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'

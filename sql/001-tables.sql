@@ -1,0 +1,138 @@
+-- indexer-api snapshot schema v1: tables. Applied by `import` to an empty file before the bulk
+-- load; secondary indexes come after the load (002-indexes.sql). A snapshot is immutable once
+-- written. Tables are shaped for the read paths (DESIGN.md): every list is one index range scan
+-- in its page order, payloads are stored as the exact JSON text served, and the counts a request
+-- would otherwise scan for are precomputed.
+
+-- Key/value facts about the snapshot: chain_id, vm_type, bech32_prefix, version, commit_hash,
+-- height, internal_tx_height, rich_list_height, source, created_at, snapshot_id, count_* ...
+CREATE TABLE meta (
+  key   TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+) WITHOUT ROWID;
+
+-- Replaces rollytics' live node lookup of a block proposer (reference §7).
+CREATE TABLE validators (
+  proposer         TEXT PRIMARY KEY,
+  moniker          TEXT NOT NULL,
+  operator_address TEXT NOT NULL
+) WITHOUT ROWID;
+
+-- Canonical address bytes (reference §2.3) with per-account counts, so `total` is one lookup.
+CREATE TABLE accounts (
+  id               INTEGER PRIMARY KEY,
+  addr             BLOB NOT NULL,
+  tx_count         INTEGER NOT NULL DEFAULT 0,
+  signer_tx_count  INTEGER NOT NULL DEFAULT 0,
+  nft_count        INTEGER NOT NULL DEFAULT 0,
+  collection_count INTEGER NOT NULL DEFAULT 0
+);
+
+-- The Block object as served (proposer already resolved). time_us feeds avg_blocktime.
+CREATE TABLE blocks (
+  height   INTEGER PRIMARY KEY,
+  time_us  INTEGER NOT NULL,
+  tx_count INTEGER NOT NULL,
+  json     TEXT NOT NULL
+);
+
+-- The Tx object as served. sequence orders txs by (height, index) and is the keyset cursor.
+CREATE TABLE txs (
+  sequence INTEGER PRIMARY KEY,
+  height   INTEGER NOT NULL,
+  hash     BLOB NOT NULL,
+  json     TEXT NOT NULL
+);
+
+-- Accounts a tx touches (signer = 1 for the signer's row); page order: account, sequence.
+CREATE TABLE tx_accounts (
+  account_id INTEGER NOT NULL,
+  sequence   INTEGER NOT NULL,
+  signer     INTEGER NOT NULL,
+  PRIMARY KEY (account_id, sequence)
+) WITHOUT ROWID;
+
+-- Message type URLs without the leading '/', as rollytics stores them (reference §2.7).
+CREATE TABLE msg_types (
+  id       INTEGER PRIMARY KEY,
+  name     TEXT NOT NULL,
+  tx_count INTEGER NOT NULL DEFAULT 0
+);
+
+CREATE TABLE tx_msg_types (
+  msg_type_id INTEGER NOT NULL,
+  sequence    INTEGER NOT NULL,
+  PRIMARY KEY (msg_type_id, sequence)
+) WITHOUT ROWID;
+
+-- The Collection object as served. norm_* are rollytics' by_name normalization (§4.6.3).
+CREATE TABLE collections (
+  addr             BLOB PRIMARY KEY,
+  height           INTEGER NOT NULL,
+  name             TEXT NOT NULL,
+  origin_name      TEXT NOT NULL,
+  norm_name        TEXT NOT NULL,
+  norm_origin_name TEXT NOT NULL,
+  creator_id       INTEGER NOT NULL,
+  nft_count        INTEGER NOT NULL DEFAULT 0,
+  timestamp        TEXT NOT NULL,
+  json             TEXT NOT NULL
+) WITHOUT ROWID;
+
+-- Live NFTs, the Nft object as served. object_account_id: Move NFT object (its tx history).
+CREATE TABLE nfts (
+  collection_addr   BLOB NOT NULL,
+  token_id          TEXT NOT NULL,
+  height            INTEGER NOT NULL,
+  owner_id          INTEGER NOT NULL,
+  object_account_id INTEGER,
+  json              TEXT NOT NULL,
+  PRIMARY KEY (collection_addr, token_id)
+) WITHOUT ROWID;
+
+-- Collections in which an account owns at least one NFT (collections/by_account).
+CREATE TABLE account_collections (
+  account_id      INTEGER NOT NULL,
+  height          INTEGER NOT NULL,
+  collection_addr BLOB NOT NULL,
+  nft_count       INTEGER NOT NULL,
+  PRIMARY KEY (account_id, height, collection_addr)
+) WITHOUT ROWID;
+
+-- NFT ↔ tx links (Wasm / EVM), burned NFTs included; tx_count per NFT identity.
+CREATE TABLE nft_txs (
+  collection_addr BLOB NOT NULL,
+  token_id        TEXT NOT NULL,
+  sequence        INTEGER NOT NULL,
+  PRIMARY KEY (collection_addr, token_id, sequence)
+) WITHOUT ROWID;
+
+CREATE TABLE nft_tx_counts (
+  collection_addr BLOB NOT NULL,
+  token_id        TEXT NOT NULL,
+  tx_count        INTEGER NOT NULL,
+  PRIMARY KEY (collection_addr, token_id)
+) WITHOUT ROWID;
+
+-- Rich list, the holder object as served. amount_key sorts numerically as text (see
+-- src/lib/amount.ts); account is the canonical address, the unique tie-breaker.
+CREATE TABLE richlist (
+  denom      TEXT NOT NULL,
+  amount_key TEXT NOT NULL,
+  account    BLOB NOT NULL,
+  json       TEXT NOT NULL,
+  PRIMARY KEY (denom, amount_key, account)
+) WITHOUT ROWID;
+
+CREATE TABLE richlist_denoms (
+  denom        TEXT PRIMARY KEY,
+  holder_count INTEGER NOT NULL
+) WITHOUT ROWID;
+
+-- EVM bank denom (lower-cased) → ERC-20 contract: replaces rollytics' by_denom node query (§7).
+CREATE TABLE denom_contracts (
+  denom    TEXT PRIMARY KEY,
+  contract TEXT NOT NULL
+) WITHOUT ROWID;
+
+-- Reserved for the EVM route groups (evm-txs, evm-internal-txs): a later schema file adds them.

@@ -1,0 +1,86 @@
+import type { ErrorRequestHandler, Response } from 'express';
+
+/**
+ * One error shape for every error (API-CONTRACT §4), the key-value indexer's gRPC-gateway body:
+ * {"code": <gRPC code>, "message": "...", "details": []}.
+ */
+
+export const GRPC = { INVALID_ARGUMENT: 3, NOT_FOUND: 5, UNIMPLEMENTED: 12, INTERNAL: 13, UNAVAILABLE: 14 } as const;
+
+/** An error with an HTTP status whose message is safe to show the client. */
+export class ApiError extends Error {
+  constructor(readonly status: number, readonly grpcCode: number, message: string) {
+    super(message);
+  }
+}
+
+/** 400: the request names a bad value. */
+export class BadRequestError extends ApiError {
+  constructor(message: string) { super(400, GRPC.INVALID_ARGUMENT, message); }
+}
+
+/** 404: unknown route or missing single object. */
+export class NotFoundError extends ApiError {
+  constructor(message: string) { super(404, GRPC.NOT_FOUND, message); }
+}
+
+/** 503: no snapshot is loaded. */
+export class UnavailableError extends ApiError {
+  constructor(message: string) { super(503, GRPC.UNAVAILABLE, message); }
+}
+
+export function errorJson(code: number, message: string): string {
+  return JSON.stringify({ code, message, details: [] });
+}
+
+export function sendError(res: Response, status: number, code: number, message: string): void {
+  res.status(status).type('application/json').send(errorJson(code, message));
+}
+
+interface ValidatorErrorItem { path?: string; message?: string; errorCode?: string }
+interface ValidatorError { status?: number; errors?: ValidatorErrorItem[]; message?: string }
+
+/** Which request value a validator error points at: `/query/pagination.limit` → its name and value. */
+function describeValidatorError(item: ValidatorErrorItem | undefined, req: Parameters<ErrorRequestHandler>[1]): string | undefined {
+  const m = item?.path?.match(/^[./]?(query|params|path)[./](.+)$/);
+  if (!m || !item) return undefined;
+  const name = m[2];
+  const raw = m[1] === 'query'
+    ? rawQueryValue(req.originalUrl, name)
+    : (req as { openapi?: { pathParams?: Record<string, unknown> } }).openapi?.pathParams?.[name];
+  return `invalid value for ${name}: ${raw === undefined ? '' : String(raw)} (${item.message ?? 'is invalid'})`;
+}
+
+/** The value as sent (the validator coerces req.query in place). */
+function rawQueryValue(url: string, name: string): string | undefined {
+  const q = url.indexOf('?');
+  if (q < 0) return undefined;
+  const values = new URLSearchParams(url.slice(q + 1)).getAll(name);
+  return values.length ? values.join(',') : undefined;
+}
+
+/**
+ * The single error middleware: our ApiErrors, express-openapi-validator errors (which carry
+ * `status` and `errors`), malformed URLs, and anything else as an opaque 500 that never leaks a
+ * stack, SQL or a path (the real error goes to the log).
+ */
+export function errorMiddleware(log: (err: unknown) => void): ErrorRequestHandler {
+  return (err, req, res, next) => {
+    if (res.headersSent) { next(err); return; }
+    if (err instanceof ApiError) { sendError(res, err.status, err.grpcCode, err.message); return; }
+    const v = err as ValidatorError;
+    if (v.status === 400 && Array.isArray(v.errors)) {
+      const message = describeValidatorError(v.errors[0], req) ?? v.errors.map((e) => `${e.path ?? ''} ${e.message ?? ''}`.trim()).join('; ');
+      sendError(res, 400, GRPC.INVALID_ARGUMENT, message);
+      return;
+    }
+    if (v.status === 404) { sendError(res, 404, GRPC.NOT_FOUND, `not found: ${req.method} ${req.path}`); return; }
+    if (v.status === 405) { sendError(res, 405, GRPC.UNIMPLEMENTED, `method not allowed: ${req.method} ${req.path}`); return; }
+    if (err instanceof URIError || (err as { status?: number }).status === 400) {
+      sendError(res, 400, GRPC.INVALID_ARGUMENT, `malformed request: ${(err as Error).message}`);
+      return;
+    }
+    log(err);
+    sendError(res, 500, GRPC.INTERNAL, 'internal error');
+  };
+}

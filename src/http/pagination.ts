@@ -1,0 +1,107 @@
+import { BadRequestError } from './errors';
+
+/**
+ * Pagination per API-CONTRACT §3. Parameter defaults match rollytics
+ * `util/common-handler/common/pagination.go`: limit 100 (1..1000), count_total true, reverse true.
+ */
+
+export const DEFAULT_LIMIT = 100;
+export const MAX_LIMIT = 1000;
+
+export type KeyValue = number | string;
+
+/** A decoded `pagination.key`: a decimal offset (rollytics) or a JSON cursor object. */
+export type PageKey = { kind: 'offset'; offset: number } | { kind: 'cursor'; fields: Record<string, unknown> };
+
+export interface PageRequest {
+  limit: number;
+  offset: number;
+  reverse: boolean;
+  countTotal: boolean;
+  key?: PageKey;
+}
+
+export interface PaginationQuery {
+  'pagination.key'?: string;
+  'pagination.offset'?: number;
+  'pagination.limit'?: number;
+  'pagination.count_total'?: boolean;
+  'pagination.reverse'?: boolean;
+}
+
+/** Reads the (validator-coerced) pagination parameters; the key is decoded here. */
+export function parsePageRequest(q: PaginationQuery): PageRequest {
+  const page: PageRequest = {
+    limit: q['pagination.limit'] ?? DEFAULT_LIMIT,
+    offset: q['pagination.offset'] ?? 0,
+    reverse: q['pagination.reverse'] ?? true,
+    countTotal: q['pagination.count_total'] ?? true,
+  };
+  const key = q['pagination.key'];
+  if (key !== undefined && key !== '') {
+    page.key = decodeKey(key);
+    if (page.key.kind === 'offset') page.offset = page.key.offset;
+  }
+  return page;
+}
+
+const BASE64 = /^[A-Za-z0-9+/\-_]*={0,2}$/;
+
+/**
+ * Accepts our keys and rollytics' (reference §3.3): standard base64 (URL-safe and unpadded
+ * tolerated; a `+` that arrived as a space is restored) of a decimal offset or a JSON object.
+ */
+export function decodeKey(raw: string): PageKey {
+  const b64 = raw.replace(/ /g, '+');
+  if (!BASE64.test(b64)) throw new BadRequestError(`invalid value for pagination.key: ${raw} (must be a base64 string)`);
+  const text = Buffer.from(b64.replace(/-/g, '+').replace(/_/g, '/'), 'base64').toString('utf8').trim();
+  if (text.startsWith('{')) {
+    let fields: unknown;
+    try {
+      fields = JSON.parse(text);
+    } catch {
+      throw new BadRequestError(`invalid value for pagination.key: ${raw} (not a valid key)`);
+    }
+    if (!fields || typeof fields !== 'object' || Array.isArray(fields)) {
+      throw new BadRequestError(`invalid value for pagination.key: ${raw} (not a valid key)`);
+    }
+    return { kind: 'cursor', fields: fields as Record<string, unknown> };
+  }
+  if (/^[0-9]{1,15}$/.test(text)) return { kind: 'offset', offset: Number(text) };
+  throw new BadRequestError(`invalid value for pagination.key: ${raw} (must decode to a JSON cursor or a non-negative integer)`);
+}
+
+/** Our keys: base64 of compact JSON with keys sorted, like rollytics' Go map encoding. */
+export function encodeKey(fields: Record<string, KeyValue>): string {
+  const sorted: Record<string, KeyValue> = {};
+  for (const k of Object.keys(fields).sort()) sorted[k] = fields[k];
+  return Buffer.from(JSON.stringify(sorted), 'utf8').toString('base64');
+}
+
+/** previous_key as rollytics' offset-style builder: only when offset ≥ limit (reference §3.5). */
+export function previousKey(page: PageRequest): string | null {
+  if (page.key?.kind === 'cursor') return null;
+  if (page.offset > 0 && page.offset >= page.limit) return Buffer.from(String(page.offset - page.limit)).toString('base64');
+  return null;
+}
+
+export function paginationJson(previous: string | null, next: string | null, total: number | bigint): string {
+  return '{"previous_key":' + (previous === null ? 'null' : '"' + previous + '"')
+    + ',"next_key":' + (next === null ? 'null' : '"' + next + '"')
+    + ',"total":"' + String(total) + '"}';
+}
+
+/** One page of a list: pre-rendered item JSON plus the pagination object. */
+export interface Page {
+  items: string[];
+  pagination: string;
+}
+
+export function listResponse(itemsKey: string, page: Page): string {
+  return '{"' + itemsKey + '":[' + page.items.join(',') + '],"pagination":' + page.pagination + '}';
+}
+
+/** The empty answer for unknown accounts and the like: 200, [], next_key null, total "0". */
+export function emptyPage(page: PageRequest): Page {
+  return { items: [], pagination: paginationJson(previousKey(page), null, 0) };
+}

@@ -1,0 +1,71 @@
+import type { Request } from 'express';
+import { AddressError, canonicalAddress } from '../lib/address';
+import { BadRequestError } from './errors';
+import { PageRequest, PaginationQuery, parsePageRequest } from './pagination';
+
+/**
+ * Typed access to validated request input. express-openapi-validator has already checked and
+ * coerced types (openapi.yaml); what remains is the domain parsing rollytics does: addresses,
+ * hashes, msgs lists. Path parameters come from req.openapi.pathParams, decoded exactly once.
+ */
+
+interface OpenApiRequest { openapi?: { pathParams?: Record<string, unknown> } }
+
+export function pathParam(req: Request, name: string): string {
+  const v = (req as OpenApiRequest).openapi?.pathParams?.[name] ?? req.params[name];
+  return String(v);
+}
+
+export function pathInt(req: Request, name: string): number {
+  return Number(pathParam(req, name));
+}
+
+export function query<T>(req: Request, name: string): T | undefined {
+  return (req.query as Record<string, unknown>)[name] as T | undefined;
+}
+
+export function page(req: Request): PageRequest {
+  return parsePageRequest(req.query as PaginationQuery);
+}
+
+/** Any address form of API-CONTRACT §2 → canonical bytes, or 400 naming the parameter and value. */
+export function address(name: string, value: string, prefix: string): Buffer {
+  try {
+    return canonicalAddress(value, prefix);
+  } catch (e) {
+    if (e instanceof AddressError) throw new BadRequestError(`invalid value for ${name}: ${value} (${e.message})`);
+    throw e;
+  }
+}
+
+/** Tx hash: hex, either case, with or without 0x (rollytics §2.6). */
+export function txHash(value: string): Buffer {
+  const hex = value.replace(/^0[xX]/, '');
+  if (!/^[0-9a-fA-F]*$/.test(hex) || hex.length === 0) {
+    throw new BadRequestError(`invalid value for tx_hash: ${value} (must be hex, with or without 0x)`);
+  }
+  return Buffer.from(hex.length % 2 ? `0${hex}` : hex, 'hex');
+}
+
+/** msgs: repeated and comma-separated values both work, leading '/' optional (API-CONTRACT §2). */
+export function msgTypes(req: Request): string[] | undefined {
+  const raw = query<string[] | string>(req, 'msgs');
+  if (raw === undefined) return undefined;
+  const names = (Array.isArray(raw) ? raw : [raw])
+    .flatMap((v) => v.split(','))
+    .map((v) => v.trim().replace(/^\//, ''))
+    .filter((v) => v !== '');
+  return names.length ? names : undefined;
+}
+
+/**
+ * token_id filter candidates: the value as received and, when it still holds percent escapes,
+ * decoded once more — Celatone double-encodes it (client-explorer Q4).
+ */
+export function tokenIdCandidates(req: Request): [string, string] | undefined {
+  const v = query<string>(req, 'token_id');
+  if (v === undefined || v === '') return undefined;
+  let decoded = v;
+  try { decoded = decodeURIComponent(v); } catch { /* not an escape sequence: exact match only */ }
+  return [v, decoded];
+}

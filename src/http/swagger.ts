@@ -1,0 +1,29 @@
+import { Router } from 'express';
+import { readBinaryAsset } from '../assets';
+
+const UI_DIR = 'node_modules/swagger-ui-dist';
+const ASSETS: Record<string, string> = {
+  'swagger-ui.css': 'text/css; charset=utf-8',
+  'swagger-ui-bundle.js': 'application/javascript; charset=utf-8',
+};
+
+const PAGE = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>indexer-api</title>
+<link rel="stylesheet" href="/swagger/swagger-ui.css"></head>
+<body><div id="ui"></div><script src="/swagger/swagger-ui-bundle.js"></script>
+<script>window.ui = SwaggerUIBundle({ url: '/swagger/doc.json', dom_id: '#ui' });</script></body></html>`;
+
+/** /swagger/doc.json (the enforced document) and a Swagger UI page at /swagger. */
+export function swaggerRouter(docJson: string): Router {
+  const router = Router();
+  router.get('/swagger/doc.json', (_req, res) => { res.type('application/json').send(docJson); });
+  router.get('/swagger', (_req, res) => { res.type('text/html').send(PAGE); });
+  for (const [file, type] of Object.entries(ASSETS)) {
+    let body: Buffer | undefined;
+    router.get(`/swagger/${file}`, (_req, res) => {
+      body ??= readBinaryAsset(`${UI_DIR}/${file}`);
+      res.type(type).set('Cache-Control', 'public, max-age=86400').send(body);
+    });
+  }
+  return router;
+}

@@ -1,0 +1,7 @@
+/**
+ * rollytics' by_name normalization (reference §4.6.3): drop every character that is not a
+ * Unicode letter, mark or number, then lower-case.
+ */
+export function normalizeName(text: string): string {
+  return text.replace(/[^\p{L}\p{M}\p{N}]/gu, '').toLowerCase();
+}

@@ -1,0 +1,29 @@
+import type Database from 'better-sqlite3';
+import type { Page, PageRequest } from '../../http/pagination';
+import { ListQuery } from '../../snapshot/list-query';
+import type { SnapshotMeta } from '../../snapshot/open';
+import { avgBlockTimeResponse } from './serialize';
+
+/** Blocks: one table in height order (the rowid). */
+export function prepareBlockQueries(db: Database.Database, meta: SnapshotMeta) {
+  const list = new ListQuery(db, {
+    name: 'selectBlocks', select: 'json, height', from: 'blocks', where: '1',
+    order: [{ sql: 'height', field: 'height', kind: 'int' }],
+  });
+  list.prepareAll();
+  const byHeight = db.prepare('SELECT json FROM blocks WHERE height = ?').pluck();
+  const recentTimes = db.prepare('SELECT time_us FROM blocks ORDER BY height DESC LIMIT 100').pluck();
+  let avg: string | undefined;
+  return {
+    list: (page: PageRequest): Page => list.page({}, page, () => meta.countBlocks),
+    byHeight: (height: number): string | undefined => byHeight.get(height) as string | undefined,
+    /** the snapshot is immutable, so the answer is computed once */
+    avgBlockTime: (): string => {
+      if (avg === undefined) {
+        const times = recentTimes.all() as number[];
+        avg = avgBlockTimeResponse(times[0], times[times.length - 1], times.length);
+      }
+      return avg;
+    },
+  };
+}

@@ -1,0 +1,142 @@
+import type Database from 'better-sqlite3';
+import { emptyPage, Page, PageRequest } from '../../http/pagination';
+import { ListDefinition, ListQuery, OrderColumn } from '../../snapshot/list-query';
+import type { SnapshotMeta } from '../../snapshot/open';
+import type { AccountRow } from '../tx/queries';
+
+/**
+ * NFT collections and tokens. Every order carries a unique tie-breaker (rollytics has none,
+ * reference §6 Q11): collections (height, address); tokens (token_id, height, collection) or
+ * (height, token_id, collection), matching rollytics' `token_id DIR, height DIR` order.
+ */
+
+export type TokenOrder = 'token_id' | 'height';
+
+const collectionOrder = (height: string, addr: string): OrderColumn[] => [
+  { sql: height, field: 'height', kind: 'int' },
+  { sql: addr, field: 'object_addr', kind: 'hex' },
+];
+
+const col = {
+  tokenId: { sql: 'n.token_id', field: 'token_id', kind: 'text' } as OrderColumn,
+  height: { sql: 'n.height', field: 'height', kind: 'int' } as OrderColumn,
+  collection: { sql: 'n.collection_addr', field: 'collection_addr', kind: 'hex' } as OrderColumn,
+};
+
+/** One list per combination of filters and order: each is served by its own index. */
+function tokenList(db: Database.Database, scope: 'account' | 'collection', byCollection: boolean, byToken: boolean, order: TokenOrder): ListQuery {
+  const where = [scope === 'account' ? 'n.owner_id = @owner_id' : 'n.collection_addr = @collection_addr'];
+  if (scope === 'account' && byCollection) where.push('n.collection_addr = @collection_addr');
+  if (byToken) where.push('n.token_id IN (@token_id, @token_id_decoded)');
+  // Within one collection token_id is unique, so the collection column is not needed there.
+  const fixedCollection = scope === 'collection' || byCollection;
+  const orderCols = order === 'token_id'
+    ? (fixedCollection ? [col.tokenId] : [col.tokenId, col.height, col.collection])
+    : (fixedCollection ? [col.height, col.tokenId] : [col.height, col.tokenId, col.collection]);
+  const def: ListDefinition = {
+    name: `selectTokensBy${scope}${byCollection ? 'Collection' : ''}${byToken ? 'Token' : ''}_${order}`,
+    select: 'n.json AS json, n.token_id AS token_id, n.height AS height, n.collection_addr AS collection_addr',
+    from: 'nfts n', where: where.join(' AND '), order: orderCols,
+  };
+  const list = new ListQuery(db, def);
+  list.prepareAll();
+  return list;
+}
+
+export interface TokenFilter {
+  collectionAddr?: Buffer;
+  /** candidates: the value as received and, if different, percent-decoded once more */
+  tokenIds?: [string, string];
+}
+
+export function prepareNftQueries(db: Database.Database, meta: SnapshotMeta) {
+  const collections = new ListQuery(db, {
+    name: 'selectCollections', select: 'json, height, addr AS object_addr', from: 'collections', where: '1',
+    order: collectionOrder('height', 'addr'),
+  });
+  const byName = new ListQuery(db, {
+    name: 'selectCollectionsByName', select: 'json, height, addr AS object_addr', from: 'collections',
+    where: 'instr(norm_name, @q) > 0 OR instr(norm_origin_name, @q) > 0', order: collectionOrder('height', 'addr'),
+  });
+  const byAccount = new ListQuery(db, {
+    name: 'selectCollectionsByAccount', select: 'c.json AS json, ac.height AS height, ac.collection_addr AS object_addr',
+    from: 'account_collections ac JOIN collections c ON c.addr = ac.collection_addr', where: 'ac.account_id = @account_id',
+    order: collectionOrder('ac.height', 'ac.collection_addr'),
+  });
+  const nftTxs = new ListQuery(db, {
+    name: 'selectNftTxs', select: 't.json AS json, x.sequence AS sequence',
+    from: 'nft_txs x JOIN txs t ON t.sequence = x.sequence', where: 'x.collection_addr = @collection_addr AND x.token_id = @token_id',
+    order: [{ sql: 'x.sequence', field: 'sequence', kind: 'int' }],
+  });
+  for (const l of [collections, byName, byAccount, nftTxs]) l.prepareAll();
+  const tokenLists = new Map<string, ListQuery>();
+  for (const scope of ['account', 'collection'] as const) {
+    for (const byCollection of scope === 'account' ? [false, true] : [false]) {
+      for (const byToken of [false, true]) {
+        for (const order of ['token_id', 'height'] as const) {
+          tokenLists.set(`${scope}/${byCollection}/${byToken}/${order}`, tokenList(db, scope, byCollection, byToken, order));
+        }
+      }
+    }
+  }
+  const p = (sql: string): Database.Statement => db.prepare(sql);
+  const s = {
+    collection: p('SELECT json FROM collections WHERE addr = ?').pluck(),
+    collectionNftCount: p('SELECT nft_count FROM collections WHERE addr = ?').pluck(),
+    countByName: p('SELECT count(*) FROM collections WHERE instr(norm_name, @q) > 0 OR instr(norm_origin_name, @q) > 0').pluck(),
+    accountCollectionCount: p('SELECT nft_count FROM account_collections WHERE account_id = ? AND collection_addr = ?').pluck(),
+    countTokens: p(`SELECT count(*) FROM nfts n WHERE (@owner_id IS NULL OR n.owner_id = @owner_id)
+                    AND (@collection_addr IS NULL OR n.collection_addr = @collection_addr)
+                    AND n.token_id IN (@token_id, @token_id_decoded)`).pluck(),
+    nftTxCount: p('SELECT tx_count FROM nft_tx_counts WHERE collection_addr = ? AND token_id = ?').pluck(),
+    nftObjectAccount: p(`SELECT a.id, a.tx_count, a.signer_tx_count, a.nft_count, a.collection_count
+                         FROM nfts n JOIN accounts a ON a.id = n.object_account_id WHERE n.collection_addr = ? AND n.token_id = ?`),
+  };
+
+  function tokens(scope: 'account' | 'collection', base: Record<string, unknown>, filter: TokenFilter, order: TokenOrder,
+    page: PageRequest, unfilteredTotal: () => number): Page {
+    const byCollection = scope === 'account' && filter.collectionAddr !== undefined;
+    const list = tokenLists.get(`${scope}/${byCollection}/${filter.tokenIds !== undefined}/${order}`) as ListQuery;
+    const params: Record<string, unknown> = { ...base };
+    if (byCollection) params.collection_addr = filter.collectionAddr;
+    if (filter.tokenIds) [params.token_id, params.token_id_decoded] = filter.tokenIds;
+    const total = filter.tokenIds
+      ? (): number => s.countTokens.get({ owner_id: null, collection_addr: null, ...params }) as number
+      : unfilteredTotal;
+    return list.page(params, page, total);
+  }
+
+  return {
+    collections: (page: PageRequest): Page => collections.page({}, page, () => meta.countCollections),
+    collectionsByName: (q: string, page: PageRequest): Page => byName.page({ q }, page, () => s.countByName.get({ q }) as number),
+    collectionsByAccount: (account: AccountRow, page: PageRequest): Page =>
+      byAccount.page({ account_id: account.id }, page, () => account.collection_count),
+    collection: (addr: Buffer): string | undefined => s.collection.get(addr) as string | undefined,
+
+    tokensByAccount(account: AccountRow, filter: TokenFilter, order: TokenOrder, page: PageRequest): Page {
+      return tokens('account', { owner_id: account.id }, filter, order, page, () => (filter.collectionAddr
+        ? (s.accountCollectionCount.get(account.id, filter.collectionAddr) as number | undefined) ?? 0
+        : account.nft_count));
+    },
+
+    tokensByCollection(collectionAddr: Buffer, filter: TokenFilter, order: TokenOrder, page: PageRequest): Page {
+      return tokens('collection', { collection_addr: collectionAddr }, filter, order, page,
+        () => (s.collectionNftCount.get(collectionAddr) as number | undefined) ?? 0);
+    },
+
+    /**
+     * NFT tx history. Move: every tx touching the NFT object's account (rollytics does the same
+     * through tx_accounts); Wasm / EVM: the NFT's tx links, which outlive a burn.
+     */
+    nftTxs(collectionAddr: Buffer, tokenId: string, page: PageRequest,
+      byAccount: (account: AccountRow, page: PageRequest) => Page): Page {
+      if (meta.vmType === 'move') {
+        const account = s.nftObjectAccount.get(collectionAddr, tokenId) as AccountRow | undefined;
+        return account ? byAccount(account, page) : emptyPage(page);
+      }
+      const count = s.nftTxCount.get(collectionAddr, tokenId) as number | undefined;
+      if (!count) return emptyPage(page);
+      return nftTxs.page({ collection_addr: collectionAddr, token_id: tokenId }, page, () => count);
+    },
+  };
+}

@@ -1,0 +1,31 @@
+import type Database from 'better-sqlite3';
+import { Page, PageRequest } from '../../http/pagination';
+import { ListQuery } from '../../snapshot/list-query';
+import type { SnapshotMeta } from '../../snapshot/open';
+
+/** Rich list in (amount, account) order; the account is the tie-breaker rollytics lacks (§6 Q11). */
+export function prepareRichListQueries(db: Database.Database, meta: SnapshotMeta) {
+  const holders = new ListQuery(db, {
+    name: 'selectRichList', select: 'json, amount_key AS amount, account', from: 'richlist', where: 'denom = @denom',
+    order: [{ sql: 'amount_key', field: 'amount', kind: 'amount' }, { sql: 'account', field: 'account', kind: 'hex' }],
+  });
+  holders.prepareAll();
+  const holderCount = db.prepare('SELECT holder_count FROM richlist_denoms WHERE denom = ?').pluck();
+  const contract = db.prepare('SELECT contract FROM denom_contracts WHERE denom = ?').pluck();
+  return {
+    /**
+     * The stored denom for a request denom. EVM stores rich lists per ERC-20 contract: `0x…`
+     * passes through, `evm/<40 hex>` is that contract, anything else is looked up in the
+     * snapshot's denom → contract map (rollytics asks a live node, reference §7).
+     */
+    storedDenom(denom: string): string | undefined {
+      const d = denom.toLowerCase();
+      if (meta.vmType !== 'evm' || d.startsWith('0x')) return d;
+      const evm = /^evm\/([0-9a-f]{40})$/.exec(d);
+      if (evm) return `0x${evm[1]}`;
+      return contract.get(d) as string | undefined;
+    },
+    holders: (denom: string, page: PageRequest): Page =>
+      holders.page({ denom }, page, () => (holderCount.get(denom) as number | undefined) ?? 0),
+  };
+}

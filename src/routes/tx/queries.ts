@@ -1,0 +1,125 @@
+import type Database from 'better-sqlite3';
+import { emptyPage, Page, PageRequest } from '../../http/pagination';
+import { ListQuery, OrderColumn, Row } from '../../snapshot/list-query';
+import type { SnapshotMeta } from '../../snapshot/open';
+
+/**
+ * Cosmos tx lists, all in sequence order (rollytics' default `sequence` cursor). Totals are the
+ * precomputed counts of the import, or one COUNT over the filtered rows where a filter combines
+ * two sets (msgs with account/height).
+ */
+
+const seq = (sql: string): OrderColumn[] => [{ sql, field: 'sequence', kind: 'int' }];
+const HAS_MSG_TYPE = 'EXISTS (SELECT 1 FROM tx_msg_types m WHERE m.sequence = t.sequence AND m.msg_type_id IN (SELECT value FROM json_each(@msg_type_ids)))';
+
+export interface AccountRow { id: number; tx_count: number; signer_tx_count: number; nft_count: number; collection_count: number }
+
+export interface MsgType { id: number; tx_count: number }
+
+export interface TxFilter {
+  /** resolved msg types; undefined = no msgs filter; [] = only unknown types (empty result) */
+  msgTypes?: MsgType[];
+}
+
+export function prepareTxQueries(db: Database.Database, meta: SnapshotMeta) {
+  const lists = {
+    all: new ListQuery(db, { name: 'selectTxs', select: 'json, sequence', from: 'txs t', where: '1', order: seq('t.sequence') }),
+    byMsgType: new ListQuery(db, {
+      name: 'selectTxsByMsgType', select: 't.json AS json, m.sequence AS sequence',
+      from: 'tx_msg_types m JOIN txs t ON t.sequence = m.sequence', where: 'm.msg_type_id = @msg_type_id', order: seq('m.sequence'),
+    }),
+    byAccount: new ListQuery(db, {
+      name: 'selectTxsByAccount', select: 't.json AS json, a.sequence AS sequence',
+      from: 'tx_accounts a JOIN txs t ON t.sequence = a.sequence', where: 'a.account_id = @account_id', order: seq('a.sequence'),
+    }),
+    byAccountSigner: new ListQuery(db, {
+      name: 'selectTxsByAccountSigner', select: 't.json AS json, a.sequence AS sequence',
+      from: 'tx_accounts a JOIN txs t ON t.sequence = a.sequence', where: 'a.account_id = @account_id AND a.signer = 1', order: seq('a.sequence'),
+    }),
+    byAccountMsgs: new ListQuery(db, {
+      name: 'selectTxsByAccountMsgs', select: 't.json AS json, a.sequence AS sequence',
+      from: 'tx_accounts a JOIN txs t ON t.sequence = a.sequence', where: `a.account_id = @account_id AND ${HAS_MSG_TYPE}`, order: seq('a.sequence'),
+    }),
+    byAccountSignerMsgs: new ListQuery(db, {
+      name: 'selectTxsByAccountSignerMsgs', select: 't.json AS json, a.sequence AS sequence',
+      from: 'tx_accounts a JOIN txs t ON t.sequence = a.sequence', where: `a.account_id = @account_id AND a.signer = 1 AND ${HAS_MSG_TYPE}`, order: seq('a.sequence'),
+    }),
+    byHeight: new ListQuery(db, { name: 'selectTxsByHeight', select: 'json, sequence', from: 'txs t', where: 't.height = @height', order: seq('t.sequence') }),
+    byHeightMsgs: new ListQuery(db, {
+      name: 'selectTxsByHeightMsgs', select: 'json, sequence', from: 'txs t', where: `t.height = @height AND ${HAS_MSG_TYPE}`, order: seq('t.sequence'),
+    }),
+  };
+  for (const l of Object.values(lists)) l.prepareAll();
+  const p = (sql: string): Database.Statement => db.prepare(sql);
+  const s = {
+    byHash: p('SELECT json FROM txs WHERE hash = ? ORDER BY sequence LIMIT 1').pluck(),
+    account: p('SELECT id, tx_count, signer_tx_count, nft_count, collection_count FROM accounts WHERE addr = ?'),
+    msgType: p('SELECT id, tx_count FROM msg_types WHERE name = ?'),
+    blockTxCount: p('SELECT tx_count FROM blocks WHERE height = ?').pluck(),
+    countMsgTypes: p('SELECT count(DISTINCT sequence) FROM tx_msg_types WHERE msg_type_id IN (SELECT value FROM json_each(?))').pluck(),
+    countAccountMsgs: p(`SELECT count(*) FROM tx_accounts a JOIN txs t ON t.sequence = a.sequence
+                         WHERE a.account_id = @account_id AND (@signer = 0 OR a.signer = 1) AND ${HAS_MSG_TYPE}`).pluck(),
+    countHeightMsgs: p(`SELECT count(*) FROM txs t WHERE t.height = @height AND ${HAS_MSG_TYPE}`).pluck(),
+  };
+  /** msgs values → types; unknown ones drop out (API-CONTRACT §5: unknown msgs → empty list). */
+  function resolveMsgTypes(names: string[]): MsgType[] {
+    const found: MsgType[] = [];
+    for (const name of names) {
+      const row = s.msgType.get(name) as MsgType | undefined;
+      if (row && !found.some((f) => f.id === row.id)) found.push(row);
+    }
+    return found;
+  }
+
+  /** Several msg types on /txs: a merge of one index range per type, deduplicated in order. */
+  function mergeMsgTypes(ids: number[], page: PageRequest): Page {
+    const cursorPaged = page.key?.kind === 'cursor';
+    const need = cursorPaged ? page.limit + 1 : page.offset + page.limit + 1;
+    const sub: PageRequest = { ...page, limit: need - 1, offset: 0 };
+    const seen = new Set<number>();
+    const merged: Row[] = [];
+    for (const id of ids) for (const r of lists.byMsgType.rows({ msg_type_id: id }, sub)) {
+      const n = r.sequence as number;
+      if (!seen.has(n)) { seen.add(n); merged.push(r); }
+    }
+    merged.sort((a, b) => (page.reverse ? (b.sequence as number) - (a.sequence as number) : (a.sequence as number) - (b.sequence as number)));
+    const rows = merged.slice(cursorPaged ? 0 : page.offset, (cursorPaged ? 0 : page.offset) + page.limit + 1);
+    return lists.byMsgType.toPage(rows, page, () => s.countMsgTypes.get(JSON.stringify(ids)) as number);
+  }
+
+  return {
+    resolveMsgTypes,
+    account: (addr: Buffer): AccountRow | undefined => s.account.get(addr) as AccountRow | undefined,
+    byHash: (hash: Buffer): string | undefined => s.byHash.get(hash) as string | undefined,
+
+    list(filter: TxFilter, page: PageRequest): Page {
+      const types = filter.msgTypes;
+      if (types === undefined) return lists.all.page({}, page, () => meta.countTxs);
+      if (types.length === 0) return emptyPage(page);
+      if (types.length === 1) return lists.byMsgType.page({ msg_type_id: types[0].id }, page, () => types[0].tx_count);
+      return mergeMsgTypes(types.map((t) => t.id), page);
+    },
+
+    byAccount(account: AccountRow, signerOnly: boolean, filter: TxFilter, page: PageRequest): Page {
+      const ids = filter.msgTypes?.map((t) => t.id);
+      const params = { account_id: account.id };
+      if (ids === undefined) {
+        return signerOnly
+          ? lists.byAccountSigner.page(params, page, () => account.signer_tx_count)
+          : lists.byAccount.page(params, page, () => account.tx_count);
+      }
+      if (ids.length === 0) return emptyPage(page);
+      const withMsgs = { ...params, msg_type_ids: JSON.stringify(ids) };
+      const total = (): number => s.countAccountMsgs.get({ ...withMsgs, signer: signerOnly ? 1 : 0 }) as number;
+      return (signerOnly ? lists.byAccountSignerMsgs : lists.byAccountMsgs).page(withMsgs, page, total);
+    },
+
+    byHeight(height: number, filter: TxFilter, page: PageRequest): Page {
+      const ids = filter.msgTypes?.map((t) => t.id);
+      if (ids === undefined) return lists.byHeight.page({ height }, page, () => (s.blockTxCount.get(height) as number | undefined) ?? 0);
+      if (ids.length === 0) return emptyPage(page);
+      const params = { height, msg_type_ids: JSON.stringify(ids) };
+      return lists.byHeightMsgs.page(params, page, () => s.countHeightMsgs.get(params) as number);
+    },
+  };
+}

@@ -1,0 +1,151 @@
+import type Database from 'better-sqlite3';
+import { amountFromKey, amountKey, isAmount } from '../lib/amount';
+import { BadRequestError } from '../http/errors';
+import { encodeKey, KeyValue, Page, PageRequest, paginationJson, previousKey } from '../http/pagination';
+
+/**
+ * Keyset pagination over one index order. A list is declared once (its FROM/WHERE with named
+ * parameters and its unique page order); the statements for each direction and cursor shape
+ * are derived from that declaration at first use and cached — never built from request text.
+ *
+ * A cursor is a prefix of the order's key: our keys carry the whole key (unique, so every row
+ * comes exactly once); rollytics' keys carry a prefix ({"height":n} on collections), meaning
+ * "past every row with that prefix", which is what rollytics does with them.
+ */
+
+export type ColumnKind =
+  | 'int'     // INTEGER column, JSON number in the key
+  | 'text'    // TEXT column, JSON string
+  | 'hex'     // BLOB column, "0x…" lower-case hex string
+  | 'amount'; // amount_key TEXT column, decimal amount string in the key
+
+export interface OrderColumn {
+  /** SQL expression of the column, e.g. `t.sequence` */
+  sql: string;
+  /** field name in the JSON cursor, e.g. `sequence` */
+  field: string;
+  kind: ColumnKind;
+}
+
+export interface ListDefinition {
+  /** label for logs and EXPLAIN, e.g. `txsByAccount` */
+  name: string;
+  /** SELECT list: must yield `json` plus every order column under its field name */
+  select: string;
+  from: string;
+  /** filter with named parameters; `1` for none */
+  where: string;
+  order: OrderColumn[];
+}
+
+export interface Row { json: string; [field: string]: unknown }
+
+export class ListQuery {
+  private readonly statements = new Map<string, Database.Statement>();
+
+  constructor(private readonly db: Database.Database, readonly def: ListDefinition) {}
+
+  private statement(desc: boolean, prefix: number): Database.Statement {
+    const id = `${desc ? 'd' : 'a'}${prefix}`;
+    let st = this.statements.get(id);
+    if (!st) {
+      const { select, from, where, order } = this.def;
+      const dir = desc ? 'DESC' : 'ASC';
+      let cond = '';
+      if (prefix > 0) {
+        const cols = order.slice(0, prefix);
+        const lhs = cols.map((c) => c.sql).join(', ');
+        const rhs = cols.map((_, i) => `@k${i}`).join(', ');
+        cond = prefix === 1 ? ` AND ${lhs} ${desc ? '<' : '>'} ${rhs}` : ` AND (${lhs}) ${desc ? '<' : '>'} (${rhs})`;
+      }
+      const sql = `SELECT ${select} FROM ${from} WHERE (${where})${cond}`
+        + ` ORDER BY ${order.map((c) => `${c.sql} ${dir}`).join(', ')} LIMIT @limit OFFSET @offset`;
+      st = this.db.prepare(sql);
+      this.statements.set(id, st);
+    }
+    return st;
+  }
+
+  /** All statements up front, so a schema mismatch fails at start-up rather than on a request. */
+  prepareAll(): void {
+    for (const desc of [true, false]) for (let p = 0; p <= this.def.order.length; p++) this.statement(desc, p);
+  }
+
+  /**
+   * Resolves the request's key against this list's order: the longest prefix of order fields
+   * present in a JSON cursor. A cursor naming none of them is "not usable" (rollytics then falls
+   * back to offset paging, and so do we).
+   */
+  private cursorValues(page: PageRequest): unknown[] {
+    if (page.key?.kind !== 'cursor') return [];
+    const values: unknown[] = [];
+    for (const col of this.def.order) {
+      if (!(col.field in page.key.fields)) break;
+      values.push(toSqlValue(col, page.key.fields[col.field]));
+    }
+    return values;
+  }
+
+  /**
+   * Fetches one page (limit + 1 rows to know whether another page exists) and renders the
+   * pagination object; `total` is computed by the caller only when count_total is on.
+   */
+  page(params: Record<string, unknown>, page: PageRequest, total: () => number | bigint): Page {
+    return this.toPage(this.rows(params, page), page, total);
+  }
+
+  /** Renders rows fetched elsewhere (e.g. merged from several lists) with this list's keys. */
+  toPage(rows: Row[], page: PageRequest, total: () => number | bigint): Page {
+    const more = rows.length > page.limit;
+    if (more) rows = rows.slice(0, page.limit);
+    const next = more ? this.keyOf(rows[rows.length - 1]) : null;
+    return {
+      items: rows.map((r) => r.json),
+      pagination: paginationJson(previousKey(page), next, page.countTotal ? total() : 0),
+    };
+  }
+
+  keyOf(row: Row): string {
+    const fields: Record<string, KeyValue> = {};
+    for (const col of this.def.order) fields[col.field] = fromSqlValue(col, row[col.field]);
+    return encodeKey(fields);
+  }
+
+  /** Raw rows of one page, limit + 1 of them (also for merging several lists). */
+  rows(params: Record<string, unknown>, page: PageRequest): Row[] {
+    const cursor = this.cursorValues(page);
+    const args: Record<string, unknown> = { ...params, limit: page.limit + 1, offset: cursor.length ? 0 : page.offset };
+    cursor.forEach((v, i) => { args[`k${i}`] = v; });
+    return this.statement(page.reverse, cursor.length).all(args) as Row[];
+  }
+}
+
+function badKey(col: OrderColumn, want: string, got: unknown): BadRequestError {
+  return new BadRequestError(`invalid value for pagination.key: field ${col.field} must be ${want}, got ${JSON.stringify(got)}`);
+}
+
+function toSqlValue(col: OrderColumn, v: unknown): unknown {
+  switch (col.kind) {
+    case 'int':
+      if (typeof v !== 'number' || !Number.isSafeInteger(v)) throw badKey(col, 'an integer', v);
+      return v;
+    case 'text':
+      if (typeof v !== 'string') throw badKey(col, 'a string', v);
+      return v;
+    case 'hex':
+      if (typeof v !== 'string' || !/^0x([0-9a-f]{2})*$/.test(v)) throw badKey(col, 'a 0x hex string', v);
+      return Buffer.from(v.slice(2), 'hex');
+    case 'amount':
+      if (typeof v !== 'string' || !isAmount(v)) throw badKey(col, 'a decimal amount string', v);
+      return amountKey(v);
+  }
+}
+
+function fromSqlValue(col: OrderColumn, v: unknown): KeyValue {
+  switch (col.kind) {
+    case 'int': return Number(v);
+    case 'text': return String(v);
+    case 'hex': return '0x' + (v as Buffer).toString('hex');
+    case 'amount': return amountFromKey(String(v));
+  }
+}

@@ -1,0 +1,142 @@
+import type Database from 'better-sqlite3';
+import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
+import { prepareBlockQueries } from '../routes/block/queries';
+import { prepareNftQueries } from '../routes/nft/queries';
+import { prepareRichListQueries } from '../routes/richlist/queries';
+import { statusJson } from '../routes/status/serialize';
+import { prepareTxQueries } from '../routes/tx/queries';
+import { openDatabase } from '../sqlite';
+import { SCHEMA_VERSION } from './schema';
+
+export type VmType = 'move' | 'wasm' | 'evm';
+
+export interface SnapshotMeta {
+  chainId: string;
+  vmType: VmType;
+  prefix: string;
+  version: string;
+  commitHash: string;
+  height: number;
+  internalTxHeight: number;
+  richListHeight: number;
+  snapshotId: string;
+  createdAt: string;
+  source: string;
+  countBlocks: number;
+  countTxs: number;
+  countCollections: number;
+}
+
+/** A snapshot that cannot be served; the message is the one line `serve` prints. */
+export class SnapshotError extends Error {}
+
+/** An open, checked, read-only snapshot with every statement prepared. */
+export interface Snapshot {
+  file: string;
+  db: Database.Database;
+  meta: SnapshotMeta;
+  /** the /status body, rendered once */
+  status: string;
+  q: {
+    block: ReturnType<typeof prepareBlockQueries>;
+    tx: ReturnType<typeof prepareTxQueries>;
+    nft: ReturnType<typeof prepareNftQueries>;
+    richlist: ReturnType<typeof prepareRichListQueries>;
+  };
+  close(): void;
+}
+
+export interface OpenOptions {
+  /** run PRAGMA quick_check (reads the whole file; off by default so start-up stays O(1)) */
+  verify?: boolean;
+}
+
+const SQLITE_MAGIC = 'SQLite format 3\u0000';
+const REQUIRED_META = ['chain_id', 'vm_type', 'bech32_prefix', 'snapshot_id', 'count_blocks', 'count_txs', 'count_collections'];
+
+function readHeader(file: string): Buffer {
+  const fd = openSync(file, 'r');
+  try {
+    const buf = Buffer.alloc(100);
+    const n = readSync(fd, buf, 0, 100, 0);
+    return buf.subarray(0, n);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Opens a snapshot read-only and refuses, with one line naming the file, anything that is not
+ * a complete snapshot of this schema version: missing, not SQLite, truncated, wrong version,
+ * unfinished import, or (with verify) a failed quick check.
+ */
+export function openSnapshot(file: string, opts: OpenOptions = {}): Snapshot {
+  if (!existsSync(file)) throw new SnapshotError(`snapshot not found: ${file}`);
+  const st = statSync(file);
+  if (!st.isFile()) throw new SnapshotError(`snapshot is not a regular file: ${file}`);
+  const header = readHeader(file);
+  if (header.length < 100 || header.subarray(0, 16).toString('latin1') !== SQLITE_MAGIC) {
+    throw new SnapshotError(`not a SQLite database: ${file}`);
+  }
+  const pageSize = header.readUInt16BE(16) === 1 ? 65536 : header.readUInt16BE(16);
+  const pageCount = header.readUInt32BE(28);
+  if (pageCount > 0 && st.size < pageSize * pageCount) {
+    throw new SnapshotError(`snapshot is truncated (${st.size} bytes, header says ${pageSize * pageCount}): ${file}`);
+  }
+  let db: Database.Database;
+  try {
+    db = openDatabase(file, { readonly: true, fileMustExist: true });
+  } catch (e) {
+    throw new SnapshotError(`cannot open snapshot ${file}: ${(e as Error).message}`);
+  }
+  try {
+    db.pragma('query_only = ON');
+    db.pragma('mmap_size = 1073741824');
+    db.pragma('cache_size = -65536');
+    const version = db.pragma('user_version', { simple: true }) as number;
+    if (version !== SCHEMA_VERSION) {
+      throw new SnapshotError(version === 0
+        ? `not an indexer-api snapshot (or its import did not finish): ${file}`
+        : `snapshot schema version ${version}, this indexer-api reads version ${SCHEMA_VERSION} (re-import it): ${file}`);
+    }
+    if (opts.verify) {
+      const check = db.pragma('quick_check', { simple: true });
+      if (check !== 'ok') throw new SnapshotError(`snapshot failed its quick check (${String(check)}): ${file}`);
+    }
+    const kv = new Map((db.prepare('SELECT key, value FROM meta').all() as { key: string; value: string }[]).map((r) => [r.key, r.value]));
+    for (const k of REQUIRED_META) if (!kv.has(k)) throw new SnapshotError(`snapshot meta lacks ${k}: ${file}`);
+    const num = (k: string): number => Number(kv.get(k) ?? 0);
+    const meta: SnapshotMeta = {
+      chainId: kv.get('chain_id') as string,
+      vmType: kv.get('vm_type') as VmType,
+      prefix: kv.get('bech32_prefix') as string,
+      version: kv.get('version') ?? 'dev',
+      commitHash: kv.get('commit_hash') ?? 'unknown',
+      height: kv.has('height') ? num('height') : num('max_height'),
+      internalTxHeight: num('internal_tx_height'),
+      richListHeight: num('rich_list_height'),
+      snapshotId: kv.get('snapshot_id') as string,
+      createdAt: kv.get('created_at') ?? '',
+      source: kv.get('source') ?? '',
+      countBlocks: num('count_blocks'),
+      countTxs: num('count_txs'),
+      countCollections: num('count_collections'),
+    };
+    const snapshot: Snapshot = {
+      file, db, meta,
+      status: statusJson(meta),
+      q: {
+        block: prepareBlockQueries(db, meta),
+        tx: prepareTxQueries(db, meta),
+        nft: prepareNftQueries(db, meta),
+        richlist: prepareRichListQueries(db, meta),
+      },
+      close: () => db.close(),
+    };
+    return snapshot;
+  } catch (e) {
+    db.close();
+    if (e instanceof SnapshotError) throw e;
+    throw new SnapshotError(`snapshot is corrupt or incompatible (${(e as Error).message}): ${file}`);
+  }
+}
