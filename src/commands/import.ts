@@ -35,7 +35,6 @@ export async function runImport(o: ImportOptions): Promise<ImportResult> {
   process.once('SIGTERM', abort);
   try {
     const summary = await loadDump(o.fromDump, writer, progress);
-    writer.setMeta('source', `dump ${o.fromDump}`);
     writer.finish({ prefix: summary.prefix });
     progress.done();
     return { out: o.out, chainId: summary.chainId, vmType: summary.vmType, records: summary.counts,

@@ -14,14 +14,15 @@ export type DumpFile = typeof DUMP_FILES[number];
 
 export class OutputDirError extends Error {}
 
-/** Records are buffered and handed to the stream in chunks of about this many characters. */
+/** Records are encoded straight into chunks of this size, handed to the stream when full. */
 const CHUNK = 1 << 20;
 
 export class NdjsonFile {
   records = 0;
   bytes = 0;
-  private parts: string[] = [];
-  private pending = 0;
+  private chunk = Buffer.allocUnsafe(CHUNK);
+  private used = 0;
+  private full: Buffer[] = [];
   private readonly done: Promise<void>;
   private readonly head: Writable;
 
@@ -44,23 +45,40 @@ export class NdjsonFile {
 
   /** Appends one record; `line` is already-serialized JSON without the newline. */
   write(line: string): void {
-    this.parts.push(line);
-    this.pending += line.length + 1;
     this.records++;
+    // UTF-8 needs at most 3 bytes per UTF-16 unit; +1 for the newline.
+    if (line.length * 3 + 1 > CHUNK - this.used) {
+      this.retire();
+      if (line.length * 3 + 1 > CHUNK) {
+        this.full.push(Buffer.from(line + '\n', 'utf8'));
+        return;
+      }
+    }
+    this.used += this.chunk.write(line, this.used, 'utf8');
+    this.chunk[this.used++] = 0x0a;
   }
 
   writeObject(record: object): void {
     this.write(JSON.stringify(record));
   }
 
-  /** Hands buffered records to the stream once a chunk is full (or always with `force`). */
+  private retire(): void {
+    if (this.used === 0) return;
+    this.full.push(this.chunk.subarray(0, this.used));
+    this.chunk = Buffer.allocUnsafe(CHUNK);
+    this.used = 0;
+  }
+
+  /** Hands full chunks to the stream (and the partial one with `force`), honouring backpressure. */
   async flush(force = false): Promise<void> {
-    if (this.parts.length === 0 || (!force && this.pending < CHUNK)) return;
-    const chunk = Buffer.from(this.parts.join('\n') + '\n', 'utf8');
-    this.parts = [];
-    this.pending = 0;
-    this.bytes += chunk.length;
-    if (!this.head.write(chunk)) await once(this.head, 'drain');
+    if (force) this.retire();
+    const ready = this.full;
+    if (ready.length === 0) return;
+    this.full = [];
+    for (const b of ready) {
+      this.bytes += b.length;
+      if (!this.head.write(b)) await once(this.head, 'drain');
+    }
   }
 
   async close(): Promise<void> {

@@ -11,7 +11,7 @@ import { txJson } from '../routes/tx/serialize';
 import { AccountDeriver, msgTypesOf, signerFromTx } from './derive';
 import { DumpError } from './dump-error';
 import { describe, Fields, toAddress } from './fields';
-import { findDumpFile, readNdjson } from './ndjson';
+import { findDumpFile, NdjsonLine, readNdjson } from './ndjson';
 import { SnapshotWriter } from './writer';
 
 export type VmType = 'move' | 'wasm' | 'evm';
@@ -41,25 +41,50 @@ const UINT_STRING = /^(0|[1-9][0-9]*)$/;
 const UPPER_OR_LOWER_HEX = /^[0-9a-fA-F]*$/;
 
 /**
- * Reads a dump directory (docs/dump-format.md) into `writer`, validating every record. Throws
- * DumpError naming file:line:field on the first bad one.
+ * Where records come from. Every source yields records in the dump format (docs/dump-format.md)
+ * as JSON text, so a dump directory, a rollytics database and a live API are all validated and
+ * derived by the same code. `file`/`line` name the record in errors (a file and line, or a
+ * table and row, or a URL and item).
  */
-export async function loadDump(dir: string, writer: SnapshotWriter, progress: ImportProgress): Promise<ImportSummary> {
+export interface RecordSource {
+  /** e.g. `dump ./dir`, recorded as the snapshot's source */
+  describe: string;
+  /** the records of one kind (`meta`, `blocks`, `txs`, ...), or undefined if the source has none */
+  records(kind: string): AsyncIterable<NdjsonLine> | undefined;
+}
+
+/** A dump directory of NDJSON files (plain or .gz). */
+export function dumpSource(dir: string): RecordSource {
   if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new DumpError(dir, 0, '(dir)', 'dump directory not found');
-  const counts: Record<string, number> = {};
-  const file = (name: string, required: boolean): string | undefined => {
-    const f = findDumpFile(dir, name);
-    if (!f && required) throw new DumpError(`${name}.ndjson`, 0, '(file)', `missing from ${dir}`);
-    return f;
+  return {
+    describe: `dump ${dir}`,
+    records(kind) {
+      const f = findDumpFile(dir, kind);
+      return f ? readNdjson(dir, f) : undefined;
+    },
   };
+}
+
+/** Reads a dump directory into `writer`; see loadRecords. */
+export function loadDump(dir: string, writer: SnapshotWriter, progress: ImportProgress): Promise<ImportSummary> {
+  return loadRecords(dumpSource(dir), writer, progress);
+}
+
+/**
+ * Reads every record of `source` into `writer`, validating each. Throws DumpError naming
+ * file:line:field on the first bad one.
+ */
+export async function loadRecords(source: RecordSource, writer: SnapshotWriter, progress: ImportProgress): Promise<ImportSummary> {
+  const counts: Record<string, number> = {};
   async function each(name: string, required: boolean, fn: (f: Fields | undefined, text: string, at: { file: string; line: number }) => void,
     allowed?: readonly string[]): Promise<void> {
-    const f = file(name, required);
+    const records = source.records(name);
+    if (!records && required) throw new DumpError(`${name}.ndjson`, 0, '(file)', `missing from ${source.describe}`);
     counts[name] = 0;
-    if (!f) return;
+    if (!records) return;
     progress.stage(name);
     let batch = 0;
-    for await (const at of readNdjson(dir, f)) {
+    for await (const at of records) {
       fn(allowed ? new Fields(at, allowed) : undefined, at.text, at);
       counts[name]++;
       if (++batch === 1000) { progress.records(batch); batch = 0; }
@@ -82,7 +107,7 @@ export async function loadDump(dir: string, writer: SnapshotWriter, progress: Im
     writer.setMeta('bech32_prefix', prefix);
     writer.setMeta('version', f.string('version', { optional: 'dev' }));
     writer.setMeta('commit_hash', f.string('commit_hash', { optional: 'unknown' }));
-    writer.setMeta('source', f.string('source', { optional: `dump ${dir}` }));
+    writer.setMeta('source', f.string('source', { optional: source.describe }));
     if (f.has('height')) writer.setMeta('height', f.uint('height'));
     writer.setMeta('internal_tx_height', f.uint('internal_tx_height', { optional: 0 }));
     writer.setMeta('rich_list_height', f.uint('rich_list_height', { optional: 0 }));
