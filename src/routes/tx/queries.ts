@@ -32,9 +32,10 @@ export function prepareTxQueries(db: Database.Database, meta: SnapshotMeta) {
       name: 'selectTxsByAccount', select: 't.json AS json, a.sequence AS sequence',
       from: 'tx_accounts a JOIN txs t ON t.sequence = a.sequence', where: 'a.account_id = @account_id', order: seq('a.sequence'),
     }),
+    // The partial index holds only signer rows, so a page never walks past the account's other txs.
     byAccountSigner: new ListQuery(db, {
       name: 'selectTxsByAccountSigner', select: 't.json AS json, a.sequence AS sequence',
-      from: 'tx_accounts a JOIN txs t ON t.sequence = a.sequence', where: 'a.account_id = @account_id AND a.signer = 1', order: seq('a.sequence'),
+      from: 'tx_accounts a INDEXED BY tx_accounts_signer JOIN txs t ON t.sequence = a.sequence', where: 'a.account_id = @account_id AND a.signer = 1', order: seq('a.sequence'),
     }),
     byAccountMsgs: new ListQuery(db, {
       name: 'selectTxsByAccountMsgs', select: 't.json AS json, a.sequence AS sequence',
