@@ -4,31 +4,42 @@
  * written in that order. Everything else (escaping, number text) matches JSON.stringify.
  */
 
-const ASCII = /^[\x00-\x7f]*$/;
-
-function compareKeys(a: string, b: string): number {
-  if (ASCII.test(a) && ASCII.test(b)) {
-    if (a.length !== b.length) return a.length - b.length;
-    return a < b ? -1 : a > b ? 1 : 0;
-  }
-  const ba = Buffer.from(a, 'utf8');
-  const bb = Buffer.from(b, 'utf8');
-  if (ba.length !== bb.length) return ba.length - bb.length;
-  return Buffer.compare(ba, bb);
+interface KeyInfo {
+  key: string;
+  bytes: Buffer;
+  quoted: string;
 }
 
-/** Key order is stable per key set, so sorted orders are memoized by the joined key list. */
-const orderCache = new Map<string, string[]>();
+/** Keys come from a small vocabulary, so their encodings are memoized (bounded). */
+const keyInfo = new Map<string, KeyInfo>();
 
-function sortedKeys(obj: object): string[] {
-  const keys = Object.keys(obj);
-  const id = keys.join('\u0000');
-  let order = orderCache.get(id);
-  if (!order) {
-    order = [...keys].sort(compareKeys);
-    if (orderCache.size < 10000) orderCache.set(id, order);
+function info(key: string): KeyInfo {
+  let k = keyInfo.get(key);
+  if (!k) {
+    k = { key, bytes: Buffer.from(key, 'utf8'), quoted: JSON.stringify(key) };
+    if (keyInfo.size < 10_000) keyInfo.set(key, k);
   }
-  return order;
+  return k;
+}
+
+function compareKeys(a: KeyInfo, b: KeyInfo): number {
+  if (a.bytes.length !== b.bytes.length) return a.bytes.length - b.bytes.length;
+  return Buffer.compare(a.bytes, b.bytes);
+}
+
+function sortedKeys(obj: object): KeyInfo[] {
+  const keys = Object.keys(obj).map(info);
+  // Insertion sort: objects here have a handful of keys.
+  for (let i = 1; i < keys.length; i++) {
+    const k = keys[i];
+    let j = i - 1;
+    while (j >= 0 && compareKeys(keys[j], k) > 0) {
+      keys[j + 1] = keys[j];
+      j--;
+    }
+    keys[j + 1] = k;
+  }
+  return keys;
 }
 
 export function jsonbStringify(value: unknown): string {
@@ -48,11 +59,11 @@ export function jsonbStringify(value: unknown): string {
   let out = '{';
   let first = true;
   for (const k of sortedKeys(rec)) {
-    const v = rec[k];
+    const v = rec[k.key];
     if (v === undefined) continue;
     if (!first) out += ',';
     first = false;
-    out += JSON.stringify(k) + ':' + jsonbStringify(v);
+    out += k.quoted + ':' + jsonbStringify(v);
   }
   return out + '}';
 }

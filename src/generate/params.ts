@@ -33,7 +33,6 @@ export interface ChainParams {
 
 export const DEMO_TXS = 3000;
 export const SCALE_TXS = 1_000_000;
-export const DEMO_VERSION = 'v1.0.0-demo';
 export const DEMO_COMMIT = '4f1c2e9a7b3d5e6f8091a2b3c4d5e6f708192a3b';
 export const DEMO_SOURCE = 'indexer-api demo generator';
 

@@ -61,20 +61,28 @@ export class Prng {
     return weights.length - 1;
   }
 
+  /** Fresh random bytes from Node's shared pool: for values that are written out and dropped. */
   bytes(n: number): Buffer {
-    const out = Buffer.allocUnsafe(n);
+    return this.fill(Buffer.allocUnsafe(n));
+  }
+
+  /**
+   * 32 random bytes whose top byte is non-zero, so canonicalization never shortens them to 20.
+   * Unpooled: these addresses live as long as the chain, and a pooled slice would pin 8 KiB.
+   */
+  objectAddress(): Buffer {
+    const b = this.fill(Buffer.alloc(32));
+    if (b[0] === 0) b[0] = 0x5a;
+    return b;
+  }
+
+  private fill(out: Buffer): Buffer {
+    const n = out.length;
     for (let i = 0; i < n; i += 4) {
       const v = this.next();
       for (let j = 0; j < 4 && i + j < n; j++) out[i + j] = (v >>> (8 * j)) & 0xff;
     }
     return out;
-  }
-
-  /** 32 random bytes whose top byte is non-zero, so canonicalization never shortens them to 20. */
-  objectAddress(): Buffer {
-    const b = this.bytes(32);
-    if (b[0] === 0) b[0] = 0x5a;
-    return b;
   }
 
   /** Random decimal digits string of the given length, no leading zero. */
