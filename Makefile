@@ -26,13 +26,13 @@ fixtures/demo/%.sqlite: build/src/generate/index.js build/src/import/from-dump.j
 	$(CLI) generate --vm $* --preset demo --out fixtures/demo/dumps/$* --force --quiet
 	$(CLI) import --from-dump fixtures/demo/dumps/$* --out $@ --force --quiet
 
-test: build fixtures ## Run the test suite (mocha, real snapshot files and servers on 127.0.0.1)
+test: build fixtures binary ## Run the test suite (mocha, real snapshot files and servers on 127.0.0.1)
 	$(NODE_BIN)/mocha --forbid-only --timeout 60000 --reporter spec 'build/test/**/*.test.js'
 
 serve: build fixtures ## Serve the bundled Move demo on http://127.0.0.1:8080 (DEMO=wasm|evm to switch)
 	$(CLI) serve --demo $(or $(DEMO),move)
 
-binary: build fixtures ## Build the single executable dist/indexer-api (offline, Node SEA)
+binary: build fixtures ## Build the single executable dist/indexer-api (offline, Node SEA; see docs/binary.md)
 	node scripts/build-binary.js
 
 bench: build fixtures ## Run the benchmarks in bench/ (see bench/README.md)

@@ -45,17 +45,30 @@ function describeValidatorError(item: ValidatorErrorItem | undefined, req: Param
   const m = item?.path?.match(/^[./]?(query|params|path)[./](.+)$/);
   if (!m || !item) return undefined;
   const name = m[2];
-  const raw = m[1] === 'query'
-    ? rawQueryValue(req.originalUrl, name)
-    : (req as { openapi?: { pathParams?: Record<string, unknown> } }).openapi?.pathParams?.[name];
-  return `invalid value for ${name}: ${raw === undefined ? '' : String(raw)} (${item.message ?? 'is invalid'})`;
+  const raw = m[1] === 'query' ? rawQueryValue(req.originalUrl, name) : rawPathValue(req, name);
+  return `invalid value for ${name}: ${raw ?? ''} (${item.message ?? 'is invalid'})`;
 }
 
-/** The value as sent (the validator coerces req.query in place). */
-function rawQueryValue(url: string, name: string): string | undefined {
+/**
+ * The path segment as sent (decoded once): the validator's coerced copy would show
+ * 99999999999999999999 as 100000000000000000000.
+ */
+function rawPathValue(req: Parameters<ErrorRequestHandler>[1], name: string): string | undefined {
+  const route = (req as { openapi?: { expressRoute?: string } }).openapi?.expressRoute;
+  const at = route?.split('/').indexOf(`:${name}`) ?? -1;
+  const segment = at < 0 ? undefined : req.path.split('/')[at];
+  if (segment === undefined) return undefined;
+  try { return decodeURIComponent(segment); } catch { return segment; }
+}
+
+/** The values of a query parameter exactly as sent (the validator coerces req.query in place). */
+export function rawQueryValues(url: string, name: string): string[] {
   const q = url.indexOf('?');
-  if (q < 0) return undefined;
-  const values = new URLSearchParams(url.slice(q + 1)).getAll(name);
+  return q < 0 ? [] : new URLSearchParams(url.slice(q + 1)).getAll(name);
+}
+
+function rawQueryValue(url: string, name: string): string | undefined {
+  const values = rawQueryValues(url, name);
   return values.length ? values.join(',') : undefined;
 }
 
@@ -75,7 +88,11 @@ export function errorMiddleware(log: (err: unknown) => void): ErrorRequestHandle
       return;
     }
     if (v.status === 404) { sendError(res, 404, GRPC.NOT_FOUND, `not found: ${req.method} ${req.path}`); return; }
-    if (v.status === 405) { sendError(res, 405, GRPC.UNIMPLEMENTED, `method not allowed: ${req.method} ${req.path}`); return; }
+    if (v.status === 405) {
+      res.setHeader('Allow', 'GET, HEAD');
+      sendError(res, 405, GRPC.UNIMPLEMENTED, `method not allowed: ${req.method} ${req.path}`);
+      return;
+    }
     if (err instanceof URIError || (err as { status?: number }).status === 400) {
       sendError(res, 400, GRPC.INVALID_ARGUMENT, `malformed request: ${(err as Error).message}`);
       return;

@@ -1,6 +1,6 @@
 import type { Request } from 'express';
 import { AddressError, canonicalAddress } from '../lib/address';
-import { BadRequestError } from './errors';
+import { BadRequestError, rawQueryValues } from './errors';
 import { PageRequest, PaginationQuery, parsePageRequest } from './pagination';
 
 /**
@@ -16,8 +16,23 @@ export function pathParam(req: Request, name: string): string {
   return String(v);
 }
 
+/**
+ * Integers are read strictly as base-10 digits (rollytics parses base 10: `+7` and `007` are
+ * fine). The validator's type coercion alone would let `0x10`, `1e3`, ` 7` and `Infinity` through.
+ */
+const DECIMAL = /^\+?[0-9]{1,16}$/;
+
+function strictInt(name: string, raw: string): number {
+  const n = Number(raw);
+  if (!DECIMAL.test(raw) || !Number.isSafeInteger(n)) {
+    throw new BadRequestError(`invalid value for ${name}: ${raw} (must be a decimal integer)`);
+  }
+  return n;
+}
+
+/** An integer path parameter, checked against the raw segment (decoded once). */
 export function pathInt(req: Request, name: string): number {
-  return Number(pathParam(req, name));
+  return strictInt(name, String(req.params[name]));
 }
 
 export function query<T>(req: Request, name: string): T | undefined {
@@ -25,6 +40,9 @@ export function query<T>(req: Request, name: string): T | undefined {
 }
 
 export function page(req: Request): PageRequest {
+  for (const name of ['pagination.limit', 'pagination.offset']) {
+    for (const raw of rawQueryValues(req.originalUrl, name)) strictInt(name, raw);
+  }
   return parsePageRequest(req.query as PaginationQuery);
 }
 

@@ -1,0 +1,306 @@
+/**
+ * The executable as an operator uses it: `node bin/indexer-api …` in a child process.
+ */
+import Database from 'better-sqlite3';
+import { expect } from 'chai';
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import {
+  copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, truncateSync, writeFileSync,
+} from 'node:fs';
+import { get } from 'node:http';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import yargs, { Argv, CommandModule } from 'yargs';
+import { importCommand } from '../src/commands/import';
+import { serveCommand } from '../src/commands/serve';
+import { ROOT, testChain, testTmp } from './helpers/app';
+
+const BIN = join(ROOT, 'bin', 'indexer-api');
+
+interface Run { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }
+
+/** The environment without INDEXER_API_* (every option can come from there). */
+function cleanEnv(): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('INDEXER_API'))) as NodeJS.ProcessEnv;
+}
+
+function cli(args: string[], timeoutMs = 30_000): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
+    child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
+    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`indexer-api ${args.join(' ')} did not exit within ${timeoutMs} ms`)); }, timeoutMs);
+    child.on('error', reject);
+    child.on('close', (code, signal) => { clearTimeout(timer); resolve({ code, signal, stdout, stderr }); });
+  });
+}
+
+function oneLine(text: string): string {
+  const lines = text.trim().split('\n');
+  expect(lines, `expected one line on stderr, got:\n${text}`).to.have.length(1);
+  return lines[0];
+}
+
+/** `--name` → the help text of that option (its line and continuation lines). */
+function optionBlocks(help: string): Map<string, string> {
+  const blocks = new Map<string, string>();
+  let current: string | undefined;
+  let inOptions = false;
+  for (const line of help.split('\n')) {
+    if (/^\S/.test(line)) { inOptions = line.startsWith('Options:'); current = undefined; continue; }
+    if (!inOptions) continue;
+    const m = /^ {2}--([a-z][\w-]*)\s/.exec(line + ' ');
+    if (m) { current = m[1]; blocks.set(current, line); continue; }
+    if (current && /^ {10,}\S/.test(line)) blocks.set(current, `${blocks.get(current) as string} ${line.trim()}`);
+    else current = undefined;
+  }
+  return blocks;
+}
+
+/** The options a command module declares, with yargs' own view of their defaults. */
+function declaredOptions(cmd: CommandModule<object, never>): { keys: string[]; defaults: Record<string, unknown>; descriptions: Record<string, string> } {
+  const y = yargs([]);
+  (cmd.builder as (y: Argv) => Argv)(y);
+  const o = (y as unknown as { getOptions(): unknown }).getOptions() as { key: Record<string, boolean>; default: Record<string, unknown>; defaultDescription: Record<string, string> };
+  return { keys: Object.keys(o.key).filter((k) => k !== 'help' && k !== 'version'), defaults: o.default, descriptions: o.defaultDescription };
+}
+
+function expectDocumented(help: string, cmd: CommandModule<object, never>): void {
+  const blocks = optionBlocks(help);
+  const { keys, defaults, descriptions } = declaredOptions(cmd);
+  expect(keys.length).to.be.greaterThan(2);
+  for (const key of keys) {
+    const block = blocks.get(key);
+    expect(block, `--${key} is listed`).to.be.a('string');
+    const text = (block as string).replace(`--${key}`, '').replace(/\[[^\]]*\]/g, '').trim();
+    expect(text, `--${key} has a description`).to.not.equal('');
+    if (defaults[key] !== undefined) {
+      const shown = descriptions[key] ?? (typeof defaults[key] === 'string' ? JSON.stringify(defaults[key]) : String(defaults[key]));
+      expect(block, `--${key} shows its default`).to.contain(`[default: ${shown}]`);
+    }
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+function httpGet(url: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    get(url, (res) => {
+      let body = '';
+      res.on('data', (d: Buffer) => { body += d.toString(); });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    }).on('error', reject);
+  });
+}
+
+function expectedStatus(meta: Record<string, unknown>, lastHeight: number): Record<string, unknown> {
+  const s: Record<string, unknown> = {
+    version: meta.version ?? 'dev', commit_hash: meta.commit_hash ?? 'unknown', chain_id: meta.chain_id, height: Number(meta.height ?? lastHeight),
+  };
+  if (Number(meta.internal_tx_height ?? 0) > 0) s.internal_tx_height = Number(meta.internal_tx_height);
+  if (Number(meta.rich_list_height ?? 0) > 0) s.rich_list_height = Number(meta.rich_list_height);
+  return s;
+}
+
+describe('indexer-api (the command line)', function () {
+  this.timeout(60_000);
+  const dir = (name: string): string => {
+    const d = join(testTmp(), 'cli', name);
+    mkdirSync(d, { recursive: true });
+    return d;
+  };
+
+  describe('--help and --version', () => {
+    it('lists the serve, import and generate commands', async () => {
+      const r = await cli(['--help']);
+      expect(r.code).to.equal(0);
+      for (const c of ['serve', 'import', 'generate']) expect(r.stdout).to.match(new RegExp(`indexer-api ${c}\\b`));
+    });
+
+    it('documents every serve option, with its default', async () => {
+      const r = await cli(['serve', '--help']);
+      expect(r.code).to.equal(0);
+      expectDocumented(r.stdout, serveCommand as CommandModule<object, never>);
+    });
+
+    it('documents every import option, with its default', async () => {
+      const r = await cli(['import', '--help']);
+      expect(r.code).to.equal(0);
+      expectDocumented(r.stdout, importCommand as CommandModule<object, never>);
+    });
+
+    it('prints the version and the commit it was built from', async () => {
+      const r = await cli(['--version']);
+      expect(r.code).to.equal(0);
+      const line = r.stdout.trim();
+      expect(line).to.match(/^\S+ \(commit \S+\)$/);
+      const info = join(ROOT, 'build', 'build-info.json');
+      if (existsSync(info)) {
+        const { version, commit } = JSON.parse(readFileSync(info, 'utf8')) as { version: string; commit: string };
+        expect(line).to.equal(`${version} (commit ${commit})`);
+      }
+    });
+  });
+
+  describe('import of a bad dump', () => {
+    /** A dump directory: every file a symlink to the demo dump's, except `name`, rewritten. */
+    async function corruptDump(label: string, name: string, edit: (lines: string[]) => string[]): Promise<string> {
+      const source = (await testChain('move')).dumpDir;
+      const d = dir(`bad-${label}`);
+      for (const f of readdirSync(source)) {
+        if (f === `${name}.ndjson`) {
+          const lines = readFileSync(join(source, f), 'utf8').split('\n').filter((l) => l !== '');
+          writeFileSync(join(d, f), edit(lines).join('\n') + '\n');
+        } else if (!existsSync(join(d, f))) {
+          symlinkSync(join(source, f), join(d, f));
+        }
+      }
+      return d;
+    }
+
+    const editLine = (n: number, fn: (rec: Record<string, unknown>) => void) => (lines: string[]): string[] =>
+      lines.map((l, i) => { if (i !== n - 1) return l; const rec = JSON.parse(l) as Record<string, unknown>; fn(rec); return JSON.stringify(rec); });
+
+    const cases: { label: string; file: string; edit: (lines: string[]) => string[]; where: RegExp }[] = [
+      { label: 'not-json', file: 'blocks', edit: (ls) => ls.map((l, i) => (i === 2 ? l.slice(0, 20) : l)), where: /blocks\.ndjson:3\b/ },
+      { label: 'missing-field', file: 'blocks', edit: editLine(5, (r) => { delete r.hash; }), where: /blocks\.ndjson:5: hash\b/ },
+      { label: 'wrong-type', file: 'txs', edit: editLine(2, (r) => { (r.tx as Record<string, unknown>).height = Number((r.tx as Record<string, unknown>).height); }), where: /txs\.ndjson:2: tx\.height\b/ },
+      { label: 'unknown-field', file: 'collections', edit: editLine(1, (r) => { r.colour = 'red'; }), where: /collections\.ndjson:1: colour\b/ },
+      { label: 'no-block', file: 'txs', edit: editLine(4, (r) => { (r.tx as Record<string, unknown>).height = '999999'; }), where: /txs\.ndjson:4: tx\.height\b/ },
+      { label: 'duplicate-token', file: 'tokens', edit: (ls) => [...ls, ls[0]], where: /tokens\.ndjson:\d+: token_id\b/ },
+    ];
+
+    for (const c of cases) {
+      it(`exits non-zero with one line naming file:line:field (${c.label}) and leaves --out untouched`, async () => {
+        const dump = await corruptDump(c.label, c.file, c.edit);
+        const outDir = dir(`out-${c.label}`);
+        const out = join(outDir, 'chain.sqlite');
+        const before = randomBytes(4096);
+        writeFileSync(out, before);
+        const listing = readdirSync(outDir).sort();
+        const r = await cli(['import', '--from-dump', dump, '--out', out, '--force', '--quiet']);
+        expect(r.code, r.stderr).to.not.equal(0);
+        expect(oneLine(r.stderr)).to.match(c.where);
+        if (c.label === 'duplicate-token') {
+          const lines = readFileSync(join(dump, 'tokens.ndjson'), 'utf8').trim().split('\n').length;
+          expect(r.stderr).to.contain(`tokens.ndjson:${lines}:`);
+        }
+        expect(readFileSync(out).equals(before), '--out is byte-identical').to.equal(true);
+        expect(readdirSync(outDir).sort(), 'no temporary file is left behind').to.deep.equal(listing);
+      });
+    }
+
+    it('refuses to overwrite an existing --out without --force', async () => {
+      const chain = await testChain('wasm');
+      const outDir = dir('no-force');
+      const out = join(outDir, 'chain.sqlite');
+      writeFileSync(out, 'previous snapshot');
+      const r = await cli(['import', '--from-dump', chain.dumpDir, '--out', out, '--quiet']);
+      expect(r.code).to.not.equal(0);
+      expect(oneLine(r.stderr)).to.contain(out).and.match(/--force/);
+      expect(readFileSync(out, 'utf8')).to.equal('previous snapshot');
+      expect(readdirSync(outDir)).to.deep.equal(['chain.sqlite']);
+    });
+  });
+
+  describe('serve', () => {
+    const refuses = async (file: string, problem: RegExp): Promise<void> => {
+      const r = await cli(['serve', '--db', file, '--get', '/status']);
+      expect(r.code, r.stderr).to.not.equal(0);
+      expect(r.stdout).to.equal('');
+      const line = oneLine(r.stderr);
+      expect(line).to.contain(file).and.match(problem);
+    };
+
+    it('refuses a missing file with one line naming it', async () => {
+      await refuses(join(dir('serve-missing'), 'nope.sqlite'), /not found|no such|missing|does not exist/i);
+    });
+
+    it('refuses a file that is not SQLite', async () => {
+      const f = join(dir('serve-text'), 'notes.sqlite');
+      writeFileSync(f, 'this is not a database\n'.repeat(50));
+      await refuses(f, /not a SQLite/i);
+    });
+
+    it('refuses a truncated snapshot', async () => {
+      const chain = await testChain('move');
+      const f = join(dir('serve-truncated'), 'half.sqlite');
+      copyFileSync(chain.file, f);
+      truncateSync(f, Math.floor(statSync(f).size / 2));
+      await refuses(f, /truncated|corrupt|malformed/i);
+    });
+
+    it('refuses a SQLite file that is not a snapshot (user_version 0)', async () => {
+      const f = join(dir('serve-plain'), 'plain.sqlite');
+      const db = new Database(f);
+      db.exec('CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT); INSERT INTO notes (text) VALUES (\'hello\')');
+      db.close();
+      await refuses(f, /not an indexer-api snapshot|not a snapshot/i);
+    });
+
+    it('refuses a snapshot of another schema version', async () => {
+      const chain = await testChain('move');
+      const f = join(dir('serve-v99'), 'v99.sqlite');
+      copyFileSync(chain.file, f);
+      const db = new Database(f);
+      db.pragma('user_version = 99');
+      db.close();
+      await refuses(f, /schema version|version 99/i);
+    });
+
+    it('prints the body of one GET with --get and exits 0', async () => {
+      const chain = await testChain('evm');
+      const r = await cli(['serve', '--db', chain.file, '--get', '/status']);
+      expect(r.code, r.stderr).to.equal(0);
+      expect(r.stdout.endsWith('\n')).to.equal(true);
+      expect(JSON.parse(r.stdout)).to.deep.equal(expectedStatus(chain.dump.meta, chain.dump.blocks[chain.dump.blocks.length - 1].height));
+    });
+
+    it('exits non-zero with --get on a path that is not 200, printing the JSON error', async () => {
+      const chain = await testChain('move');
+      const r = await cli(['serve', '--db', chain.file, '--get', '/indexer/block/v1/blocks/999999']);
+      expect(r.code).to.not.equal(0);
+      expect(JSON.parse(r.stdout)).to.have.keys('code', 'message', 'details');
+    });
+
+    it('serves over real HTTP on 127.0.0.1 and exits 0 on SIGTERM', async () => {
+      const chain = await testChain('wasm');
+      const help = (await cli(['serve', '--help'])).stdout;
+      const port = await freePort();
+      const args = [BIN, 'serve', '--db', chain.file, '--host', '127.0.0.1', '--port', String(port)];
+      if (/--workers\b/.test(help)) args.push('--workers', '1');
+      if (/--log-level\b/.test(help)) args.push('--log-level', 'error');
+      const child = spawn(process.execPath, args, { cwd: ROOT, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+      let stderr = '';
+      child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
+      child.stdout.resume();
+      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+      try {
+        let res: { status: number; body: string } | undefined;
+        for (let i = 0; i < 150 && !res; i++) {
+          try { res = await httpGet(`http://127.0.0.1:${port}/status`); } catch { await new Promise((r) => setTimeout(r, 100)); }
+        }
+        expect(res, `server did not answer: ${stderr}`).to.not.equal(undefined);
+        expect(res?.status).to.equal(200);
+        expect(JSON.parse(res?.body as string)).to.deep.equal(expectedStatus(chain.dump.meta, chain.dump.blocks[chain.dump.blocks.length - 1].height));
+      } finally {
+        child.kill('SIGTERM');
+      }
+      const end = await Promise.race([exited, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 20_000))]);
+      if (end === 'timeout') child.kill('SIGKILL');
+      expect(end, stderr).to.deep.equal({ code: 0, signal: null });
+    });
+  });
+});
