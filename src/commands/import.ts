@@ -1,67 +1,243 @@
-import { existsSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, readdirSync, unlinkSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import type { CommandModule } from 'yargs';
 import { DumpError } from '../import/dump-error';
-import { loadDump } from '../import/from-dump';
-import { Progress } from '../import/progress';
+import { dumpSource, loadRecords, VM_TYPES, VmType } from '../import/from-dump';
+import { incrementalSource } from '../import/incremental';
+import { openApiSource } from '../import/sources/api';
+import { observeTotals } from '../import/sources/observe';
+import { openPostgresSource } from '../import/sources/postgres';
+import { StageProgress } from '../import/sources/progress';
+import { dumpErrorText, ImportSource } from '../import/sources/source';
 import { SnapshotWriter } from '../import/writer';
+import { openSnapshot } from '../snapshot/open';
 
 export interface ImportOptions {
-  fromDump: string;
+  /** exactly one of fromDump / fromPostgres / fromApi */
+  fromDump?: string;
+  fromPostgres?: string;
+  fromApi?: string;
+  /** build on this snapshot: its records first, then the source's (src/import/incremental.ts) */
+  base?: string;
   out: string;
   force: boolean;
   quiet: boolean;
   json: boolean;
+  /** --from-postgres / --from-api: what rollytics keeps in its config */
+  chainId?: string;
+  vmType?: VmType;
+  bech32Prefix?: string;
+  validators?: string;
+  denomContracts?: string;
+  statusVersion?: string;
+  statusCommit?: string;
+  /** --from-api */
+  fromHeight?: number;
+  toHeight?: number;
+  denoms?: string[];
+  concurrency?: number;
+  rate?: number;
+  retries?: number;
+  timeout?: number;
+  /** --from-api: first retry delay in ms (default 250; tests use less) */
+  backoffMs?: number;
 }
 
 export interface ImportResult {
   out: string;
   chainId: string;
   vmType: string;
+  source: string;
   records: Record<string, number>;
+  stages: { name: string; rows: number; seconds: number }[];
+  /** source counters, e.g. HTTP requests / retries / bytes of a crawl */
+  stats?: Record<string, number>;
   seconds: number;
 }
 
+/** A rejected record: the message names the source, the record and the field. */
+export class ImportRecordError extends Error {}
+
 /**
- * Builds a snapshot from a dump directory into a temporary file beside --out and renames it
- * over --out only when every record validated and the file passed its checks.
+ * Removes `.<name>.tmp-<pid>-<hex>` files (and their -journal / -wal / -shm) beside `out` left by a killed import (their pid is
+ * gone). Files of a live import (another process still writing) are left alone.
+ */
+export function cleanStaleTemps(out: string): string[] {
+  const dir = dirname(resolve(out));
+  const re = new RegExp(`^\\.${escapeRe(basename(out))}\\.tmp-(\\d+)-[0-9a-f]+(?:-journal|-wal|-shm)?$`);
+  const removed: string[] = [];
+  let names: string[];
+  try { names = readdirSync(dir); } catch { return removed; }
+  for (const name of names) {
+    const m = re.exec(name);
+    if (!m) continue;
+    const pid = Number(m[1]);
+    if (pidAlive(pid)) continue; // a live import (this process included) owns it
+    try { unlinkSync(join(dir, name)); removed.push(name); } catch { /* raced with another cleaner */ }
+  }
+  return removed;
+}
+
+function escapeRe(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+async function openSource(o: ImportOptions, progress: StageProgress): Promise<ImportSource> {
+  const given = [o.fromDump, o.fromPostgres, o.fromApi].filter((x) => x !== undefined).length;
+  if (given !== 1) throw new Error('name exactly one source: --from-dump DIR, --from-postgres DSN or --from-api URL');
+  let source: ImportSource;
+  if (o.fromDump !== undefined) {
+    source = { ...dumpSource(o.fromDump), lineBased: true, close: async () => undefined };
+  } else {
+    const prefix = o.bech32Prefix ?? 'init';
+    if (!/^[a-z0-9]+$/.test(prefix)) throw new Error(`--bech32-prefix must be lower-case letters and digits, got ${JSON.stringify(prefix)}`);
+    if (o.vmType !== undefined && !VM_TYPES.includes(o.vmType)) throw new Error(`--vm-type must be one of ${VM_TYPES.join(', ')}`);
+    if (o.fromPostgres !== undefined) {
+      if (!o.vmType) throw new Error('--from-postgres needs --vm-type (move, wasm or evm): rollytics keeps it in its config, not in the database');
+      source = await openPostgresSource({
+        dsn: o.fromPostgres, vmType: o.vmType, prefix, chainId: o.chainId, validatorsFile: o.validators,
+        denomContractsFile: o.denomContracts, statusVersion: o.statusVersion, statusCommit: o.statusCommit,
+      });
+    } else {
+      // On top of a base snapshot, the crawl starts after the base's highest block by default.
+      let fromHeight = o.fromHeight;
+      if (fromHeight === undefined && o.base !== undefined) {
+        const b = openSnapshot(o.base);
+        try {
+          fromHeight = (b.db.prepare('SELECT max(height) FROM blocks').pluck().get() as number) + 1;
+        } finally {
+          b.close();
+        }
+      }
+      source = await openApiSource({
+        url: o.fromApi as string, vmType: o.vmType, prefix, fromHeight, toHeight: o.toHeight,
+        denoms: o.denoms ?? [], concurrency: o.concurrency, rate: o.rate, retries: o.retries, timeoutMs: o.timeout, backoffMs: o.backoffMs,
+        validatorsFile: o.validators, denomContractsFile: o.denomContracts, progress,
+        stagingPath: join(dirname(resolve(o.out)), `.${basename(o.out)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`),
+      });
+    }
+  }
+  if (o.base !== undefined) {
+    try {
+      source = await incrementalSource(o.base, source);
+    } catch (e) {
+      await source.close();
+      throw e;
+    }
+  }
+  return observeTotals(source);
+}
+
+/**
+ * Builds a snapshot from a dump directory, a rollytics PostgreSQL database or a running
+ * rollytics-compatible API (optionally on top of a base snapshot) into a temporary file beside
+ * --out, renamed over --out only when every record validated and the file passed its checks.
+ * On an error, SIGINT or SIGTERM the temporary file is removed and --out is untouched; a
+ * temporary file left by a killed run is removed by the next run.
  */
 export async function runImport(o: ImportOptions): Promise<ImportResult> {
   if (existsSync(o.out) && !o.force) throw new Error(`refusing to overwrite ${o.out} (pass --force to replace it)`);
   const started = process.hrtime.bigint();
-  const progress = new Progress(!o.quiet && !o.json && process.stderr.isTTY === true);
-  const writer = SnapshotWriter.create(o.out, { onStep: (s) => progress.stage(s) });
-  const abort = (): void => { writer.abort(); process.exit(130); };
-  process.once('SIGINT', abort);
-  process.once('SIGTERM', abort);
+  cleanStaleTemps(o.out);
+  let source: ImportSource | undefined;
+  const progress = new StageProgress(!o.quiet && !o.json && process.stderr.isTTY === true, (s) => source?.total?.(s));
+  let writer: SnapshotWriter | undefined;
+  const abortWriter = (): void => {
+    if (!writer) return;
+    writer.abort();
+    for (const ext of ['-journal', '-wal', '-shm']) {
+      try { unlinkSync(writer.tempPath + ext); } catch { /* not there */ }
+    }
+  };
+  const onSignal = (signal: NodeJS.Signals): void => {
+    abortWriter();
+    source?.dispose?.();
+    process.exit(signal === 'SIGINT' ? 130 : 143);
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
   try {
-    const summary = await loadDump(o.fromDump, writer, progress);
+    source = await openSource(o, progress);
+  } catch (e) {
+    progress.done();
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    throw e;
+  }
+  try {
+    writer = SnapshotWriter.create(o.out, { onStep: (s) => progress.stage(s) });
+    const summary = await loadRecords(source, writer, progress);
+    await source.close();
     writer.finish({ prefix: summary.prefix });
     progress.done();
-    return { out: o.out, chainId: summary.chainId, vmType: summary.vmType, records: summary.counts,
+    return { out: o.out, chainId: summary.chainId, vmType: summary.vmType, source: source.describe, records: summary.counts,
+      stages: progress.stages, ...(source.stats ? { stats: source.stats() } : {}),
       seconds: Number(process.hrtime.bigint() - started) / 1e9 };
   } catch (e) {
     progress.done();
-    writer.abort();
+    abortWriter();
+    await source.close().catch(() => undefined);
+    // Dump lines keep their `FILE:LINE: FIELD: reason` error (printed as `bad dump record: ...`);
+    // records of a database, an API or a base snapshot are named by the source and the record.
+    if (e instanceof DumpError && (!source.lineBased || e.line === 0)) {
+      throw new ImportRecordError(`bad record from ${source.describe}: ${dumpErrorText(e, false)}`);
+    }
     throw e;
   } finally {
-    process.off('SIGINT', abort);
-    process.off('SIGTERM', abort);
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
   }
 }
 
 export const importCommand: CommandModule<object, ImportOptions> = {
   command: 'import',
-  describe: 'Build a snapshot file from a dump directory (NDJSON, see docs/dump-format.md)',
+  describe: 'Build a snapshot file from a dump directory (NDJSON, see docs/dump-format.md), a rollytics PostgreSQL database or a running rollytics-compatible API',
   builder: (y) => y
-    .option('from-dump', { type: 'string', demandOption: true, describe: 'Dump directory of NDJSON files (plain or .gz)' })
+    .option('from-dump', { type: 'string', describe: 'Dump directory of NDJSON files (plain or .gz)' })
+    .option('from-postgres', { type: 'string', describe: 'rollytics PostgreSQL DSN (postgres://user:pass@host:5432/db); read in one read-only REPEATABLE READ transaction' })
+    .option('from-api', { type: 'string', describe: 'Base URL of a running rollytics-compatible API to crawl' })
+    .option('base', { type: 'string', describe: 'Previous snapshot to build on: the source then only holds new heights (and current NFT / rich-list state)' })
     .option('out', { type: 'string', demandOption: true, describe: 'Snapshot file to write (written to a temporary file, renamed on success)' })
     .option('force', { type: 'boolean', default: false, describe: 'Replace --out if it exists' })
     .option('quiet', { type: 'boolean', default: false, describe: 'No progress output' })
     .option('json', { type: 'boolean', default: false, describe: 'Print the final summary as JSON on stdout' })
-    .example('$0 import --from-dump ./dump --out chain.sqlite', 'build chain.sqlite from ./dump') as never,
+    .option('chain-id', { type: 'string', describe: '--from-postgres: chain id (default: the only chain_id in table block)' })
+    .option('vm-type', { choices: VM_TYPES, describe: '--from-postgres (required) / --from-api: the rollup VM' })
+    .option('bech32-prefix', { type: 'string', describe: '--from-postgres / --from-api: account bech32 prefix (default init)' })
+    .option('validators', { type: 'string', describe: 'NDJSON file in validators.ndjson format: proposer monikers' })
+    .option('denom-contracts', { type: 'string', describe: 'EVM: NDJSON file in denom_contracts.ndjson format' })
+    .option('status-version', { type: 'string', describe: '--from-postgres: version /status reports (default dev)' })
+    .option('status-commit', { type: 'string', describe: '--from-postgres: commit_hash /status reports (default unknown)' })
+    .option('from-height', { type: 'number', describe: '--from-api: first height to crawl (default 1; with --base, the base\'s highest block + 1)' })
+    .option('to-height', { type: 'number', describe: '--from-api: last height to crawl (default: /status height)' })
+    .option('denoms', { type: 'string', array: true, describe: '--from-api: rich-list denoms to crawl (repeat or comma-separate)' })
+    .option('concurrency', { type: 'number', default: 4, describe: '--from-api: requests in flight' })
+    .option('rate', { type: 'number', describe: '--from-api: at most this many requests per second' })
+    .option('retries', { type: 'number', default: 5, describe: '--from-api: retries of a request failing with 5xx, 429 or a network error / timeout' })
+    .option('timeout', { type: 'number', default: 30000, describe: '--from-api: per-request timeout in ms' })
+    .check((a) => {
+      const n = [a['from-dump'], a['from-postgres'], a['from-api']].filter((x) => x !== undefined).length;
+      if (n !== 1) throw new Error('name exactly one source: --from-dump DIR, --from-postgres DSN or --from-api URL');
+      return true;
+    })
+    .example('$0 import --from-dump ./dump --out chain.sqlite', 'build chain.sqlite from ./dump')
+    .example('$0 import --from-postgres postgres://ro@db:5432/rollytics --vm-type wasm --validators validators.ndjson --out chain.sqlite', 'from a rollytics database')
+    .example('$0 import --from-api https://rollytics.example --vm-type move --denoms uinit --out chain.sqlite', 'crawl a running API')
+    .example('$0 import --base chain.sqlite --from-dump ./new-heights --out chain.sqlite --force', 'append new heights to a snapshot') as never,
   handler: async (argv) => {
     try {
-      const r = await runImport(argv);
+      const denoms = argv.denoms?.flatMap((d) => String(d).split(',')).map((d) => d.trim()).filter((d) => d !== '');
+      const r = await runImport({ ...argv, denoms });
       if (argv.json) process.stdout.write(JSON.stringify(r) + '\n');
       else if (!argv.quiet) {
         const n = Object.entries(r.records).filter(([, v]) => v > 0).map(([k, v]) => `${v} ${k}`).join(', ');

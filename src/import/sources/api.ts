@@ -1,0 +1,506 @@
+/**
+ * `import --from-api URL`: crawls a running rollytics-compatible API (rollytics itself or
+ * another indexer-api) into dump-format records.
+ *
+ * The crawl runs first, into a staging SQLite file beside --out (bounded memory, removed at
+ * the end, and cleaned like any stale temporary file if the import is killed), because the
+ * loader wants records in an order the API cannot give cheaply (validators before blocks,
+ * block times that need the txs). Requests go through HttpClient (bounded concurrency, --rate,
+ * retries with exponential backoff on 5xx / 429 / timeouts / network errors). What is fetched:
+ *   /status                                   chain id, build, heights
+ *   /indexer/block/v1/blocks                  height-cursor pages of 1000, in parallel
+ *   /indexer/tx/v1/txs                        sequence-cursor pages of 1000, in parallel, plus
+ *                                             1-row probes that pin sequence numbers (below)
+ *   /indexer/nft/v1/collections               offset pages
+ *   /indexer/nft/v1/tokens/by_collection/{c}  offset pages
+ *   /indexer/nft/v1/txs/{c}/{token}           Wasm / EVM: per live token, to rebuild NFT ↔ tx links
+ *   /indexer/richlist/v1/{denom}              offset pages, per --denoms entry
+ *
+ * Sequences (they drive every tx cursor) are not part of the Tx object: they are pinned by
+ * probing `/txs` with 1-row pages from chosen cursors, relying on rollytics numbering txs
+ * 1, 2, 3, ... without gaps; every page is checked and a gap is an error, not a guess.
+ *
+ * What a crawl cannot reproduce exactly:
+ * - tx ↔ account links are derived from events (as for a dump without `accounts`), so the
+ *   results of rollytics' account-cleanup extensions are not carried over;
+ * - block times are served to the second only: blocks with txs take the exact time from their
+ *   txs; empty blocks are estimated from the previous block + block_time, so avg_blocktime can
+ *   differ (sub-millisecond) when the newest or 100th-newest block is empty;
+ * - NFT ↔ tx links of burned NFTs (their history is not served) and links to txs outside
+ *   --from-height..--to-height are lost; NFT and rich-list state is the current one, whatever
+ *   --to-height says;
+ * - a block's stored proposer string is not served: blocks keep the operator address, and
+ *   validators are rebuilt from the monikers the blocks show (unless --validators is given);
+ * - token ids are sent percent-encoded: rollytics does not decode path parameters, so tokens
+ *   whose id needs encoding (spaces, '/', '#', non-ASCII) cannot be crawled from rollytics
+ *   itself (their tx history comes back empty), only from an indexer-api.
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync, unlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type Database from 'better-sqlite3';
+import { openDatabase } from '../../sqlite';
+import type { ImportProgress, VmType } from '../from-dump';
+import { NdjsonLine } from '../ndjson';
+import { rawMembers } from '../../lib/raw-json';
+import { HttpClient, HttpError, forEachConcurrent } from './http';
+import { rawElements } from './raw';
+import { ImportSource, ndjsonFile, record } from './source';
+
+export interface ApiSourceOptions {
+  url: string;
+  /** default: detected (EVM: 20-byte collection addresses; Move: tokens with an object address) */
+  vmType?: VmType;
+  prefix: string;
+  fromHeight?: number;
+  toHeight?: number;
+  /** rich-list denoms to crawl (EVM: 0x contracts, or denoms listed in --denom-contracts) */
+  denoms: string[];
+  concurrency?: number;
+  rate?: number;
+  retries?: number;
+  timeoutMs?: number;
+  validatorsFile?: string;
+  denomContractsFile?: string;
+  /** staging file (default: a temporary file in the OS temp dir) */
+  stagingPath?: string;
+  progress?: ImportProgress;
+  /** for tests: first backoff step in ms */
+  backoffMs?: number;
+}
+
+const PAGE = 1000;
+
+const key = (fields: Record<string, number>): string => encodeURIComponent(Buffer.from(JSON.stringify(fields)).toString('base64'));
+
+interface Status { chain_id: string; height: number; version?: string; commit_hash?: string; rich_list_height?: number; internal_tx_height?: number }
+
+function parseJson<T>(url: string, text: string): T {
+  try {
+    return JSON.parse(text) as T;
+  } catch (e) {
+    throw new HttpError(url, 200, `GET ${url}: not JSON: ${(e as Error).message}`);
+  }
+}
+
+function members(url: string, text: string, name: string): { items: string[]; nextKey: string | null; total: number | undefined } {
+  const m = rawMembers(text);
+  const items = m.get(name);
+  const pag = m.get('pagination');
+  if (items === undefined || pag === undefined) throw new HttpError(url, 200, `GET ${url}: expected {"${name}": [...], "pagination": {...}}`);
+  const p = parseJson<{ next_key?: string | null; total?: string }>(url, pag);
+  const total = p.total !== undefined && /^\d+$/.test(p.total) ? Number(p.total) : undefined;
+  return { items: rawElements(items), nextKey: p.next_key ?? null, total };
+}
+
+export function cursorValue(nextKey: string | null, field: string): number | undefined {
+  if (!nextKey) return undefined;
+  try {
+    const v = (JSON.parse(Buffer.from(nextKey, 'base64').toString('utf8')) as Record<string, unknown>)[field];
+    return typeof v === 'number' && Number.isSafeInteger(v) ? v : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function parseUtcMicros(text: string): number | undefined {
+  const m = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?Z$/.exec(text);
+  if (!m) return undefined;
+  return Date.parse(`${m[1]}Z`) * 1000 + Number((m[2] ?? '').padEnd(9, '0').slice(0, 6));
+}
+
+function formatMicrosUtc(us: number): string {
+  const sec = Math.floor(us / 1e6);
+  return `${new Date(sec * 1000).toISOString().slice(0, 19)}.${String(us - sec * 1e6).padStart(6, '0')}Z`;
+}
+
+const STAGING_SQL = `
+  CREATE TABLE blocks (height INTEGER PRIMARY KEY, text TEXT NOT NULL, seconds TEXT NOT NULL, block_time INTEGER NOT NULL, tx_count INTEGER NOT NULL);
+  CREATE TABLE block_times (height INTEGER PRIMARY KEY, ts TEXT NOT NULL);
+  CREATE TABLE validators (operator TEXT PRIMARY KEY, moniker TEXT NOT NULL);
+  CREATE TABLE txs (sequence INTEGER PRIMARY KEY, height INTEGER NOT NULL, hash TEXT NOT NULL, text TEXT NOT NULL);
+  CREATE TABLE collections (addr TEXT PRIMARY KEY, height INTEGER NOT NULL, text TEXT NOT NULL);
+  CREATE TABLE tokens (collection TEXT NOT NULL, token_id TEXT NOT NULL, text TEXT NOT NULL, PRIMARY KEY (collection, token_id)) WITHOUT ROWID;
+  CREATE TABLE token_txs (collection TEXT NOT NULL, token_id TEXT NOT NULL, sequence INTEGER NOT NULL, PRIMARY KEY (collection, token_id, sequence)) WITHOUT ROWID;
+  CREATE TABLE holders (denom TEXT NOT NULL, account TEXT NOT NULL, text TEXT NOT NULL, PRIMARY KEY (denom, account)) WITHOUT ROWID;`;
+
+/** Crawls the API into a staging file, then serves the records from there. */
+export async function openApiSource(o: ApiSourceOptions): Promise<ImportSource> {
+  const base = o.url.replace(/\/+$/, '');
+  if (!/^https?:\/\//.test(base)) throw new Error(`--from-api must be an http(s) URL, got ${JSON.stringify(o.url)}`);
+  const http = new HttpClient(base, { concurrency: o.concurrency, rate: o.rate, retries: o.retries, timeoutMs: o.timeoutMs, backoffMs: o.backoffMs });
+  const concurrency = Math.max(1, Math.floor(o.concurrency ?? 4));
+  const stagingPath = o.stagingPath ?? join(tmpdir(), `indexer-api-crawl-${process.pid}-${randomBytes(4).toString('hex')}`);
+  const db: Database.Database = openDatabase(stagingPath);
+  const dispose = (): void => {
+    try { if (db.open) db.close(); } catch { /* closing anyway */ }
+    try { if (existsSync(stagingPath)) unlinkSync(stagingPath); } catch { /* already gone */ }
+  };
+  try {
+    db.pragma('journal_mode = OFF');
+    db.pragma('synchronous = OFF');
+    db.pragma('locking_mode = EXCLUSIVE');
+    db.exec(STAGING_SQL);
+    const crawl = await crawlInto(db, http, concurrency, o, base);
+    return sourceFromStaging(db, crawl, o, base, dispose, http);
+  } catch (e) {
+    dispose();
+    throw e;
+  }
+}
+
+interface Crawl {
+  status: Status;
+  vmType: VmType;
+  from: number;
+  to: number;
+  denomContracts: Map<string, string>;
+}
+
+async function crawlInto(db: Database.Database, http: HttpClient, concurrency: number, o: ApiSourceOptions, base: string): Promise<Crawl> {
+  const progress = o.progress;
+  const getJson = async <T>(path: string): Promise<T> => parseJson<T>(base + path, await http.get(path));
+
+  const status = await getJson<Status>('/status');
+  if (typeof status.chain_id !== 'string' || !Number.isSafeInteger(status.height)) {
+    throw new Error(`GET ${base}/status: not a rollytics /status answer (need chain_id and height)`);
+  }
+  const from = o.fromHeight ?? 1;
+  const to = o.toHeight ?? status.height;
+  if (!Number.isSafeInteger(from) || from < 1) throw new Error(`--from-height must be an integer ≥ 1, got ${from}`);
+  if (!Number.isSafeInteger(to) || to < from) throw new Error(`--to-height must be an integer ≥ --from-height (${from}), got ${to}`);
+  if (to > status.height) throw new Error(`--to-height ${to} is above the API's height ${status.height}`);
+
+  const denomContracts = new Map<string, string>();
+  if (o.denomContractsFile) {
+    for await (const l of ndjsonFile(o.denomContractsFile)) {
+      try {
+        const d = JSON.parse(l.text) as { denom?: unknown; contract?: unknown };
+        if (typeof d.denom === 'string' && typeof d.contract === 'string') denomContracts.set(d.denom.toLowerCase(), d.contract.toLowerCase());
+      } catch { /* the loader reports a bad line when it reads the file */ }
+    }
+  }
+
+  // Blocks: height-cursor pages, each covering at most PAGE heights, fetched in parallel.
+  progress?.stage('crawl blocks');
+  const insBlock = db.prepare('INSERT OR IGNORE INTO blocks (height, text, seconds, block_time, tx_count) VALUES (?, ?, ?, ?, ?)');
+  const insValidator = db.prepare('INSERT OR IGNORE INTO validators (operator, moniker) VALUES (?, ?)');
+  const starts: number[] = [];
+  for (let h = from - 1; h < to; h += PAGE) starts.push(h);
+  await forEachConcurrent(starts, concurrency, async (after) => {
+    const path = `/indexer/block/v1/blocks?pagination.limit=${PAGE}&pagination.reverse=false&pagination.key=${key({ height: after })}`;
+    const page = members(base + path, await http.get(path), 'blocks');
+    let n = 0;
+    db.transaction(() => {
+      for (const text of page.items) {
+        const b = parseJson<{
+          chain_id: string; height: string; hash: string; block_time: string; timestamp: string; gas_used: string; gas_wanted: string;
+          tx_count: string; total_fee: unknown; proposer?: { moniker?: string; operator_address?: string };
+        }>(base + path, text);
+        const height = Number(b.height);
+        if (!(height > after && height <= Math.min(after + PAGE, to))) continue;
+        const operator = b.proposer?.operator_address ?? '';
+        if (b.proposer?.moniker) insValidator.run(operator, b.proposer.moniker);
+        insBlock.run(height, JSON.stringify({
+          height, chain_id: b.chain_id, hash: b.hash, block_time: b.block_time, proposer: operator,
+          gas_used: b.gas_used, gas_wanted: b.gas_wanted, tx_count: b.tx_count, total_fee: b.total_fee,
+        }), b.timestamp, Number(b.block_time), Number(b.tx_count));
+        n++;
+      }
+    })();
+    progress?.records(n);
+  });
+
+  // Txs. The API shows a tx's sequence only inside next_key cursors (and an implementation
+  // may omit next_key on a last page), so sequences are pinned with probes instead: probe(X) =
+  // the first tx with sequence > X (a 1-row page from the cursor {"sequence":X}). rollytics
+  // numbers txs without gaps, so the first tx of the range is the smallest X whose probe lands
+  // at height ≥ from, plus one; the last is that plus the blocks' tx counts. Every page of 1000
+  // is then checked with two probes (its last row must have exactly the expected sequence).
+  const txBlocks = db.prepare('SELECT count(*) AS n, coalesce(sum(tx_count), 0) AS txs, min(height) AS lo FROM blocks WHERE tx_count > 0')
+    .get() as { n: number; txs: number; lo: number | null };
+  progress?.stage('crawl txs');
+  const insTx = db.prepare('INSERT OR IGNORE INTO txs (sequence, height, hash, text) VALUES (?, ?, ?, ?)');
+  const insTime = db.prepare('INSERT OR IGNORE INTO block_times (height, ts) VALUES (?, ?)');
+  const txFacts = (url: string, text: string): { height: number; hash: string; timestamp: unknown } => {
+    const m = rawMembers(text);
+    return {
+      height: Number(parseJson<string>(url, m.get('height') ?? '""')),
+      hash: parseJson<string>(url, m.get('txhash') ?? '""').toUpperCase(),
+      timestamp: parseJson<unknown>(url, m.get('timestamp') ?? 'null'),
+    };
+  };
+  const txPage = async (after: number, limit: number): Promise<{ url: string; items: string[] }> => {
+    const path = `/indexer/tx/v1/txs?pagination.limit=${limit}&pagination.reverse=false&pagination.count_total=false&pagination.key=${key({ sequence: after })}`;
+    return { url: base + path, items: members(base + path, await http.get(path), 'txs').items };
+  };
+  const probe = async (after: number): Promise<{ height: number; hash: string } | undefined> => {
+    const p = await txPage(after, 1);
+    return p.items.length ? txFacts(p.url, p.items[0]) : undefined;
+  };
+  if (txBlocks.n > 0 && txBlocks.lo !== null) {
+    const firstHeight = txBlocks.lo;
+    const reaches = async (x: number): Promise<boolean> => {
+      const t = await probe(x);
+      return t === undefined || t.height >= firstHeight;
+    };
+    let hiX = 1;
+    while (!(await reaches(hiX))) hiX *= 2;
+    let loX = 0;
+    if (await reaches(0)) hiX = 0;
+    while (hiX - loX > 1) {
+      const mid = Math.floor((loX + hiX) / 2);
+      if (await reaches(mid)) hiX = mid; else loX = mid;
+    }
+    const lo = hiX + 1;
+    const hi = lo - 1 + txBlocks.txs;
+    const pages: number[] = [];
+    for (let s = lo - 1; s < hi; s += PAGE) pages.push(s);
+    await forEachConcurrent(pages, concurrency, async (after) => {
+      const end = Math.min(after + PAGE, hi);
+      const n = end - after;
+      const page = await txPage(after, n);
+      const facts = page.items.map((t) => txFacts(page.url, t));
+      const lastHash = facts[facts.length - 1]?.hash;
+      const [atLast, beyond] = await Promise.all([probe(end - 1), probe(end)]);
+      if (facts.length !== n || atLast?.hash !== lastHash || beyond?.hash === lastHash
+        || facts.some((f) => f.height < from || f.height > to)) {
+        throw new HttpError(page.url, 200, `GET ${page.url}: txs ${after + 1}..${end} are not the gap-free sequence range of heights ${from}..${to} `
+          + `this crawler needs (got ${facts.length} txs; rollytics numbers txs 1, 2, 3, ... without gaps)`);
+      }
+      db.transaction(() => {
+        page.items.forEach((text, i) => {
+          const f = facts[i];
+          insTx.run(after + 1 + i, f.height, f.hash, text);
+          if (typeof f.timestamp === 'string') insTime.run(f.height, f.timestamp);
+        });
+      })();
+      progress?.records(n);
+    });
+    db.exec('CREATE INDEX txs_by_hash ON txs (hash)');
+  }
+
+  // Collections, then their tokens.
+  progress?.stage('crawl collections');
+  const insCollection = db.prepare('INSERT OR IGNORE INTO collections (addr, height, text) VALUES (?, ?, ?)');
+  for (let offset = 0; ; offset += PAGE) {
+    const path = `/indexer/nft/v1/collections?pagination.limit=${PAGE}&pagination.offset=${offset}&pagination.reverse=false`;
+    const page = members(base + path, await http.get(path), 'collections');
+    db.transaction(() => {
+      for (const text of page.items) {
+        const c = parseJson<{ object_addr: string; collection: { creator: string; name: string; origin_name: string }; height: number; timestamp: string }>(base + path, text);
+        insCollection.run(c.object_addr.toLowerCase(), c.height, JSON.stringify({
+          object_addr: c.object_addr, creator: c.collection.creator, name: c.collection.name,
+          origin_name: c.collection.origin_name, height: c.height, timestamp: c.timestamp,
+        }));
+      }
+    })();
+    progress?.records(page.items.length);
+    if (page.items.length < PAGE) break;
+  }
+  const collections = db.prepare('SELECT addr FROM collections ORDER BY height, addr').pluck().all() as string[];
+
+  progress?.stage('crawl tokens');
+  const insToken = db.prepare('INSERT OR IGNORE INTO tokens (collection, token_id, text) VALUES (?, ?, ?)');
+  let sawObject = false;
+  let sawToken = false;
+  await forEachConcurrent(collections, concurrency, async (addr) => {
+    const pageAt = async (offset: number): Promise<number> => {
+      const path = `/indexer/nft/v1/tokens/by_collection/${addr}?pagination.limit=${PAGE}&pagination.offset=${offset}`;
+      const page = members(base + path, await http.get(path), 'tokens');
+      db.transaction(() => {
+        for (const text of page.items) {
+          const t = parseJson<{ collection_addr: string; object_addr: string; owner: string; nft: { token_id: string; uri: string }; height: number; timestamp: string }>(base + path, text);
+          sawToken = true;
+          if (t.object_addr) sawObject = true;
+          insToken.run(addr, t.nft.token_id, JSON.stringify({
+            collection_addr: t.collection_addr, token_id: t.nft.token_id, object_addr: t.object_addr || undefined,
+            owner: t.owner, uri: t.nft.uri, height: t.height, timestamp: t.timestamp,
+          }));
+        }
+      })();
+      progress?.records(page.items.length);
+      return page.items.length === PAGE ? (page.total ?? -1) : 0;
+    };
+    const total = await pageAt(0);
+    if (total > PAGE) {
+      const offsets: number[] = [];
+      for (let off = PAGE; off < total; off += PAGE) offsets.push(off);
+      for (const off of offsets) await pageAt(off);
+    } else if (total === -1) {
+      for (let off = PAGE; (await pageAt(off)) !== 0; off += PAGE) { /* until a short page */ }
+    }
+  });
+
+  // The VM: given, or told by the data (EVM collections are 20-byte contracts; Move NFTs are objects).
+  let vmType = o.vmType;
+  if (!vmType) {
+    const evm = collections.some((a) => /^0x[0-9a-f]{40}$/.test(a));
+    if (evm) vmType = 'evm';
+    else if (sawObject) vmType = 'move';
+    else if (sawToken) vmType = 'wasm';
+    else throw new Error(`cannot tell the VM of ${base} (no NFTs to look at): pass --vm-type`);
+  }
+
+  // NFT ↔ tx links (Wasm / EVM): the tx history of every live token, mapped to sequences by hash.
+  if (vmType !== 'move') {
+    progress?.stage('crawl token txs');
+    const bySeqHash = db.prepare('SELECT sequence FROM txs WHERE hash = ? AND height = ?').pluck();
+    const insLink = db.prepare('INSERT OR IGNORE INTO token_txs (collection, token_id, sequence) VALUES (?, ?, ?)');
+    // Keyset chunks (a statement cannot stay open while the workers write).
+    const chunk = db.prepare('SELECT collection, token_id FROM tokens WHERE (collection, token_id) > (?, ?) ORDER BY collection, token_id LIMIT 5000').raw();
+    const tokens = function* (): Generator<[string, string]> {
+      let after: [string, string] = ['', ''];
+      for (;;) {
+        const rows = chunk.all(...after) as [string, string][];
+        if (!rows.length) return;
+        yield* rows;
+        after = rows[rows.length - 1];
+      }
+    };
+    await forEachConcurrent(tokens(), concurrency, async ([collection, tokenId]) => {
+      let keyParam = '';
+      for (;;) {
+        const path = `/indexer/nft/v1/txs/${collection}/${encodeURIComponent(tokenId)}?pagination.limit=${PAGE}&pagination.reverse=false&pagination.count_total=false${keyParam}`;
+        const page = members(base + path, await http.get(path), 'txs');
+        db.transaction(() => {
+          for (const text of page.items) {
+            const m = rawMembers(text);
+            const hash = parseJson<string>(base + path, m.get('txhash') ?? '""').toUpperCase();
+            const height = Number(parseJson<string>(base + path, m.get('height') ?? '""'));
+            if (height < from || height > to) continue; // outside the crawled range
+            const seq = bySeqHash.get(hash, height) as number | undefined;
+            if (seq === undefined) throw new HttpError(base + path, 200, `GET ${base}${path}: tx ${hash} (height ${height}) is not in the crawled tx list`);
+            insLink.run(collection, tokenId, seq);
+          }
+        })();
+        progress?.records(page.items.length);
+        const next = cursorValue(page.nextKey, 'sequence');
+        if (page.items.length < PAGE || next === undefined) break;
+        keyParam = `&pagination.key=${key({ sequence: next })}`;
+      }
+    });
+  }
+
+  // Rich lists.
+  if (o.denoms.length) {
+    progress?.stage('crawl rich list');
+    const insHolder = db.prepare('INSERT OR IGNORE INTO holders (denom, account, text) VALUES (?, ?, ?)');
+    await forEachConcurrent(o.denoms, concurrency, async (denom) => {
+      let stored = denom.toLowerCase();
+      if (vmType === 'evm' && !stored.startsWith('0x')) {
+        const c = denomContracts.get(stored) ?? (/^evm\/[0-9a-f]{40}$/.test(stored) ? `0x${stored.slice(4)}` : undefined);
+        if (!c) throw new Error(`--denoms ${denom}: on EVM the rich list is stored by ERC-20 contract; pass the 0x contract or list the denom in --denom-contracts`);
+        stored = c;
+      }
+      const pageAt = async (offset: number): Promise<{ n: number; total?: number }> => {
+        const path = `/indexer/richlist/v1/${encodeURIComponent(denom)}?pagination.limit=${PAGE}&pagination.offset=${offset}`;
+        const page = members(base + path, await http.get(path), 'holders');
+        db.transaction(() => {
+          for (const text of page.items) {
+            const h = parseJson<{ account: string; amount: string }>(base + path, text);
+            insHolder.run(stored, h.account, JSON.stringify({ denom: stored, account: h.account, amount: h.amount }));
+          }
+        })();
+        progress?.records(page.items.length);
+        return { n: page.items.length, total: page.total };
+      };
+      const p0 = await pageAt(0);
+      if (p0.n < PAGE) return;
+      if (p0.total !== undefined) {
+        const offsets: number[] = [];
+        for (let off = PAGE; off < p0.total; off += PAGE) offsets.push(off);
+        await forEachConcurrent(offsets, concurrency, async (off) => { await pageAt(off); });
+      } else {
+        for (let off = PAGE; (await pageAt(off)).n === PAGE; off += PAGE) { /* until a short page */ }
+      }
+    });
+  }
+  return { status, vmType, from, to, denomContracts };
+}
+
+function sourceFromStaging(db: Database.Database, c: Crawl, o: ApiSourceOptions, base: string, dispose: () => void,
+  http: HttpClient): ImportSource {
+  const at = (what: string): string => `${base} ${what}`;
+  const count = (table: string): number => db.prepare(`SELECT count(*) FROM ${table}`).pluck().get() as number;
+  const totals: Record<string, number> = {
+    meta: 1, validators: count('validators'), blocks: count('blocks'), txs: count('txs'), collections: count('collections'),
+    tokens: count('tokens'), token_txs: count('token_txs'), richlist: count('holders'),
+  };
+  function* rows<T>(sql: string): Generator<T> {
+    yield* db.prepare(sql).iterate() as IterableIterator<T>;
+  }
+  const kinds: Record<string, () => AsyncIterable<NdjsonLine> | Iterable<NdjsonLine> | undefined> = {
+    meta: () => [record(at('/status'), JSON.stringify({
+      chain_id: c.status.chain_id, vm_type: c.vmType, bech32_prefix: o.prefix,
+      version: c.status.version ?? 'dev', commit_hash: c.status.commit_hash ?? 'unknown', source: `api ${base}`,
+      ...(c.to === c.status.height ? { height: c.status.height } : {}),
+      internal_tx_height: c.status.internal_tx_height ?? 0, rich_list_height: c.status.rich_list_height ?? 0,
+    }))],
+    validators: () => (o.validatorsFile ? ndjsonFile(o.validatorsFile) : (function* () {
+      for (const v of rows<{ operator: string; moniker: string }>('SELECT operator, moniker FROM validators ORDER BY operator')) {
+        yield record(at(`validator ${v.operator}`), JSON.stringify({ proposer: v.operator, moniker: v.moniker, operator_address: v.operator }));
+      }
+    })()),
+    blocks: () => (function* () {
+      let prevUs: number | undefined;
+      for (const b of rows<{ height: number; text: string; seconds: string; block_time: number; ts: string | null }>(
+        'SELECT b.height, b.text, b.seconds, b.block_time, t.ts FROM blocks b LEFT JOIN block_times t ON t.height = b.height ORDER BY b.height')) {
+        let ts = b.ts;
+        if (ts === null) {
+          // Empty block: only whole seconds are served; estimate within that second.
+          const sec = parseUtcMicros(b.seconds);
+          if (sec !== undefined) {
+            const est = prevUs !== undefined ? prevUs + b.block_time * 1000 : sec;
+            ts = formatMicrosUtc(Math.min(Math.max(est, sec), sec + 999_999));
+          } else {
+            ts = b.seconds; // the loader reports it
+          }
+        }
+        prevUs = parseUtcMicros(ts);
+        yield record(at(`block ${b.height}`), b.text.slice(0, -1) + ',"timestamp":' + JSON.stringify(ts) + '}');
+      }
+    })(),
+    txs: () => (function* () {
+      for (const t of rows<{ sequence: number; hash: string; text: string }>('SELECT sequence, hash, text FROM txs ORDER BY sequence')) {
+        yield record(at(`tx ${t.hash} (sequence ${t.sequence})`), '{"sequence":' + t.sequence + ',"tx":' + t.text + '}');
+      }
+    })(),
+    collections: () => (function* () {
+      for (const r of rows<{ addr: string; text: string }>('SELECT addr, text FROM collections ORDER BY height, addr')) {
+        yield record(at(`collection ${r.addr}`), r.text);
+      }
+    })(),
+    tokens: () => (function* () {
+      for (const r of rows<{ collection: string; token_id: string; text: string }>('SELECT collection, token_id, text FROM tokens ORDER BY collection, token_id')) {
+        yield record(at(`token ${r.collection} ${JSON.stringify(r.token_id)}`), r.text);
+      }
+    })(),
+    token_txs: () => (c.vmType === 'move' ? undefined : (function* () {
+      for (const r of rows<{ collection: string; token_id: string; sequence: number }>('SELECT collection, token_id, sequence FROM token_txs ORDER BY collection, token_id, sequence')) {
+        yield record(at(`nft tx ${r.collection} ${JSON.stringify(r.token_id)} ${r.sequence}`),
+          JSON.stringify({ collection_addr: r.collection, token_id: r.token_id, sequence: r.sequence }));
+      }
+    })()),
+    richlist: () => (o.denoms.length ? (function* () {
+      for (const r of rows<{ denom: string; account: string; text: string }>('SELECT denom, account, text FROM holders ORDER BY denom, account')) {
+        yield record(at(`holder ${r.denom} ${r.account}`), r.text);
+      }
+    })() : undefined),
+    denom_contracts: () => (o.denomContractsFile ? ndjsonFile(o.denomContractsFile) : undefined),
+  };
+  return {
+    describe: `api ${base}`,
+    lineBased: false,
+    records(kind) {
+      const k = kinds[kind]?.();
+      if (!k) return undefined;
+      return (async function* () { yield* k; })();
+    },
+    total: (kind) => totals[kind],
+    stats: () => ({ requests: http.stats.requests, retries: http.stats.retries, bytes: http.stats.bytes }),
+    dispose,
+    async close() { dispose(); },
+  };
+}

@@ -1,0 +1,130 @@
+/**
+ * A small HTTP GET client for crawling: bounded concurrency, an optional request-rate limit,
+ * per-request timeouts and retries with exponential backoff (and jitter) on 5xx, 429, timeouts
+ * and network errors. Any other non-200 answer fails at once, naming the URL.
+ */
+export interface HttpOptions {
+  /** requests in flight (default 4) */
+  concurrency?: number;
+  /** requests started per second at most (default unlimited) */
+  rate?: number;
+  /** retries after the first attempt (default 5) */
+  retries?: number;
+  /** per attempt, including reading the body (default 30 s) */
+  timeoutMs?: number;
+  /** first backoff step (default 250 ms; doubled per retry, capped at 10 s) */
+  backoffMs?: number;
+}
+
+export class HttpError extends Error {
+  constructor(readonly url: string, readonly status: number | undefined, message: string) {
+    super(message);
+    this.name = 'HttpError';
+  }
+}
+
+export interface HttpStats {
+  requests: number;
+  retries: number;
+  bytes: number;
+}
+
+export class HttpClient {
+  private active = 0;
+  private readonly waiting: (() => void)[] = [];
+  private nextStart = 0;
+  readonly stats: HttpStats = { requests: 0, retries: 0, bytes: 0 };
+  private readonly concurrency: number;
+  private readonly interval: number;
+  private readonly retries: number;
+  private readonly timeoutMs: number;
+  private readonly backoffMs: number;
+
+  constructor(readonly base: string, o: HttpOptions = {}) {
+    this.concurrency = Math.max(1, Math.floor(o.concurrency ?? 4));
+    this.interval = o.rate && o.rate > 0 ? 1000 / o.rate : 0;
+    this.retries = Math.max(0, Math.floor(o.retries ?? 5));
+    this.timeoutMs = o.timeoutMs ?? 30_000;
+    this.backoffMs = o.backoffMs ?? 250;
+  }
+
+  private async slot(): Promise<void> {
+    if (this.active >= this.concurrency) await new Promise<void>((r) => this.waiting.push(r));
+    this.active++;
+  }
+
+  private release(): void {
+    this.active--;
+    this.waiting.shift()?.();
+  }
+
+  private async paced(): Promise<void> {
+    if (!this.interval) return;
+    const now = Date.now();
+    const at = Math.max(now, this.nextStart);
+    this.nextStart = at + this.interval;
+    if (at > now) await sleep(at - now);
+  }
+
+  /** GET base+path; resolves with the body of a 200 answer. */
+  async get(path: string): Promise<string> {
+    const url = this.base.replace(/\/+$/, '') + path;
+    let last = '';
+    for (let attempt = 0; attempt <= this.retries; attempt++) {
+      if (attempt > 0) this.stats.retries++;
+      let retryAfterMs: number | undefined;
+      await this.slot();
+      try {
+        await this.paced();
+        this.stats.requests++;
+        const res = await fetch(url, { signal: AbortSignal.timeout(this.timeoutMs), headers: { accept: 'application/json' } });
+        const body = await res.text();
+        this.stats.bytes += Buffer.byteLength(body);
+        if (res.status === 200) return body;
+        const detail = `HTTP ${res.status}: ${body.slice(0, 200).replace(/\s+/g, ' ')}`;
+        if (res.status < 500 && res.status !== 429) throw new HttpError(url, res.status, `GET ${url}: ${detail}`);
+        last = detail;
+        const ra = Number(res.headers.get('retry-after'));
+        if (Number.isFinite(ra) && ra > 0) retryAfterMs = Math.min(ra * 1000, 60_000);
+      } catch (e) {
+        if (e instanceof HttpError) throw e;
+        const err = e as Error & { cause?: { code?: string; message?: string } };
+        last = err.name === 'TimeoutError' || err.name === 'AbortError' ? `timed out after ${this.timeoutMs} ms`
+          : `${err.message}${err.cause ? ` (${err.cause.code ?? err.cause.message})` : ''}`;
+      } finally {
+        this.release();
+      }
+      if (attempt < this.retries) {
+        const step = Math.min(10_000, this.backoffMs * 2 ** attempt);
+        await sleep(retryAfterMs ?? step * (0.5 + Math.random() / 2));
+      }
+    }
+    throw new HttpError(url, undefined, `GET ${url}: failed after ${this.retries + 1} attempts: ${last}`);
+  }
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+/** Runs fn over items with at most n calls in flight; the first failure stops new calls and is thrown. */
+export async function forEachConcurrent<T>(items: Iterable<T>, n: number, fn: (item: T) => Promise<void>): Promise<void> {
+  const it = items[Symbol.iterator]();
+  let failed: unknown;
+  let hasFailed = false;
+  const worker = async (): Promise<void> => {
+    for (;;) {
+      if (hasFailed) return;
+      const next = it.next();
+      if (next.done) return;
+      try {
+        await fn(next.value);
+      } catch (e) {
+        if (!hasFailed) { hasFailed = true; failed = e; }
+        return;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, n) }, worker));
+  if (hasFailed) throw failed;
+}

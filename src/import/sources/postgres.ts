@@ -1,0 +1,295 @@
+/**
+ * `import --from-postgres DSN`: reads a rollytics database (reference §5.1) and yields its rows
+ * as dump-format records (docs/dump-format.md), so validation and derivation are shared with
+ * `--from-dump`.
+ *
+ * Everything is read in ONE read-only REPEATABLE READ transaction (a consistent snapshot even
+ * while the indexer keeps writing), each table streamed through a server-side cursor, so memory
+ * stays bounded by the cursor batch whatever the table sizes. Dictionary lookups
+ * (account_dict, nft_dict) are joins in SQL.
+ *
+ * Tx ↔ account links and the signer come from tx_accounts (+ tx.signer_id), so nothing is
+ * re-derived from events; message types are derived from tx.data's body by the loader, with
+ * the rule rollytics used to fill tx_msg_types (that table and msg_type_dict are only checked
+ * to exist).
+ *
+ * What rollytics keeps outside its database comes from options: chain id (default: the only
+ * chain_id in `block`), VM type, bech32 prefix, the indexer build for /status, proposer monikers
+ * (`--validators`, NDJSON) and, on EVM, the denom → ERC-20 map (`--denom-contracts`, NDJSON).
+ */
+import { Client } from 'pg';
+import Cursor from 'pg-cursor';
+import type { VmType } from '../from-dump';
+import { NdjsonLine } from '../ndjson';
+import { ImportSource, ndjsonFile, record, recordError, redactDsn } from './source';
+
+export interface PostgresSourceOptions {
+  dsn: string;
+  vmType: VmType;
+  prefix: string;
+  /** default: the single chain_id found in `block` */
+  chainId?: string;
+  /** NDJSON in validators.ndjson format */
+  validatorsFile?: string;
+  /** NDJSON in denom_contracts.ndjson format (EVM) */
+  denomContractsFile?: string;
+  /** what /status reports as version / commit_hash (rollytics' build; default dev / unknown) */
+  statusVersion?: string;
+  statusCommit?: string;
+  /** rows fetched per cursor read (default 2000) */
+  batchRows?: number;
+}
+
+/** The tables read; a missing one is refused before anything is written. */
+export const ROLLYTICS_TABLES = ['block', 'tx', 'tx_accounts', 'account_dict', 'tx_msg_types', 'msg_type_dict',
+  'nft_collection', 'nft', 'nft_dict', 'tx_nfts', 'rich_list', 'rich_list_status', 'seq_info'] as const;
+
+const TIME = (col: string): string => `to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+
+type Row = Record<string, unknown>;
+
+/** Connects, opens the snapshot transaction and checks the schema; errors never show the password. */
+export async function openPostgresSource(o: PostgresSourceOptions): Promise<ImportSource> {
+  const where = redactDsn(o.dsn);
+  const client = new Client({ connectionString: o.dsn, connectionTimeoutMillis: 15_000, application_name: 'indexer-api import' });
+  // An idle-connection error after a failure must not crash the process.
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+  } catch (e) {
+    await client.end().catch(() => undefined);
+    throw new Error(`cannot connect to PostgreSQL at ${where}: ${scrub(errorText(e), o.dsn)}`);
+  }
+  const fail = async (msg: string): Promise<never> => {
+    await client.end().catch(() => undefined);
+    throw new Error(msg);
+  };
+  try {
+    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    await client.query("SET LOCAL idle_in_transaction_session_timeout = 0; SET LOCAL statement_timeout = 0");
+  } catch (e) {
+    return fail(`PostgreSQL at ${where}: cannot open a read-only snapshot transaction: ${errorText(e)}`);
+  }
+  const q = async <T extends Row>(sql: string, params: unknown[] = []): Promise<T[]> => {
+    try {
+      return (await client.query(sql, params)).rows as T[];
+    } catch (e) {
+      return fail(`PostgreSQL at ${where}: ${errorText(e)} (in: ${sql.replace(/\s+/g, ' ').slice(0, 120)})`);
+    }
+  };
+
+  const present = await q<{ name: string }>(
+    `SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+     WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p', 'v', 'm', 'f') AND c.relname = ANY($1)`, [[...ROLLYTICS_TABLES]]);
+  const have = new Set(present.map((r) => r.name));
+  const missing = ROLLYTICS_TABLES.filter((t) => !have.has(t));
+  if (missing.length) {
+    return fail(`PostgreSQL at ${where} is not a rollytics database: missing table${missing.length > 1 ? 's' : ''} ${missing.join(', ')}`);
+  }
+
+  let chainId = o.chainId;
+  if (chainId === undefined) {
+    const lo = await q<{ chain_id: string }>('SELECT chain_id FROM block ORDER BY chain_id LIMIT 1');
+    const hi = await q<{ chain_id: string }>('SELECT chain_id FROM block ORDER BY chain_id DESC LIMIT 1');
+    if (!lo.length) return fail(`PostgreSQL at ${where}: table block is empty (nothing to import)`);
+    if (lo[0].chain_id !== hi[0].chain_id) {
+      return fail(`PostgreSQL at ${where}: table block holds several chains (${lo[0].chain_id}, ${hi[0].chain_id}, ...); pass --chain-id`);
+    }
+    chainId = lo[0].chain_id;
+  }
+  const richListHeight = (await q<{ h: string | null }>('SELECT max(height)::text AS h FROM rich_list_status'))[0]?.h ?? '0';
+  const seqTx = (await q<{ s: string | null }>("SELECT max(sequence)::text AS s FROM seq_info WHERE name = 'tx'"))[0]?.s;
+  const heights = (await q<{ lo: string | null; hi: string | null }>(
+    'SELECT min(height)::text AS lo, max(height)::text AS hi FROM block WHERE chain_id = $1', [chainId]))[0];
+  const estimate = async (table: string): Promise<number | undefined> => {
+    const r = await q<{ n: number }>('SELECT reltuples::float8 AS n FROM pg_class WHERE oid = to_regclass($1)', [table]);
+    const n = r[0]?.n;
+    return n !== undefined && n >= 0 ? Math.round(n) : undefined;
+  };
+  const totals: Record<string, number | undefined> = {
+    meta: 1,
+    blocks: heights?.lo != null && heights.hi != null ? Number(heights.hi) - Number(heights.lo) + 1 : undefined,
+    txs: seqTx != null ? Number(seqTx) : undefined,
+    collections: await estimate('nft_collection'),
+    tokens: await estimate('nft'),
+    token_txs: await estimate('tx_nfts'),
+    richlist: await estimate('rich_list'),
+  };
+
+  const batch = o.batchRows ?? 2000;
+  let busy = false;
+  /** Streams one query through a server-side cursor, prefetching the next batch while rows are used. */
+  async function* rows(label: string, sql: string, params: unknown[] = []): AsyncGenerator<Row> {
+    if (busy) throw new Error('internal: two PostgreSQL cursors at once');
+    busy = true;
+    const cursor = client.query(new Cursor(sql, params));
+    let next: Promise<Row[]> | undefined;
+    const read = (): Promise<Row[]> => cursor.read(batch).catch((e: unknown) => {
+      throw new Error(`PostgreSQL at ${where}: reading ${label} failed: ${errorText(e)}`);
+    });
+    try {
+      next = read();
+      for (;;) {
+        const got = await next;
+        next = undefined;
+        if (got.length === 0) break;
+        next = read();
+        for (const r of got) yield r;
+      }
+    } finally {
+      if (next) await next.catch(() => undefined);
+      await cursor.close().catch(() => undefined);
+      busy = false;
+    }
+  }
+
+  const hex0x = (v: unknown): string | undefined => (typeof v === 'string' ? '0x' + v : undefined);
+
+  const kinds: Record<string, () => AsyncIterable<NdjsonLine> | undefined> = {
+    meta: () => (async function* () {
+      yield record('meta', JSON.stringify({
+        chain_id: chainId, vm_type: o.vmType, bech32_prefix: o.prefix,
+        version: o.statusVersion ?? 'dev', commit_hash: o.statusCommit ?? 'unknown',
+        source: `postgres ${where}`, internal_tx_height: 0, rich_list_height: richListHeight,
+      }));
+    })(),
+
+    validators: () => (o.validatorsFile ? ndjsonFile(o.validatorsFile) : undefined),
+
+    blocks: () => (async function* () {
+      for await (const r of rows('table block', `
+          SELECT height::text AS height, encode(hash, 'hex') AS hash, ${TIME('"timestamp"')} AS ts, block_time::text AS block_time,
+                 proposer, gas_used::text AS gas_used, gas_wanted::text AS gas_wanted, tx_count::text AS tx_count,
+                 total_fee::text AS total_fee
+          FROM block b WHERE b.chain_id = $1 ORDER BY b.height`, [chainId])) {
+        const label = `table block, height ${r.height as string}`;
+        const obj = {
+          height: r.height, hash: r.hash ?? undefined, timestamp: r.ts ?? undefined, block_time: r.block_time ?? undefined,
+          proposer: r.proposer ?? undefined, gas_used: r.gas_used ?? undefined, gas_wanted: r.gas_wanted ?? undefined,
+          tx_count: r.tx_count ?? undefined,
+        };
+        // total_fee is jsonb: its text is valid JSON; SQL NULL and JSON null both mean "no txs".
+        const text = JSON.stringify(obj).slice(0, -1) + ',"total_fee":' + ((r.total_fee as string | null) ?? 'null') + '}';
+        yield record(label, text);
+      }
+    })(),
+
+    txs: () => (async function* () {
+      for await (const r of rows('table tx', `
+          SELECT t.sequence::text AS sequence, encode(t.hash, 'hex') AS hash, t.height::text AS height, t.data::text AS data,
+                 t.signer_id::text AS signer_id, encode(s.account, 'hex') AS signer_account,
+                 acc.accounts, acc.signers
+          FROM tx t
+          LEFT JOIN account_dict s ON s.id = t.signer_id
+          LEFT JOIN LATERAL (
+            SELECT array_agg(coalesce(encode(a.account, 'hex'), '!' || ta.account_id::text) ORDER BY ta.account_id) AS accounts,
+                   array_agg(coalesce(encode(a.account, 'hex'), '!' || ta.account_id::text) ORDER BY ta.account_id)
+                     FILTER (WHERE ta.signer IS TRUE) AS signers
+            FROM tx_accounts ta LEFT JOIN account_dict a ON a.id = ta.account_id
+            WHERE ta.sequence = t.sequence) acc ON true
+          ORDER BY t.sequence`)) {
+        const label = `table tx, sequence ${r.sequence as string} (hash ${((r.hash as string | null) ?? '?').toUpperCase()}, height ${r.height as string})`;
+        if (r.data === null) throw recordError(label, 'data', 'is NULL');
+        const accounts = (r.accounts as string[] | null) ?? [];
+        const signers = (r.signers as string[] | null) ?? [];
+        for (const a of accounts) {
+          if (a.startsWith('!')) throw recordError(label, 'tx_accounts', `account_id ${a.slice(1)} is not in account_dict`);
+        }
+        if (signers.length > 1) throw recordError(label, 'tx_accounts', `${signers.length} signer rows (expected at most one)`);
+        // The signer: its tx_accounts row (what is_signer filters on), else tx.signer_id.
+        let signer = signers[0];
+        if (signer === undefined && r.signer_id !== null && r.signer_id !== '0') {
+          if (r.signer_account === null) throw recordError(label, 'signer_id', `account_id ${r.signer_id as string} is not in account_dict`);
+          signer = r.signer_account as string;
+        }
+        let text = '{"sequence":' + (r.sequence as string);
+        if (signer !== undefined) text += ',"signer":"0x' + signer + '"';
+        text += ',"accounts":[' + accounts.map((a) => '"0x' + a + '"').join(',') + ']';
+        text += ',"tx":' + (r.data as string) + '}';
+        yield record(label, text);
+      }
+    })(),
+
+    collections: () => (async function* () {
+      for await (const r of rows('table nft_collection', `
+          SELECT encode(c.addr, 'hex') AS addr, c.creator_id::text AS creator_id, encode(a.account, 'hex') AS creator,
+                 c.name, c.origin_name, c.height::text AS height, ${TIME('c."timestamp"')} AS ts
+          FROM nft_collection c LEFT JOIN account_dict a ON a.id = c.creator_id
+          ORDER BY c.height, c.addr`)) {
+        const label = `table nft_collection, addr 0x${(r.addr as string | null) ?? ''}`;
+        if (r.creator === null) throw recordError(label, 'creator_id', `account_id ${String(r.creator_id)} is not in account_dict`);
+        yield record(label, JSON.stringify({
+          object_addr: hex0x(r.addr), creator: hex0x(r.creator), name: r.name ?? undefined,
+          origin_name: r.origin_name ?? '', height: r.height ?? undefined, timestamp: r.ts ?? undefined,
+        }));
+      }
+    })(),
+
+    tokens: () => (async function* () {
+      for await (const r of rows('table nft', `
+          SELECT encode(n.collection_addr, 'hex') AS collection_addr, n.token_id, encode(n.addr, 'hex') AS addr,
+                 n.owner_id::text AS owner_id, encode(o.account, 'hex') AS owner, n.uri, n.height::text AS height,
+                 ${TIME('n."timestamp"')} AS ts
+          FROM nft n LEFT JOIN account_dict o ON o.id = n.owner_id
+          ORDER BY n.collection_addr, n.token_id`)) {
+        const label = `table nft, collection_addr 0x${(r.collection_addr as string | null) ?? ''}, token_id ${JSON.stringify(r.token_id)}`;
+        if (r.owner === null) throw recordError(label, 'owner_id', `account_id ${String(r.owner_id)} is not in account_dict`);
+        yield record(label, JSON.stringify({
+          collection_addr: hex0x(r.collection_addr), token_id: r.token_id ?? undefined,
+          object_addr: o.vmType === 'move' || r.addr !== null ? hex0x(r.addr) : undefined,
+          owner: hex0x(r.owner), uri: r.uri ?? '', height: r.height ?? undefined, timestamp: r.ts ?? undefined,
+        }));
+      }
+    })(),
+
+    token_txs: () => (async function* () {
+      for await (const r of rows('table tx_nfts', `
+          SELECT tn.nft_id::text AS nft_id, tn.sequence::text AS sequence,
+                 encode(d.collection_addr, 'hex') AS collection_addr, d.token_id, d.id IS NOT NULL AS known
+          FROM tx_nfts tn LEFT JOIN nft_dict d ON d.id = tn.nft_id
+          ORDER BY tn.nft_id, tn.sequence`)) {
+        const label = `table tx_nfts, nft_id ${r.nft_id as string}, sequence ${r.sequence as string}`;
+        if (!r.known) throw recordError(label, 'nft_id', `nft_id ${r.nft_id as string} is not in nft_dict`);
+        yield record(label, JSON.stringify({ collection_addr: hex0x(r.collection_addr), token_id: r.token_id ?? undefined, sequence: r.sequence }));
+      }
+    })(),
+
+    richlist: () => (async function* () {
+      for await (const r of rows('table rich_list', `
+          SELECT r.id::text AS id, r.denom, encode(a.account, 'hex') AS account, r.amount::text AS amount
+          FROM rich_list r LEFT JOIN account_dict a ON a.id = r.id
+          ORDER BY r.denom, r.id`)) {
+        const label = `table rich_list, id ${r.id as string}, denom ${JSON.stringify(r.denom)}`;
+        if (r.account === null) throw recordError(label, 'id', `account_id ${r.id as string} is not in account_dict`);
+        yield record(label, JSON.stringify({ denom: r.denom ?? undefined, account: hex0x(r.account), amount: r.amount ?? undefined }));
+      }
+    })(),
+
+    denom_contracts: () => (o.denomContractsFile ? ndjsonFile(o.denomContractsFile) : undefined),
+  };
+
+  return {
+    describe: `postgres ${where}`,
+    lineBased: false,
+    records: (kind) => kinds[kind]?.(),
+    total: (kind) => totals[kind],
+    async close() {
+      try { await client.query('COMMIT'); } catch { /* the connection may already be gone */ }
+      await client.end().catch(() => undefined);
+    },
+  };
+}
+
+function errorText(e: unknown): string {
+  const err = e as { message?: string; code?: string; errors?: { message: string }[] };
+  // An AggregateError (IPv4 + IPv6 attempts) has an empty message of its own.
+  const msg = err.message || err.errors?.map((x) => x.message).join('; ') || err.code || String(e);
+  return msg.split('\n')[0];
+}
+
+/** Removes the password from a driver message, should it ever quote the DSN. */
+function scrub(text: string, dsn: string): string {
+  let pw: string | undefined;
+  try { pw = decodeURIComponent(new URL(dsn).password); } catch { pw = /password\s*=\s*'?([^'\s]+)/i.exec(dsn)?.[1]; }
+  return pw ? text.split(pw).join('***') : text;
+}

@@ -1,0 +1,72 @@
+import { basename, dirname, resolve } from 'node:path';
+import type { RecordSource } from '../from-dump';
+import { DumpError } from '../dump-error';
+import { NdjsonLine, readNdjson } from '../ndjson';
+
+/**
+ * A RecordSource that holds resources (a database connection, an HTTP agent) and may know how
+ * many records of a kind to expect (for the progress ETA).
+ */
+export interface ImportSource extends RecordSource {
+  /** `false` for sources whose records are not file lines: errors then read `SOURCE: RECORD: FIELD: reason` */
+  lineBased: boolean;
+  /** expected number of records of `kind`, when cheaply known */
+  total?(kind: string): number | undefined;
+  /** counters for the --json summary (e.g. HTTP requests of a crawl) */
+  stats?(): Record<string, number>;
+  /** synchronous cleanup on SIGINT / SIGTERM (temporary files) */
+  dispose?(): void;
+  close(): Promise<void>;
+}
+
+/**
+ * A record of a non-file source. `file` names the record (`table tx, sequence 42`); line 0
+ * marks it as not line-based, so the import command prints `SOURCE: RECORD: FIELD: reason`.
+ */
+export function record(label: string, text: string): NdjsonLine {
+  return { file: label, line: 0, text };
+}
+
+/** A record-level error raised by a source itself (not by validation). */
+export function recordError(label: string, field: string, reason: string): DumpError {
+  return new DumpError(label, 0, field, reason);
+}
+
+/** The reason part of a DumpError (its message is `FILE:LINE: FIELD: reason`). */
+export function dumpErrorText(e: DumpError, lineBased: boolean): string {
+  if (lineBased && e.line > 0) return e.message;
+  const prefix = `${e.file}:${e.line}: `;
+  const rest = e.message.startsWith(prefix) ? e.message.slice(prefix.length) : e.message;
+  return `${e.file}: ${rest}`;
+}
+
+/** An NDJSON side file (`--validators`, `--denom-contracts`) as the records of one kind. */
+export function ndjsonFile(file: string): AsyncIterable<NdjsonLine> {
+  const dir = dirname(resolve(file));
+  const name = basename(file);
+  return readNdjson(dir, name);
+}
+
+/**
+ * A DSN with its password removed, for messages and the snapshot's `source`:
+ * `postgres://user:secret@host/db` → `postgres://user@host/db`; `password=...` dropped from
+ * key/value strings; `password` query parameters dropped.
+ */
+export function redactDsn(dsn: string): string {
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(dsn)) {
+    try {
+      const u = new URL(dsn);
+      u.password = '';
+      for (const k of [...u.searchParams.keys()]) if (/pass/i.test(k)) u.searchParams.delete(k);
+      return u.toString();
+    } catch {
+      return dsn.replace(/:\/\/([^:@/]*):[^@/]*@/, '://$1@');
+    }
+  }
+  return dsn.replace(/\bpassword\s*=\s*('(?:[^'\\]|\\.)*'|\S*)\s*/gi, '').trim();
+}
+
+/** Concatenates record streams (used to emit a base snapshot's records, then new ones). */
+export async function* concat(...parts: (AsyncIterable<NdjsonLine> | Iterable<NdjsonLine> | undefined)[]): AsyncGenerator<NdjsonLine> {
+  for (const p of parts) if (p) yield* p;
+}

@@ -1,0 +1,215 @@
+/**
+ * A rollytics-shaped PostgreSQL database for tests: the tables and columns of the reference
+ * §5.1 (final schema, as rollytics' gorm models declare them), loaded from a dump directory the
+ * way rollytics' indexer would have stored that chain:
+ * - tx.data is the Tx object as jsonb (PostgreSQL re-orders keys and re-spaces the text);
+ * - tx_accounts holds the accounts rollytics links (events + signer, reference §5.4), with
+ *   signer = true on the signer's row; tx.signer_id the signer's account_dict id;
+ * - tx_msg_types / msg_type_dict from the body's message types;
+ * - timestamps truncated to microseconds (pgx binary encoding);
+ * - nft_dict + tx_nfts from token_txs; rich_list + rich_list_status; seq_info('tx').
+ */
+import { readFileSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { Client } from 'pg';
+import { AccountDeriver, msgTypesOf, signerFromTx } from '../../../src/import/derive';
+import { canonicalAddress } from '../../../src/lib/address';
+import { rawMembers } from '../../../src/lib/raw-json';
+
+export const ROLLYTICS_SCHEMA = `
+CREATE TABLE upgrade_history (version text PRIMARY KEY, applied timestamptz);
+CREATE TABLE seq_info (name text PRIMARY KEY, sequence bigint);
+CREATE TABLE block (
+  chain_id text NOT NULL, height bigint NOT NULL, hash bytea, "timestamp" timestamptz, block_time bigint,
+  proposer text, gas_used bigint, gas_wanted bigint, tx_count smallint, total_fee jsonb,
+  PRIMARY KEY (chain_id, height));
+CREATE INDEX block_height_desc ON block (height DESC);
+CREATE TABLE tx (hash bytea NOT NULL, height bigint NOT NULL, sequence bigint, signer_id bigint, data jsonb, PRIMARY KEY (hash, height));
+CREATE INDEX tx_sequence_desc ON tx (sequence DESC);
+CREATE INDEX tx_height ON tx (height);
+CREATE TABLE tx_accounts (account_id bigint NOT NULL, sequence bigint NOT NULL, signer boolean, PRIMARY KEY (account_id, sequence));
+CREATE INDEX tx_accounts_sequence_idx ON tx_accounts (sequence);
+CREATE TABLE tx_nfts (nft_id bigint NOT NULL, sequence bigint NOT NULL, PRIMARY KEY (nft_id, sequence));
+CREATE INDEX tx_nfts_sequence_idx ON tx_nfts (sequence);
+CREATE TABLE tx_msg_types (msg_type_id bigint NOT NULL, sequence bigint NOT NULL, PRIMARY KEY (msg_type_id, sequence));
+CREATE INDEX tx_msg_types_sequence_idx ON tx_msg_types (sequence);
+CREATE TABLE tx_type_tags (type_tag_id bigint NOT NULL, sequence bigint NOT NULL, PRIMARY KEY (type_tag_id, sequence));
+CREATE TABLE evm_tx (hash bytea NOT NULL, height bigint NOT NULL, sequence bigint, signer_id bigint, data jsonb, PRIMARY KEY (hash, height));
+CREATE TABLE evm_tx_accounts (account_id bigint NOT NULL, sequence bigint NOT NULL, signer boolean, PRIMARY KEY (account_id, sequence));
+CREATE TABLE evm_internal_tx (height bigint, hash_id bigint, index bigint, parent_index bigint, sequence bigint, type text,
+  from_id bigint, to_id bigint, input bytea, output bytea, value bytea, gas bytea, gas_used bytea, PRIMARY KEY (height, hash_id, index));
+CREATE TABLE evm_internal_tx_accounts (account_id bigint NOT NULL, sequence bigint NOT NULL, PRIMARY KEY (account_id, sequence));
+CREATE TABLE evm_tx_hash_dict (id bigserial PRIMARY KEY, hash bytea UNIQUE);
+CREATE TABLE nft_collection (addr bytea PRIMARY KEY, height bigint, "timestamp" timestamptz, name text, origin_name text,
+  creator_id bigint, nft_count bigint);
+CREATE TABLE nft (collection_addr bytea NOT NULL, token_id text NOT NULL, addr bytea, height bigint, "timestamp" timestamptz,
+  owner_id bigint, uri text, PRIMARY KEY (collection_addr, token_id));
+CREATE TABLE fa_store (store_addr bytea PRIMARY KEY, owner bytea);
+CREATE TABLE account_dict (id bigserial PRIMARY KEY, account bytea UNIQUE);
+CREATE TABLE nft_dict (id bigserial PRIMARY KEY, collection_addr bytea, token_id text, UNIQUE (collection_addr, token_id));
+CREATE TABLE msg_type_dict (id bigserial PRIMARY KEY, msg_type text UNIQUE);
+CREATE TABLE type_tag_dict (id bigserial PRIMARY KEY, type_tag text UNIQUE);
+CREATE TABLE rich_list (id bigint NOT NULL, denom text NOT NULL, amount numeric, PRIMARY KEY (id, denom));
+CREATE TABLE rich_list_status (height bigint);
+`;
+
+function lines(dir: string, name: string): string[] {
+  const f = join(dir, `${name}.ndjson`);
+  if (!existsSync(f)) return [];
+  return readFileSync(f, 'utf8').split('\n').filter((l) => l.trim() !== '');
+}
+
+/** `…:SS.fffffffffZ` → `…:SS.ffffffZ`: pgx writes timestamps in binary, truncated to µs. */
+export function truncateToMicros(ts: string): string {
+  return ts.replace(/\.(\d{1,9})Z$/, (_, f: string) => `.${f.padEnd(6, '0').slice(0, 6)}Z`);
+}
+
+class Inserter {
+  private rows: unknown[][] = [];
+  constructor(private readonly client: Client, private readonly sql: string, private readonly batch = 500) {}
+  async add(row: unknown[]): Promise<void> {
+    this.rows.push(row);
+    if (this.rows.length >= this.batch) await this.flush();
+  }
+  async flush(): Promise<void> {
+    if (!this.rows.length) return;
+    const cols = this.rows[0].length;
+    const arrays = Array.from({ length: cols }, (_, i) => this.rows.map((r) => r[i]));
+    this.rows = [];
+    await this.client.query(this.sql, arrays);
+  }
+}
+
+export interface LoadOptions {
+  /** mutate the tx.data object before it is stored (to plant a bad row) */
+  txData?: (sequence: number, data: Record<string, unknown>) => Record<string, unknown>;
+}
+
+/** Creates the schema in `dsn` and loads the dump in `dir` into it. */
+export async function loadRollyticsDb(dsn: string, dir: string, opts: LoadOptions = {}): Promise<{ chainId: string }> {
+  const client = new Client({ connectionString: dsn });
+  await client.connect();
+  try {
+    await client.query(ROLLYTICS_SCHEMA);
+    await client.query('BEGIN');
+    const meta = JSON.parse(lines(dir, 'meta')[0]) as { chain_id: string; bech32_prefix: string; rich_list_height?: number };
+    const prefix = meta.bech32_prefix;
+
+    const accountIds = new Map<string, number>();
+    const accounts = new Inserter(client, 'INSERT INTO account_dict (id, account) SELECT * FROM unnest($1::bigint[], $2::bytea[])');
+    const accountId = async (addr: Buffer): Promise<number> => {
+      const k = addr.toString('hex');
+      let id = accountIds.get(k);
+      if (id === undefined) {
+        id = accountIds.size + 1;
+        accountIds.set(k, id);
+        await accounts.add([id, addr]);
+      }
+      return id;
+    };
+
+    const blocks = new Inserter(client, `INSERT INTO block (chain_id, height, hash, "timestamp", block_time, proposer, gas_used, gas_wanted, tx_count, total_fee)
+      SELECT * FROM unnest($1::text[], $2::bigint[], $3::bytea[], $4::timestamptz[], $5::bigint[], $6::text[], $7::bigint[], $8::bigint[], $9::smallint[], $10::jsonb[])`);
+    for (const l of lines(dir, 'blocks')) {
+      const b = JSON.parse(l) as { height: number; hash: string; timestamp: string; block_time: number; proposer: string;
+        gas_used: number; gas_wanted: number; tx_count: number; total_fee: unknown };
+      await blocks.add([meta.chain_id, b.height, Buffer.from(b.hash, 'hex'), truncateToMicros(b.timestamp), b.block_time, b.proposer,
+        b.gas_used, b.gas_wanted, b.tx_count, JSON.stringify(b.total_fee)]);
+    }
+    await blocks.flush();
+
+    const deriver = new AccountDeriver(prefix);
+    const msgTypeIds = new Map<string, number>();
+    const txs = new Inserter(client, `INSERT INTO tx (hash, height, sequence, signer_id, data)
+      SELECT * FROM unnest($1::bytea[], $2::bigint[], $3::bigint[], $4::bigint[], $5::jsonb[])`, 200);
+    const txAccounts = new Inserter(client, 'INSERT INTO tx_accounts (account_id, sequence, signer) SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::boolean[])', 2000);
+    const txMsgTypes = new Inserter(client, 'INSERT INTO tx_msg_types (msg_type_id, sequence) SELECT * FROM unnest($1::bigint[], $2::bigint[])', 2000);
+    let maxSeq = 0;
+    for (const l of lines(dir, 'txs')) {
+      const rec = JSON.parse(l) as { sequence: number; tx: { txhash: string; height: string; tx: unknown; events: unknown } };
+      const rawTx = rawMembers(l).get('tx') as string;
+      let data = JSON.parse(rawTx) as Record<string, unknown>;
+      if (opts.txData) data = opts.txData(rec.sequence, data);
+      const signer = signerFromTx(rec.tx.tx);
+      const linked = deriver.fromEvents(rec.tx.events);
+      const signerId = signer ? await accountId(signer) : null;
+      if (signer) {
+        linked.delete(signer.toString('hex'));
+        await txAccounts.add([signerId, rec.sequence, true]);
+      }
+      for (const a of linked.values()) await txAccounts.add([await accountId(a), rec.sequence, false]);
+      for (const name of msgTypesOf(rec.tx.tx)) {
+        let id = msgTypeIds.get(name);
+        if (id === undefined) {
+          id = msgTypeIds.size + 1;
+          msgTypeIds.set(name, id);
+          await client.query('INSERT INTO msg_type_dict (id, msg_type) VALUES ($1, $2)', [id, name]);
+        }
+        await txMsgTypes.add([id, rec.sequence]);
+      }
+      // The raw text keeps big numbers / number spelling exactly; JSON.stringify of the parsed
+      // object is used only when a test mutates it.
+      await txs.add([Buffer.from(rec.tx.txhash, 'hex'), Number(rec.tx.height), rec.sequence, signerId,
+        opts.txData ? JSON.stringify(data) : rawTx]);
+      maxSeq = rec.sequence;
+    }
+    await txs.flush();
+    await txAccounts.flush();
+    await txMsgTypes.flush();
+    await client.query("INSERT INTO seq_info (name, sequence) VALUES ('tx', $1)", [maxSeq]);
+
+    const tokenLines = lines(dir, 'tokens');
+    const nftCount = new Map<string, number>();
+    for (const l of tokenLines) {
+      const t = JSON.parse(l) as { collection_addr: string };
+      const k = canonicalAddress(t.collection_addr, prefix).toString('hex');
+      nftCount.set(k, (nftCount.get(k) ?? 0) + 1);
+    }
+    for (const l of lines(dir, 'collections')) {
+      const c = JSON.parse(l) as { object_addr: string; creator: string; name: string; origin_name?: string; height: number; timestamp: string };
+      const addr = canonicalAddress(c.object_addr, prefix);
+      await client.query(`INSERT INTO nft_collection (addr, height, "timestamp", name, origin_name, creator_id, nft_count)
+        VALUES ($1, $2, $3, $4, $5, $6, $7)`, [addr, c.height, truncateToMicros(c.timestamp), c.name, c.origin_name ?? '',
+        await accountId(canonicalAddress(c.creator, prefix)), nftCount.get(addr.toString('hex')) ?? 0]);
+    }
+    const nfts = new Inserter(client, `INSERT INTO nft (collection_addr, token_id, addr, height, "timestamp", owner_id, uri)
+      SELECT * FROM unnest($1::bytea[], $2::text[], $3::bytea[], $4::bigint[], $5::timestamptz[], $6::bigint[], $7::text[])`);
+    for (const l of tokenLines) {
+      const t = JSON.parse(l) as { collection_addr: string; token_id: string; object_addr?: string; owner: string; uri: string; height: number; timestamp: string };
+      await nfts.add([canonicalAddress(t.collection_addr, prefix), t.token_id, t.object_addr ? canonicalAddress(t.object_addr, prefix) : null,
+        t.height, truncateToMicros(t.timestamp), await accountId(canonicalAddress(t.owner, prefix)), t.uri]);
+    }
+    await nfts.flush();
+
+    const nftIds = new Map<string, number>();
+    const txNfts = new Inserter(client, 'INSERT INTO tx_nfts (nft_id, sequence) SELECT * FROM unnest($1::bigint[], $2::bigint[])', 2000);
+    for (const l of lines(dir, 'token_txs')) {
+      const x = JSON.parse(l) as { collection_addr: string; token_id: string; sequence: number };
+      const addr = canonicalAddress(x.collection_addr, prefix);
+      const k = `${addr.toString('hex')}\u0000${x.token_id}`;
+      let id = nftIds.get(k);
+      if (id === undefined) {
+        id = nftIds.size + 1;
+        nftIds.set(k, id);
+        await client.query('INSERT INTO nft_dict (id, collection_addr, token_id) VALUES ($1, $2, $3)', [id, addr, x.token_id]);
+      }
+      await txNfts.add([id, x.sequence]);
+    }
+    await txNfts.flush();
+
+    const holders = new Inserter(client, 'INSERT INTO rich_list (id, denom, amount) SELECT * FROM unnest($1::bigint[], $2::text[], $3::numeric[])', 1000);
+    for (const l of lines(dir, 'richlist')) {
+      const h = JSON.parse(l) as { denom: string; account: string; amount: string };
+      await holders.add([await accountId(canonicalAddress(h.account, prefix)), h.denom.toLowerCase(), h.amount]);
+    }
+    await holders.flush();
+    if (meta.rich_list_height) await client.query('INSERT INTO rich_list_status (height) VALUES ($1)', [meta.rich_list_height]);
+    await accounts.flush();
+    await client.query("SELECT setval('account_dict_id_seq', greatest((SELECT max(id) FROM account_dict), 1))");
+    await client.query('COMMIT');
+    await client.query('ANALYZE');
+    return { chainId: meta.chain_id };
+  } finally {
+    await client.end();
+  }
+}

@@ -1,0 +1,160 @@
+import { expect } from 'chai';
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from 'pg';
+import { runImport } from '../../src/commands/import';
+import { ROOT } from '../../src/assets';
+import type { VmType } from '../../src/generate/params';
+import { freePort, PgServer, postgresOrSkip } from '../support/postgres';
+import { compareServers, describeMismatches } from './helpers/compare';
+import { loadRollyticsDb } from './helpers/rollytics-pg';
+import { demoDump, serveSnapshot } from './helpers/serve';
+
+const CLI = join(ROOT, 'bin', 'indexer-api');
+
+function sha(file: string): string {
+  return createHash('sha256').update(readFileSync(file)).digest('hex');
+}
+
+function cli(args: string[]): { status: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout: 120_000 });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+function meta(dir: string): { version: string; commit_hash: string } {
+  return JSON.parse(readFileSync(join(dir, 'meta.ndjson'), 'utf8').split('\n')[0]) as { version: string; commit_hash: string };
+}
+
+function pgArgs(dir: string, vm: VmType): string[] {
+  const m = meta(dir);
+  const args = ['--vm-type', vm, '--validators', join(dir, 'validators.ndjson'), '--status-version', m.version, '--status-commit', m.commit_hash];
+  if (existsSync(join(dir, 'denom_contracts.ndjson'))) args.push('--denom-contracts', join(dir, 'denom_contracts.ndjson'));
+  return args;
+}
+
+describe('import --from-postgres (real PostgreSQL)', function () {
+  this.timeout(300_000);
+  let pg: PgServer | undefined;
+  const work = mkdtempSync(join(tmpdir(), 'indexer-api-import-pg-'));
+  /** wasm demo loaded once, reused by the error tests */
+  let wasmDsn = '';
+  let baseline = '';
+
+  before(async function () {
+    pg = await postgresOrSkip(this);
+  });
+
+  after(async () => {
+    await pg?.stop();
+    rmSync(work, { recursive: true, force: true });
+  });
+
+  for (const vm of ['wasm', 'evm', 'move'] as VmType[]) {
+    it(`${vm} demo: every route and page answers exactly as the dump import`, async () => {
+      const dir = await demoDump(vm);
+      const dsn = await pg!.createDatabase(`rollytics_${vm}`);
+      await loadRollyticsDb(dsn, dir);
+      if (vm === 'wasm') wasmDsn = dsn;
+      const fromDump = join(work, `${vm}-dump.sqlite`);
+      const fromPg = join(work, `${vm}-pg.sqlite`);
+      await runImport({ fromDump: dir, out: fromDump, force: false, quiet: true, json: false });
+      const m = meta(dir);
+      const r = await runImport({
+        fromPostgres: dsn, vmType: vm, validators: join(dir, 'validators.ndjson'), statusVersion: m.version, statusCommit: m.commit_hash,
+        denomContracts: existsSync(join(dir, 'denom_contracts.ndjson')) ? join(dir, 'denom_contracts.ndjson') : undefined,
+        out: fromPg, force: false, quiet: true, json: false,
+      });
+      expect(r.source).to.match(/^postgres postgres:\/\/postgres@127\.0\.0\.1:\d+\/rollytics_/);
+      expect(r.records.txs).to.equal(3000);
+      if (vm === 'wasm') baseline = fromPg;
+      const a = await serveSnapshot(fromDump);
+      const b = await serveSnapshot(fromPg);
+      try {
+        const res = await compareServers(a, b);
+        expect(res.mismatches, describeMismatches(res)).to.have.length(0);
+        expect(res.requests).to.be.greaterThan(6000);
+      } finally {
+        await a.close();
+        await b.close();
+      }
+    });
+  }
+
+  it('connection refused: one line naming the DSN without its password; --out untouched', async () => {
+    if (!baseline) throw new Error('needs the wasm round trip first');
+    const port = await freePort();
+    const before = sha(baseline);
+    const r = cli(['import', '--from-postgres', `postgres://reader:s3cr3t-pw@127.0.0.1:${port}/rollytics`, '--vm-type', 'wasm',
+      '--out', baseline, '--force', '--quiet']);
+    expect(r.status).to.equal(1);
+    const lines = r.stderr.trim().split('\n');
+    expect(lines, r.stderr).to.have.length(1);
+    expect(lines[0]).to.contain(`postgres://reader@127.0.0.1:${port}/rollytics`);
+    expect(lines[0]).to.match(/ECONNREFUSED|connect/);
+    expect(r.stderr).not.to.contain('s3cr3t');
+    expect(sha(baseline)).to.equal(before);
+  });
+
+  it('a missing table is refused by name; --out untouched', async () => {
+    const dsn = await pg!.createDatabase('rollytics_missing');
+    const c = new Client({ connectionString: dsn });
+    await c.connect();
+    await c.query('CREATE TABLE block (chain_id text, height bigint, hash bytea, "timestamp" timestamptz, block_time bigint, proposer text, gas_used bigint, gas_wanted bigint, tx_count smallint, total_fee jsonb)');
+    await c.query('CREATE TABLE tx (hash bytea, height bigint, sequence bigint, signer_id bigint, data jsonb)');
+    await c.end();
+    const before = sha(baseline);
+    const r = cli(['import', '--from-postgres', dsn, '--vm-type', 'wasm', '--out', baseline, '--force', '--quiet']);
+    expect(r.status).to.equal(1);
+    expect(r.stderr.trim().split('\n')).to.have.length(1);
+    expect(r.stderr).to.contain('not a rollytics database: missing tables tx_accounts, account_dict');
+    expect(sha(baseline)).to.equal(before);
+  });
+
+  it('a malformed row (tx.data without txhash) names the table and key; --out untouched, no temp file left', async () => {
+    const dir = await demoDump('wasm');
+    const dsn = await pg!.createDatabase('rollytics_bad_row');
+    await loadRollyticsDb(dsn, dir, {
+      txData: (seq, data) => {
+        if (seq === 1234) delete data.txhash;
+        return data;
+      },
+    });
+    const before = sha(baseline);
+    const r = cli(['import', '--from-postgres', dsn, ...pgArgs(dir, 'wasm'), '--out', baseline, '--force', '--quiet']);
+    expect(r.status).to.equal(1);
+    expect(r.stderr.trim().split('\n'), r.stderr).to.have.length(1);
+    expect(r.stderr).to.match(/bad record from postgres postgres:\/\/postgres@127\.0\.0\.1:\d+\/rollytics_bad_row: table tx, sequence 1234 \(hash [0-9A-F]{64}, height \d+\): tx\.txhash: must be a string/);
+    expect(sha(baseline)).to.equal(before);
+    expect(readdirSync(work).filter((f) => f.includes('.tmp-'))).to.deep.equal([]);
+  });
+
+  it('reads one consistent snapshot: rows committed while the import runs are not seen', async () => {
+    if (!wasmDsn) throw new Error('needs the wasm round trip first');
+    const out = join(work, 'consistent.sqlite');
+    const writer = new Client({ connectionString: wasmDsn });
+    await writer.connect();
+    try {
+      // Start the import, then (while its transaction is open) add a block the import must not see.
+      const running = runImport({ fromPostgres: wasmDsn, vmType: 'wasm', out, force: true, quiet: true, json: false });
+      // Wait until its transaction holds a snapshot (backend_xmin set).
+      for (let i = 0; ; i++) {
+        const q = await writer.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'indexer-api import' AND backend_xmin IS NOT NULL");
+        if (q.rows[0].n > 0) break;
+        if (i > 500) throw new Error('the import never opened its transaction');
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      await writer.query(`INSERT INTO block (chain_id, height, hash, "timestamp", block_time, proposer, gas_used, gas_wanted, tx_count, total_fee)
+        SELECT chain_id, height + 1, hash, "timestamp", 500, proposer, 0, 0, 0, 'null' FROM block ORDER BY height DESC LIMIT 1`);
+      const r = await running;
+      expect(r.records.blocks).to.equal(400);
+      const act = await writer.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'indexer-api import'");
+      expect(act.rows[0].n).to.equal(0);
+    } finally {
+      await writer.query('DELETE FROM block WHERE height = 401');
+      await writer.end();
+    }
+  });
+});
