@@ -58,8 +58,11 @@ export function prepareTxQueries(db: Database.Database, meta: SnapshotMeta) {
     msgType: p('SELECT id, tx_count FROM msg_types WHERE name = ?'),
     blockTxCount: p('SELECT tx_count FROM blocks WHERE height = ?').pluck(),
     countMsgTypes: p('SELECT count(DISTINCT sequence) FROM tx_msg_types WHERE msg_type_id IN (SELECT value FROM json_each(?))').pluck(),
-    countAccountMsgs: p(`SELECT count(*) FROM tx_accounts a JOIN txs t ON t.sequence = a.sequence
-                         WHERE a.account_id = @account_id AND (@signer = 0 OR a.signer = 1) AND ${HAS_MSG_TYPE}`).pluck(),
+    // No join to txs: the count only needs the account's rows and the msg-type probe.
+    countAccountMsgs: p(`SELECT count(*) FROM tx_accounts a
+                         WHERE a.account_id = @account_id AND (@signer = 0 OR a.signer = 1)
+                         AND EXISTS (SELECT 1 FROM tx_msg_types m WHERE m.sequence = a.sequence
+                                     AND m.msg_type_id IN (SELECT value FROM json_each(@msg_type_ids)))`).pluck(),
     countHeightMsgs: p(`SELECT count(*) FROM txs t WHERE t.height = @height AND ${HAS_MSG_TYPE}`).pluck(),
   };
   /** msgs values → types; unknown ones drop out (API-CONTRACT §5: unknown msgs → empty list). */

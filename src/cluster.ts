@@ -1,0 +1,102 @@
+import cluster, { Worker } from 'node:cluster';
+import { isSingleExecutable } from './assets';
+import type { Logger } from './http/log';
+import { openSnapshot } from './snapshot/open';
+
+/**
+ * `serve --workers N`: the primary forks N workers that share the port (each runs the same
+ * command line and opens its own read-only snapshot), restarts one that crashes, and forwards
+ * SIGHUP (hot swap) and SIGTERM/SIGINT (graceful shutdown) to all of them.
+ */
+
+export interface PrimaryOptions {
+  file: string;
+  workers: number;
+  logger: Logger;
+}
+
+/** A worker that dies sooner than this after its start counts toward the restart back-off. */
+const STABLE_MS = 5_000;
+const MAX_BACKOFF_MS = 10_000;
+
+export function runPrimary({ file, workers, logger }: PrimaryOptions): Promise<number> {
+  // One clear line if the file cannot be served at all, before anything forks (the workers
+  // run --verify themselves).
+  const probe = openSnapshot(file);
+  const meta = probe.meta;
+  probe.close();
+  if (isSingleExecutable()) {
+    // fork() runs execPath with [exec, ...args]; a single executable ignores a script path but
+    // sees it as its first argument, so the first argument is passed there instead.
+    cluster.setupPrimary({ exec: process.argv[2], args: process.argv.slice(3) });
+  }
+  return new Promise<number>((resolve) => {
+    let stopping = false;
+    let anyListening = false;
+    let crashes = 0;
+    const started = new Map<Worker, number>();
+    const exitCodes: number[] = [];
+
+    const fork = (): void => {
+      const w = cluster.fork();
+      started.set(w, Date.now());
+      logger.info('worker started', { worker: w.id, pid: w.process.pid });
+    };
+    const alive = (): number => Object.keys(cluster.workers ?? {}).length;
+    const stopAll = (signal: NodeJS.Signals): void => {
+      for (const w of Object.values(cluster.workers ?? {})) w?.process.kill(signal);
+    };
+    const stopped = (): void => {
+      logger.info('stopped', { pid: process.pid });
+      logger.flush();
+      resolve(exitCodes.every((c) => c === 0) ? 0 : 1);
+    };
+
+    cluster.on('listening', (w, addr) => {
+      if (anyListening) return;
+      anyListening = true;
+      const host = addr.addressType === 6 || String(addr.address).includes(':') ? `[${addr.address}]` : addr.address;
+      process.stderr.write(`indexer-api: serving ${file} (${meta.chainId}, ${meta.vmType}, height ${meta.height}) `
+        + `on http://${host}:${addr.port} (${workers} workers)\n`);
+    });
+    cluster.on('exit', (w, code, signal) => {
+      const lived = Date.now() - (started.get(w) ?? 0);
+      started.delete(w);
+      if (stopping) {
+        exitCodes.push(code ?? 1);
+        if (alive() === 0) stopped();
+        return;
+      }
+      if (!anyListening) {
+        // Could not even start (the worker printed why): do not loop.
+        logger.error('worker failed to start; stopping', { worker: w.id, pid: w.process.pid, code, signal });
+        stopping = true;
+        exitCodes.push(1);
+        stopAll('SIGTERM');
+        if (alive() === 0) stopped();
+        return;
+      }
+      crashes = lived < STABLE_MS ? crashes + 1 : 0;
+      const delay = crashes === 0 ? 0 : Math.min(MAX_BACKOFF_MS, 100 * 2 ** (crashes - 1));
+      logger.error('worker exited; restarting it', { worker: w.id, pid: w.process.pid, code, signal, restart_in_ms: delay });
+      setTimeout(() => { if (!stopping) fork(); }, delay);
+    });
+
+    process.on('SIGHUP', () => {
+      logger.info('reload requested; forwarding SIGHUP to the workers', { pid: process.pid });
+      stopAll('SIGHUP');
+    });
+    const stop = (signal: NodeJS.Signals) => (): void => {
+      if (stopping) return;
+      stopping = true;
+      logger.info('shutting down', { signal, pid: process.pid });
+      stopAll('SIGTERM');
+      // every worker may be between a crash and its restart
+      if (alive() === 0) stopped();
+    };
+    process.on('SIGTERM', stop('SIGTERM'));
+    process.on('SIGINT', stop('SIGINT'));
+
+    for (let i = 0; i < workers; i++) fork();
+  });
+}

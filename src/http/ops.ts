@@ -1,0 +1,117 @@
+import { Request, Response, Router } from 'express';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Snapshot } from '../snapshot/open';
+import type { ResponseCache } from './caching';
+import { errorJson, GRPC } from './errors';
+
+/**
+ * Operations endpoints, mounted before the OpenAPI validator: `/health` (the process is up),
+ * `/ready` (a snapshot is loaded and the server is not draining), `/metrics` (Prometheus text).
+ */
+
+/** The Express route pattern a request matched, never the raw URL (bounded label values). */
+export function routeOf(req: Request, res: Response): string {
+  const cached = res.locals.route as string | undefined;
+  if (cached !== undefined) return cached;
+  if (req.route) return req.baseUrl + (req.route as { path: string }).path;
+  // Rejected by the validator (400) before an Express route ran: the route the spec matched.
+  const matched = (req as { openapi?: { expressRoute?: string } }).openapi?.expressRoute;
+  return matched ?? 'unmatched';
+}
+
+export interface Metrics {
+  readonly registry: Registry;
+  /** one finished (or aborted) request */
+  observe(req: Request, res: Response, seconds: number): void;
+  swapped(): void;
+  swapFailed(): void;
+}
+
+const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+
+/** A registry per server (no global state): HTTP, snapshot, response cache and Node process metrics. */
+export function createMetrics(current: () => Snapshot | undefined, cache?: ResponseCache): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const requests = new Counter({
+    name: 'indexer_api_http_requests_total', help: 'HTTP requests answered, by route pattern and status',
+    labelNames: ['method', 'route', 'status'] as const, registers: [registry],
+  });
+  const latency = new Histogram({
+    name: 'indexer_api_http_request_duration_seconds', help: 'Time from request to the last byte handed to the OS, by route pattern',
+    labelNames: ['method', 'route'] as const, buckets: LATENCY_BUCKETS, registers: [registry],
+  });
+  const snapshotGauge = (name: string, help: string, value: (s: Snapshot) => number): Gauge => new Gauge({
+    name, help, registers: [registry],
+    collect() {
+      const s = current();
+      if (s) this.set(value(s)); else this.reset();
+    },
+  });
+  const createdSeconds = (s: Snapshot): number => Date.parse(s.meta.createdAt) / 1000;
+  snapshotGauge('indexer_api_snapshot_height', 'Height of the served snapshot (/status height)', (s) => s.meta.height);
+  snapshotGauge('indexer_api_snapshot_created_timestamp_seconds', 'When the served snapshot was built (meta created_at), Unix seconds', createdSeconds);
+  snapshotGauge('indexer_api_snapshot_age_seconds', 'Seconds since the served snapshot was built', (s) => Date.now() / 1000 - createdSeconds(s));
+  new Gauge({
+    name: 'indexer_api_snapshot_info', help: 'The served snapshot (value 1)', labelNames: ['snapshot_id', 'chain_id', 'vm_type'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      const s = current();
+      if (s) this.set({ snapshot_id: s.meta.snapshotId, chain_id: s.meta.chainId, vm_type: s.meta.vmType }, 1);
+    },
+  });
+  const swaps = new Counter({ name: 'indexer_api_snapshot_swaps_total', help: 'Hot swaps to a new snapshot', registers: [registry] });
+  const failed = new Counter({
+    name: 'indexer_api_snapshot_swap_failures_total', help: 'Replacement snapshots refused (corrupt or incompatible); the old one kept serving',
+    registers: [registry],
+  });
+  if (cache) {
+    new Counter({
+      name: 'indexer_api_response_cache_hits_total', help: 'Responses served from the in-process cache', registers: [registry],
+      collect() { this.reset(); this.inc(cache.hits); },
+    });
+    new Counter({
+      name: 'indexer_api_response_cache_misses_total', help: 'Cacheable requests the in-process cache could not answer', registers: [registry],
+      collect() { this.reset(); this.inc(cache.misses); },
+    });
+    new Gauge({
+      name: 'indexer_api_response_cache_entries', help: 'Entries in the in-process response cache', registers: [registry],
+      collect() { this.set(cache.size); },
+    });
+    new Gauge({
+      name: 'indexer_api_response_cache_bytes', help: 'Bytes held by the in-process response cache (bodies + keys)', registers: [registry],
+      collect() { this.set(cache.bytes); },
+    });
+  }
+  return {
+    registry,
+    observe(req, res, seconds) {
+      const route = routeOf(req, res);
+      requests.inc({ method: req.method, route, status: res.statusCode });
+      latency.observe({ method: req.method, route }, seconds);
+    },
+    swapped: () => swaps.inc(),
+    swapFailed: () => failed.inc(),
+  };
+}
+
+export function opsRouter({ current, draining, metrics }: {
+  current: () => Snapshot | undefined; draining: () => boolean; metrics: Metrics;
+}): Router {
+  const noStore = (res: Response): Response => res.set('Cache-Control', 'no-store');
+  return Router()
+    .get('/health', (_req, res) => { noStore(res).type('application/json').send('{"status":"ok"}'); })
+    .get('/ready', (_req, res) => {
+      const s = current();
+      noStore(res).type('application/json');
+      if (!s) res.status(503).send(errorJson(GRPC.UNAVAILABLE, 'no snapshot is loaded'));
+      else if (draining()) res.status(503).send(errorJson(GRPC.UNAVAILABLE, 'shutting down'));
+      else res.send(JSON.stringify({ status: 'ready', snapshot_id: s.meta.snapshotId, height: s.meta.height }));
+    })
+    .get('/metrics', (_req, res, next) => {
+      metrics.registry.metrics().then((text) => {
+        noStore(res).type(metrics.registry.contentType).send(text);
+      }, next);
+    });
+}

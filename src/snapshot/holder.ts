@@ -1,0 +1,166 @@
+import { EventEmitter } from 'node:events';
+import { FSWatcher, Stats, statSync, watch } from 'node:fs';
+import { basename, dirname } from 'node:path';
+import { OpenOptions, openSnapshot, Snapshot } from './open';
+
+/**
+ * The snapshot being served, and hot swap (DESIGN.md "Serve"): on reload() — SIGHUP, or the
+ * file at the path replaced — the new file is opened and checked, becomes current() in one
+ * assignment (a request sees one snapshot from start to end: it takes it once, with acquire()),
+ * and the old one is closed once the last request that acquired it has released it. A new file
+ * that does not open is refused and the old one keeps serving.
+ *
+ * Events: 'swap' (next, previous, reason), 'refused' (error, reason), 'closed' (snapshot).
+ */
+
+export interface HolderOptions extends OpenOptions {
+  /** how a file is opened (tests inject failures) */
+  open?: (file: string, opts: OpenOptions) => Snapshot;
+}
+
+export interface WatchOptions {
+  /** stat poll interval, ms, beside fs.watch (which misses some replacements, e.g. on NFS); 0 = off */
+  pollMs: number;
+}
+
+/** Which file is at the path: a replacement is a new inode, or a new mtime/size in place. */
+function identity(st: Stats): string {
+  return `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}`;
+}
+
+function statOrUndefined(file: string): Stats | undefined {
+  try { return statSync(file); } catch { return undefined; }
+}
+
+export class SnapshotHolder extends EventEmitter {
+  private snapshot: Snapshot | undefined;
+  private readonly refs = new Map<Snapshot, number>();
+  private readonly retired = new Set<Snapshot>();
+  /** the file last opened or refused, so a bad file is reported once, not on every poll */
+  private seen: string | undefined;
+  private watcher: FSWatcher | undefined;
+  private poll: NodeJS.Timeout | undefined;
+  private debounce: NodeJS.Timeout | undefined;
+  private closed = false;
+  swaps = 0;
+  failedSwaps = 0;
+
+  private constructor(readonly file: string, private readonly opts: HolderOptions) { super(); }
+
+  /** Opens the first snapshot; throws SnapshotError (serve refuses to start) if it cannot. */
+  static open(file: string, opts: HolderOptions = {}): SnapshotHolder {
+    const holder = new SnapshotHolder(file, opts);
+    const st = statOrUndefined(file);
+    holder.snapshot = holder.openFile();
+    holder.seen = st && identity(st);
+    return holder;
+  }
+
+  private openFile(): Snapshot {
+    return (this.opts.open ?? openSnapshot)(this.file, { verify: this.opts.verify });
+  }
+
+  current(): Snapshot | undefined {
+    return this.snapshot;
+  }
+
+  /** current(), held open until release(): a swap never closes a snapshot a request is using. */
+  acquire(): Snapshot | undefined {
+    const s = this.snapshot;
+    if (s) this.refs.set(s, (this.refs.get(s) ?? 0) + 1);
+    return s;
+  }
+
+  release(s: Snapshot): void {
+    const n = (this.refs.get(s) ?? 1) - 1;
+    if (n > 0) { this.refs.set(s, n); return; }
+    this.refs.delete(s);
+    if (this.retired.has(s)) this.closeSnapshot(s);
+  }
+
+  /** requests currently holding `s` */
+  inUse(s: Snapshot): number {
+    return this.refs.get(s) ?? 0;
+  }
+
+  /**
+   * Opens the file at the path again and switches to it. Returns false (and emits 'refused')
+   * when it cannot be opened; the current snapshot is kept. The same file, unchanged, is not a
+   * swap.
+   */
+  reload(reason: string): boolean {
+    if (this.closed) return false;
+    const st = statOrUndefined(this.file);
+    const id = st && identity(st);
+    let next: Snapshot;
+    try {
+      next = this.openFile();
+    } catch (e) {
+      this.seen = id;
+      this.failedSwaps++;
+      this.emit('refused', e, reason);
+      return false;
+    }
+    const previous = this.snapshot;
+    if (previous && id !== undefined && id === this.seen && next.meta.snapshotId === previous.meta.snapshotId) {
+      next.close();
+      return false;
+    }
+    this.seen = id;
+    this.snapshot = next;
+    this.swaps++;
+    if (previous) this.retire(previous);
+    this.emit('swap', next, previous, reason);
+    return true;
+  }
+
+  /** Reloads when the file at the path is replaced: fs.watch on its directory, plus a stat poll. */
+  watch(opts: WatchOptions): void {
+    const name = basename(this.file);
+    const check = (): void => {
+      const st = statOrUndefined(this.file);
+      // Missing (between unlink and rename, or deleted): keep serving what is open.
+      if (!st || identity(st) === this.seen) return;
+      this.reload('file replaced');
+    };
+    try {
+      this.watcher = watch(dirname(this.file), { persistent: false }, (_event, filename) => {
+        if (filename !== null && filename !== name) return;
+        // A rename arrives as a burst of events; look once it settles.
+        clearTimeout(this.debounce);
+        this.debounce = setTimeout(check, 20);
+        this.debounce.unref();
+      });
+      this.watcher.on('error', (e) => this.emit('watch-error', e));
+    } catch (e) {
+      this.emit('watch-error', e);
+    }
+    if (opts.pollMs > 0) {
+      this.poll = setInterval(check, opts.pollMs);
+      this.poll.unref();
+    }
+  }
+
+  /** Stops watching and closes every snapshot as soon as no request holds it. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.watcher?.close();
+    clearInterval(this.poll);
+    clearTimeout(this.debounce);
+    const s = this.snapshot;
+    this.snapshot = undefined;
+    if (s) this.retire(s);
+  }
+
+  private retire(s: Snapshot): void {
+    if (this.inUse(s) > 0) this.retired.add(s);
+    else this.closeSnapshot(s);
+  }
+
+  private closeSnapshot(s: Snapshot): void {
+    this.retired.delete(s);
+    s.close();
+    this.emit('closed', s);
+  }
+}

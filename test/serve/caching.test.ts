@@ -1,0 +1,179 @@
+import { expect } from 'chai';
+import { copyFileSync, renameSync } from 'node:fs';
+import { join } from 'node:path';
+import { ResponseCache } from '../../src/http/caching';
+import { DEMO, get, getJson, metric, eventually, serveTmp, ServeProcess, smallSnapshots, startServe } from './helpers';
+
+const BLOCKS = '/indexer/block/v1/blocks?pagination.limit=2';
+
+/** Puts `from` at `db` the way a publisher does: a copy beside it, renamed over it. */
+function publish(from: string, db: string): void {
+  const tmp = `${db}.incoming`;
+  copyFileSync(from, tmp);
+  renameSync(tmp, db);
+}
+
+describe('serve: ETag, Cache-Control, 304 and the response cache', function () {
+  this.timeout(60_000);
+
+  describe('without the response cache', () => {
+    let s: ServeProcess;
+    let snapshotId: string;
+    before(async () => {
+      s = await startServe(['--db', DEMO('wasm'), '--cache-max-age', '30']);
+      snapshotId = (await getJson<{ snapshot_id: string }>(`${s.url}/ready`)).snapshot_id;
+    });
+    after(async () => { await s.stop(); });
+
+    it('gives a 200 a strong ETag "<snapshot_id>-<hash of the URL>" and Cache-Control public, max-age', async () => {
+      const r = await get(s.url + BLOCKS);
+      expect(r.status).to.equal(200);
+      expect(r.headers.etag).to.match(new RegExp(`^"${snapshotId}-[A-Za-z0-9_-]{22}"$`));
+      expect(r.headers['cache-control']).to.equal('public, max-age=30');
+    });
+
+    it('gives the same URL the same ETag, and another URL (or query) another one; HEAD matches GET', async () => {
+      const a = await get(s.url + BLOCKS);
+      const b = await get(s.url + BLOCKS);
+      const c = await get(`${s.url}/indexer/block/v1/blocks?pagination.limit=3`);
+      const d = await get(`${s.url}/status`);
+      const head = await new Promise<string | undefined>((done, fail) => {
+        fetch(s.url + BLOCKS, { method: 'HEAD' }).then((res) => done(res.headers.get('etag') ?? undefined), fail);
+      });
+      expect(b.headers.etag).to.equal(a.headers.etag);
+      expect(head).to.equal(a.headers.etag);
+      expect(new Set([a.headers.etag, c.headers.etag, d.headers.etag]).size).to.equal(3);
+    });
+
+    it('answers 304 with no body to a matching If-None-Match (exact, weak, or in a list)', async () => {
+      const etag = (await get(s.url + BLOCKS)).headers.etag as string;
+      for (const inm of [etag, `W/${etag}`, `"other", ${etag}`, '*']) {
+        const r = await get(s.url + BLOCKS, { 'If-None-Match': inm });
+        expect(r.status, inm).to.equal(304);
+        expect(r.body).to.equal('');
+        expect(r.headers.etag).to.equal(etag);
+        expect(r.headers['cache-control']).to.equal('public, max-age=30');
+      }
+      expect((await get(s.url + BLOCKS, { 'If-None-Match': '"something-else"' })).status).to.equal(200);
+    });
+
+    it('marks errors no-store, without an ETag, and never answers them 304', async () => {
+      for (const [path, status] of [['/indexer/block/v1/blocks/999999', 404], ['/indexer/block/v1/blocks/abc', 400], ['/nope', 404]] as const) {
+        const r = await get(s.url + path, { 'If-None-Match': '*' });
+        expect(r.status, path).to.equal(status);
+        expect(r.headers['cache-control'], path).to.equal('no-store');
+        expect(r.headers.etag, path).to.equal(undefined);
+        expect(JSON.parse(r.body)).to.have.keys('code', 'message', 'details');
+      }
+    });
+  });
+
+  it('changes every ETag when the snapshot changes', async () => {
+    const [first, second] = await smallSnapshots();
+    const db = join(serveTmp(), 'etag.sqlite');
+    publish(first.file, db);
+    const s = await startServe(['--db', db]);
+    try {
+      const before = await get(s.url + BLOCKS);
+      publish(second.file, db);
+      await eventually('the swap', async () => (await getJson<{ height: number }>(`${s.url}/status`)).height === second.height);
+      const after = await get(s.url + BLOCKS, { 'If-None-Match': before.headers.etag as string });
+      expect(after.status).to.equal(200);
+      expect(after.headers.etag).not.to.equal(before.headers.etag);
+      expect(after.body).not.to.equal(before.body);
+    } finally {
+      await s.stop();
+    }
+  });
+
+  describe('with --cache-entries', () => {
+    let s: ServeProcess;
+    const db = join(serveTmp(), 'cached.sqlite');
+    before(async () => {
+      const [first] = await smallSnapshots();
+      publish(first.file, db);
+      s = await startServe(['--db', db, '--cache-entries', '100']);
+    });
+    after(async () => { await s.stop(); });
+
+    const cacheMetric = async (name: string): Promise<number> => metric((await get(`${s.url}/metrics`)).body, name) as number;
+
+    it('serves a repeated 200 from the cache with the same bytes and headers', async () => {
+      const url = `${s.url}/indexer/tx/v1/txs?pagination.limit=3`;
+      const hits = await cacheMetric('indexer_api_response_cache_hits_total');
+      const a = await get(url);
+      const b = await get(url);
+      expect(await cacheMetric('indexer_api_response_cache_hits_total')).to.equal(hits + 1);
+      expect(b.status).to.equal(200);
+      expect(b.body).to.equal(a.body);
+      for (const h of ['content-type', 'content-length', 'etag', 'cache-control']) expect(b.headers[h], h).to.equal(a.headers[h]);
+      const notModified = await get(url, { 'If-None-Match': a.headers.etag as string });
+      expect(notModified.status).to.equal(304);
+      expect(await cacheMetric('indexer_api_response_cache_hits_total')).to.equal(hits + 2);
+    });
+
+    it('counts a cache hit under its route pattern in the metrics', async () => {
+      await get(`${s.url}/indexer/block/v1/blocks/3`);
+      await get(`${s.url}/indexer/block/v1/blocks/3`);
+      const text = (await get(`${s.url}/metrics`)).body;
+      expect(metric(text, 'indexer_api_http_requests_total', 'method="GET",route="/indexer/block/v1/blocks/:height",status="200"')).to.equal(2);
+    });
+
+    it('never caches an error', async () => {
+      const entries = await cacheMetric('indexer_api_response_cache_entries');
+      const hits = await cacheMetric('indexer_api_response_cache_hits_total');
+      for (let i = 0; i < 2; i++) {
+        expect((await get(`${s.url}/indexer/block/v1/blocks/999999`)).status).to.equal(404);
+        expect((await get(`${s.url}/indexer/tx/v1/txs?pagination.limit=0`)).status).to.equal(400);
+      }
+      expect(await cacheMetric('indexer_api_response_cache_entries')).to.equal(entries);
+      expect(await cacheMetric('indexer_api_response_cache_hits_total')).to.equal(hits);
+    });
+
+    it('answers from the new snapshot after a swap', async () => {
+      const [, second] = await smallSnapshots();
+      const before = await get(`${s.url}/status`);
+      await get(`${s.url}/status`);
+      publish(second.file, db);
+      await eventually('the swap', async () => (JSON.parse((await get(`${s.url}/status`)).body) as { height: number }).height === second.height);
+      expect((await get(`${s.url}/status`)).body).not.to.equal(before.body);
+    });
+  });
+
+  describe('ResponseCache', () => {
+    const body = (n: number): Buffer => Buffer.alloc(n, 'x');
+
+    it('evicts the least recently used entry beyond its entry count', () => {
+      const c = new ResponseCache(2, 1 << 20);
+      c.set('a', body(1), 'application/json', '/r');
+      c.set('b', body(1), 'application/json', '/r');
+      expect(c.get('a')).not.to.equal(undefined); // a is now the most recent
+      c.set('c', body(1), 'application/json', '/r');
+      expect(c.get('b')).to.equal(undefined);
+      expect(c.get('a')).not.to.equal(undefined);
+      expect(c.get('c')).not.to.equal(undefined);
+      expect(c.size).to.equal(2);
+    });
+
+    it('keeps bodies plus keys under its byte cap and skips a body larger than the cap', () => {
+      const c = new ResponseCache(100, 250);
+      c.set('k1', body(100), 'application/json', '/r');
+      c.set('k2', body(100), 'application/json', '/r');
+      c.set('k3', body(100), 'application/json', '/r');
+      expect(c.bytes).to.be.at.most(250);
+      expect(c.get('k1')).to.equal(undefined);
+      expect(c.get('k3')).not.to.equal(undefined);
+      c.set('huge', body(300), 'application/json', '/r');
+      expect(c.get('huge')).to.equal(undefined);
+      expect(c.get('k3')).not.to.equal(undefined);
+    });
+
+    it('replaces an entry stored again under the same key without double-counting its bytes', () => {
+      const c = new ResponseCache(10, 1000);
+      c.set('k', body(100), 'application/json', '/r');
+      c.set('k', body(50), 'application/json', '/r');
+      expect(c.size).to.equal(1);
+      expect(c.bytes).to.equal(51);
+    });
+  });
+});
