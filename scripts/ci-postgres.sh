@@ -4,7 +4,7 @@
 # run as the `postgres` OS user when the tests run as root); nothing is started here.
 #
 #   scripts/ci-postgres.sh            install if missing, print the bin dir
-#   eval "$(scripts/ci-postgres.sh --env)"   also export PG_BIN and INDEXER_API_REQUIRE_POSTGRES=1
+#   eval "$(scripts/ci-postgres.sh --env)"   also export PG_BIN and TEST_REQUIRE_POSTGRES=1
 #
 # On GitHub Actions the two variables are also appended to $GITHUB_ENV.
 set -euo pipefail
@@ -50,10 +50,10 @@ fi
 
 if [[ "${1:-}" == "--env" ]]; then
   echo "export PG_BIN='$bin'"
-  echo "export INDEXER_API_REQUIRE_POSTGRES=1"
+  echo "export TEST_REQUIRE_POSTGRES=1"
 else
   echo "$bin"
 fi
 if [[ -n "${GITHUB_ENV:-}" ]]; then
-  { echo "PG_BIN=$bin"; echo "INDEXER_API_REQUIRE_POSTGRES=1"; } >> "$GITHUB_ENV"
+  { echo "PG_BIN=$bin"; echo "TEST_REQUIRE_POSTGRES=1"; } >> "$GITHUB_ENV"
 fi

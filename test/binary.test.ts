@@ -8,13 +8,13 @@ import { join, resolve } from 'node:path';
 /**
  * The single executable built by `make binary` (scripts/build-binary.js), run the way a user runs
  * it: copied alone into an empty directory, with no `node` on PATH and a fresh cache directory.
- * Skipped when dist/indexer-api does not exist, unless INDEXER_API_REQUIRE_BINARY is set.
+ * Skipped when dist/indexer-api does not exist, unless TEST_REQUIRE_BINARY is set.
  */
 
 const ROOT = resolve(__dirname, '..', '..'); // compiled into build/test/
 const BINARY = join(ROOT, 'dist', 'indexer-api');
 const NODE_CLI = join(ROOT, 'bin', 'indexer-api');
-const REQUIRED = (process.env.INDEXER_API_REQUIRE_BINARY ?? '') !== '';
+const REQUIRED = (process.env.TEST_REQUIRE_BINARY ?? '') !== '';
 
 interface Exit { code: number | null; signal: NodeJS.Signals | null }
 
@@ -116,9 +116,9 @@ describe('single executable (dist/indexer-api)', function () {
 
   before(function () {
     if (!existsSync(BINARY)) {
-      if (REQUIRED) throw new Error('dist/indexer-api does not exist but INDEXER_API_REQUIRE_BINARY is set: run `make binary` first');
+      if (REQUIRED) throw new Error('dist/indexer-api does not exist but TEST_REQUIRE_BINARY is set: run `make binary` first');
       process.stderr.write('      (skipping the single-executable tests: dist/indexer-api is not built — run `make binary`; '
-        + 'set INDEXER_API_REQUIRE_BINARY=1 to make a missing binary a failure)\n');
+        + 'set TEST_REQUIRE_BINARY=1 to make a missing binary a failure)\n');
       this.skip();
     }
     info = JSON.parse(readFileSync(join(ROOT, 'build', 'build-info.json'), 'utf8')) as typeof info;

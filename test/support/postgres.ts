@@ -5,7 +5,7 @@
  * Binaries: $PG_BIN, else the newest /usr/lib/postgresql/<v>/bin, else `pg_config --bindir`.
  * As root the server runs as the `postgres` OS user (PostgreSQL refuses to run as root).
  * When no binaries are found, `postgresOrSkip` skips the suite with a clear message unless
- * INDEXER_API_REQUIRE_POSTGRES is set (CI: scripts/ci-postgres.sh installs them), then it fails.
+ * TEST_REQUIRE_POSTGRES is set (CI: scripts/ci-postgres.sh installs them), then it fails.
  */
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
@@ -132,15 +132,15 @@ export async function startPostgres(): Promise<PgServer> {
 
 /**
  * For a mocha `before`: starts a server, or skips the suite (binaries absent and
- * INDEXER_API_REQUIRE_POSTGRES unset) with a message saying why and how to enable it.
+ * TEST_REQUIRE_POSTGRES unset) with a message saying why and how to enable it.
  */
 export async function postgresOrSkip(ctx: Mocha.Context): Promise<PgServer | undefined> {
   if (!findPgBin()) {
-    if (process.env.INDEXER_API_REQUIRE_POSTGRES) {
-      throw new Error('INDEXER_API_REQUIRE_POSTGRES is set but no PostgreSQL server binaries were found (run scripts/ci-postgres.sh)');
+    if (process.env.TEST_REQUIRE_POSTGRES) {
+      throw new Error('TEST_REQUIRE_POSTGRES is set but no PostgreSQL server binaries were found (run scripts/ci-postgres.sh)');
     }
     console.warn('    (skipped: PostgreSQL server binaries not found; run scripts/ci-postgres.sh or set PG_BIN; '
-      + 'set INDEXER_API_REQUIRE_POSTGRES=1 to make this a failure)');
+      + 'set TEST_REQUIRE_POSTGRES=1 to make this a failure)');
     ctx.skip();
     return undefined;
   }
