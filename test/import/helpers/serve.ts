@@ -47,3 +47,22 @@ export async function serveSnapshot(file: string): Promise<Served> {
     },
   };
 }
+
+/**
+ * Serves both snapshot files and asserts they answer every route and every page identically
+ * (and that the comparison really covered the chain: more than `minRequests` requests).
+ */
+export async function expectSameAnswers(fileA: string, fileB: string, minRequests: number): Promise<void> {
+  const { compareServers, describeMismatches } = await import('./compare');
+  const { expect } = await import('chai');
+  const a = await serveSnapshot(fileA);
+  const b = await serveSnapshot(fileB);
+  try {
+    const res = await compareServers(a, b);
+    expect(res.mismatches, describeMismatches(res)).to.have.length(0);
+    expect(res.requests).to.be.greaterThan(minRequests);
+  } finally {
+    await a.close();
+    await b.close();
+  }
+}
