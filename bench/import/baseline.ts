@@ -1,7 +1,8 @@
 /**
  * The floor for `import`: a bare better-sqlite3 bulk insert of exactly the rows an import wrote
- * (read back from that snapshot) into the same tables, with the writer's pragmas, its batch
- * size and its post-load indexes. No parsing, validation, derivation or rendering.
+ * (read back from that snapshot) into the same tables, with the writer's pragmas, one
+ * transaction and its post-load indexes; one INSERT per row. No parsing, validation,
+ * derivation or rendering.
  *
  *   node build/bench/import/baseline.js SNAPSHOT OUT
  *
@@ -14,7 +15,6 @@ import { INDEXES_SQL, schemaSql, TABLES_SQL } from '../../src/snapshot/schema';
 
 const TABLES = ['meta', 'validators', 'accounts', 'blocks', 'txs', 'tx_accounts', 'msg_types', 'tx_msg_types', 'collections', 'nfts',
   'account_collections', 'nft_txs', 'nft_tx_counts', 'richlist', 'richlist_denoms', 'denom_contracts'];
-const BATCH_ROWS = 20_000;
 
 function main(): void {
   const [src, out] = process.argv.slice(2);
@@ -40,27 +40,20 @@ function main(): void {
   // Pass 2: the same rows into a fresh file, as SnapshotWriter does.
   rmSync(out, { force: true });
   const db = openDatabase(out);
-  // SnapshotWriter asks for journal_mode = OFF, which better-sqlite3's defensive mode refuses
-  // (it stays DELETE, so every batch writes a rollback journal). BASELINE_JOURNAL=memory|off
-  // measures the alternatives (off needs unsafe mode).
-  const journal = process.env.BASELINE_JOURNAL ?? 'off';
-  if (journal === 'off' && process.env.BASELINE_UNSAFE === '1') db.unsafeMode(true);
-  const mode = db.pragma(`journal_mode = ${journal}`, { simple: true }) as string;
+  db.unsafeMode(true); // else better-sqlite3 keeps journal_mode DELETE
+  const mode = db.pragma('journal_mode = OFF', { simple: true }) as string;
+  db.unsafeMode(false);
   db.pragma('synchronous = OFF');
   db.pragma('locking_mode = EXCLUSIVE');
   db.pragma('temp_store = MEMORY');
-  db.pragma('cache_size = -262144');
+  db.pragma('cache_size = -131072');
   db.exec(schemaSql(TABLES_SQL));
   t = process.hrtime.bigint();
   db.exec('BEGIN');
-  let pending = 0;
   for (const table of TABLES) {
     const cols = (from.prepare(`SELECT * FROM ${table} LIMIT 0`).columns()).map((c) => c.name);
     const ins = db.prepare(`INSERT INTO ${table} (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`);
-    for (const r of from.prepare(`SELECT * FROM ${table}`).raw().iterate() as IterableIterator<unknown[]>) {
-      ins.run(r);
-      if (++pending >= BATCH_ROWS) { db.exec('COMMIT; BEGIN'); pending = 0; }
-    }
+    for (const r of from.prepare(`SELECT * FROM ${table}`).raw().iterate() as IterableIterator<unknown[]>) ins.run(r);
   }
   db.exec('COMMIT');
   const insertSeconds = Number(process.hrtime.bigint() - t) / 1e9;

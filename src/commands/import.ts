@@ -24,6 +24,8 @@ export interface ImportOptions {
   force: boolean;
   quiet: boolean;
   json: boolean;
+  /** threads parsing txs besides the one inserting (0: parse on that one); default: one per CPU */
+  parseThreads?: number;
   /** --from-postgres / --from-api: what rollytics keeps in its config */
   chainId?: string;
   vmType?: VmType;
@@ -176,7 +178,7 @@ export async function runImport(o: ImportOptions): Promise<ImportResult> {
   }
   try {
     writer = SnapshotWriter.create(o.out, { onStep: (s) => progress.stage(s) });
-    const summary = await loadRecords(source, writer, progress);
+    const summary = await loadRecords(source, writer, progress, { parseThreads: o.parseThreads });
     await source.close();
     writer.finish({ prefix: summary.prefix });
     progress.done();
@@ -211,6 +213,7 @@ export const importCommand: CommandModule<object, ImportOptions> = {
     .option('force', { type: 'boolean', default: false, describe: 'Replace --out if it exists' })
     .option('quiet', { type: 'boolean', default: false, describe: 'No progress output' })
     .option('json', { type: 'boolean', default: false, describe: 'Print the final summary as JSON on stdout' })
+    .option('parse-threads', { type: 'number', describe: 'Threads parsing and validating txs while the main one inserts (0: parse on the main one; default: one per CPU)' })
     .option('chain-id', { type: 'string', describe: '--from-postgres: chain id (default: the only chain_id in table block)' })
     .option('vm-type', { choices: VM_TYPES, describe: '--from-postgres (required) / --from-api: the rollup VM' })
     .option('bech32-prefix', { type: 'string', describe: '--from-postgres / --from-api: account bech32 prefix (default init)' })

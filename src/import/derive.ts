@@ -1,5 +1,6 @@
 import { bech32AccountPattern, canonicalAddress } from '../lib/address';
 import { pubkeyToAddress } from '../lib/pubkey';
+import { BoundedCache } from './parse/cache';
 
 /**
  * Which accounts a cosmos tx touches, with rollytics' rules (reference §5.4), for dumps that do
@@ -10,29 +11,66 @@ const MOVE_HEX = /0x[0-9a-fA-F]{1,64}/g;
 const HEX_PIECE = /^0x[0-9a-fA-F]{1,64}$/;
 const ADDRESS_TOPIC = /^0x0{24}[0-9a-fA-F]{40}$/;
 
+/**
+ * Address texts / signer keys remembered per generation (BoundedCache): ≈5 MB each, and on the
+ * 1M-tx generated chain as many hits as with twice the size.
+ */
+const CACHE_ENTRIES = 32_768;
+
 interface Attribute { key?: unknown; value?: unknown }
 interface Event { type?: unknown; attributes?: unknown }
+interface PublicKey { '@type'?: unknown; key?: unknown }
 
+/** A conversion that failed, remembered with its reason. */
+interface Invalid { error: string }
+
+/**
+ * Derives accounts and signers as canonical lower-case hex (the writer's account key). Both
+ * conversions are memoized: a chain has far fewer accounts and signer keys than txs, and the
+ * bech32 decoding / key hashing dominated the import's per-tx cost.
+ */
 export class AccountDeriver {
   private readonly bech32Piece: RegExp;
+  /** lengths of `<prefix>1` + 38 / 58 characters, the only ones bech32Piece matches */
+  private readonly bech32Lengths: [number, number];
+  /** address texts → canonical hex, or why they are none */
+  private readonly addresses = new BoundedCache<string | Invalid>(CACHE_ENTRIES);
+  /** event attribute pieces of bech32 length → hex, or null when they are no bech32 account */
+  private readonly pieces = new BoundedCache<string | null>(CACHE_ENTRIES);
+  private readonly signers = new BoundedCache<string | null>(CACHE_ENTRIES);
 
   constructor(private readonly prefix: string) {
     this.bech32Piece = bech32AccountPattern(prefix);
+    this.bech32Lengths = [prefix.length + 1 + 38, prefix.length + 1 + 58];
   }
 
-  private add(out: Map<string, Buffer>, text: string): void {
+  /** The canonical hex of an address text, or why it is none. */
+  hex(text: string): string | Invalid {
+    let v = this.addresses.get(text);
+    if (v === undefined) {
+      v = this.convert(text);
+      this.addresses.set(text, v);
+    }
+    return v;
+  }
+
+  private convert(text: string): string | Invalid {
     try {
-      const bytes = canonicalAddress(text, this.prefix);
-      out.set(bytes.toString('hex'), bytes);
-    } catch {
-      // Not an address after all (rollytics skips invalid ones too).
+      return canonicalAddress(text, this.prefix).toString('hex');
+    } catch (e) {
+      return { error: (e as Error).message };
     }
   }
 
-  /** Accounts found in `events` (the parsed events array of a Tx), keyed by hex. */
-  fromEvents(events: unknown): Map<string, Buffer> {
-    const out = new Map<string, Buffer>();
-    if (!Array.isArray(events)) return out;
+  private add(out: Set<string>, text: string): void {
+    const v = this.hex(text);
+    // Not an address after all (rollytics skips invalid ones too).
+    if (typeof v === 'string') out.add(v);
+  }
+
+  /** Accounts found in `events` (the parsed events array of a Tx), in first-seen order, into `out`. */
+  eventAccounts(events: unknown, out: Set<string>): void {
+    if (!Array.isArray(events)) return;
     for (const ev of events as Event[]) {
       if (!ev || !Array.isArray(ev.attributes)) continue;
       for (const attr of ev.attributes as Attribute[]) {
@@ -44,17 +82,40 @@ export class AccountDeriver {
           this.fromEvmLog(out, value);
         } else if (ev.type === 'call' && attr.key === 'ret') {
           // EVM call return data is ignored by rollytics.
+        } else if (value.includes(',')) {
+          for (const piece of value.split(',')) this.addPiece(out, piece);
         } else {
-          for (const piece of value.split(',')) {
-            if (this.bech32Piece.test(piece) || HEX_PIECE.test(piece)) this.add(out, piece);
-          }
+          this.addPiece(out, value);
         }
       }
     }
-    return out;
   }
 
-  private fromEvmLog(out: Map<string, Buffer>, value: string): void {
+  /** Accounts found in `events`, keyed by hex. */
+  fromEvents(events: unknown): Map<string, Buffer> {
+    const found = new Set<string>();
+    this.eventAccounts(events, found);
+    return new Map([...found].map((hex) => [hex, Buffer.from(hex, 'hex')]));
+  }
+
+  /** Adds a piece of an attribute value that is entirely a bech32 account or 0x + 1–64 hex digits. */
+  private addPiece(out: Set<string>, piece: string): void {
+    // Length and first characters first: most attribute values (amounts, names) fail there.
+    const n = piece.length;
+    if (n === this.bech32Lengths[0] || n === this.bech32Lengths[1]) {
+      // Accounts repeat: the pattern test is remembered with the conversion.
+      let v = this.pieces.get(piece);
+      if (v === undefined) {
+        const hex = this.bech32Piece.test(piece) ? this.convert(piece) : null;
+        v = typeof hex === 'string' ? hex : null;
+        this.pieces.set(piece, v);
+      }
+      if (v !== null) { out.add(v); return; }
+    }
+    if (n >= 3 && n <= 66 && piece.charCodeAt(0) === 0x30 && piece.charCodeAt(1) === 0x78 && HEX_PIECE.test(piece)) this.add(out, piece);
+  }
+
+  private fromEvmLog(out: Set<string>, value: string): void {
     let log: { address?: unknown; topics?: unknown };
     try {
       log = JSON.parse(value) as typeof log;
@@ -66,13 +127,32 @@ export class AccountDeriver {
       for (const t of log.topics.slice(1)) if (typeof t === 'string' && ADDRESS_TOPIC.test(t)) this.add(out, t);
     }
   }
+
+  /** signerFromTx as hex, memoized by key type and key. */
+  signerHex(tx: unknown): string | undefined {
+    const pk = signerPublicKey(tx);
+    if (!pk || typeof pk !== 'object') return undefined;
+    const { '@type': type, key } = pk as PublicKey;
+    if (typeof type !== 'string' || typeof key !== 'string') return undefined;
+    const memoKey = `${type}\u0000${key}`;
+    let v = this.signers.get(memoKey);
+    if (v === undefined) {
+      v = pubkeyToAddress(pk)?.toString('hex') ?? null;
+      this.signers.set(memoKey, v);
+    }
+    return v ?? undefined;
+  }
+}
+
+function signerPublicKey(tx: unknown): unknown {
+  const infos = (tx as { auth_info?: { signer_infos?: unknown } } | null)?.auth_info?.signer_infos;
+  if (!Array.isArray(infos) || infos.length === 0) return undefined;
+  return (infos[0] as { public_key?: unknown })?.public_key;
 }
 
 /** The signer: the address of the first signer-info public key of the cosmos tx. */
 export function signerFromTx(tx: unknown): Buffer | undefined {
-  const infos = (tx as { auth_info?: { signer_infos?: unknown } } | null)?.auth_info?.signer_infos;
-  if (!Array.isArray(infos) || infos.length === 0) return undefined;
-  return pubkeyToAddress((infos[0] as { public_key?: unknown })?.public_key);
+  return pubkeyToAddress(signerPublicKey(tx));
 }
 
 /** Message type URLs of the tx body, without the leading '/', distinct, in body order. */

@@ -1,17 +1,18 @@
 import { existsSync, statSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { amountKey, canonicalAmount, isAmount } from '../lib/amount';
 import { toBech32, toHex0x } from '../lib/address';
 import { normalizeName } from '../lib/normalize';
-import { compactJson, rawMembers } from '../lib/raw-json';
-import { formatMicros, formatNanos, formatSeconds, parseUtc, toMicros, UtcTime } from '../lib/time';
+import { formatMicros, formatSeconds, toMicros } from '../lib/time';
 import { blockJson, Coin } from '../routes/block/serialize';
 import { nftJson } from '../routes/nft/serialize';
 import { holderJson } from '../routes/richlist/serialize';
-import { txJson } from '../routes/tx/serialize';
-import { AccountDeriver, msgTypesOf, signerFromTx } from './derive';
 import { DumpError } from './dump-error';
-import { describe, Fields, toAddress } from './fields';
-import { findDumpFile, NdjsonLine, readNdjson } from './ndjson';
+import { describe, Fields } from './fields';
+import { BATCH_BYTES, findDumpFile, LineBatch, NdjsonLine, readLineBatches, readNdjson } from './ndjson';
+import { BufferPool } from './parse/buffers';
+import { openTxParsing } from './parse/pool';
+import { outputSize, TxJob, TxRows } from './parse/tx';
 import { SnapshotWriter } from './writer';
 
 export type VmType = 'move' | 'wasm' | 'evm';
@@ -38,7 +39,10 @@ interface Meta {
 }
 
 const UINT_STRING = /^(0|[1-9][0-9]*)$/;
-const UPPER_OR_LOWER_HEX = /^[0-9a-fA-F]*$/;
+/** Records per parser job when a source yields records one by one. */
+const JOB_RECORDS = 1000;
+/** Pooled buffers of the txs stage: a line batch or a job's output fits (BufferPool). */
+const JOB_BUFFER_BYTES = outputSize(BATCH_BYTES + 256 * 1024);
 
 /**
  * Where records come from. Every source yields records in the dump format (docs/dump-format.md)
@@ -51,6 +55,16 @@ export interface RecordSource {
   describe: string;
   /** the records of one kind (`meta`, `blocks`, `txs`, ...), or undefined if the source has none */
   records(kind: string): AsyncIterable<NdjsonLine> | undefined;
+  /**
+   * The same records as raw line batches, for sources that read files (handed to parser threads
+   * undecoded), each in a buffer from `alloc`.
+   */
+  lineBatches?(kind: string, alloc: (n: number) => Buffer): AsyncIterable<LineBatch> | undefined;
+}
+
+export interface LoadOptions {
+  /** threads parsing txs besides the loader's (0: parse inline); default: one per CPU */
+  parseThreads?: number;
 }
 
 /** A dump directory of NDJSON files (plain or .gz). */
@@ -62,22 +76,26 @@ export function dumpSource(dir: string): RecordSource {
       const f = findDumpFile(dir, kind);
       return f ? readNdjson(dir, f) : undefined;
     },
+    lineBatches(kind, alloc) {
+      const f = findDumpFile(dir, kind);
+      return f ? readLineBatches(dir, f, alloc) : undefined;
+    },
   };
 }
 
 /** Reads a dump directory into `writer`; see loadRecords. */
-export function loadDump(dir: string, writer: SnapshotWriter, progress: ImportProgress): Promise<ImportSummary> {
-  return loadRecords(dumpSource(dir), writer, progress);
+export function loadDump(dir: string, writer: SnapshotWriter, progress: ImportProgress, options: LoadOptions = {}): Promise<ImportSummary> {
+  return loadRecords(dumpSource(dir), writer, progress, options);
 }
 
 /**
  * Reads every record of `source` into `writer`, validating each. Throws DumpError naming
  * file:line:field on the first bad one.
  */
-export async function loadRecords(source: RecordSource, writer: SnapshotWriter, progress: ImportProgress): Promise<ImportSummary> {
+export async function loadRecords(source: RecordSource, writer: SnapshotWriter, progress: ImportProgress,
+  options: LoadOptions = {}): Promise<ImportSummary> {
   const counts: Record<string, number> = {};
-  async function each(name: string, required: boolean, fn: (f: Fields | undefined, text: string, at: { file: string; line: number }) => void,
-    allowed?: readonly string[]): Promise<void> {
+  async function each(name: string, required: boolean, fn: (f: Fields) => void, allowed: readonly string[]): Promise<void> {
     const records = source.records(name);
     if (!records && required) throw new DumpError(`${name}.ndjson`, 0, '(file)', `missing from ${source.describe}`);
     counts[name] = 0;
@@ -85,7 +103,7 @@ export async function loadRecords(source: RecordSource, writer: SnapshotWriter, 
     progress.stage(name);
     let batch = 0;
     for await (const at of records) {
-      fn(allowed ? new Fields(at, allowed) : undefined, at.text, at);
+      fn(new Fields(at, allowed));
       counts[name]++;
       if (++batch === 1000) { progress.records(batch); batch = 0; }
     }
@@ -95,7 +113,6 @@ export async function loadRecords(source: RecordSource, writer: SnapshotWriter, 
   // meta
   let meta: Meta | undefined;
   await each('meta', true, (f) => {
-    if (!f) return;
     if (meta) throw f.error('(line)', 'meta.ndjson must hold exactly one record');
     const vm = f.string('vm_type');
     if (!VM_TYPES.includes(vm as VmType)) throw f.error('vm_type', `must be one of ${VM_TYPES.join(', ')}, got ${describe(vm)}`);
@@ -118,7 +135,6 @@ export async function loadRecords(source: RecordSource, writer: SnapshotWriter, 
   // validators
   const validators = new Map<string, { moniker: string; operatorAddress: string }>();
   await each('validators', false, (f) => {
-    if (!f) return;
     const proposer = f.string('proposer', { nonEmpty: true });
     if (validators.has(proposer)) throw f.error('proposer', `duplicate proposer ${describe(proposer)}`);
     const v = { moniker: f.string('moniker'), operatorAddress: f.string('operator_address', { nonEmpty: true }) };
@@ -130,7 +146,6 @@ export async function loadRecords(source: RecordSource, writer: SnapshotWriter, 
   const blocks = new Map<number, { txCount: number; line: number; seen: number }>();
   let lastHeight = 0;
   await each('blocks', true, (f) => {
-    if (!f) return;
     const height = f.uint('height', { min: 1 });
     if (height <= lastHeight) throw f.error('height', `must ascend: ${height} after ${lastHeight}`);
     lastHeight = height;
@@ -154,64 +169,7 @@ export async function loadRecords(source: RecordSource, writer: SnapshotWriter, 
   writer.setMeta('max_height', lastHeight);
 
   // txs
-  const deriver = new AccountDeriver(m.prefix);
-  let lastSequence = 0;
-  await each('txs', false, (f, text) => {
-    if (!f) return;
-    const sequence = f.uint('sequence', { min: 1 });
-    if (sequence <= lastSequence) throw f.error('sequence', `must ascend: ${sequence} after ${lastSequence}`);
-    lastSequence = sequence;
-    const txRawText = rawMembers(text).get('tx');
-    const tx = f.raw('tx');
-    if (txRawText === undefined || tx === null || typeof tx !== 'object' || Array.isArray(tx)) throw f.error('tx', 'must be the Tx object');
-    const t = tx as Record<string, unknown>;
-    const raw = rawMembers(txRawText);
-    const fail = (field: string, reason: string): DumpError => f.error(`tx.${field}`, reason);
-    const str = (k: string): string => {
-      if (typeof t[k] !== 'string') throw fail(k, `must be a string, got ${describe(t[k])}`);
-      return t[k] as string;
-    };
-    const decimal = (k: string): string => {
-      const v = str(k);
-      if (!UINT_STRING.test(v)) throw fail(k, `must be a decimal integer string, got ${describe(v)}`);
-      return v;
-    };
-    for (const k of Object.keys(t)) {
-      if (!TX_KEYS.includes(k)) throw fail(k, `unknown Tx field (expected: ${TX_KEYS.join(', ')})`);
-    }
-    const txhash = str('txhash');
-    if (!/^[0-9a-fA-F]{64}$/.test(txhash)) throw fail('txhash', `must be 64 hex digits, got ${describe(txhash)}`);
-    const height = Number(decimal('height'));
-    const block = blocks.get(height);
-    if (!block) throw fail('height', `no block ${height} in blocks.ndjson`);
-    block.seen++;
-    if (typeof t.code !== 'number' || !Number.isInteger(t.code) || t.code < 0) throw fail('code', `must be a JSON integer ≥ 0, got ${describe(t.code)}`);
-    const data = str('data');
-    if (!UPPER_OR_LOWER_HEX.test(data)) throw fail('data', `must be hex, got ${describe(data)}`);
-    if (!Array.isArray(t.logs)) throw fail('logs', `must be an array, got ${describe(t.logs)}`);
-    if (t.tx !== null && (typeof t.tx !== 'object' || Array.isArray(t.tx))) throw fail('tx', `must be an object or null, got ${describe(t.tx)}`);
-    if (t.events !== null && !Array.isArray(t.events)) throw fail('events', `must be an array or null, got ${describe(t.events)}`);
-    const ts = parseTime(str('timestamp'), (reason) => fail('timestamp', reason));
-    const json = txJson({
-      txhash, height, codespace: str('codespace'), code: t.code, data: data.toUpperCase(), rawLog: str('raw_log'),
-      logsRaw: compactJson(raw.get('logs') as string), info: str('info'), gasWanted: decimal('gas_wanted'),
-      gasUsed: decimal('gas_used'), txRaw: compactJson(raw.get('tx') as string), timestamp: formatNanos(ts),
-      eventsRaw: compactJson(raw.get('events') as string),
-    });
-    const signer = f.has('signer') ? f.address('signer', m.prefix) : signerFromTx(t.tx);
-    let accounts: Iterable<Buffer>;
-    if (f.has('accounts')) {
-      const list = f.raw('accounts');
-      if (!Array.isArray(list)) throw f.error('accounts', 'must be an array of addresses');
-      accounts = list.map((a, i) => {
-        if (typeof a !== 'string') throw f.error(`accounts[${i}]`, `must be a string, got ${describe(a)}`);
-        return toAddress(a, m.prefix, (reason) => f.error(`accounts[${i}]`, reason));
-      });
-    } else {
-      accounts = deriver.fromEvents(t.events).values();
-    }
-    writer.insertTx(sequence, height, Buffer.from(txhash, 'hex'), json, accounts, signer, msgTypesOf(t.tx));
-  }, ['sequence', 'tx', 'signer', 'accounts']);
+  counts.txs = await loadTxs(source, m.prefix, blocks, writer, progress, options.parseThreads ?? availableParallelism());
   for (const [height, b] of blocks) {
     if (b.seen !== b.txCount) {
       throw new DumpError('blocks.ndjson', b.line, 'tx_count', `block ${height} says ${b.txCount} txs, txs.ndjson has ${b.seen}`);
@@ -222,7 +180,6 @@ export async function loadRecords(source: RecordSource, writer: SnapshotWriter, 
   // collections
   const collections = new Map<string, { name: string; originName: string }>();
   await each('collections', false, (f) => {
-    if (!f) return;
     const addr = f.address('object_addr', m.prefix);
     const key = addr.toString('hex');
     if (collections.has(key)) throw f.error('object_addr', `duplicate collection ${toHex0x(addr)}`);
@@ -236,7 +193,6 @@ export async function loadRecords(source: RecordSource, writer: SnapshotWriter, 
   // tokens
   const seenTokens = new Set<string>();
   await each('tokens', false, (f) => {
-    if (!f) return;
     const collectionAddr = f.address('collection_addr', m.prefix);
     const c = collections.get(collectionAddr.toString('hex'));
     if (!c) throw f.error('collection_addr', `collection ${toHex0x(collectionAddr)} is not in collections.ndjson`);
@@ -260,7 +216,6 @@ export async function loadRecords(source: RecordSource, writer: SnapshotWriter, 
 
   // token_txs
   await each('token_txs', false, (f) => {
-    if (!f) return;
     const collectionAddr = f.address('collection_addr', m.prefix);
     const tokenId = f.string('token_id', { nonEmpty: true });
     const sequence = f.uint('sequence', { min: 1 });
@@ -276,7 +231,6 @@ export async function loadRecords(source: RecordSource, writer: SnapshotWriter, 
   // richlist: (denom, account) must be unique; a temporary index makes a duplicate fail on its line.
   writer.db.exec('CREATE UNIQUE INDEX richlist_unique ON richlist (denom, account)');
   await each('richlist', false, (f) => {
-    if (!f) return;
     const denom = f.string('denom', { nonEmpty: true }).toLowerCase();
     const account = f.address('account', m.prefix);
     const amount = f.string('amount');
@@ -294,7 +248,6 @@ export async function loadRecords(source: RecordSource, writer: SnapshotWriter, 
   // denom_contracts
   const denoms = new Set<string>();
   await each('denom_contracts', false, (f) => {
-    if (!f) return;
     if (m.vmType !== 'evm') throw f.error('(file)', `denom_contracts is for EVM chains (this is a ${m.vmType} chain)`);
     const denom = f.string('denom', { nonEmpty: true }).toLowerCase();
     if (denoms.has(denom)) throw f.error('denom', `duplicate denom ${describe(denom)}`);
@@ -307,12 +260,81 @@ export async function loadRecords(source: RecordSource, writer: SnapshotWriter, 
   return { chainId: m.chainId, vmType: m.vmType, prefix: m.prefix, counts };
 }
 
-const TX_KEYS = ['txhash', 'height', 'codespace', 'code', 'data', 'raw_log', 'logs', 'info', 'gas_wanted', 'gas_used', 'tx', 'timestamp', 'events'];
+/**
+ * The txs stage: records are parsed in jobs (parse/tx.ts) on `threads` parser threads, in
+ * order; the checks against other records (ascending sequence, existing block) and the
+ * inserts stay on this thread. Returns the number of txs.
+ */
+async function loadTxs(source: RecordSource, prefix: string, blocks: Map<number, { seen: number }>, writer: SnapshotWriter,
+  progress: ImportProgress, threads: number): Promise<number> {
+  let count = 0;
+  let lastSequence = 0;
+  const check = (file: string, line: number, sequence: number | undefined, height: number | undefined): void => {
+    if (sequence !== undefined) {
+      if (sequence <= lastSequence) throw new DumpError(file, line, 'sequence', `must ascend: ${sequence} after ${lastSequence}`);
+      lastSequence = sequence;
+    }
+    if (height !== undefined) {
+      const block = blocks.get(height);
+      if (!block) throw new DumpError(file, line, 'tx.height', `no block ${height} in blocks.ndjson`);
+      block.seen++;
+    }
+  };
+  const buffers = new BufferPool(JOB_BUFFER_BYTES);
+  const insert = (r: TxRows): void => {
+    const out = Buffer.from(r.out.buffer, r.out.byteOffset, r.out.length);
+    for (let k = 0, at = 0; k < r.sequences.length; at = r.ends[k++]) {
+      check(r.files[k], r.lines[k], r.sequences[k], r.heights[k]);
+      writer.insertTx(r.sequences[k], r.heights[k], out.subarray(at, at + 32), out.subarray(at + 32, r.ends[k]), r.accounts[k], r.signers[k], r.msgTypes[k]);
+    }
+    buffers.give(r.out.buffer as ArrayBuffer);
+    buffers.give(r.input);
+    count += r.sequences.length;
+    progress.records(r.sequences.length);
+    const bad = r.failure;
+    if (bad) {
+      check(bad.file, bad.line, bad.sequence, bad.height);
+      throw new DumpError(bad.file, bad.line, bad.field, bad.reason);
+    }
+  };
+  const jobs = txJobs(source, (n) => buffers.take(n));
+  if (!jobs) return 0;
+  progress.stage('txs');
+  const parsing = openTxParsing(prefix, threads);
+  try {
+    const inFlight: Promise<TxRows>[] = [];
+    for await (const job of jobs) {
+      job.out = buffers.take(JOB_BUFFER_BYTES).buffer as ArrayBuffer;
+      const rows = parsing.parse(job);
+      rows.catch(() => undefined); // awaited below, unless an earlier job fails first
+      inFlight.push(rows);
+      if (inFlight.length >= parsing.depth) insert(await (inFlight.shift() as Promise<TxRows>));
+    }
+    for (const rows of inFlight) insert(await rows);
+    return count;
+  } finally {
+    await parsing.close();
+  }
+}
 
-function parseTime(text: string, fail: (reason: string) => Error): UtcTime {
-  const t = parseUtc(text);
-  if (!t) throw fail(`not an RFC 3339 UTC time ending in Z with 0-9 fractional digits: ${describe(text)}`);
-  return t;
+/** The txs of a source as parser jobs: raw line batches when it has them, else records in groups. */
+function txJobs(source: RecordSource, alloc: (n: number) => Buffer): AsyncIterable<TxJob> | undefined {
+  const batches = source.lineBatches?.('txs', alloc);
+  if (batches) {
+    return (async function* () {
+      for await (const lines of batches) yield { lines };
+    })();
+  }
+  const records = source.records('txs');
+  if (!records) return undefined;
+  return (async function* () {
+    let group: NdjsonLine[] = [];
+    for await (const r of records) {
+      group.push(r);
+      if (group.length === JOB_RECORDS) { yield { records: group }; group = []; }
+    }
+    if (group.length > 0) yield { records: group };
+  })();
 }
 
 function coins(f: Fields, field: string): Coin[] | null {
