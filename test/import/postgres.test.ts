@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { Client } from 'pg';
 import { runImport } from '../../src/commands/import';
 import { ROOT } from '../../src/assets';
@@ -119,6 +120,62 @@ describe('import --from-postgres (real PostgreSQL)', function () {
     expect(r.stderr).to.match(/bad record from postgres postgres:\/\/postgres@127\.0\.0\.1:\d+\/rollytics_bad_row: table tx, sequence 1234 \(hash [0-9A-F]{64}, height \d+\): tx\.txhash: must be a string/);
     expect(sha(baseline)).to.equal(before);
     expect(readdirSync(work).filter((f) => f.includes('.tmp-'))).to.deep.equal([]);
+  });
+
+  it('signer and message types come from the database: no signer row → no signer; tx_msg_types as stored', async () => {
+    const dir = await demoDump('wasm');
+    const dsn = await pg!.createDatabase('rollytics_links');
+    await loadRollyticsDb(dsn, dir);
+    const c = new Client({ connectionString: dsn });
+    await c.connect();
+    let unsigned: number;
+    let retyped: number;
+    try {
+      // A signed tx loses its signer (as rollytics stores txs whose signer_id is 0), and another
+      // tx's message types are replaced by one the tx body does not contain.
+      const s = await c.query<{ sequence: string }>(
+        'SELECT t.sequence::text AS sequence FROM tx t JOIN tx_accounts ta ON ta.sequence = t.sequence AND ta.signer ORDER BY t.sequence LIMIT 1 OFFSET 100');
+      unsigned = Number(s.rows[0].sequence);
+      await c.query('UPDATE tx SET signer_id = 0 WHERE sequence = $1', [unsigned]);
+      await c.query('DELETE FROM tx_accounts WHERE sequence = $1 AND signer', [unsigned]);
+      retyped = unsigned + 7;
+      const d = await c.query<{ id: string }>("INSERT INTO msg_type_dict (id, msg_type) SELECT max(id) + 1, 'test.v1.MsgOnlyInTheDb' FROM msg_type_dict RETURNING id::text AS id");
+      await c.query('DELETE FROM tx_msg_types WHERE sequence = $1', [retyped]);
+      await c.query('INSERT INTO tx_msg_types (msg_type_id, sequence) VALUES ($1, $2)', [Number(d.rows[0].id), retyped]);
+    } finally {
+      await c.end();
+    }
+    const out = join(work, 'links.sqlite');
+    const r = cli(['import', '--from-postgres', dsn, ...pgArgs(dir, 'wasm'), '--out', out, '--quiet']);
+    expect(r.status, r.stderr).to.equal(0);
+    const db = new Database(out, { readonly: true });
+    try {
+      const signerRows = db.prepare('SELECT count(*) AS n FROM tx_accounts WHERE sequence = ? AND signer = 1').get(unsigned) as { n: number };
+      expect(signerRows.n, 'a tx without a signer row must not get one derived from its public key').to.equal(0);
+      const types = db.prepare('SELECT m.name FROM tx_msg_types t JOIN msg_types m ON m.id = t.msg_type_id WHERE t.sequence = ?')
+        .all(retyped) as { name: string }[];
+      expect(types.map((t) => t.name)).to.deep.equal(['test.v1.MsgOnlyInTheDb']);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('a tx_msg_types row pointing outside msg_type_dict names the table and tx; --out untouched', async () => {
+    const dir = await demoDump('wasm');
+    const dsn = await pg!.createDatabase('rollytics_bad_msg_type');
+    await loadRollyticsDb(dsn, dir);
+    const c = new Client({ connectionString: dsn });
+    await c.connect();
+    try {
+      await c.query('INSERT INTO tx_msg_types (msg_type_id, sequence) VALUES (999999, 42)');
+    } finally {
+      await c.end();
+    }
+    const before = sha(baseline);
+    const r = cli(['import', '--from-postgres', dsn, ...pgArgs(dir, 'wasm'), '--out', baseline, '--force', '--quiet']);
+    expect(r.status).to.equal(1);
+    expect(r.stderr).to.match(/table tx, sequence 42 \(hash [0-9A-F]{64}, height \d+\): tx_msg_types: msg_type_id 999999 is not in msg_type_dict/);
+    expect(sha(baseline)).to.equal(before);
   });
 
   it('reads one consistent snapshot: rows committed while the import runs are not seen', async () => {

@@ -8,10 +8,10 @@
  * stays bounded by the cursor batch whatever the table sizes. Dictionary lookups
  * (account_dict, nft_dict) are joins in SQL.
  *
- * Tx ↔ account links and the signer come from tx_accounts (+ tx.signer_id), so nothing is
- * re-derived from events; message types are derived from tx.data's body by the loader, with
- * the rule rollytics used to fill tx_msg_types (that table and msg_type_dict are only checked
- * to exist).
+ * Tx ↔ account links, the signer and the message types come from tx_accounts (+ tx.signer_id)
+ * and tx_msg_types (+ msg_type_dict), so nothing is re-derived from the stored tx: a tx without a
+ * signer (signer_id NULL or 0, no signer row) is passed as "signer": null, and the msg filters
+ * answer exactly what rollytics' own tables say.
  *
  * What rollytics keeps outside its database comes from options: chain id (default: the only
  * chain_id in `block`), VM type, bech32 prefix, the indexer build for /status, proposer monikers
@@ -178,7 +178,7 @@ export async function openPostgresSource(o: PostgresSourceOptions): Promise<Impo
       for await (const r of rows('table tx', `
           SELECT t.sequence::text AS sequence, encode(t.hash, 'hex') AS hash, t.height::text AS height, t.data::text AS data,
                  t.signer_id::text AS signer_id, encode(s.account, 'hex') AS signer_account,
-                 acc.accounts, acc.signers
+                 acc.accounts, acc.signers, mt.msg_types
           FROM tx t
           LEFT JOIN account_dict s ON s.id = t.signer_id
           LEFT JOIN LATERAL (
@@ -187,6 +187,10 @@ export async function openPostgresSource(o: PostgresSourceOptions): Promise<Impo
                      FILTER (WHERE ta.signer IS TRUE) AS signers
             FROM tx_accounts ta LEFT JOIN account_dict a ON a.id = ta.account_id
             WHERE ta.sequence = t.sequence) acc ON true
+          LEFT JOIN LATERAL (
+            SELECT array_agg(coalesce(d.msg_type, '!' || tm.msg_type_id::text) ORDER BY tm.msg_type_id) AS msg_types
+            FROM tx_msg_types tm LEFT JOIN msg_type_dict d ON d.id = tm.msg_type_id
+            WHERE tm.sequence = t.sequence) mt ON true
           ORDER BY t.sequence`)) {
         const label = `table tx, sequence ${r.sequence as string} (hash ${((r.hash as string | null) ?? '?').toUpperCase()}, height ${r.height as string})`;
         if (r.data === null) throw recordError(label, 'data', 'is NULL');
@@ -196,6 +200,10 @@ export async function openPostgresSource(o: PostgresSourceOptions): Promise<Impo
           if (a.startsWith('!')) throw recordError(label, 'tx_accounts', `account_id ${a.slice(1)} is not in account_dict`);
         }
         if (signers.length > 1) throw recordError(label, 'tx_accounts', `${signers.length} signer rows (expected at most one)`);
+        const msgTypes = (r.msg_types as string[] | null) ?? [];
+        for (const m of msgTypes) {
+          if (m.startsWith('!')) throw recordError(label, 'tx_msg_types', `msg_type_id ${m.slice(1)} is not in msg_type_dict`);
+        }
         // The signer: its tx_accounts row (what is_signer filters on), else tx.signer_id.
         let signer = signers[0];
         if (signer === undefined && r.signer_id !== null && r.signer_id !== '0') {
@@ -203,8 +211,9 @@ export async function openPostgresSource(o: PostgresSourceOptions): Promise<Impo
           signer = r.signer_account as string;
         }
         let text = '{"sequence":' + (r.sequence as string);
-        if (signer !== undefined) text += ',"signer":"0x' + signer + '"';
+        text += signer === undefined ? ',"signer":null' : ',"signer":"0x' + signer + '"';
         text += ',"accounts":[' + accounts.map((a) => '"0x' + a + '"').join(',') + ']';
+        text += ',"msg_types":' + JSON.stringify(msgTypes);
         text += ',"tx":' + (r.data as string) + '}';
         yield record(label, text);
       }
