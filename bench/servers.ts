@@ -1,22 +1,14 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import type { Captured } from './bare';
+import { freePort } from '../test/support/net';
+
+export { freePort };
 
 /** Starting, stopping and reading from the servers under test. */
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 export interface Running {
   url: string;

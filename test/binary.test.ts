@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import { ChildProcess, spawn, spawnSync, SpawnSyncReturns } from 'node:child_process';
 import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { freePort } from './support/net';
 
 /**
  * The single executable built by `make binary` (scripts/build-binary.js), run the way a user runs
@@ -26,16 +26,6 @@ async function twoFreePorts(): Promise<[number, number]> {
   return [a, b];
 }
 
-function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const srv = createServer();
-    srv.once('error', fail);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => done(port));
-    });
-  });
-}
 
 /** A started `serve`: resolves once it has printed its "serving … on http://…" line. */
 class Server {

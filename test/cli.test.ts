@@ -9,12 +9,12 @@ import {
   copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, truncateSync, writeFileSync,
 } from 'node:fs';
 import { get } from 'node:http';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import yargs, { Argv, CommandModule } from 'yargs';
 import { importCommand } from '../src/commands/import';
 import { serveCommand } from '../src/commands/serve';
 import { ROOT, testChain, testTmp } from './helpers/app';
+import { freePort } from './support/net';
 
 const BIN = join(ROOT, 'bin', 'indexer-api');
 
@@ -84,16 +84,6 @@ function expectDocumented(help: string, cmd: CommandModule<object, never>): void
   }
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 function httpGet(url: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {

@@ -9,10 +9,12 @@
  */
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
+import { freePort } from './net';
+
+export { freePort };
 
 export interface PgServer {
   port: number;
@@ -38,16 +40,6 @@ export function findPgBin(): string | undefined {
   return undefined;
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 function osUser(name: string): { uid: number; gid: number } {
   const uid = Number(execFileSync('id', ['-u', name], { encoding: 'utf8' }).trim());
