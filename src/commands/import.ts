@@ -31,6 +31,8 @@ export interface ImportOptions {
   vmType?: VmType;
   bech32Prefix?: string;
   validators?: string;
+  /** --from-postgres without --validators: node REST API for proposer monikers */
+  restUrl?: string;
   denomContracts?: string;
   statusVersion?: string;
   statusCommit?: string;
@@ -108,6 +110,7 @@ async function openSource(o: ImportOptions, progress: StageProgress): Promise<Im
       if (!o.vmType) throw new Error('--from-postgres needs --vm-type (move, wasm or evm): rollytics keeps it in its config, not in the database');
       source = await openPostgresSource({
         dsn: o.fromPostgres, vmType: o.vmType, prefix, chainId: o.chainId, validatorsFile: o.validators,
+        restUrl: o.restUrl, restHttp: { concurrency: o.concurrency, rate: o.rate, retries: o.retries, timeoutMs: o.timeout, backoffMs: o.backoffMs },
         denomContractsFile: o.denomContracts, statusVersion: o.statusVersion, statusCommit: o.statusCommit,
       });
     } else {
@@ -218,19 +221,22 @@ export const importCommand: CommandModule<object, ImportOptions> = {
     .option('vm-type', { choices: VM_TYPES, describe: '--from-postgres (required) / --from-api: the rollup VM' })
     .option('bech32-prefix', { type: 'string', describe: '--from-postgres / --from-api: account bech32 prefix (default init)' })
     .option('validators', { type: 'string', describe: 'NDJSON file in validators.ndjson format: proposer monikers' })
+    .option('rest-url', { type: 'string', describe: '--from-postgres without --validators: chain node REST URL; one GET /opinit/opchild/v1/validator/{proposer} per distinct proposer (404: fallback rendering)' })
     .option('denom-contracts', { type: 'string', describe: 'EVM: NDJSON file in denom_contracts.ndjson format' })
     .option('status-version', { type: 'string', describe: '--from-postgres: version /status reports (default dev)' })
     .option('status-commit', { type: 'string', describe: '--from-postgres: commit_hash /status reports (default unknown)' })
     .option('from-height', { type: 'number', describe: '--from-api: first height to crawl (default 1; with --base, the base\'s highest block + 1)' })
     .option('to-height', { type: 'number', describe: '--from-api: last height to crawl (default: /status height)' })
     .option('denoms', { type: 'string', array: true, describe: '--from-api: rich-list denoms to crawl (repeat or comma-separate)' })
-    .option('concurrency', { type: 'number', default: 4, describe: '--from-api: requests in flight' })
-    .option('rate', { type: 'number', describe: '--from-api: at most this many requests per second' })
-    .option('retries', { type: 'number', default: 5, describe: '--from-api: retries of a request failing with 5xx, 429 or a network error / timeout' })
-    .option('timeout', { type: 'number', default: 30000, describe: '--from-api: per-request timeout in ms' })
+    .option('concurrency', { type: 'number', default: 4, describe: '--from-api / --rest-url: requests in flight' })
+    .option('rate', { type: 'number', describe: '--from-api / --rest-url: at most this many requests per second' })
+    .option('retries', { type: 'number', default: 5, describe: '--from-api / --rest-url: retries of a request failing with 5xx, 429 or a network error / timeout' })
+    .option('timeout', { type: 'number', default: 30000, describe: '--from-api / --rest-url: per-request timeout in ms' })
     .check((a) => {
       const n = [a['from-dump'], a['from-postgres'], a['from-api']].filter((x) => x !== undefined).length;
       if (n !== 1) throw new Error('name exactly one source: --from-dump DIR, --from-postgres DSN or --from-api URL');
+      if (a['rest-url'] !== undefined && a['from-postgres'] === undefined) throw new Error('--rest-url goes with --from-postgres (a dump or an API already carries the monikers)');
+      if (a['rest-url'] !== undefined && a.validators !== undefined) throw new Error('pass --validators FILE or --rest-url URL, not both');
       return true;
     })
     .example('$0 import --from-dump ./dump --out chain.sqlite', 'build chain.sqlite from ./dump')

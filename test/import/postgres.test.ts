@@ -1,7 +1,8 @@
 import { expect } from 'chai';
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -22,6 +23,15 @@ function sha(file: string): string {
 function cli(args: string[]): { status: number | null; stdout: string; stderr: string } {
   const r = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout: 120_000 });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** The CLI run without blocking the event loop (a server in this process must answer it). */
+function cliAsync(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    execFile(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout: 120_000 }, (e, stdout, stderr) => {
+      done({ status: e ? (typeof e.code === 'number' ? e.code : null) : 0, stdout, stderr });
+    });
+  });
 }
 
 function meta(dir: string): { version: string; commit_hash: string } {
@@ -73,6 +83,84 @@ describe('import --from-postgres (real PostgreSQL)', function () {
       await expectSameAnswers(fromDump, fromPg, 6000);
     });
   }
+
+  describe('--rest-url: proposer monikers from a chain node', () => {
+    // A stand-in for the node's REST API on 127.0.0.1 (no chain node runs offline): answers
+    // GET /opinit/opchild/v1/validator/{valoper} from the demo's validators.ndjson, 404 for
+    // `hidden`, 503 to the first request for each proposer (the importer must retry), and
+    // garbage when `garbage` is set.
+    let node: Server;
+    let nodeUrl = '';
+    let hidden = '';
+    let garbage = false;
+    const seen = new Set<string>();
+    let validators: { proposer: string; moniker: string; operator_address: string }[] = [];
+    let dir = '';
+    let dsn = '';
+
+    before(async () => {
+      dir = await demoDump('wasm');
+      dsn = await pg!.createDatabase('rollytics_rest');
+      await loadRollyticsDb(dsn, dir);
+      validators = readFileSync(join(dir, 'validators.ndjson'), 'utf8').split('\n').filter((l) => l).map((l) => JSON.parse(l) as typeof validators[0]);
+      hidden = validators[validators.length - 1].proposer;
+      node = createServer((req, res) => {
+        const m = /^\/opinit\/opchild\/v1\/validator\/([^/?]+)$/.exec(req.url ?? '');
+        const v = m ? validators.find((x) => x.proposer === decodeURIComponent(m[1])) : undefined;
+        if (garbage) return void res.writeHead(200).end('<html>not json</html>');
+        if (!v || v.proposer === hidden) return void res.writeHead(404, { 'content-type': 'application/json' }).end('{"code":5,"message":"not found"}');
+        if (!seen.has(v.proposer)) {
+          seen.add(v.proposer);
+          return void res.writeHead(503).end('busy');
+        }
+        res.writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ validator: { moniker: v.moniker, operator_address: v.operator_address, cons_power: '1' } }));
+      });
+      await new Promise<void>((r) => node.listen(0, '127.0.0.1', r));
+      nodeUrl = `http://127.0.0.1:${(node.address() as { port: number }).port}`;
+    });
+
+    after(() => new Promise<void>((r) => node.close(() => r())));
+
+    it('one lookup per distinct proposer, retried on 503; a 404 proposer gets the fallback rendering', async () => {
+      const m = meta(dir);
+      const out = join(work, 'rest.sqlite');
+      const r = await cliAsync(['import', '--from-postgres', dsn, '--vm-type', 'wasm', '--rest-url', nodeUrl, '--status-version', m.version,
+        '--status-commit', m.commit_hash, '--out', out, '--json', '--retries', '2']);
+      expect(r.status, r.stderr).to.equal(0);
+      const summary = JSON.parse(r.stdout) as { stats?: Record<string, number> };
+      expect(summary.stats).to.deep.equal({ rest_validators: validators.length - 1, rest_unknown_proposers: 1 });
+      const db = new Database(out, { readonly: true });
+      try {
+        const rows = db.prepare('SELECT proposer, moniker, operator_address FROM validators ORDER BY proposer').all();
+        expect(rows).to.deep.equal(validators.filter((v) => v.proposer !== hidden).sort((a, b) => (a.proposer < b.proposer ? -1 : 1)));
+      } finally {
+        db.close();
+      }
+    });
+
+    it('an answer that is not the validator object stops the import naming the URL; --out untouched', async () => {
+      garbage = true;
+      try {
+        const before = sha(baseline);
+        const r = await cliAsync(['import', '--from-postgres', dsn, '--vm-type', 'wasm', '--rest-url', nodeUrl, '--out', baseline, '--force', '--quiet']);
+        expect(r.status).to.equal(1);
+        expect(r.stderr).to.match(/--rest-url: GET http:\/\/127\.0\.0\.1:\d+\/opinit\/opchild\/v1\/validator\/initvaloper1\w+: the answer is not JSON/);
+        expect(sha(baseline)).to.equal(before);
+      } finally {
+        garbage = false;
+      }
+    });
+
+    it('--rest-url is refused with --validators or without --from-postgres', () => {
+      const a = cli(['import', '--from-postgres', dsn, '--vm-type', 'wasm', '--rest-url', nodeUrl, '--validators', join(dir, 'validators.ndjson'), '--out', join(work, 'x.sqlite')]);
+      expect(a.status).to.equal(1);
+      expect(a.stderr).to.contain('pass --validators FILE or --rest-url URL, not both');
+      const b = cli(['import', '--from-dump', dir, '--rest-url', nodeUrl, '--out', join(work, 'x.sqlite')]);
+      expect(b.status).to.equal(1);
+      expect(b.stderr).to.contain('--rest-url goes with --from-postgres');
+    });
+  });
 
   it('connection refused: one line naming the DSN without its password; --out untouched', async () => {
     if (!baseline) throw new Error('needs the wasm round trip first');

@@ -15,12 +15,15 @@
  *
  * What rollytics keeps outside its database comes from options: chain id (default: the only
  * chain_id in `block`), VM type, bech32 prefix, the indexer build for /status, proposer monikers
- * (`--validators`, NDJSON) and, on EVM, the denom → ERC-20 map (`--denom-contracts`, NDJSON).
+ * (`--validators`, NDJSON, or `--rest-url`: one node lookup per distinct proposer) and, on EVM,
+ * the denom → ERC-20 map (`--denom-contracts`, NDJSON).
  */
 import { Client } from 'pg';
 import Cursor from 'pg-cursor';
 import type { VmType } from '../from-dump';
 import { NdjsonLine } from '../ndjson';
+import { HttpOptions } from './http';
+import { validatorsFromRest } from './node-rest';
 import { ImportSource, ndjsonFile, record, recordError, redactDsn } from './source';
 
 export interface PostgresSourceOptions {
@@ -31,6 +34,9 @@ export interface PostgresSourceOptions {
   chainId?: string;
   /** NDJSON in validators.ndjson format */
   validatorsFile?: string;
+  /** without validatorsFile: a chain node's REST API, asked once per distinct proposer (node-rest.ts) */
+  restUrl?: string;
+  restHttp?: HttpOptions;
   /** NDJSON in denom_contracts.ndjson format (EVM) */
   denomContractsFile?: string;
   /** what /status reports as version / commit_hash (rollytics' build; default dev / unknown) */
@@ -97,6 +103,20 @@ export async function openPostgresSource(o: PostgresSourceOptions): Promise<Impo
     }
     chainId = lo[0].chain_id;
   }
+  // Proposer monikers from the node, looked up before any cursor is open (one per distinct proposer).
+  let restValidators: NdjsonLine[] | undefined;
+  let unknownProposers = 0;
+  if (!o.validatorsFile && o.restUrl) {
+    const proposers = (await q<{ p: string }>('SELECT DISTINCT proposer AS p FROM block WHERE chain_id = $1 AND proposer IS NOT NULL ORDER BY 1', [chainId]))
+      .map((r) => r.p);
+    try {
+      const got = await validatorsFromRest(o.restUrl, proposers, o.restHttp);
+      restValidators = got.records;
+      unknownProposers = got.unknown.length;
+    } catch (e) {
+      return fail((e as Error).message);
+    }
+  }
   const richListHeight = (await q<{ h: string | null }>('SELECT max(height)::text AS h FROM rich_list_status'))[0]?.h ?? '0';
   const seqTx = (await q<{ s: string | null }>("SELECT max(sequence)::text AS s FROM seq_info WHERE name = 'tx'"))[0]?.s;
   const heights = (await q<{ lo: string | null; hi: string | null }>(
@@ -154,7 +174,8 @@ export async function openPostgresSource(o: PostgresSourceOptions): Promise<Impo
       }));
     })(),
 
-    validators: () => (o.validatorsFile ? ndjsonFile(o.validatorsFile) : undefined),
+    validators: () => (o.validatorsFile ? ndjsonFile(o.validatorsFile)
+      : restValidators ? (async function* () { yield* restValidators; })() : undefined),
 
     blocks: () => (async function* () {
       for await (const r of rows('table block', `
@@ -282,6 +303,7 @@ export async function openPostgresSource(o: PostgresSourceOptions): Promise<Impo
     lineBased: false,
     records: (kind) => kinds[kind]?.(),
     total: (kind) => totals[kind],
+    ...(restValidators ? { stats: () => ({ rest_validators: restValidators?.length ?? 0, rest_unknown_proposers: unknownProposers }) } : {}),
     async close() {
       try { await client.query('COMMIT'); } catch { /* the connection may already be gone */ }
       await client.end().catch(() => undefined);
