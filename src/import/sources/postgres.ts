@@ -136,7 +136,7 @@ export async function openPostgresSource(o: PostgresSourceOptions): Promise<Impo
     richlist: await estimate('rich_list'),
   };
 
-  const batch = o.batchRows ?? 2000;
+  const batch = o.batchRows ?? 500;
   let busy = false;
   /** Streams one query through a server-side cursor, prefetching the next batch while rows are used. */
   async function* rows(label: string, sql: string, params: unknown[] = []): AsyncGenerator<Row> {

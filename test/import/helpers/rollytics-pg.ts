@@ -9,7 +9,8 @@
  * - timestamps truncated to microseconds (pgx binary encoding);
  * - nft_dict + tx_nfts from token_txs; rich_list + rich_list_status; seq_info('tx').
  */
-import { readFileSync, existsSync } from 'node:fs';
+import { createReadStream, readFileSync, existsSync } from 'node:fs';
+import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { AccountDeriver, msgTypesOf, signerFromTx } from '../../../src/import/derive';
@@ -57,6 +58,13 @@ function lines(dir: string, name: string): string[] {
   const f = join(dir, `${name}.ndjson`);
   if (!existsSync(f)) return [];
   return readFileSync(f, 'utf8').split('\n').filter((l) => l.trim() !== '');
+}
+
+/** The lines of a large NDJSON file, read as a stream (txs.ndjson of a 1M-tx chain is ~4 GB). */
+async function* streamLines(dir: string, name: string): AsyncGenerator<string> {
+  const f = join(dir, `${name}.ndjson`);
+  if (!existsSync(f)) return;
+  for await (const l of createInterface({ input: createReadStream(f), crlfDelay: Infinity })) if (l.trim() !== '') yield l;
 }
 
 /** `…:SS.fffffffffZ` → `…:SS.ffffffZ`: pgx writes timestamps in binary, truncated to µs. */
@@ -125,7 +133,7 @@ export async function loadRollyticsDb(dsn: string, dir: string, opts: LoadOption
     const txAccounts = new Inserter(client, 'INSERT INTO tx_accounts (account_id, sequence, signer) SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::boolean[])', 2000);
     const txMsgTypes = new Inserter(client, 'INSERT INTO tx_msg_types (msg_type_id, sequence) SELECT * FROM unnest($1::bigint[], $2::bigint[])', 2000);
     let maxSeq = 0;
-    for (const l of lines(dir, 'txs')) {
+    for await (const l of streamLines(dir, 'txs')) {
       const rec = JSON.parse(l) as { sequence: number; tx: { txhash: string; height: string; tx: unknown; events: unknown } };
       const rawTx = rawMembers(l).get('tx') as string;
       let data = JSON.parse(rawTx) as Record<string, unknown>;
