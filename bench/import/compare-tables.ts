@@ -5,6 +5,12 @@
  *
  *   node build/bench/import/compare-tables.js A.sqlite B.sqlite
  *
+ *   node build/bench/import/compare-tables.js --logical A.sqlite B.sqlite
+ *
+ * --logical compares content rather than ids: account ids (which depend on the order accounts
+ * were first seen, e.g. an incremental update vs a full import) are replaced by the account's
+ * address, and the accounts table is compared by address.
+ *
  * Exit status 0 when every table matches, 1 otherwise.
  */
 import { createHash } from 'node:crypto';
@@ -12,15 +18,22 @@ import { openDatabase } from '../../src/sqlite';
 
 const VARYING_META = new Set(['snapshot_id', 'created_at']);
 
-function tableHashes(file: string): Map<string, string> {
+/** Columns holding an accounts.id. */
+const ACCOUNT_ID_COLUMNS = new Set(['account_id', 'owner_id', 'object_account_id', 'creator_id']);
+
+function tableHashes(file: string, logical = false): Map<string, string> {
   const db = openDatabase(file, { readonly: true, fileMustExist: true });
   const out = new Map<string, string>();
   const tables = db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").pluck().all() as string[];
   for (const t of tables) {
     const h = createHash('sha256');
     let rows = 0;
-    const cols = (db.pragma(`table_info(${t})`) as { name: string }[]).map((c) => c.name);
-    for (const r of db.prepare(`SELECT * FROM ${t} ORDER BY ${cols.join(', ')}`).raw().iterate() as IterableIterator<unknown[]>) {
+    let cols = (db.pragma(`table_info(${t})`) as { name: string }[]).map((c) => c.name);
+    if (logical) {
+      cols = cols.flatMap((c) => (t === 'accounts' && c === 'id' ? []
+        : ACCOUNT_ID_COLUMNS.has(c) ? [`(SELECT a.addr FROM accounts a WHERE a.id = ${t}.${c})`] : [c]));
+    }
+    for (const r of db.prepare(`SELECT ${cols.join(', ')} FROM ${t} ORDER BY ${cols.join(', ')}`).raw().iterate() as IterableIterator<unknown[]>) {
       if (t === 'meta' && VARYING_META.has(r[0] as string)) continue;
       rows++;
       for (const v of r) {
@@ -38,23 +51,31 @@ function tableHashes(file: string): Map<string, string> {
   return out;
 }
 
-function main(): void {
-  const [a, b] = process.argv.slice(2);
-  if (!a || !b) {
-    process.stderr.write('usage: compare-tables.js A.sqlite B.sqlite\n');
-    process.exit(2);
-  }
-  const ha = tableHashes(a);
-  const hb = tableHashes(b);
-  let same = true;
-  for (const t of new Set([...ha.keys(), ...hb.keys()])) {
-    if (ha.get(t) !== hb.get(t)) {
-      same = false;
-      process.stdout.write(`${t}: ${ha.get(t) ?? '(missing)'} vs ${hb.get(t) ?? '(missing)'}\n`);
-    }
-  }
-  process.stdout.write(same ? `identical: ${[...ha.keys()].length} tables\n` : 'DIFFERENT\n');
-  process.exit(same ? 0 : 1);
+/** The tables whose rows differ between two snapshots (logical comparison), each as `name: A vs B`. */
+export function logicalTableDiff(a: string, b: string): string[] {
+  return tableDiff(tableHashes(a, true), tableHashes(b, true));
 }
 
-main();
+function tableDiff(ha: Map<string, string>, hb: Map<string, string>): string[] {
+  const out: string[] = [];
+  for (const t of new Set([...ha.keys(), ...hb.keys()])) {
+    if (ha.get(t) !== hb.get(t)) out.push(`${t}: ${ha.get(t) ?? '(missing)'} vs ${hb.get(t) ?? '(missing)'}`);
+  }
+  return out;
+}
+
+function main(): void {
+  const logical = process.argv.includes('--logical');
+  const [a, b] = process.argv.slice(2).filter((x) => x !== '--logical');
+  if (!a || !b) {
+    process.stderr.write('usage: compare-tables.js [--logical] A.sqlite B.sqlite\n');
+    process.exit(2);
+  }
+  const ha = tableHashes(a, logical);
+  const diff = tableDiff(ha, tableHashes(b, logical));
+  for (const d of diff) process.stdout.write(d + '\n');
+  process.stdout.write(diff.length === 0 ? `identical: ${[...ha.keys()].length} tables\n` : 'DIFFERENT\n');
+  process.exit(diff.length === 0 ? 0 : 1);
+}
+
+if (require.main === module) main();

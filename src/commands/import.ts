@@ -10,7 +10,7 @@ import { observeTotals } from '../import/sources/observe';
 import { openPostgresSource } from '../import/sources/postgres';
 import { StageProgress } from '../import/sources/progress';
 import { dumpErrorText, ImportSource } from '../import/sources/source';
-import { SnapshotWriter } from '../import/writer';
+import { BaseInfo, SnapshotWriter } from '../import/writer';
 import { openSnapshot } from '../snapshot/open';
 
 export interface ImportOptions {
@@ -18,7 +18,7 @@ export interface ImportOptions {
   fromDump?: string;
   fromPostgres?: string;
   fromApi?: string;
-  /** build on this snapshot: its records first, then the source's (src/import/incremental.ts) */
+  /** build on this snapshot: a copy of it plus the source's new heights (src/import/incremental.ts) */
   base?: string;
   out: string;
   force: boolean;
@@ -94,7 +94,7 @@ function pidAlive(pid: number): boolean {
   }
 }
 
-async function openSource(o: ImportOptions, progress: StageProgress): Promise<ImportSource> {
+async function openSource(o: ImportOptions, progress: StageProgress): Promise<{ source: ImportSource; base?: BaseInfo }> {
   const given = [o.fromDump, o.fromPostgres, o.fromApi].filter((x) => x !== undefined).length;
   if (given !== 1) throw new Error('name exactly one source: --from-dump DIR, --from-postgres DSN or --from-api URL');
   let source: ImportSource;
@@ -129,15 +129,16 @@ async function openSource(o: ImportOptions, progress: StageProgress): Promise<Im
       });
     }
   }
+  let base: BaseInfo | undefined;
   if (o.base !== undefined) {
     try {
-      source = await incrementalSource(o.base, source);
+      ({ source, base } = await incrementalSource(o.base, source));
     } catch (e) {
       await source.close();
       throw e;
     }
   }
-  return observeTotals(source);
+  return { source: observeTotals(source), base };
 }
 
 /**
@@ -168,8 +169,9 @@ export async function runImport(o: ImportOptions): Promise<ImportResult> {
   };
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
+  let base: BaseInfo | undefined;
   try {
-    source = await openSource(o, progress);
+    ({ source, base } = await openSource(o, progress));
   } catch (e) {
     progress.done();
     process.off('SIGINT', onSignal);
@@ -177,7 +179,9 @@ export async function runImport(o: ImportOptions): Promise<ImportResult> {
     throw e;
   }
   try {
-    writer = SnapshotWriter.create(o.out, { onStep: (s) => progress.stage(s) });
+    if (base) progress.stage('copy base');
+    writer = base ? SnapshotWriter.extend(base, o.out, { onStep: (s) => progress.stage(s) })
+      : SnapshotWriter.create(o.out, { onStep: (s) => progress.stage(s) });
     const summary = await loadRecords(source, writer, progress, { parseThreads: o.parseThreads });
     await source.close();
     writer.finish({ prefix: summary.prefix });
