@@ -30,6 +30,7 @@ export function targetsOf(file: string): Targets {
     const tx = one<{ hash: Buffer; height: number }>('SELECT hash, height FROM txs ORDER BY sequence LIMIT 1 OFFSET ?', middle);
     const busyBlock = one<{ height: number }>('SELECT height FROM blocks WHERE height >= ? AND tx_count >= 8 ORDER BY height LIMIT 1', tx.height);
     const msg = one<{ name: string }>('SELECT name FROM msg_types ORDER BY tx_count DESC LIMIT 1');
+    const msg2 = one<{ name: string }>('SELECT name FROM msg_types ORDER BY tx_count DESC LIMIT 1 OFFSET 1');
     const signer = one<{ id: number; addr: Buffer }>('SELECT id, addr FROM accounts ORDER BY signer_tx_count DESC LIMIT 1');
     const busiest = one<{ id: number; addr: Buffer; tx_count: number }>('SELECT id, addr, tx_count FROM accounts ORDER BY tx_count DESC LIMIT 1');
     const collection = one<{ addr: Buffer }>('SELECT addr FROM collections ORDER BY nft_count DESC LIMIT 1');
@@ -44,10 +45,12 @@ export function targetsOf(file: string): Targets {
       { family: 'tx by hash', path: `/indexer/tx/v1/txs/${tx.hash.toString('hex').toUpperCase()}` },
       { family: 'tx list', path: `/indexer/tx/v1/txs?${PAGE}` },
       { family: 'tx list, msgs filter', path: `/indexer/tx/v1/txs?msgs=${msg.name}&${PAGE}` },
+      { family: 'tx list, msgs=A,B', path: `/indexer/tx/v1/txs?msgs=${msg.name},${msg2.name}&${PAGE}` },
       { family: 'tx by_height', path: `/indexer/tx/v1/txs/by_height/${busyBlock.height}?${PAGE}` },
       { family: 'tx by_account', path: `/indexer/tx/v1/txs/by_account/${account}?${PAGE}` },
       { family: 'tx by_account, is_signer', path: `/indexer/tx/v1/txs/by_account/${account}?is_signer=true&${PAGE}` },
       { family: 'tx by_account, msgs filter', path: `/indexer/tx/v1/txs/by_account/${account}?msgs=${msg.name}&${PAGE}` },
+      { family: 'tx by_account, msgs=A,B, is_signer', path: `/indexer/tx/v1/txs/by_account/${account}?msgs=${msg.name},${msg2.name}&is_signer=true&${PAGE}` },
       { family: 'collections', path: `/indexer/nft/v1/collections?${PAGE}` },
       { family: 'tokens by_collection', path: `/indexer/nft/v1/tokens/by_collection/${toHex0x(collection.addr)}?${PAGE}` },
       { family: 'tokens by_account', path: `/indexer/nft/v1/tokens/by_account/${toBech32(owner.addr, prefix)}?${PAGE}` },

@@ -1,4 +1,4 @@
--- indexer-api snapshot schema v1: tables. Applied by `import` to an empty file before the bulk
+-- indexer-api snapshot schema v2: tables. Applied by `import` to an empty file before the bulk
 -- load; secondary indexes come after the load (002-indexes.sql). A snapshot is immutable once
 -- written. Tables are shaped for the read paths (DESIGN.md): every list is one index range scan
 -- in its page order, payloads are stored as the exact JSON text served, and the counts a request
@@ -63,6 +63,33 @@ CREATE TABLE tx_msg_types (
   msg_type_id INTEGER NOT NULL,
   sequence    INTEGER NOT NULL,
   PRIMARY KEY (msg_type_id, sequence)
+) WITHOUT ROWID;
+
+-- Msg-type sets: each distinct combination of message types some tx has (the empty one too),
+-- with how many txs have exactly that combination. A chain has few of them, so the total of a
+-- msgs filter (txs having ANY of the requested types, each tx once, reference §3.7) is a sum
+-- over the sets containing a requested type: O(sets), not O(txs). type_ids: the members'
+-- msg_types ids, ascending, comma-separated (the set's identity).
+CREATE TABLE msg_type_sets (
+  id       INTEGER PRIMARY KEY,
+  type_ids TEXT NOT NULL,
+  tx_count INTEGER NOT NULL DEFAULT 0
+);
+
+CREATE TABLE msg_type_set_members (
+  msg_type_id INTEGER NOT NULL,
+  set_id      INTEGER NOT NULL,
+  PRIMARY KEY (msg_type_id, set_id)
+) WITHOUT ROWID;
+
+-- Per account and msg-type set: the account's txs with exactly that combination of types, and
+-- of those the ones it signed (txs/by_account + msgs [+ is_signer] totals).
+CREATE TABLE account_msg_type_sets (
+  account_id      INTEGER NOT NULL,
+  set_id          INTEGER NOT NULL,
+  tx_count        INTEGER NOT NULL,
+  signer_tx_count INTEGER NOT NULL,
+  PRIMARY KEY (account_id, set_id)
 ) WITHOUT ROWID;
 
 -- The Collection object as served. norm_* are rollytics' by_name normalization (§4.6.3).

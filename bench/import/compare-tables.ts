@@ -5,27 +5,27 @@
  *
  *   node build/bench/import/compare-tables.js A.sqlite B.sqlite
  *
+ *   node build/bench/import/compare-tables.js --logical A.sqlite B.sqlite
+ *
+ * --logical compares content rather than ids: account ids (which depend on the order accounts
+ * were first seen, e.g. an incremental update vs a full import) are replaced by the account's
+ * address, and the accounts table is compared by address (src/snapshot/digest.ts).
+ *
  * Exit status 0 when every table matches, 1 otherwise.
  */
-import { tableDigests } from '../../src/snapshot/digest';
+import { tableDiff } from '../../src/snapshot/digest';
 
 function main(): void {
-  const [a, b] = process.argv.slice(2);
+  const logical = process.argv.includes('--logical');
+  const [a, b] = process.argv.slice(2).filter((x) => x !== '--logical');
   if (!a || !b) {
-    process.stderr.write('usage: compare-tables.js A.sqlite B.sqlite\n');
+    process.stderr.write('usage: compare-tables.js [--logical] A.sqlite B.sqlite\n');
     process.exit(2);
   }
-  const ha = tableDigests(a);
-  const hb = tableDigests(b);
-  let same = true;
-  for (const t of new Set([...ha.keys(), ...hb.keys()])) {
-    if (ha.get(t) !== hb.get(t)) {
-      same = false;
-      process.stdout.write(`${t}: ${ha.get(t) ?? '(missing)'} vs ${hb.get(t) ?? '(missing)'}\n`);
-    }
-  }
-  process.stdout.write(same ? `identical: ${[...ha.keys()].length} tables\n` : 'DIFFERENT\n');
-  process.exit(same ? 0 : 1);
+  const diff = tableDiff(a, b, logical);
+  for (const d of diff) process.stdout.write(d + '\n');
+  process.stdout.write(diff.length === 0 ? 'identical\n' : 'DIFFERENT\n');
+  process.exit(diff.length === 0 ? 0 : 1);
 }
 
 main();

@@ -16,14 +16,14 @@
  * Prints a Markdown report and writes it, with the raw numbers, to WORK/report.{md,json}. The
  * load average before each run is in the report: on a shared machine it explains most spread.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ROOT } from '../../src/assets';
+import { measure, Measured, median } from './measure';
 import { summarize } from './profile-summary';
 
-interface Measured { wallSeconds: number; userSeconds: number; sysSeconds: number; maxRssMb: number; stdout: string; stderr: string; code: number | null }
 interface Summary { records: Record<string, number>; stages: { name: string; rows: number; seconds: number }[]; seconds: number }
 /** One import: measured, its --json summary, the load average before it, stage sums. */
 interface Run extends Measured { load: number; summary: Summary; txStage: number; loadStages: number }
@@ -33,33 +33,6 @@ const LOAD_STAGES = ['meta', 'validators', 'blocks', 'txs', 'collections', 'toke
 function arg(name: string, fallback?: string): string | undefined {
   const i = process.argv.indexOf(`--${name}`);
   return i >= 0 ? process.argv[i + 1] : fallback;
-}
-
-/** Runs a command, measuring wall time, CPU time and peak RSS. */
-async function measure(cmd: string, args: string[]): Promise<Measured> {
-  const useTime = existsSync('/usr/bin/time');
-  const started = process.hrtime.bigint();
-  const child = useTime ? spawn('/usr/bin/time', ['-v', cmd, ...args]) : spawn(cmd, args);
-  let stdout = '';
-  let stderr = '';
-  let hwmKb = 0;
-  child.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
-  child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
-  const poll = useTime ? undefined : setInterval(() => {
-    try {
-      const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
-      if (m) hwmKb = Math.max(hwmKb, Number(m[1]));
-    } catch { /* exited */ }
-  }, 100);
-  const code = await new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
-  if (poll) clearInterval(poll);
-  const wallSeconds = Number(process.hrtime.bigint() - started) / 1e9;
-  const num = (re: RegExp): number => Number(re.exec(stderr)?.[1] ?? NaN);
-  if (useTime) hwmKb = num(/Maximum resident set size \(kbytes\): (\d+)/);
-  return {
-    wallSeconds, userSeconds: num(/User time \(seconds\): ([\d.]+)/), sysSeconds: num(/System time \(seconds\): ([\d.]+)/),
-    maxRssMb: hwmKb / 1024, stdout, stderr, code,
-  };
 }
 
 function dirBytes(dir: string): number {
@@ -152,11 +125,6 @@ async function main(): Promise<void> {
   process.stdout.write(report + '\n');
   writeFileSync(join(work, 'report.md'), report + '\n');
   writeFileSync(join(work, 'report.json'), JSON.stringify({ vm, txs: nTx, dumpBytes: bytes, imports, baseline: { ...base, stdout: undefined, stderr: undefined, ...b } }, null, 2));
-}
-
-function median(xs: number[]): number {
-  const s = xs.slice().sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 }
 
 main().catch((e: Error) => {

@@ -10,7 +10,7 @@ import { observeTotals } from '../import/sources/observe';
 import { openPostgresSource } from '../import/sources/postgres';
 import { StageProgress } from '../import/sources/progress';
 import { dumpErrorText, ImportSource } from '../import/sources/source';
-import { SnapshotWriter } from '../import/writer';
+import { BaseInfo, FileCheck, SnapshotWriter } from '../import/writer';
 import { openSnapshot } from '../snapshot/open';
 
 export interface ImportOptions {
@@ -18,7 +18,7 @@ export interface ImportOptions {
   fromDump?: string;
   fromPostgres?: string;
   fromApi?: string;
-  /** build on this snapshot: its records first, then the source's (src/import/incremental.ts) */
+  /** build on this snapshot: a copy of it plus the source's new heights (src/import/incremental.ts) */
   base?: string;
   out: string;
   force: boolean;
@@ -26,6 +26,8 @@ export interface ImportOptions {
   json: boolean;
   /** threads parsing txs besides the one inserting (0: parse on that one); default: one per CPU */
   parseThreads?: number;
+  /** the check of the finished file (default: integrity; none with --base) */
+  check?: FileCheck;
   /** --from-postgres / --from-api: what rollytics keeps in its config */
   chainId?: string;
   vmType?: VmType;
@@ -96,7 +98,7 @@ function pidAlive(pid: number): boolean {
   }
 }
 
-async function openSource(o: ImportOptions, progress: StageProgress): Promise<ImportSource> {
+async function openSource(o: ImportOptions, progress: StageProgress): Promise<{ source: ImportSource; base?: BaseInfo }> {
   const given = [o.fromDump, o.fromPostgres, o.fromApi].filter((x) => x !== undefined).length;
   if (given !== 1) throw new Error('name exactly one source: --from-dump DIR, --from-postgres DSN or --from-api URL');
   let source: ImportSource;
@@ -132,15 +134,16 @@ async function openSource(o: ImportOptions, progress: StageProgress): Promise<Im
       });
     }
   }
+  let base: BaseInfo | undefined;
   if (o.base !== undefined) {
     try {
-      source = await incrementalSource(o.base, source);
+      ({ source, base } = await incrementalSource(o.base, source));
     } catch (e) {
       await source.close();
       throw e;
     }
   }
-  return observeTotals(source);
+  return { source: observeTotals(source), base };
 }
 
 /**
@@ -171,8 +174,9 @@ export async function runImport(o: ImportOptions): Promise<ImportResult> {
   };
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
+  let base: BaseInfo | undefined;
   try {
-    source = await openSource(o, progress);
+    ({ source, base } = await openSource(o, progress));
   } catch (e) {
     progress.done();
     process.off('SIGINT', onSignal);
@@ -180,7 +184,9 @@ export async function runImport(o: ImportOptions): Promise<ImportResult> {
     throw e;
   }
   try {
-    writer = SnapshotWriter.create(o.out, { onStep: (s) => progress.stage(s) });
+    if (base) progress.stage('copy base');
+    const wo = { onStep: (s: string) => progress.stage(s), check: o.check };
+    writer = base ? SnapshotWriter.extend(base, o.out, wo) : SnapshotWriter.create(o.out, wo);
     const summary = await loadRecords(source, writer, progress, { parseThreads: o.parseThreads });
     await source.close();
     writer.finish({ prefix: summary.prefix });
@@ -216,6 +222,10 @@ export const importCommand: CommandModule<object, ImportOptions> = {
     .option('force', { type: 'boolean', default: false, describe: 'Replace --out if it exists' })
     .option('quiet', { type: 'boolean', default: false, describe: 'No progress output' })
     .option('json', { type: 'boolean', default: false, describe: 'Print the final summary as JSON on stdout' })
+    .option('check', {
+      choices: ['integrity', 'quick', 'none'] as const,
+      describe: 'Check of the finished file before it replaces --out: PRAGMA integrity_check, quick_check, or none (default: integrity; with --base none — the base was checked when built, and a check reads the whole file)',
+    })
     .option('parse-threads', { type: 'number', describe: 'Threads parsing and validating txs while the main one inserts (0: parse on the main one; default: one per CPU)' })
     .option('chain-id', { type: 'string', describe: '--from-postgres: chain id (default: the only chain_id in table block)' })
     .option('vm-type', { choices: VM_TYPES, describe: '--from-postgres (required) / --from-api: the rollup VM' })

@@ -100,6 +100,7 @@ export async function loadRecords(source: RecordSource, writer: SnapshotWriter, 
     if (!records && required) throw new DumpError(`${name}.ndjson`, 0, '(file)', `missing from ${source.describe}`);
     counts[name] = 0;
     if (!records) return;
+    writer.beginKind(name);
     progress.stage(name);
     let batch = 0;
     for await (const at of records) {
@@ -144,9 +145,16 @@ export async function loadRecords(source: RecordSource, writer: SnapshotWriter, 
 
   // blocks: keep height → expected tx count and line, to check against txs.ndjson
   const blocks = new Map<number, { txCount: number; line: number; seen: number }>();
-  let lastHeight = 0;
-  await each('blocks', true, (f) => {
+  // On top of a base snapshot the new blocks continue its heights, without overlap or gap.
+  const base = writer.base;
+  let lastHeight = base?.height ?? 0;
+  await each('blocks', !base, (f) => {
     const height = f.uint('height', { min: 1 });
+    if (base && blocks.size === 0 && height !== base.height + 1) {
+      throw f.error('height', height <= base.height
+        ? `${height} is already in the base snapshot ${base.file} (its highest block is ${base.height}): the new source must start at height ${base.height + 1}`
+        : `${height} leaves a gap after the base snapshot ${base.file} (its highest block is ${base.height}): the new source must start at height ${base.height + 1}`);
+    }
     if (height <= lastHeight) throw f.error('height', `must ascend: ${height} after ${lastHeight}`);
     lastHeight = height;
     const timestamp = f.time('timestamp');
@@ -165,7 +173,7 @@ export async function loadRecords(source: RecordSource, writer: SnapshotWriter, 
       proposer: { moniker: v?.moniker ?? '', operatorAddress: v?.operatorAddress ?? proposer },
     }));
   }, ['height', 'chain_id', 'hash', 'timestamp', 'block_time', 'proposer', 'gas_used', 'gas_wanted', 'tx_count', 'total_fee']);
-  if (blocks.size === 0) throw new DumpError('blocks.ndjson', 1, '(file)', 'holds no block');
+  if (blocks.size === 0 && !base) throw new DumpError('blocks.ndjson', 1, '(file)', 'holds no block');
   writer.setMeta('max_height', lastHeight);
 
   // txs
@@ -268,7 +276,7 @@ export async function loadRecords(source: RecordSource, writer: SnapshotWriter, 
 async function loadTxs(source: RecordSource, prefix: string, blocks: Map<number, { seen: number }>, writer: SnapshotWriter,
   progress: ImportProgress, threads: number): Promise<number> {
   let count = 0;
-  let lastSequence = 0;
+  let lastSequence = writer.base?.sequence ?? 0;
   const check = (file: string, line: number, sequence: number | undefined, height: number | undefined): void => {
     if (sequence !== undefined) {
       if (sequence <= lastSequence) throw new DumpError(file, line, 'sequence', `must ascend: ${sequence} after ${lastSequence}`);

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, fsyncSync, openSync, renameSync, unlinkSync } from 'node:fs';
+import { closeSync, constants as fsConstants, copyFileSync, existsSync, fsyncSync, openSync, renameSync, unlinkSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { toBech32, toHex0x } from '../lib/address';
 import { collectionJson } from '../routes/nft/serialize';
@@ -40,28 +40,91 @@ class LinkRows {
   }
 }
 
+/** The check run on the finished file before it replaces the target. */
+export type FileCheck = 'integrity' | 'quick' | 'none';
+
 export interface WriterOptions {
   /** report a finalize step (for progress output) */
   onStep?: (step: string) => void;
+  /**
+   * default: `integrity` for a new snapshot; `none` on top of a base — the base passed its
+   * check when it was built, the copy is byte-for-byte, and a check reads every page of the
+   * file (55 s of an 86 s update on the 1M-tx chain), which would make an update cost what the
+   * whole file costs instead of what the new data costs
+   */
+  check?: FileCheck;
 }
 
+/** What an update on top of a base snapshot starts from (SnapshotWriter.extend). */
+export interface BaseInfo {
+  file: string;
+  /** highest block height / tx sequence of the base: new ones must follow */
+  height: number;
+  sequence: number;
+}
+
+/** The current-state kinds a source may deliver in full, replacing the base's (see extend). */
+export type StateKind = 'collections' | 'tokens' | 'richlist' | 'denom_contracts';
+const STATE_KINDS: readonly string[] = ['collections', 'tokens', 'richlist', 'denom_contracts'];
+
+/** Packs an (account, msg-type set) pair into one Map key; sets stay far below 2^21. */
+const SET_BITS = 2 ** 21;
+/** Packs (tx count, signer count) into one number: counts stay below 2^26 per pair... */
+const SIGNER_ONE = 1;
+const TX_ONE = 2 ** 26;
+
 /**
- * Writes one snapshot: a temporary file beside the target, bulk-loaded in one transaction,
- * indexed and counted after the load, checked, fsynced and renamed over the target only when
- * everything succeeded. Until `finish()` returns the target is untouched.
+ * Writes one snapshot into a temporary file beside the target, renamed over the target only
+ * when everything succeeded; until `finish()` returns the target is untouched.
+ *
+ * - `create`: a fresh file, bulk-loaded in one transaction, indexed and counted after the load.
+ * - `extend`: a copy of a base snapshot (the base is never modified) on which only the new
+ *   heights are applied in place: rows appended through the existing indexes, every
+ *   precomputed count adjusted by the new rows' contribution, current NFT / rich-list state
+ *   replaced by what the source delivers (diffed, so unchanged rows are not rewritten).
+ *   Its cost is the file copy plus work proportional to the new data (and to the delivered
+ *   state), not to the chain's history.
  */
 export class SnapshotWriter {
   readonly db: Database.Database;
   readonly tempPath: string;
+  /** set when extending a base snapshot */
+  readonly base?: BaseInfo;
   private readonly accountIds = new Map<string, number>();
+  private nextAccountId = 1;
   private readonly msgTypeIds = new Map<string, number>();
+  private readonly setIds = new Map<string, number>();
+  /** contributions of the txs written by this writer, applied to the count columns in finish() */
+  private readonly pairCounts = new Map<number, number>();
+  private readonly typeCounts = new Map<number, number>();
+  private readonly setCounts = new Map<number, number>();
+  private readonly nftTxCounts = new Map<string, { addr: Buffer; tokenId: string; n: number }>();
+  private newBlocks = 0;
+  private newTxs = 0;
+  /** extend: state kinds the source delivered (staged in temp tables, applied in finish) */
+  private readonly replaced = new Set<string>();
   private readonly stmts;
   private readonly txAccounts: LinkRows;
   private readonly txMsgTypes: LinkRows;
 
-  private constructor(readonly target: string, private readonly opts: WriterOptions) {
+  private constructor(readonly target: string, private readonly opts: WriterOptions, base?: BaseInfo) {
     this.tempPath = join(dirname(target), `.${basename(target)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
-    this.db = openDatabase(this.tempPath);
+    this.base = base;
+    if (base) {
+      // A sequential copy (a reflink where the file system has them); snapshots are immutable.
+      try {
+        copyFileSync(base.file, this.tempPath, fsConstants.COPYFILE_FICLONE);
+      } catch (e) {
+        try { unlinkSync(this.tempPath); } catch { /* never created */ }
+        throw e;
+      }
+    }
+    try {
+      this.db = openDatabase(this.tempPath, base ? { fileMustExist: true } : {});
+    } catch (e) {
+      if (base) try { unlinkSync(this.tempPath); } catch { /* gone */ }
+      throw e;
+    }
     // No rollback journal: the file is thrown away unless the whole load succeeds.
     // better-sqlite3's defensive mode silently keeps DELETE unless unsafe mode is on.
     this.db.unsafeMode(true);
@@ -73,19 +136,20 @@ export class SnapshotWriter {
     // 96 MiB: holds the pages the load keeps revisiting (the tx_accounts b-tree of a 1M-tx
     // chain is ≈46 MB; txs are appended), and keeps the import under 500 MB with parser threads.
     this.db.pragma('cache_size = -98304');
-    this.db.exec(schemaSql(TABLES_SQL));
+    if (!base) this.db.exec(schemaSql(TABLES_SQL));
     const p = (sql: string): Database.Statement => this.db.prepare(sql);
     this.stmts = {
       meta: p('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)'),
-      validator: p('INSERT INTO validators (proposer, moniker, operator_address) VALUES (?, ?, ?)'),
+      // extend: the source's validators replace the base's of the same proposer
+      validator: p('INSERT OR REPLACE INTO validators (proposer, moniker, operator_address) VALUES (?, ?, ?)'),
       account: p('INSERT INTO accounts (id, addr) VALUES (?, ?)'),
+      accountByAddr: p('SELECT id FROM accounts WHERE addr = ?').pluck(),
       block: p('INSERT INTO blocks (height, time_us, tx_count, json) VALUES (?, ?, ?, ?)'),
       // json arrives as UTF-8 bytes (from the parser threads); CAST stores them as that TEXT.
       tx: p('INSERT INTO txs (sequence, height, hash, json) VALUES (?, ?, ?, CAST(? AS TEXT))'),
       msgType: p('INSERT INTO msg_types (id, name) VALUES (?, ?)'),
-      collection: p(`INSERT INTO collections (addr, height, name, origin_name, norm_name, norm_origin_name, creator_id, timestamp, json)
-                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, '')`),
-      nft: p('INSERT INTO nfts (collection_addr, token_id, height, owner_id, object_account_id, json) VALUES (?, ?, ?, ?, ?, ?)'),
+      msgTypeSet: p('INSERT INTO msg_type_sets (id, type_ids) VALUES (?, ?)'),
+      msgTypeSetMember: p('INSERT INTO msg_type_set_members (msg_type_id, set_id) VALUES (?, ?)'),
       nftTx: p('INSERT INTO nft_txs (collection_addr, token_id, sequence) VALUES (?, ?, ?)'),
       txExists: p('SELECT 1 FROM txs WHERE sequence = ?').pluck(),
       holder: p('INSERT INTO richlist (denom, amount_key, account, json) VALUES (?, ?, ?, ?)'),
@@ -93,6 +157,14 @@ export class SnapshotWriter {
     };
     this.txAccounts = new LinkRows(this.db, 'tx_accounts', ['account_id', 'sequence', 'signer']);
     this.txMsgTypes = new LinkRows(this.db, 'tx_msg_types', ['msg_type_id', 'sequence']);
+    if (base) {
+      // Small tables come into memory; accounts are looked up by address on first use.
+      for (const r of this.db.prepare('SELECT id, name FROM msg_types').all() as { id: number; name: string }[]) this.msgTypeIds.set(r.name, r.id);
+      for (const r of this.db.prepare('SELECT id, type_ids FROM msg_type_sets').all() as { id: number; type_ids: string }[]) this.setIds.set(r.type_ids, r.id);
+      this.nextAccountId = ((this.db.prepare('SELECT max(id) FROM accounts').pluck().get() as number | null) ?? 0) + 1;
+      // /status height follows the new highest block unless the source's meta names one.
+      this.db.prepare("DELETE FROM meta WHERE key = 'height'").run();
+    }
     // One transaction for the whole load: without a journal a commit only writes the dirty
     // pages out, which the page cache does anyway when it fills (memory stays at cache_size),
     // and fewer commits write the scattered tx_accounts pages fewer times.
@@ -103,6 +175,11 @@ export class SnapshotWriter {
     return new SnapshotWriter(target, opts);
   }
 
+  /** A writer on a copy of the base snapshot `base.file`, for the heights after it. */
+  static extend(base: BaseInfo, target: string, opts: WriterOptions = {}): SnapshotWriter {
+    return new SnapshotWriter(target, opts, base);
+  }
+
   accountId(addr: Buffer): number {
     return this.accountIdOfHex(addr.toString('hex'), addr);
   }
@@ -111,9 +188,13 @@ export class SnapshotWriter {
   private accountIdOfHex(hex: string, addr?: Buffer): number {
     let id = this.accountIds.get(hex);
     if (id === undefined) {
-      id = this.accountIds.size + 1;
+      const bytes = addr ?? Buffer.from(hex, 'hex');
+      id = this.base ? this.stmts.accountByAddr.get(bytes) as number | undefined : undefined;
+      if (id === undefined) {
+        id = this.nextAccountId++;
+        this.stmts.account.run(id, bytes);
+      }
       this.accountIds.set(hex, id);
-      this.stmts.account.run(id, addr ?? Buffer.from(hex, 'hex'));
     }
     return id;
   }
@@ -128,6 +209,31 @@ export class SnapshotWriter {
 
   insertBlock(height: number, timeUs: number, txCount: number, json: string): void {
     this.stmts.block.run(height, timeUs, txCount, json);
+    this.newBlocks++;
+  }
+
+  private msgTypeId(name: string): number {
+    let id = this.msgTypeIds.get(name);
+    if (id === undefined) {
+      id = this.msgTypeIds.size + 1;
+      this.msgTypeIds.set(name, id);
+      this.stmts.msgType.run(id, name);
+    }
+    return id;
+  }
+
+  /** The msg-type set of exactly these (distinct) type ids, added on first use. */
+  private msgTypeSetId(typeIds: number[]): number {
+    const key = typeIds.length < 2 ? typeIds.join(',') : [...typeIds].sort((a, b) => a - b).join(',');
+    let id = this.setIds.get(key);
+    if (id === undefined) {
+      id = this.setIds.size + 1;
+      if (id >= SET_BITS) throw new Error(`more than ${SET_BITS - 1} distinct combinations of message types`);
+      this.setIds.set(key, id);
+      this.stmts.msgTypeSet.run(id, key);
+      for (const t of typeIds) this.stmts.msgTypeSetMember.run(t, id);
+    }
+    return id;
   }
 
   /**
@@ -136,29 +242,64 @@ export class SnapshotWriter {
    */
   insertTx(sequence: number, height: number, hash: Uint8Array, json: Uint8Array, accounts: string[], signerFirst: boolean, msgTypes: string[]): void {
     this.stmts.tx.run(sequence, height, hash, json);
-    for (let i = 0; i < accounts.length; i++) {
-      this.txAccounts.add(this.accountIdOfHex(accounts[i]), sequence, signerFirst && i === 0 ? 1 : 0);
-    }
-    for (const name of msgTypes) {
-      let id = this.msgTypeIds.get(name);
-      if (id === undefined) {
-        id = this.msgTypeIds.size + 1;
-        this.msgTypeIds.set(name, id);
-        this.stmts.msgType.run(id, name);
-      }
+    this.newTxs++;
+    const typeIds = msgTypes.map((name) => this.msgTypeId(name));
+    for (const id of typeIds) {
       this.txMsgTypes.add(id, sequence);
+      this.typeCounts.set(id, (this.typeCounts.get(id) ?? 0) + 1);
+    }
+    const setId = this.msgTypeSetId(typeIds);
+    this.setCounts.set(setId, (this.setCounts.get(setId) ?? 0) + 1);
+    for (let i = 0; i < accounts.length; i++) {
+      const signer = signerFirst && i === 0;
+      const accountId = this.accountIdOfHex(accounts[i]);
+      this.txAccounts.add(accountId, sequence, signer ? 1 : 0);
+      const key = accountId * SET_BITS + setId;
+      this.pairCounts.set(key, (this.pairCounts.get(key) ?? 0) + TX_ONE + (signer ? SIGNER_ONE : 0));
     }
   }
 
+  /**
+   * The loader is about to deliver a kind's records. For a current-state kind on top of a
+   * base, the delivered set replaces the base's: collections / tokens are staged and diffed in
+   * finish(), the rich list and denom contracts are replaced outright (they are small).
+   */
+  beginKind(kind: string): void {
+    if (!this.base || !STATE_KINDS.includes(kind)) return;
+    this.replaced.add(kind);
+    switch (kind as StateKind) {
+      case 'collections':
+        this.db.exec(`CREATE TEMP TABLE new_collections AS SELECT * FROM collections WHERE 0;
+                      CREATE UNIQUE INDEX temp.new_collections_addr ON new_collections (addr);`);
+        break;
+      case 'tokens':
+        this.db.exec(`CREATE TEMP TABLE new_nfts AS SELECT * FROM nfts WHERE 0;
+                      CREATE UNIQUE INDEX temp.new_nfts_key ON new_nfts (collection_addr, token_id);`);
+        break;
+      case 'richlist':
+        this.db.exec('DELETE FROM richlist; DELETE FROM richlist_denoms;');
+        break;
+      case 'denom_contracts':
+        this.db.exec('DELETE FROM denom_contracts');
+        break;
+    }
+  }
+
+  private collectionStmt?: Database.Statement;
   insertCollection(addr: Buffer, height: number, name: string, originName: string,
     normName: string, normOriginName: string, creatorId: number, timestamp: string): void {
     // json is rendered in finish(), once nft_count is known.
-    this.stmts.collection.run(addr, height, name, originName, normName, normOriginName, creatorId, timestamp);
+    this.collectionStmt ??= this.db.prepare(`INSERT INTO ${this.replaced.has('collections') ? 'temp.new_collections' : 'main.collections'}
+      (addr, height, name, origin_name, norm_name, norm_origin_name, creator_id, timestamp, json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, '')`);
+    this.collectionStmt.run(addr, height, name, originName, normName, normOriginName, creatorId, timestamp);
   }
 
+  private nftStmt?: Database.Statement;
   insertNft(collectionAddr: Buffer, tokenId: string, height: number, ownerId: number,
     objectAccountId: number | null, json: string): void {
-    this.stmts.nft.run(collectionAddr, tokenId, height, ownerId, objectAccountId, json);
+    this.nftStmt ??= this.db.prepare(`INSERT INTO ${this.replaced.has('tokens') ? 'temp.new_nfts' : 'main.nfts'}
+      (collection_addr, token_id, height, owner_id, object_account_id, json) VALUES (?, ?, ?, ?, ?, ?)`);
+    this.nftStmt.run(collectionAddr, tokenId, height, ownerId, objectAccountId, json);
   }
 
   txExists(sequence: number): boolean {
@@ -167,6 +308,10 @@ export class SnapshotWriter {
 
   insertNftTx(collectionAddr: Buffer, tokenId: string, sequence: number): void {
     this.stmts.nftTx.run(collectionAddr, tokenId, sequence);
+    const key = collectionAddr.toString('hex') + '\u0000' + tokenId;
+    const c = this.nftTxCounts.get(key);
+    if (c) c.n++;
+    else this.nftTxCounts.set(key, { addr: collectionAddr, tokenId, n: 1 });
   }
 
   insertHolder(denom: string, amountKey: string, account: Buffer, json: string): void {
@@ -177,64 +322,173 @@ export class SnapshotWriter {
     this.stmts.denomContract.run(denom, contract);
   }
 
+  /**
+   * Adds the written txs' contributions to the count columns: accounts, msg types, msg-type
+   * sets and (account, set) pairs; NFT ↔ tx link counts. On a fresh file the columns start at
+   * 0, on a base they hold the base's counts: the same code serves both.
+   */
+  private applyTxCounts(): void {
+    const db = this.db;
+    const perAccount = new Map<number, number>();
+    const pair = db.prepare(`INSERT INTO account_msg_type_sets (account_id, set_id, tx_count, signer_tx_count) VALUES (?, ?, ?, ?)
+      ON CONFLICT (account_id, set_id) DO UPDATE SET tx_count = tx_count + excluded.tx_count, signer_tx_count = signer_tx_count + excluded.signer_tx_count`);
+    // In key order: (account, set) ascending, so the inserts walk the b-tree once.
+    const keys = [...this.pairCounts.keys()].sort((a, b) => a - b);
+    for (const key of keys) {
+      const v = this.pairCounts.get(key) as number;
+      const accountId = Math.floor(key / SET_BITS);
+      const n = Math.floor(v / TX_ONE);
+      const s = v - n * TX_ONE;
+      pair.run(accountId, key - accountId * SET_BITS, n, s);
+      perAccount.set(accountId, (perAccount.get(accountId) ?? 0) + v);
+    }
+    this.pairCounts.clear();
+    const account = db.prepare('UPDATE accounts SET tx_count = tx_count + ?, signer_tx_count = signer_tx_count + ? WHERE id = ?');
+    for (const [id, v] of perAccount) {
+      const n = Math.floor(v / TX_ONE);
+      account.run(n, v - n * TX_ONE, id);
+    }
+    const type = db.prepare('UPDATE msg_types SET tx_count = tx_count + ? WHERE id = ?');
+    for (const [id, n] of this.typeCounts) type.run(n, id);
+    const set = db.prepare('UPDATE msg_type_sets SET tx_count = tx_count + ? WHERE id = ?');
+    for (const [id, n] of this.setCounts) set.run(n, id);
+    const link = db.prepare(`INSERT INTO nft_tx_counts (collection_addr, token_id, tx_count) VALUES (?, ?, ?)
+      ON CONFLICT (collection_addr, token_id) DO UPDATE SET tx_count = tx_count + excluded.tx_count`);
+    for (const c of this.nftTxCounts.values()) link.run(c.addr, c.tokenId, c.n);
+    this.nftTxCounts.clear();
+  }
+
+  /**
+   * extend: applies the delivered collections / tokens as a diff against the base's, then
+   * recounts only what the changed rows touch (their collections, their old and new owners).
+   * Returns the collections whose JSON must be rendered again.
+   */
+  private applyNftState(): void {
+    const db = this.db;
+    const cols = this.replaced.has('collections');
+    const toks = this.replaced.has('tokens');
+    db.exec(`CREATE TEMP TABLE touched_collections (addr BLOB PRIMARY KEY) WITHOUT ROWID;
+             CREATE TEMP TABLE touched_owners (id INTEGER PRIMARY KEY);`);
+    if (cols) {
+      db.exec(`
+        INSERT OR IGNORE INTO touched_collections
+          SELECT addr FROM main.collections c WHERE NOT EXISTS (SELECT 1 FROM new_collections n WHERE n.addr = c.addr
+            AND n.height = c.height AND n.name = c.name AND n.origin_name = c.origin_name AND n.creator_id = c.creator_id AND n.timestamp = c.timestamp);
+        INSERT OR IGNORE INTO touched_collections
+          SELECT addr FROM new_collections n WHERE NOT EXISTS (SELECT 1 FROM main.collections c WHERE n.addr = c.addr
+            AND n.height = c.height AND n.name = c.name AND n.origin_name = c.origin_name AND n.creator_id = c.creator_id AND n.timestamp = c.timestamp);
+        DELETE FROM main.collections WHERE addr IN (SELECT addr FROM touched_collections);
+        INSERT INTO main.collections (addr, height, name, origin_name, norm_name, norm_origin_name, creator_id, nft_count, timestamp, json)
+          SELECT addr, height, name, origin_name, norm_name, norm_origin_name, creator_id, 0, timestamp, '' FROM new_collections
+          WHERE addr IN (SELECT addr FROM touched_collections);
+        -- a changed collection's height is in its owners' account_collections rows
+        INSERT OR IGNORE INTO touched_owners SELECT owner_id FROM main.nfts WHERE collection_addr IN (SELECT addr FROM touched_collections);
+        DROP TABLE new_collections;`);
+    }
+    if (toks) {
+      db.exec(`
+        CREATE TEMP TABLE gone AS SELECT o.collection_addr, o.token_id, o.owner_id FROM main.nfts o WHERE NOT EXISTS (
+          SELECT 1 FROM new_nfts n WHERE n.collection_addr = o.collection_addr AND n.token_id = o.token_id AND n.height = o.height
+            AND n.owner_id = o.owner_id AND n.object_account_id IS o.object_account_id AND n.json = o.json);
+        CREATE TEMP TABLE came AS SELECT * FROM new_nfts n WHERE NOT EXISTS (
+          SELECT 1 FROM main.nfts o WHERE n.collection_addr = o.collection_addr AND n.token_id = o.token_id AND n.height = o.height
+            AND n.owner_id = o.owner_id AND n.object_account_id IS o.object_account_id AND n.json = o.json);
+        DELETE FROM main.nfts WHERE (collection_addr, token_id) IN (SELECT collection_addr, token_id FROM gone);
+        INSERT INTO main.nfts SELECT * FROM came;
+        INSERT OR IGNORE INTO touched_collections SELECT collection_addr FROM gone UNION SELECT collection_addr FROM came;
+        INSERT OR IGNORE INTO touched_owners SELECT owner_id FROM gone UNION SELECT owner_id FROM came;
+        DROP TABLE gone; DROP TABLE came; DROP TABLE new_nfts;`);
+    }
+    db.exec(`
+      UPDATE main.collections SET nft_count = (SELECT count(*) FROM main.nfts n WHERE n.collection_addr = collections.addr)
+        WHERE addr IN (SELECT addr FROM touched_collections);
+      DELETE FROM main.account_collections WHERE account_id IN (SELECT id FROM touched_owners);
+      INSERT INTO main.account_collections (account_id, height, collection_addr, nft_count)
+        SELECT n.owner_id, c.height, c.addr, count(*) FROM main.nfts n JOIN main.collections c ON c.addr = n.collection_addr
+        WHERE n.owner_id IN (SELECT id FROM touched_owners) GROUP BY n.owner_id, c.addr;
+      UPDATE main.accounts SET
+        nft_count = coalesce((SELECT sum(nft_count) FROM main.account_collections k WHERE k.account_id = accounts.id), 0),
+        collection_count = (SELECT count(*) FROM main.account_collections k WHERE k.account_id = accounts.id)
+        WHERE id IN (SELECT id FROM touched_owners);`);
+  }
+
+  /** Renders the Collection JSON (it carries nft_count) of every collection, or of `only`'s. */
+  private renderCollections(prefix: string, only?: string): void {
+    const db = this.db;
+    const rows = db.prepare(`SELECT c.addr, c.height, c.name, c.origin_name, c.nft_count, c.timestamp, a.addr AS creator
+                             FROM main.collections c JOIN main.accounts a ON a.id = c.creator_id
+                             ${only ? `WHERE c.addr IN (SELECT addr FROM ${only})` : ''}`).all() as {
+      addr: Buffer; height: number; name: string; origin_name: string; nft_count: number; timestamp: string; creator: Buffer;
+    }[];
+    const update = db.prepare('UPDATE main.collections SET json = ? WHERE addr = ?');
+    for (const r of rows) {
+      update.run(collectionJson({
+        objectAddr: toHex0x(r.addr), creator: toBech32(r.creator, prefix), name: r.name,
+        originName: r.origin_name, nftCount: r.nft_count, height: r.height, timestamp: r.timestamp,
+      }), r.addr);
+    }
+  }
+
   /** Index, count, render, check, then atomically replace the target. */
   finish(meta: { prefix: string }): void {
     const step = this.opts.onStep ?? ((): void => undefined);
     const db = this.db;
     this.txAccounts.flush();
     this.txMsgTypes.flush();
-    db.exec('COMMIT');
-    step('indexes');
-    db.exec(schemaSql(INDEXES_SQL));
-    step('counts');
-    db.exec(`
-      BEGIN;
-      CREATE TEMP TABLE c AS SELECT account_id, count(*) AS n, sum(signer) AS s FROM tx_accounts GROUP BY account_id;
-      UPDATE accounts SET tx_count = c.n, signer_tx_count = c.s FROM c WHERE c.account_id = accounts.id;
-      DROP TABLE c;
-      UPDATE msg_types SET tx_count = m.n
-        FROM (SELECT msg_type_id, count(*) AS n FROM tx_msg_types GROUP BY msg_type_id) AS m
-        WHERE m.msg_type_id = msg_types.id;
-      UPDATE collections SET nft_count = k.n
-        FROM (SELECT collection_addr, count(*) AS n FROM nfts GROUP BY collection_addr) AS k
-        WHERE k.collection_addr = collections.addr;
-      INSERT INTO account_collections (account_id, height, collection_addr, nft_count)
-        SELECT n.owner_id, c.height, c.addr, count(*) FROM nfts n JOIN collections c ON c.addr = n.collection_addr
-        GROUP BY n.owner_id, c.addr;
-      UPDATE accounts SET nft_count = k.n, collection_count = k.c
-        FROM (SELECT account_id, sum(nft_count) AS n, count(*) AS c FROM account_collections GROUP BY account_id) AS k
-        WHERE k.account_id = accounts.id;
-      INSERT INTO nft_tx_counts (collection_addr, token_id, tx_count)
-        SELECT collection_addr, token_id, count(*) FROM nft_txs GROUP BY collection_addr, token_id;
-      INSERT INTO richlist_denoms (denom, holder_count) SELECT denom, count(*) FROM richlist GROUP BY denom;
-      COMMIT;`);
-    step('collections');
-    const rows = db.prepare(`SELECT c.addr, c.height, c.name, c.origin_name, c.nft_count, c.timestamp, a.addr AS creator
-                             FROM collections c JOIN accounts a ON a.id = c.creator_id`).all() as {
-      addr: Buffer; height: number; name: string; origin_name: string; nft_count: number; timestamp: string; creator: Buffer;
-    }[];
-    const update = db.prepare('UPDATE collections SET json = ? WHERE addr = ?');
-    db.transaction(() => {
-      for (const r of rows) {
-        update.run(collectionJson({
-          objectAddr: toHex0x(r.addr), creator: toBech32(r.creator, meta.prefix), name: r.name,
-          originName: r.origin_name, nftCount: r.nft_count, height: r.height, timestamp: r.timestamp,
-        }), r.addr);
+    const count = (table: string): number => db.prepare(`SELECT count(*) FROM main.${table}`).pluck().get() as number;
+    if (!this.base) {
+      db.exec('COMMIT');
+      step('indexes');
+      db.exec(schemaSql(INDEXES_SQL));
+      step('counts');
+      db.exec('BEGIN');
+      this.applyTxCounts();
+      db.exec(`
+        UPDATE collections SET nft_count = k.n
+          FROM (SELECT collection_addr, count(*) AS n FROM nfts GROUP BY collection_addr) AS k
+          WHERE k.collection_addr = collections.addr;
+        INSERT INTO account_collections (account_id, height, collection_addr, nft_count)
+          SELECT n.owner_id, c.height, c.addr, count(*) FROM nfts n JOIN collections c ON c.addr = n.collection_addr
+          GROUP BY n.owner_id, c.addr;
+        UPDATE accounts SET nft_count = k.n, collection_count = k.c
+          FROM (SELECT account_id, sum(nft_count) AS n, count(*) AS c FROM account_collections GROUP BY account_id) AS k
+          WHERE k.account_id = accounts.id;
+        INSERT INTO richlist_denoms (denom, holder_count) SELECT denom, count(*) FROM richlist GROUP BY denom;`);
+      step('collections');
+      this.renderCollections(meta.prefix);
+      this.setMeta('count_blocks', count('blocks'));
+      this.setMeta('count_txs', count('txs'));
+      db.exec('COMMIT');
+    } else {
+      step('counts');
+      this.applyTxCounts();
+      if (this.replaced.has('richlist')) {
+        db.exec('INSERT INTO richlist_denoms (denom, holder_count) SELECT denom, count(*) FROM richlist GROUP BY denom');
       }
-    })();
-    const count = (table: string): number => db.prepare(`SELECT count(*) FROM ${table}`).pluck().get() as number;
-    this.setMeta('count_blocks', count('blocks'));
-    this.setMeta('count_txs', count('txs'));
+      step('collections');
+      this.applyNftState();
+      this.renderCollections(meta.prefix, 'temp.touched_collections');
+      db.exec('DROP TABLE temp.touched_collections; DROP TABLE temp.touched_owners;');
+      const old = (key: string): number => Number(db.prepare('SELECT value FROM meta WHERE key = ?').pluck().get(key));
+      this.setMeta('count_blocks', old('count_blocks') + this.newBlocks);
+      this.setMeta('count_txs', old('count_txs') + this.newTxs);
+      db.exec('COMMIT');
+    }
     this.setMeta('count_collections', count('collections'));
-    this.setMeta('count_accounts', count('accounts'));
+    this.setMeta('count_accounts', this.nextAccountId - 1);
     this.setMeta('snapshot_id', randomBytes(16).toString('hex'));
     this.setMeta('created_at', new Date().toISOString());
     this.setMeta('schema_version', SCHEMA_VERSION);
     step('analyze');
-    db.exec('ANALYZE');
-    step('integrity check');
-    const check = db.pragma('integrity_check', { simple: true });
-    if (check !== 'ok') throw new Error(`integrity check of the new snapshot failed: ${String(check)}`);
+    if (!this.base) db.exec('ANALYZE');
+    // On a base: its statistics stand unless a table grew or shrank enough for SQLite to redo them.
+    else db.exec('PRAGMA analysis_limit = 1000; PRAGMA optimize = 0x10002;');
+    const mode = this.opts.check ?? (this.base ? 'none' : 'integrity');
+    if (mode !== 'none') {
+      step('integrity check');
+      const check = db.pragma(mode === 'quick' ? 'quick_check' : 'integrity_check', { simple: true });
+      if (check !== 'ok') throw new Error(`integrity check of the new snapshot failed: ${String(check)}`);
+    }
     db.pragma(`user_version = ${SCHEMA_VERSION}`);
     step('sync'); // the load wrote with synchronous = OFF: most of the file is still to be flushed
     db.close();

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from '../../src/assets';
@@ -89,6 +89,74 @@ describe('import crash safety', function () {
       expect(sha(out)).to.equal(before);
     });
   }
+
+  it('import --base: SIGKILL at random moments and SIGINT / SIGTERM leave --out (= --base) as it was; the base copy is cleaned', async () => {
+    // The big chain up to half its blocks as the base, the rest as the update.
+    const lines = (f: string): string[] => readFileSync(join(big, f), 'utf8').split('\n').filter((l) => l !== '');
+    const blocks = lines('blocks.ndjson');
+    const half = Math.floor(blocks.length / 2);
+    const baseTxs = blocks.slice(0, half).reduce((a, l) => a + (JSON.parse(l) as { tx_count: number }).tx_count, 0);
+    const txs = lines('txs.ndjson');
+    const maxSeq = (JSON.parse(txs[baseTxs - 1]) as { sequence: number }).sequence;
+    const links = lines('token_txs.ndjson');
+    const seqOf = (l: string): number => (JSON.parse(l) as { sequence: number }).sequence;
+    const part = (name: string, files: Record<string, string[]>): string => {
+      const dir = join(work, name);
+      mkdirSync(dir, { recursive: true });
+      for (const [f, rows] of Object.entries(files)) writeFileSync(join(dir, f), rows.map((r) => r + '\n').join(''));
+      return dir;
+    };
+    const baseDir = part('half-base', {
+      'meta.ndjson': lines('meta.ndjson'), 'validators.ndjson': lines('validators.ndjson'), 'blocks.ndjson': blocks.slice(0, half),
+      'txs.ndjson': txs.slice(0, baseTxs), 'token_txs.ndjson': links.filter((l) => seqOf(l) <= maxSeq),
+    });
+    const update = part('half-update', {
+      'blocks.ndjson': blocks.slice(half), 'txs.ndjson': txs.slice(baseTxs), 'token_txs.ndjson': links.filter((l) => seqOf(l) > maxSeq),
+      'collections.ndjson': lines('collections.ndjson'), 'tokens.ndjson': lines('tokens.ndjson'),
+    });
+    const chain = join(work, 'half.sqlite');
+    await runImport({ fromDump: baseDir, out: chain, force: false, quiet: true, json: false });
+    const before = sha(chain);
+    const t0 = Date.now();
+    const probe = join(work, 'half-probe.sqlite');
+    await runImport({ base: chain, fromDump: update, out: probe, force: false, quiet: true, json: false });
+    const seconds = (Date.now() - t0) / 1000;
+    rmSync(probe);
+    const args = ['--base', chain, '--from-dump', update, '--out', chain, '--force', '--quiet'];
+    for (let i = 0; i < 4; i++) {
+      const at = Math.round(((i + Math.random()) / 4) * seconds * 1000 * 1.1);
+      const run = startImport(args);
+      await new Promise((r) => setTimeout(r, at));
+      run.child.kill('SIGKILL');
+      const { signal } = await run.exited;
+      const s = openSnapshot(chain, { verify: true });
+      const count = s.meta.countTxs;
+      s.close();
+      if (signal === 'SIGKILL') expect(sha(chain) === before || count === txs.length, `killed at ${at} ms`).to.equal(true);
+      // A run that finished made the update the new base: start again from the old one.
+      if (sha(chain) !== before) await runImport({ fromDump: baseDir, out: chain, force: true, quiet: true, json: false });
+    }
+    const now = sha(chain);
+    cleanStaleTemps(chain); // what the kills left (their pids are gone), so a new temp file is noticed
+    expect(temps(work).filter((f) => f.startsWith('.half.sqlite'))).to.deep.equal([]);
+    for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+      const run = startImport(args);
+      await untilTempExists(work, 10_000);
+      await new Promise((r) => setTimeout(r, 200));
+      run.child.kill(sig);
+      const { code } = await run.exited;
+      expect(code, sig).to.equal(sig === 'SIGINT' ? 130 : 143);
+      expect(temps(work).filter((f) => f.startsWith('.half.sqlite')), sig).to.deep.equal([]);
+      expect(sha(chain), sig).to.equal(now);
+    }
+    // And the update then applies.
+    const r = spawnSync(process.execPath, [CLI, 'import', ...args], { encoding: 'utf8' });
+    expect(r.status, r.stderr).to.equal(0);
+    expect(temps(work).filter((f) => f.startsWith('.half.sqlite'))).to.deep.equal([]);
+    const s = openSnapshot(chain, { verify: true });
+    expect(s.meta.countTxs).to.equal(txs.length);
+    s.close();
+  });
 
   it('a temporary file of a live import is not touched by the cleaner; one of a dead pid is', () => {
     const live = join(work, `.chain.sqlite.tmp-${process.pid}-0badcafe`);

@@ -231,6 +231,8 @@ export async function openPostgresSource(o: PostgresSourceOptions): Promise<Impo
           if (r.signer_account === null) throw recordError(label, 'signer_id', `account_id ${r.signer_id as string} is not in account_dict`);
           signer = r.signer_account as string;
         }
+        // No signer row and no signer_id: rollytics has no signer for it ("signer": null), which
+        // is not the same as leaving it out (derived from the public key).
         let text = '{"sequence":' + (r.sequence as string);
         text += signer === undefined ? ',"signer":null' : ',"signer":"0x' + signer + '"';
         text += ',"accounts":[' + accounts.map((a) => '"0x' + a + '"').join(',') + ']';

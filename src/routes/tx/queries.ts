@@ -5,11 +5,14 @@ import type { SnapshotMeta } from '../../snapshot/open';
 
 /**
  * Cosmos tx lists, all in sequence order (rollytics' default `sequence` cursor). Totals are the
- * precomputed counts of the import, or one COUNT over the filtered rows where a filter combines
- * two sets (msgs with account/height).
+ * precomputed counts of the import: a msgs filter's total is a sum over the msg-type sets
+ * (distinct combinations of a tx's types, sql/001-tables.sql) holding any requested type, per
+ * account for by_account. Only by_height + msgs counts rows, those of one block.
  */
 
 const seq = (sql: string): OrderColumn[] => [{ sql, field: 'sequence', kind: 'int' }];
+/** The msg-type sets holding any of the types in the JSON array @msg_type_ids. */
+const SETS_WITH_ANY = 'SELECT set_id FROM msg_type_set_members WHERE msg_type_id IN (SELECT value FROM json_each(@msg_type_ids))';
 const HAS_MSG_TYPE = 'EXISTS (SELECT 1 FROM tx_msg_types m WHERE m.sequence = t.sequence AND m.msg_type_id IN (SELECT value FROM json_each(@msg_type_ids)))';
 
 export interface AccountRow { id: number; tx_count: number; signer_tx_count: number; nft_count: number; collection_count: number }
@@ -57,12 +60,10 @@ export function prepareTxQueries(db: Database.Database, meta: SnapshotMeta) {
     account: p('SELECT id, tx_count, signer_tx_count, nft_count, collection_count FROM accounts WHERE addr = ?'),
     msgType: p('SELECT id, tx_count FROM msg_types WHERE name = ?'),
     blockTxCount: p('SELECT tx_count FROM blocks WHERE height = ?').pluck(),
-    countMsgTypes: p('SELECT count(DISTINCT sequence) FROM tx_msg_types WHERE msg_type_id IN (SELECT value FROM json_each(?))').pluck(),
-    // No join to txs: the count only needs the account's rows and the msg-type probe.
-    countAccountMsgs: p(`SELECT count(*) FROM tx_accounts a
-                         WHERE a.account_id = @account_id AND (@signer = 0 OR a.signer = 1)
-                         AND EXISTS (SELECT 1 FROM tx_msg_types m WHERE m.sequence = a.sequence
-                                     AND m.msg_type_id IN (SELECT value FROM json_each(@msg_type_ids)))`).pluck(),
+    // Each tx has exactly one set, so summing over the distinct matching sets counts it once.
+    countMsgTypes: p(`SELECT coalesce(sum(tx_count), 0) FROM msg_type_sets WHERE id IN (${SETS_WITH_ANY})`).pluck(),
+    countAccountMsgs: p(`SELECT coalesce(sum(CASE WHEN @signer = 1 THEN signer_tx_count ELSE tx_count END), 0)
+                         FROM account_msg_type_sets WHERE account_id = @account_id AND set_id IN (${SETS_WITH_ANY})`).pluck(),
     countHeightMsgs: p(`SELECT count(*) FROM txs t WHERE t.height = @height AND ${HAS_MSG_TYPE}`).pluck(),
   };
   /** msgs values → types; unknown ones drop out (API-CONTRACT §5: unknown msgs → empty list). */
@@ -88,7 +89,7 @@ export function prepareTxQueries(db: Database.Database, meta: SnapshotMeta) {
     }
     merged.sort((a, b) => (page.reverse ? (b.sequence as number) - (a.sequence as number) : (a.sequence as number) - (b.sequence as number)));
     const rows = merged.slice(cursorPaged ? 0 : page.offset, (cursorPaged ? 0 : page.offset) + page.limit + 1);
-    return lists.byMsgType.toPage(rows, page, () => s.countMsgTypes.get(JSON.stringify(ids)) as number);
+    return lists.byMsgType.toPage(rows, page, () => s.countMsgTypes.get({ msg_type_ids: JSON.stringify(ids) }) as number);
   }
 
   return {
