@@ -29,33 +29,39 @@ const WARM_UP_DB = path.join(ROOT, 'fixtures', 'demo', 'wasm.sqlite');
 const log = (msg) => process.stderr.write(`build-bundle: ${msg}\n`);
 
 /**
- * build/src/import/parse/pool.js starts its worker threads from `join(__dirname, 'worker.js')`;
- * in a bundle __dirname is the bundle's directory, so point it back at the compiled sources.
+ * Textual fixes for code that finds files relative to its own __dirname, which in a bundle is the
+ * bundle's directory. Each must match exactly once, or the build fails (the dependency changed).
  */
-const WORKER_DIR_FIX = {
-  file: /[\\/]build[\\/]src[\\/]import[\\/]parse[\\/]pool\.js$/,
-  from: "(0, node_path_1.join)(__dirname, 'worker.js')",
-  to: "(0, node_path_1.join)(__dirname, '..', 'src', 'import', 'parse', 'worker.js')",
-};
+function fix(file, from, to) { return { file, from, to }; }
+/** build/src/import/parse/pool.js starts its worker threads from the compiled sources. */
+const WORKER_DIR_FIX = fix(/[\\/]build[\\/]src[\\/]import[\\/]parse[\\/]pool\.js$/,
+  "(0, node_path_1.join)(__dirname, 'worker.js')",
+  "(0, node_path_1.join)(__dirname, '..', 'src', 'import', 'parse', 'worker.js')");
+/** yargs reads its translations from node_modules/yargs/locales (non-English LANG). */
+function yargsLocalesFix(outDir) {
+  const dir = path.join(path.dirname(require.resolve('yargs/package.json', { paths: [ROOT] })), 'locales');
+  return fix(/[\\/]yargs[\\/]build[\\/]index\.cjs$/, 're(__dirname,"../locales")', `re(__dirname,${JSON.stringify(path.relative(outDir, dir))})`);
+}
 
 /**
  * Bundles build/src/cli.js (CommonJS, exports main) into `outfile`.
- * @param {{ outfile: string, external?: string[], plugins?: object[], banner?: string, workerDirFix?: boolean }} o
+ * @param {{ outfile: string, external?: string[], plugins?: object[], banner?: string, fixes?: object[] }} o
  * @returns {Promise<import('esbuild').Metafile>}
  */
-async function bundle({ outfile, external = [], plugins = [], banner, workerDirFix = true }) {
+async function bundle({ outfile, external = [], plugins = [], banner, fixes = [] }) {
   const esbuild = require(require.resolve('esbuild', { paths: [ROOT] }));
-  let fixed = !workerDirFix;
+  const applied = new Set();
   const fixPlugin = {
-    name: 'worker-dir',
+    name: 'dirname-fixes',
     setup(b) {
-      if (!workerDirFix) return;
-      b.onLoad({ filter: WORKER_DIR_FIX.file }, (a) => {
-        const src = fs.readFileSync(a.path, 'utf8');
-        if (!src.includes(WORKER_DIR_FIX.from)) return undefined;
-        fixed = true;
-        return { contents: src.replace(WORKER_DIR_FIX.from, WORKER_DIR_FIX.to), loader: 'js' };
-      });
+      for (const f of fixes) {
+        b.onLoad({ filter: f.file }, (a) => {
+          const src = fs.readFileSync(a.path, 'utf8');
+          if (src.split(f.from).length !== 2) return undefined;
+          applied.add(f);
+          return { contents: src.replace(f.from, f.to), loader: 'js' };
+        });
+      }
     },
   };
   const result = await esbuild.build({
@@ -74,7 +80,7 @@ async function bundle({ outfile, external = [], plugins = [], banner, workerDirF
     plugins: [fixPlugin, ...plugins],
   });
   for (const w of result.warnings) log(`esbuild warning: ${w.location ? `${w.location.file}:${w.location.line}: ` : ''}${w.text}`);
-  if (!fixed) throw new Error(`build/src/import/parse/pool.js no longer contains ${WORKER_DIR_FIX.from}: update WORKER_DIR_FIX in scripts/build-bundle.js`);
+  for (const f of fixes) if (!applied.has(f)) throw new Error(`no single ${f.from} in ${f.file}: update the fixes in scripts/build-bundle.js`);
   return result.metafile;
 }
 
@@ -85,14 +91,14 @@ function writeOpenApiJson() {
 }
 
 /**
- * The Node-run bundle: better-sqlite3 (finds its addon on disk next to its own files) and yargs
- * (reads its translations from disk) stay in node_modules; pg-native is optional and absent.
+ * The Node-run bundle: better-sqlite3 (finds its addon on disk from its own files) stays in
+ * node_modules; pg-native is optional and absent.
  */
 async function nodeBundle() {
   fs.mkdirSync(OUT_DIR, { recursive: true });
   fs.rmSync(CACHE, { force: true });
   const tmp = `${BUNDLE}.tmp-${process.pid}`;
-  await bundle({ outfile: tmp, external: ['better-sqlite3', 'yargs', 'yargs/*', 'pg-native'] });
+  await bundle({ outfile: tmp, external: ['better-sqlite3', 'pg-native'], fixes: [WORKER_DIR_FIX, yargsLocalesFix(OUT_DIR)] });
   fs.renameSync(tmp, BUNDLE);
   log(`wrote ${path.relative(ROOT, BUNDLE)} (${(fs.statSync(BUNDLE).size / 1048576).toFixed(1)} MiB) and ${path.relative(ROOT, OPENAPI_JSON)}`);
 }

@@ -26,23 +26,53 @@ export function loadOpenApi(): OpenApiDocument {
 }
 
 const dereferenced = new WeakMap<OpenApiDocument, OpenApiDocument>();
+/** Top-level extension key marking a document validatorDocument() made (it has no $ref). */
+export const DEREFERENCED = 'x-indexer-api-dereferenced';
 
 /**
  * The same document with every local `$ref` ('#/components/…') replaced by a copy of its
  * target — what express-openapi-validator is given. Same constraints, but the validator no
  * longer compiles an Ajv validator for each referenced response only to look up what the `$ref`
- * points at (its SchemaPreprocessor resolves a `$ref` with `ajv.getSchema`): ~80 ms of the
- * first request. /swagger/doc.json still serves the document as written. Memoized per
+ * points at (its SchemaPreprocessor resolves a `$ref` with `ajv.getSchema`), nor runs
+ * json-schema-ref-parser over it (see takeDereferencedAsIs): together about half of the
+ * validator's start-up. /swagger/doc.json still serves the document as written. Memoized per
  * document; throws on a non-local or circular `$ref`, or one with sibling keys (openapi.yaml has
  * none).
  */
 export function validatorDocument(doc: OpenApiDocument): OpenApiDocument {
   let out = dereferenced.get(doc);
   if (!out) {
-    out = inlineRefs(doc, doc, []) as OpenApiDocument;
+    out = { ...(inlineRefs(doc, doc, []) as OpenApiDocument), [DEREFERENCED]: true };
     dereferenced.set(doc, out);
   }
+  takeDereferencedAsIs();
   return out;
+}
+
+interface Framework { prototype: { loadSpec: ((doc: unknown, refParser?: unknown) => Promise<unknown>) & { takesDereferenced?: true } } }
+
+/**
+ * express-openapi-validator 5.x runs json-schema-ref-parser's `bundle` over the document it is
+ * given (framework/index.js loadSpec), which crawls all of it to resolve $refs. A document from
+ * validatorDocument() has none, so it is taken as is — what `bundle` returns for it. A version
+ * without that module keeps its own behaviour.
+ */
+function takeDereferencedAsIs(): void {
+  let mod: { OpenAPIFramework?: Framework };
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    mod = require('express-openapi-validator/dist/framework/index');
+  } catch {
+    return;
+  }
+  const proto = mod.OpenAPIFramework?.prototype;
+  if (!proto || typeof proto.loadSpec !== 'function' || proto.loadSpec.takesDereferenced) return;
+  const original = proto.loadSpec;
+  const loadSpec = function (this: unknown, doc: unknown, refParser?: unknown): Promise<unknown> {
+    if (doc !== null && typeof doc === 'object' && (doc as Record<string, unknown>)[DEREFERENCED] === true) return Promise.resolve(doc);
+    return original.call(this, doc, refParser);
+  };
+  proto.loadSpec = Object.assign(loadSpec, { takesDereferenced: true as const });
 }
 
 function resolvePointer(root: unknown, ref: string): unknown {
