@@ -209,7 +209,7 @@ export function createApp({ snapshots, openapi, options, logger = silentLogger, 
   deferSpecValidatorCompile();
   const validator = OpenApiValidator.middleware({
     // $refs inlined: same constraints, much less start-up work (src/openapi.ts)
-    apiSpec: validatorDocument(openapi) as never,
+    apiSpec: validatorDocument(openapi, options.validateResponses ?? false) as never,
     validateRequests: { coerceTypes: true, allowUnknownQueryParameters: true },
     validateResponses: options.validateResponses ?? false,
     validateApiSpec: false,

@@ -25,27 +25,56 @@ export function loadOpenApi(): OpenApiDocument {
   return yaml.load(readTextAsset('openapi.yaml')) as OpenApiDocument;
 }
 
-const dereferenced = new WeakMap<OpenApiDocument, OpenApiDocument>();
+const dereferenced = new WeakMap<OpenApiDocument, Map<boolean, OpenApiDocument>>();
 /** Top-level extension key marking a document validatorDocument() made (it has no $ref). */
 export const DEREFERENCED = 'x-indexer-api-dereferenced';
 
 /**
- * The same document with every local `$ref` ('#/components/…') replaced by a copy of its
- * target — what express-openapi-validator is given. Same constraints, but the validator no
+ * What express-openapi-validator is given: the same document with every local `$ref`
+ * ('#/components/…') replaced by its target (one copy, shared by all the places that refer to
+ * it, as json-schema-ref-parser's `dereference` does), so without `components`; and unless
+ * `withResponses` (response validation, in tests) without the response bodies' schemas, which
+ * only response validation reads. The request constraints are the same, but the validator no
  * longer compiles an Ajv validator for each referenced response only to look up what the `$ref`
  * points at (its SchemaPreprocessor resolves a `$ref` with `ajv.getSchema`), nor runs
- * json-schema-ref-parser over it (see takeDereferencedAsIs): together about half of the
- * validator's start-up. /swagger/doc.json still serves the document as written. Memoized per
- * document; throws on a non-local or circular `$ref`, or one with sibling keys (openapi.yaml has
- * none).
+ * json-schema-ref-parser over it (takeDereferencedAsIs), and the document it clones and walks —
+ * once at start-up and twice more for each route's first request (Ajv's addSchema traverses
+ * every key of the route schema, which embeds `paths`) — is a third of the size: together most
+ * of the validator's start-up. /swagger/doc.json still serves the document as written. Memoized
+ * per document; throws on a non-local or circular `$ref`, or one with sibling keys (openapi.yaml
+ * has none).
  */
-export function validatorDocument(doc: OpenApiDocument): OpenApiDocument {
-  let out = dereferenced.get(doc);
+export function validatorDocument(doc: OpenApiDocument, withResponses: boolean): OpenApiDocument {
+  let byFlag = dereferenced.get(doc);
+  if (!byFlag) dereferenced.set(doc, byFlag = new Map());
+  let out = byFlag.get(withResponses);
   if (!out) {
-    out = { ...(inlineRefs(doc, doc, []) as OpenApiDocument), [DEREFERENCED]: true };
-    dereferenced.set(doc, out);
+    const { components: _components, ...rest } = inlineRefs(doc, doc, [], new Map()) as OpenApiDocument;
+    out = { ...rest, [DEREFERENCED]: true };
+    if (!withResponses) out.paths = withoutResponseBodies(out.paths as Record<string, Record<string, unknown>>);
+    byFlag.set(withResponses, out);
   }
   takeDereferencedAsIs();
+  return out;
+}
+
+const METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']);
+
+/** Each operation's responses reduced to their status codes and descriptions. */
+function withoutResponseBodies(paths: Record<string, Record<string, unknown>>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [path, item] of Object.entries(paths)) {
+    const copy: Record<string, unknown> = { ...item };
+    for (const [method, op] of Object.entries(item)) {
+      if (!METHODS.has(method) || op === null || typeof op !== 'object') continue;
+      const o = op as { responses?: Record<string, { description?: string }> };
+      if (!o.responses) continue;
+      const responses: Record<string, { description: string }> = {};
+      for (const [code, r] of Object.entries(o.responses)) responses[code] = { description: r?.description ?? '' };
+      copy[method] = { ...o, responses };
+    }
+    out[path] = copy;
+  }
   return out;
 }
 
@@ -86,8 +115,9 @@ function resolvePointer(root: unknown, ref: string): unknown {
   return cur;
 }
 
-function inlineRefs(node: unknown, root: unknown, stack: string[]): unknown {
-  if (Array.isArray(node)) return node.map((v) => inlineRefs(v, root, stack));
+/** `done`: each $ref target is copied once and that copy shared by every place that refers to it. */
+function inlineRefs(node: unknown, root: unknown, stack: string[], done: Map<string, unknown>): unknown {
+  if (Array.isArray(node)) return node.map((v) => inlineRefs(v, root, stack, done));
   if (node === null || typeof node !== 'object') return node;
   const obj = node as Record<string, unknown>;
   if (typeof obj.$ref === 'string') {
@@ -95,9 +125,10 @@ function inlineRefs(node: unknown, root: unknown, stack: string[]): unknown {
     if (stack.includes(ref)) throw new Error(`openapi: circular $ref ${ref}`);
     // OpenAPI 3.0 ignores the siblings of a $ref, Ajv may not: refuse rather than guess
     if (Object.keys(obj).length > 1) throw new Error(`openapi: $ref ${ref} has sibling keys (${Object.keys(obj).join(', ')})`);
-    return inlineRefs(resolvePointer(root, ref), root, [...stack, ref]);
+    if (!done.has(ref)) done.set(ref, inlineRefs(resolvePointer(root, ref), root, [...stack, ref], done));
+    return done.get(ref);
   }
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(obj)) out[k] = inlineRefs(v, root, stack);
+  for (const [k, v] of Object.entries(obj)) out[k] = inlineRefs(v, root, stack, done);
   return out;
 }
