@@ -15,11 +15,13 @@ node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund
 	@touch $@
 
-build: deps ## Compile TypeScript into build/ and record version + commit
+build: deps ## Compile TypeScript into build/, record version + commit, bundle for start-up (bin/indexer-api)
 	$(NODE_BIN)/tsc -p tsconfig.json
 	@node -e 'const v=require("./package.json").version; let c="unknown"; try { c=require("child_process").execSync("git rev-parse --short=12 HEAD",{stdio:["ignore","pipe","ignore"]}).toString().trim(); } catch {} require("fs").writeFileSync("build/build-info.json", JSON.stringify({version:v, commit:c})+"\n")'
+	node scripts/build-bundle.js
 
-fixtures: build $(DEMO_DBS) ## Generate the demo dumps and import them into fixtures/demo/*.sqlite
+fixtures: build $(DEMO_DBS) ## Generate the demo dumps and import them into fixtures/demo/*.sqlite; the bundle's code cache
+	node scripts/build-bundle.js --code-cache
 
 fixtures/demo/%.sqlite: build/src/generate/index.js build/src/import/from-dump.js sql/001-tables.sql sql/002-indexes.sql
 	@mkdir -p fixtures/demo/dumps

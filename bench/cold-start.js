@@ -1,11 +1,15 @@
 #!/usr/bin/env node
 'use strict';
 /**
- * Cold start = from spawn() to the first 200 answer on /status, polling the port with tight
- * retries (a new connection every ~1 ms until one is accepted). Each case runs --runs times
- * (default 9, at least 7); the median is reported, with min and max.
+ * Cold start = from spawn() to the first 200 answer on a validated API route (default
+ * /indexer/block/v1/blocks?pagination.limit=1: request validation, a query, a JSON body), polling
+ * the port with tight retries (a new connection every ~1 ms until one is accepted). The body of
+ * that first 200 must be a JSON object with a `blocks` array of one block (or, with --path, any
+ * JSON). Each case runs --runs times (default 9, at least 7); the median is reported, with min
+ * and max.
  *
- *   node bench/cold-start.js [--runs 9] [--db fixtures/demo/wasm.sqlite] [--binary dist/indexer-api] [--json] [-- serve args…]
+ *   node bench/cold-start.js [--runs 9] [--db fixtures/demo/wasm.sqlite] [--binary dist/indexer-api]
+ *                            [--path /indexer/…] [--only node|binary] [--json] [-- serve args…]
  *
  * Cases:
  *   binary, --db, warm cache     the addon is already in $XDG_CACHE_HOME/indexer-api
@@ -13,6 +17,8 @@
  *   binary, demo, warm cache     `serve` with no --db (embedded Move demo, already materialized)
  *   binary, demo, empty cache    `serve` with no --db, fresh cache (writes addon + 17 MiB demo)
  *   node bin/indexer-api, --db   the same snapshot served by `node bin/indexer-api serve`
+ *
+ * --only node|binary keeps only the cases of `node bin/indexer-api` or of the binary.
  *
  * The binary and the snapshot are in the page cache in every case (one untimed run first):
  * "empty cache" means the indexer-api addon cache, not a cold disk. Also reported: the CPU time
@@ -37,6 +43,9 @@ const RUNS = Math.max(7, Number(option('runs', '9')));
 const DB = path.resolve(option('db', path.join(ROOT, 'fixtures/demo/wasm.sqlite')));
 const BINARY = path.resolve(option('binary', path.join(ROOT, 'dist/indexer-api')));
 const JSON_OUT = OWN.includes('--json');
+const DEFAULT_PATH = '/indexer/block/v1/blocks?pagination.limit=1';
+const PATH = option('path', DEFAULT_PATH);
+const ONLY = option('only', undefined);
 /** everything after `--` is appended to every serve command line (e.g. `-- --workers 1`) */
 const EXTRA = process.argv.includes('--') ? process.argv.slice(process.argv.indexOf('--') + 1) : [];
 /** SIGTERM right after the first answer should still exit 0; collected and reported, not fatal */
@@ -50,19 +59,28 @@ function freePort() {
   });
 }
 
-/** One GET; resolves with the status code, rejects on connection errors. */
-function getStatus(port) {
+/** One GET of PATH; resolves with the status code and body, rejects on connection errors. */
+function get(port) {
   return new Promise((resolve, reject) => {
-    const req = http.get({ host: '127.0.0.1', port, path: '/status', agent: false }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode));
+    const req = http.get({ host: '127.0.0.1', port, path: PATH, agent: false }, (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode, body: Buffer.concat(chunks).toString('utf8') }));
       res.on('error', reject);
     });
     req.on('error', reject);
   });
 }
 
-/** Spawns `cmd args… --port P`, returns ms until /status answered 200, then SIGTERMs it. */
+/** The first 200 must be a real answer, not just any 200. */
+function checkBody(body) {
+  const doc = JSON.parse(body);
+  if (PATH === DEFAULT_PATH && !(Array.isArray(doc.blocks) && doc.blocks.length === 1 && doc.blocks[0].height)) {
+    throw new Error(`unexpected first answer on ${PATH}: ${body.slice(0, 200)}`);
+  }
+}
+
+/** Spawns `cmd args… --port P`, returns ms until PATH answered 200, then SIGTERMs it. */
 async function once(cmd, args, env) {
   const port = await freePort();
   let stderr = '';
@@ -76,10 +94,13 @@ async function once(cmd, args, env) {
   for (;;) {
     if (exited) throw new Error(`${cmd} exited before answering: ${stderr}`);
     try {
-      const status = await getStatus(port);
-      if (status === 200) { ms = Number(process.hrtime.bigint() - t0) / 1e6; cpu = cpuMs(child.pid); break; }
-    } catch { /* not listening yet */ }
-    if (Number(process.hrtime.bigint() - t0) > 60e9) { child.kill('SIGKILL'); throw new Error(`${cmd}: no 200 on /status within 60 s: ${stderr}`); }
+      const res = await get(port);
+      if (res.status === 200) { ms = Number(process.hrtime.bigint() - t0) / 1e6; cpu = cpuMs(child.pid); checkBody(res.body); break; }
+      if (res.status !== 503) { child.kill('SIGKILL'); throw new Error(`${cmd}: ${PATH} answered ${res.status}: ${res.body.slice(0, 200)}`); }
+    } catch (e) {
+      if (!(e.code === 'ECONNREFUSED' || e.code === 'ECONNRESET')) { child.kill('SIGKILL'); throw e; } // else: not listening yet
+    }
+    if (Number(process.hrtime.bigint() - t0) > 60e9) { child.kill('SIGKILL'); throw new Error(`${cmd}: no 200 on ${PATH} within 60 s: ${stderr}`); }
     await new Promise((r) => setTimeout(r, 1));
   }
   child.kill('SIGTERM');
@@ -117,7 +138,9 @@ async function main() {
   const binEnv = (cache) => ({ PATH: '/usr/bin:/bin', HOME: scratch, XDG_CACHE_HOME: cache, LANG: 'C' });
 
   const cases = [];
-  if (fs.existsSync(BINARY)) {
+  if (ONLY === 'node') {
+    // only the Node-run CLI
+  } else if (fs.existsSync(BINARY)) {
     cases.push(
       { name: 'binary serve --db, warm cache', cmd: BINARY, args: ['serve', '--db', DB], env: () => binEnv(warmCache) },
       { name: 'binary serve --db, empty cache', cmd: BINARY, args: ['serve', '--db', DB], env: () => binEnv(emptyCache()) },
@@ -127,7 +150,7 @@ async function main() {
   } else {
     process.stderr.write(`cold-start: ${BINARY} not found (run \`make binary\`): measuring the Node-run CLI only\n`);
   }
-  cases.push({ name: 'node bin/indexer-api serve --db', cmd: process.execPath, args: [path.join(ROOT, 'bin/indexer-api'), 'serve', '--db', DB], env: () => base });
+  if (ONLY !== 'binary') cases.push({ name: 'node bin/indexer-api serve --db', cmd: process.execPath, args: [path.join(ROOT, 'bin/indexer-api'), 'serve', '--db', DB], env: () => base });
 
   const results = [];
   try {
@@ -152,7 +175,7 @@ async function main() {
   if (badExits.length) process.stderr.write(`cold-start: ${badExits.length} run(s) did not exit 0 on SIGTERM, e.g. ${badExits[0]}\n`);
   if (JSON_OUT) process.stdout.write(JSON.stringify({ env, extraArgs: EXTRA, results, badExits }, null, 2) + '\n');
   else process.stdout.write(`(${env.platform}, Node.js ${env.node}, ${env.cpus} × ${env.cpu}; binary ${env.binaryBytes ?? '-'} bytes; snapshot ${env.db}`
-    + `${EXTRA.length ? `; serve args ${EXTRA.join(' ')}` : ''}; load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')})\n`);
+    + `; first 200 on ${PATH}${EXTRA.length ? `; serve args ${EXTRA.join(' ')}` : ''}; load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')})\n`);
 }
 
 main().catch((e) => { process.stderr.write(`cold-start: ${e.message}\n`); process.exit(1); });

@@ -5,16 +5,21 @@
  * application, https://nodejs.org/api/single-executable-applications.html), offline, from the
  * Node.js that runs this script.
  *
- *   1. bundle build/src/cli.js (compiled by `make build`) with esbuild into one CommonJS file;
- *   2. write sea-config.json (main = the bundle, assets = every file the program reads at run time,
- *      under the relative names src/assets.ts and src/sqlite.ts ask for);
+ *   1. bundle build/src/cli.js (compiled by `make build`) with esbuild into one CommonJS file, and
+ *      make its V8 code cache: run that bundle once under this Node.js (a warm-up `serve --get` of an
+ *      API route, bin/run-bundle.js) and keep script.createCachedData() — module bodies and the
+ *      first request's functions, not only the top level that `useCodeCache` covers;
+ *   2. write sea-config.json (main = a small loader that runs the bundle, an asset, with its code
+ *      cache, an asset too; assets = every file the program reads at run time, under the relative
+ *      names src/assets.ts and src/sqlite.ts ask for);
  *   3. `node --experimental-sea-config` turns it into a blob;
  *   4. copy process.execPath and inject the blob with postject;
- *   5. smoke-test the result (`--version`, and a query through the embedded addon) with a PATH
- *      without node, then rename it to dist/indexer-api.
+ *   5. smoke-test the result (`--version`, a query through the embedded addon, the code cache
+ *      accepted) with a PATH without node, then rename it to dist/indexer-api.
  *
- * Options: --no-code-cache (do not try useCodeCache), --keep (keep dist/.sea-build/blob).
- * Intermediate files go to dist/.sea-build/ (bundle, sea-config.json, esbuild metafile).
+ * Options: --no-code-cache (neither useCodeCache nor the bundle's code cache), --keep (keep
+ * dist/.sea-build/blob). Intermediate files go to dist/.sea-build/ (bundle, its code cache, the
+ * loader, sea-config.json, esbuild metafile).
  */
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
@@ -27,6 +32,11 @@ const DIST = path.join(ROOT, 'dist');
 const WORK = path.join(DIST, '.sea-build');
 const OUT = path.join(DIST, 'indexer-api');
 const BUNDLE = path.join(WORK, 'indexer-api.cjs');
+const BUNDLE_CACHE = `${BUNDLE}.cache`;
+const MAIN = path.join(WORK, 'sea-main.cjs');
+const WARM_UP = path.join(WORK, 'warm-up.cjs');
+const ADDON = 'node_modules/better-sqlite3/build/Release/better_sqlite3.node';
+const { bundle: esbuildBundle, warmUp, WARM_UP_ROUTE, WARM_UP_DB } = require('./build-bundle');
 const BLOB = path.join(WORK, 'sea-prep.blob');
 const SEA_CONFIG = path.join(WORK, 'sea-config.json');
 const SENTINEL_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
@@ -36,15 +46,18 @@ const SENTINEL_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
 const ASSETS = {
   'sql/001-tables.sql': 'sql/001-tables.sql',
   'sql/002-indexes.sql': 'sql/002-indexes.sql',
-  'openapi.yaml': 'openapi.yaml',
+  'build/openapi.json': 'build/openapi.json',
   'build/build-info.json': 'build/build-info.json',
   'fixtures/demo/move.sqlite': 'fixtures/demo/move.sqlite',
   'fixtures/demo/wasm.sqlite': 'fixtures/demo/wasm.sqlite',
   'fixtures/demo/evm.sqlite': 'fixtures/demo/evm.sqlite',
   'node_modules/swagger-ui-dist/swagger-ui.css': 'node_modules/swagger-ui-dist/swagger-ui.css',
   'node_modules/swagger-ui-dist/swagger-ui-bundle.js': 'node_modules/swagger-ui-dist/swagger-ui-bundle.js',
-  'native/better_sqlite3.node': 'node_modules/better-sqlite3/build/Release/better_sqlite3.node',
+  'native/better_sqlite3.node': ADDON,
 };
+/** The bundle and its code cache, read by the loader (MAIN_SOURCE). */
+const BUNDLE_ASSET = 'bundle/indexer-api.cjs';
+const BUNDLE_CACHE_ASSET = 'bundle/indexer-api.cjs.cache';
 
 const args = new Set(process.argv.slice(2));
 const log = (msg) => process.stderr.write(`build-binary: ${msg}\n`);
@@ -60,7 +73,7 @@ function preflight() {
   if (nodeBytes.indexOf(`${SENTINEL_FUSE}:0`) < 0) {
     die(`${process.execPath} has no single-executable fuse (${SENTINEL_FUSE}:0): it is not an SEA-capable Node.js build, or it is already an SEA`);
   }
-  const missing = ['build/src/cli.js', ...Object.values(ASSETS)].filter((f) => !fs.existsSync(path.join(ROOT, f)));
+  const missing = ['build/src/cli.js', WARM_UP_DB, ...Object.values(ASSETS)].map((f) => path.relative(ROOT, path.resolve(ROOT, f))).filter((f) => !fs.existsSync(path.join(ROOT, f)));
   if (missing.length) die(`missing input(s): ${missing.join(', ')} — run \`make build fixtures\` first`);
   for (const tool of ['esbuild', 'postject']) {
     try { require.resolve(tool, { paths: [ROOT] }); } catch { die(`${tool} is not installed in node_modules (run \`make deps\`)`); }
@@ -68,8 +81,10 @@ function preflight() {
 }
 
 /** Loaded in place of the `bindings` package: better-sqlite3 only calls it when no nativeBinding is
- *  given, which src/sqlite.ts always passes inside the executable. */
+ *  given, which src/sqlite.ts always passes inside the executable. Outside it — only the code cache
+ *  warm-up runs the bundle there — INDEXER_SEA_WARM_UP_ADDON names the addon to load. */
 const BINDINGS_STUB = `module.exports = function bindings(name) {
+  if (process.env.INDEXER_SEA_WARM_UP_ADDON && !require('node:sea').isSea()) return __non_webpack_require__(process.env.INDEXER_SEA_WARM_UP_ADDON);
   throw new Error('indexer-api: ' + name + ' must be loaded with the nativeBinding option inside the single executable');
 };`;
 
@@ -86,12 +101,40 @@ const missingModuleStub = (name) => `const e = new Error("Cannot find module '${
 e.code = 'MODULE_NOT_FOUND';
 throw e;`;
 
-/** Entry point: the same as bin/indexer-api. */
-const ENTRY = `'use strict';
-require('./build/src/cli.js').main(process.argv).catch((e) => {
+/**
+ * The executable's main script (bundled with bin/run-bundle.js, built-ins only): runs the bundle
+ * asset with its code cache, then main(process.argv) as bin/indexer-api does. `require` inside the
+ * bundle is rooted at the executable (built-ins, and the addon by its path).
+ */
+const MAIN_SOURCE = `'use strict';
+const sea = require('node:sea');
+const path = require('node:path');
+const { createRequire } = require('node:module');
+const { runBundle } = require('./bin/run-bundle.js');
+let cachedData;
+try { cachedData = Buffer.from(sea.getAsset(${JSON.stringify(BUNDLE_CACHE_ASSET)})); } catch { /* built with --no-code-cache */ }
+const filename = path.join(path.dirname(process.execPath), 'indexer-api.cjs');
+runBundle({
+  source: sea.getAsset(${JSON.stringify(BUNDLE_ASSET)}, 'utf8'), filename, dirname: path.dirname(filename), cachedData,
+  require: createRequire(process.execPath),
+}).main(process.argv).catch((e) => {
   process.stderr.write(\`indexer-api: \${e.message}\\n\`);
   process.exit(1);
 });
+`;
+
+/**
+ * Runs the bundle under this Node.js for the code cache warm-up: assets from the repository (the
+ * bundle's src/assets.ts ROOT is two levels above the __dirname given), the addon from node_modules.
+ */
+const WARM_UP_SOURCE = `'use strict';
+const fs = require('node:fs');
+const { createRequire } = require('node:module');
+const { runBundle } = require(${JSON.stringify(path.join(ROOT, 'bin', 'run-bundle.js'))});
+runBundle({
+  source: fs.readFileSync(${JSON.stringify(BUNDLE)}, 'utf8'), filename: ${JSON.stringify(BUNDLE)},
+  dirname: ${JSON.stringify(path.join(ROOT, 'build', 'src'))}, require: createRequire(${JSON.stringify(BUNDLE)}),
+}).main(process.argv).catch((e) => { process.stderr.write('indexer-api: ' + e.message + '\\n'); process.exit(1); });
 `;
 
 /**
@@ -101,22 +144,12 @@ require('./build/src/cli.js').main(process.argv).catch((e) => {
  */
 const BANNER = `var __non_webpack_require__ = require('node:module').createRequire(process.execPath);`;
 
-async function bundle() {
+async function bundle(codeCache) {
   const esbuild = require(require.resolve('esbuild', { paths: [ROOT] }));
   const builtins = new Set([...builtinModules, ...builtinModules.map((m) => `node:${m}`)]);
-  const result = await esbuild.build({
-    stdin: { contents: ENTRY, resolveDir: ROOT, sourcefile: 'sea-entry.js', loader: 'js' },
+  const metafile = await esbuildBundle({
     outfile: BUNDLE,
-    bundle: true,
-    platform: 'node',
-    format: 'cjs',
-    target: 'node20',
-    // require() calls resolve with the "require" condition: yargs, cliui, escalade & co. get their
-    // CommonJS builds (no ESM / top-level await in the bundle)
-    banner: { js: BANNER },
-    legalComments: 'eof',
-    metafile: true,
-    logLevel: 'silent',
+    banner: BANNER,
     plugins: [{
       name: 'sea-stubs',
       setup(b) {
@@ -129,28 +162,37 @@ async function bundle() {
       },
     }],
   });
-  for (const w of result.warnings) {
-    const loc = w.location ? `${w.location.file}:${w.location.line}: ` : '';
-    log(`esbuild warning: ${loc}${w.text}`);
-  }
   // Anything left external would be looked up at run time by the SEA's builtin-only require().
   const external = new Set();
-  for (const input of Object.values(result.metafile.inputs)) {
+  for (const input of Object.values(metafile.inputs)) {
     for (const imp of input.imports) if (imp.external && !builtins.has(imp.path) && !imp.path.startsWith('node:')) external.add(imp.path);
   }
   if (external.size) {
     die(`the bundle would require non-builtin module(s) at run time, which a single executable cannot load: ${[...external].join(', ')}\n`
       + '  (install them so they are bundled, or — if a dependency only requires them optionally, inside try/catch — add them to OPTIONAL_MODULES in scripts/build-binary.js)');
   }
-  fs.writeFileSync(path.join(WORK, 'meta.json'), JSON.stringify(result.metafile));
-  const inputs = Object.keys(result.metafile.inputs).length;
-  log(`bundled ${inputs} modules into ${path.relative(ROOT, BUNDLE)} (${mib(fs.statSync(BUNDLE).size)})`);
+  fs.writeFileSync(path.join(WORK, 'meta.json'), JSON.stringify(metafile));
+  log(`bundled ${Object.keys(metafile.inputs).length} modules into ${path.relative(ROOT, BUNDLE)} (${mib(fs.statSync(BUNDLE).size)})`);
+
+  // the loader: MAIN_SOURCE with bin/run-bundle.js inlined
+  await esbuild.build({
+    stdin: { contents: MAIN_SOURCE, resolveDir: ROOT, sourcefile: 'sea-main.js', loader: 'js' },
+    outfile: MAIN, bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'silent',
+  });
+
+  fs.rmSync(BUNDLE_CACHE, { force: true });
+  if (!codeCache) return;
+  fs.writeFileSync(WARM_UP, WARM_UP_SOURCE);
+  warmUp(WARM_UP, ['serve', '--db', WARM_UP_DB, '--get', WARM_UP_ROUTE], BUNDLE_CACHE, { INDEXER_SEA_WARM_UP_ADDON: path.join(ROOT, ADDON) });
+  log(`code cache of the bundle: ${mib(fs.statSync(BUNDLE_CACHE).size)}`);
 }
 
 function writeSeaConfig(useCodeCache) {
   const assets = {};
   for (const [key, file] of Object.entries(ASSETS)) assets[key] = path.join(ROOT, file);
-  const config = { main: BUNDLE, output: BLOB, disableExperimentalSEAWarning: true, useSnapshot: false, useCodeCache, assets };
+  assets[BUNDLE_ASSET] = BUNDLE;
+  if (fs.existsSync(BUNDLE_CACHE)) assets[BUNDLE_CACHE_ASSET] = BUNDLE_CACHE;
+  const config = { main: MAIN, output: BLOB, disableExperimentalSEAWarning: true, useSnapshot: false, useCodeCache, assets };
   fs.writeFileSync(SEA_CONFIG, JSON.stringify(config, null, 2) + '\n');
 }
 
@@ -174,6 +216,10 @@ function smokeTest(exe) {
     if (v.status !== 0 || v.stdout.trim() !== want) return `--version: status ${v.status} signal ${v.signal}, stdout ${JSON.stringify(v.stdout)}, stderr ${JSON.stringify(v.stderr)} (want ${JSON.stringify(want)})`;
     const s = spawnSync(copy, ['serve', '--demo', 'wasm', '--get', '/status'], { cwd: tmp, env, encoding: 'utf8', timeout: 60_000 });
     if (s.status !== 0) return `serve --get /status: status ${s.status} signal ${s.signal}, stderr ${JSON.stringify(s.stderr.slice(0, 2000))}`;
+    if (fs.existsSync(BUNDLE_CACHE)) {
+      const c = spawnSync(copy, ['--version'], { cwd: tmp, env: { ...env, INDEXER_CODE_CACHE_CHECK: '1' }, encoding: 'utf8', timeout: 60_000 });
+      if (!/code cache accepted/.test(c.stderr)) return `the bundle's code cache is not used: ${JSON.stringify(c.stderr)}`;
+    }
     return undefined;
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });
@@ -218,15 +264,17 @@ async function makeExecutable(useCodeCache) {
 async function main() {
   preflight();
   fs.mkdirSync(WORK, { recursive: true });
-  await bundle();
-  // useCodeCache (V8 code cache of the bundle, in the blob) shortens start-up; it is tied to this
-  // exact Node.js/V8 and its flags, so if the result does not pass the smoke test, build without it
+  // The code caches (useCodeCache for the loader, the bundle's own) shorten start-up; they are tied
+  // to this exact Node.js/V8 and its flags, so if the result does not pass the smoke test, build
+  // without them.
   let problem;
   if (!args.has('--no-code-cache')) {
+    await bundle(true);
     problem = await makeExecutable(true);
-    if (problem) log(`useCodeCache: true did not work (${problem}); retrying with useCodeCache: false`);
+    if (problem) log(`the code caches did not work (${problem}); retrying without`);
   }
   if (problem || args.has('--no-code-cache')) {
+    await bundle(false);
     problem = await makeExecutable(false);
     if (problem) die(problem);
   }

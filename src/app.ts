@@ -7,7 +7,7 @@ import { urlLengthLimit } from './http/limits';
 import { errorFields, Logger, silentLogger } from './http/log';
 import { createMetrics, Metrics, opsRouter } from './http/ops';
 import { swaggerRouter } from './http/swagger';
-import { OpenApiDocument } from './openapi';
+import { OpenApiDocument, validatorDocument } from './openapi';
 import { blockRouter } from './routes/block/router';
 import { nftRouter } from './routes/nft/router';
 import { richListRouter } from './routes/richlist/router';
@@ -208,7 +208,8 @@ export function createApp({ snapshots, openapi, options, logger = silentLogger, 
   app.use(httpCaching(options.cacheMaxAge ?? 1, responseCache));
   deferSpecValidatorCompile();
   const validator = OpenApiValidator.middleware({
-    apiSpec: openapi as never,
+    // $refs inlined: same constraints, much less start-up work (src/openapi.ts)
+    apiSpec: validatorDocument(openapi, options.validateResponses ?? false) as never,
     validateRequests: { coerceTypes: true, allowUnknownQueryParameters: true },
     validateResponses: options.validateResponses ?? false,
     validateApiSpec: false,

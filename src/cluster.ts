@@ -1,13 +1,29 @@
 import cluster, { Worker } from 'node:cluster';
 import { isSingleExecutable } from './assets';
 import type { Logger } from './http/log';
-import { openSnapshot } from './snapshot/open';
 
 /**
  * `serve --workers N`: the primary forks N workers that share the port (each runs the same
  * command line and opens its own read-only snapshot), restarts one that crashes, and forwards
  * SIGHUP (hot swap) and SIGTERM/SIGINT (graceful shutdown) to all of them.
+ *
+ * The primary forks first and loads nothing else — no snapshot, no HTTP stack — so that the
+ * workers start at once (cold start). A worker that cannot start sends the reason
+ * (WorkerMessage 'fatal') instead of printing it, and the primary prints it once; a worker
+ * about to listen sends what it serves ('serving'), for the primary's one line on stderr.
  */
+
+export type WorkerMessage =
+  | { indexerApi: 'fatal'; message: string }
+  | { indexerApi: 'serving'; chainId: string; vmType: string; height: number };
+
+/** In a worker: tells the primary (see WorkerMessage); resolves once sent. */
+export function tellPrimary(m: WorkerMessage): Promise<void> {
+  return new Promise((resolve) => {
+    if (!process.send) { resolve(); return; }
+    process.send(m, undefined, {}, () => resolve());
+  });
+}
 
 export interface PrimaryOptions {
   file: string;
@@ -20,11 +36,6 @@ const STABLE_MS = 5_000;
 const MAX_BACKOFF_MS = 10_000;
 
 export function runPrimary({ file, workers, logger }: PrimaryOptions): Promise<number> {
-  // One clear line if the file cannot be served at all, before anything forks (the workers
-  // run --verify themselves).
-  const probe = openSnapshot(file);
-  const meta = probe.meta;
-  probe.close();
   if (isSingleExecutable()) {
     // fork() runs execPath with [exec, ...args]; a single executable ignores a script path but
     // sees it as its first argument, so the first argument is passed there instead.
@@ -33,6 +44,9 @@ export function runPrimary({ file, workers, logger }: PrimaryOptions): Promise<n
   return new Promise<number>((resolve) => {
     let stopping = false;
     let anyListening = false;
+    let fatal = false;
+    let serving: Extract<WorkerMessage, { indexerApi: 'serving' }> | undefined;
+    let listeningAt: string | undefined;
     let crashes = 0;
     const started = new Map<Worker, number>();
     const exitCodes: number[] = [];
@@ -52,23 +66,38 @@ export function runPrimary({ file, workers, logger }: PrimaryOptions): Promise<n
       resolve(exitCodes.every((c) => c === 0) ? 0 : 1);
     };
 
+    const announce = (): void => {
+      if (!serving || !listeningAt) return;
+      process.stderr.write(`indexer-api: serving ${file} (${serving.chainId}, ${serving.vmType}, height ${serving.height}) `
+        + `on ${listeningAt} (${workers} workers)\n`);
+    };
+    cluster.on('message', (w, m: WorkerMessage) => {
+      if (m?.indexerApi === 'serving' && !serving) { serving = m; announce(); }
+      if (m?.indexerApi === 'fatal') {
+        if (anyListening) { logger.error('worker failed to start', { worker: w.id, pid: w.process.pid, error: m.message }); return; }
+        // One clear line, once, however many workers failed the same way.
+        if (!fatal) process.stderr.write(`indexer-api: ${m.message}\n`);
+        fatal = true;
+      }
+    });
     cluster.on('listening', (w, addr) => {
       if (anyListening) return;
       anyListening = true;
       const host = addr.addressType === 6 || String(addr.address).includes(':') ? `[${addr.address}]` : addr.address;
-      process.stderr.write(`indexer-api: serving ${file} (${meta.chainId}, ${meta.vmType}, height ${meta.height}) `
-        + `on http://${host}:${addr.port} (${workers} workers)\n`);
+      listeningAt = `http://${host}:${addr.port}`;
+      announce();
     });
     cluster.on('exit', (w, code, signal) => {
       const lived = Date.now() - (started.get(w) ?? 0);
       started.delete(w);
       if (stopping) {
-        exitCodes.push(code ?? 1);
+        // a worker still booting when the SIGTERM came has no handler for it yet: asked to stop, it stopped
+        exitCodes.push(code ?? (signal === 'SIGTERM' ? 0 : 1));
         if (alive() === 0) stopped();
         return;
       }
       if (!anyListening) {
-        // Could not even start (the worker printed why): do not loop.
+        // Could not even start (the worker told why, printed above): do not loop.
         logger.error('worker failed to start; stopping', { worker: w.id, pid: w.process.pid, code, signal });
         stopping = true;
         exitCodes.push(1);

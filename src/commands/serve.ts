@@ -1,14 +1,12 @@
 import cluster from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import type { CommandModule } from 'yargs';
-import { runPrimary } from '../cluster';
+import { runPrimary, tellPrimary } from '../cluster';
 import { DEMO_VMS, demoSnapshotPath } from '../demo';
-import { ResponseCache } from '../http/caching';
 import { DEFAULT_LIMITS, Limits } from '../http/limits';
 import { createLogger, errorFields, LOG_LEVELS, Logger, LogLevel } from '../http/log';
-import { startServer } from '../server';
-import { SnapshotHolder } from '../snapshot/holder';
-import { Snapshot, VmType } from '../snapshot/open';
+import type { SnapshotHolder as SnapshotHolderType } from '../snapshot/holder';
+import type { Snapshot, VmType } from '../snapshot/open';
 
 export interface ServeOptions {
   db?: string;
@@ -43,13 +41,15 @@ export interface ServeOptions {
 const DEFAULT_CACHE_BYTES = 64 * 1024 * 1024;
 
 /**
- * Express, the OpenAPI validator, prom-client and the OpenAPI document are loaded only by a
- * process that serves: a cluster primary never needs them, and they are on the critical path
- * of cold start.
+ * Express, the OpenAPI validator, prom-client, the OpenAPI document and better-sqlite3 are loaded
+ * only by a process that serves: a cluster primary never needs them, and they are on the
+ * critical path of cold start.
  */
 async function httpStack() {
-  const [{ createApp }, { createMetrics }, { loadOpenApi }] = await Promise.all([import('../app'), import('../http/ops'), import('../openapi')]);
-  return { createApp, createMetrics, loadOpenApi };
+  const [{ createApp }, { createMetrics }, { loadOpenApi }, { startServer }, { SnapshotHolder }, { ResponseCache }] = await Promise.all([
+    import('../app'), import('../http/ops'), import('../openapi'), import('../server'), import('../snapshot/holder'), import('../http/caching'),
+  ]);
+  return { createApp, createMetrics, loadOpenApi, startServer, SnapshotHolder, ResponseCache };
 }
 
 /** Opens the snapshot (or the bundled demo), serves it until SIGTERM/SIGINT, then exits 0. */
@@ -61,7 +61,15 @@ export async function runServe(o: ServeOptions): Promise<number> {
   const logger = createLogger(o.logLevel ?? 'info', undefined, workers > 1 ? { pid: process.pid } : {});
   if (workers > 1 && cluster.isPrimary) return runPrimary({ file, workers, logger });
   if (o.get !== undefined) return answerOne(file, o, o.get);
-  return serve(file, o, logger);
+  if (!cluster.isWorker) return serve(file, o, logger);
+  try {
+    return await serve(file, o, logger);
+  } catch (e) {
+    // The primary prints it, once for all workers (src/cluster.ts).
+    await tellPrimary({ indexerApi: 'fatal', message: (e as Error).message });
+    cluster.worker?.disconnect();
+    return 1;
+  }
 }
 
 function limitsOf(o: ServeOptions): Limits {
@@ -101,12 +109,23 @@ function stopSignal(): { stopped: Promise<string>; off(): void } {
 
 /** One process serving the port (alone, or as a cluster worker) until SIGTERM/SIGINT. */
 async function serve(file: string, o: ServeOptions, logger: Logger): Promise<number> {
-  const { createApp, createMetrics, loadOpenApi } = await httpStack();
-  const holder = SnapshotHolder.open(file, { verify: o.verify });
-  // Signals are handled from here on: one arriving during start-up is not fatal.
-  const reload = (): void => { holder.reload('SIGHUP'); };
-  process.on('SIGHUP', reload);
+  // Signals are handled from here on: SIGTERM/SIGINT arriving during start-up stop the server
+  // as soon as it listens (exit 0), SIGHUP is a reload.
   const signals = stopSignal();
+  let opened: SnapshotHolderType | undefined;
+  const reload = (): void => { opened?.reload('SIGHUP'); };
+  process.on('SIGHUP', reload);
+  let stack;
+  try {
+    stack = await httpStack();
+    opened = stack.SnapshotHolder.open(file, { verify: o.verify });
+  } catch (e) {
+    signals.off();
+    process.off('SIGHUP', reload);
+    throw e;
+  }
+  const holder = opened;
+  const { createApp, createMetrics, loadOpenApi, startServer, ResponseCache } = stack;
   const cacheEntries = o.cacheEntries ?? 0;
   const responseCache = cacheEntries > 0 ? new ResponseCache(cacheEntries, o.cacheBytes ?? DEFAULT_CACHE_BYTES) : undefined;
   const metrics = createMetrics(() => holder.current(), responseCache);
@@ -124,6 +143,10 @@ async function serve(file: string, o: ServeOptions, logger: Logger): Promise<num
 
   let draining = false;
   const limits = limitsOf(o);
+  if (cluster.isWorker) {
+    const m = (holder.current() as Snapshot).meta;
+    void tellPrimary({ indexerApi: 'serving', chainId: m.chainId, vmType: m.vmType, height: m.height });
+  }
   const app = createApp({
     snapshots: holder, openapi: loadOpenApi(), logger, metrics, responseCache,
     options: { corsOrigin: o.corsOrigin, cacheMaxAge: o.cacheMaxAge ?? 1, maxUrlLength: limits.maxUrlLength, draining: () => draining },
@@ -162,7 +185,7 @@ async function serve(file: string, o: ServeOptions, logger: Logger): Promise<num
 
 /** --get: answer one request in-process and print the body (stdout carries only the body). */
 async function answerOne(file: string, o: ServeOptions, path: string): Promise<number> {
-  const { createApp, loadOpenApi } = await httpStack();
+  const { createApp, loadOpenApi, startServer, SnapshotHolder } = await httpStack();
   const holder = SnapshotHolder.open(file, { verify: o.verify });
   const logger = createLogger('error', (t) => { process.stderr.write(t); });
   const app = createApp({ snapshots: holder, openapi: loadOpenApi(), logger, options: { corsOrigin: o.corsOrigin } });
