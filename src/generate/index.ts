@@ -3,6 +3,7 @@ import { Population, createValidators, moduleAddress } from './chain';
 import { ComposeEnv, composeTx } from './compose';
 import { CosmosMsgs } from './cosmos';
 import { EvmVm } from './evm';
+import { EvmRecorder } from './evm-receipts';
 import { MoveVm } from './move';
 import { NftBook } from './nft';
 import { DEMO_COMMIT, DEMO_SOURCE, Preset, VmType, resolveParams } from './params';
@@ -83,7 +84,8 @@ export async function generateDump(opts: GenerateDumpOptions): Promise<GenerateS
     commit_hash: DEMO_COMMIT,
     source: preset === 'demo' ? DEMO_SOURCE : DEMO_SOURCE.replace('demo', 'scale'),
     height: p.blocks,
-    internal_tx_height: 0,
+    // EVM: absent, so the importer derives it from evm_internal_txs as rollytics' /status does.
+    ...(p.vm === 'evm' ? {} : { internal_tx_height: 0 }),
     rich_list_height: p.vm === 'evm' ? p.blocks : 0,
   });
   for (const v of validators) {
@@ -97,6 +99,7 @@ export async function generateDump(opts: GenerateDumpOptions): Promise<GenerateS
   const proposerWeights = validators.map((_, i) => (i === 0 ? 3 : 1));
   const blocks = out.file('blocks');
   const txs = out.file('txs');
+  const evm = vm instanceof EvmVm ? new EvmRecorder(stream('evm'), out.file('evm_txs'), out.file('evm_internal_txs')) : undefined;
   let sequence = 0;
   for (let height = 1; height <= p.blocks; height++) {
     const t = clock.next(blockRng);
@@ -109,8 +112,10 @@ export async function generateDump(opts: GenerateDumpOptions): Promise<GenerateS
     for (let i = 0; i < counts[height - 1]; i++) {
       sequence++;
       const slot = { ...block, ms: t.ms, sequence, ordinal: sequence - 1 };
-      const built = buildTx(feeEnv, composeTx(env, txRng, slot), block, sequence, txRng);
+      const draft = composeTx(env, txRng, slot);
+      const built = buildTx(feeEnv, draft, block, sequence, txRng);
       txs.write(built.line);
+      evm?.add(draft, built, height, hash);
       gasUsed += built.gasUsed;
       gasWanted += built.gasWanted;
       for (const c of built.fee) fees.set(c.denom, (fees.get(c.denom) ?? 0n) + BigInt(c.amount));

@@ -22,6 +22,7 @@ import type Database from 'better-sqlite3';
 import { amountFromKey } from '../lib/amount';
 import { toHex0x } from '../lib/address';
 import { DumpError } from './dump-error';
+import { evmBaseRecords } from './evm';
 import { NdjsonLine } from './ndjson';
 import { openSnapshot, Snapshot, SnapshotError } from '../snapshot/open';
 import { concat, ImportSource, record } from './sources/source';
@@ -151,7 +152,7 @@ function baseRecords(s: Snapshot, kind: string, newValidators: Set<string>): Ite
         }
       })();
     default:
-      return undefined;
+      return evmBaseRecords(db, kind, at);
   }
 }
 

@@ -5,6 +5,7 @@ import { basename, dirname, join } from 'node:path';
 import { toBech32, toHex0x } from '../lib/address';
 import { collectionJson } from '../routes/nft/serialize';
 import { openDatabase } from '../sqlite';
+import { finishEvm } from './evm';
 import { INDEXES_SQL, SCHEMA_VERSION, schemaSql, TABLES_SQL } from '../snapshot/schema';
 
 /** Rows per multi-row INSERT into the tx link tables. */
@@ -208,6 +209,8 @@ export class SnapshotWriter {
         SELECT collection_addr, token_id, count(*) FROM nft_txs GROUP BY collection_addr, token_id;
       INSERT INTO richlist_denoms (denom, holder_count) SELECT denom, count(*) FROM richlist GROUP BY denom;
       COMMIT;`);
+    step('evm');
+    finishEvm(db, (k, v) => this.setMeta(k, v));
     step('collections');
     const rows = db.prepare(`SELECT c.addr, c.height, c.name, c.origin_name, c.nft_count, c.timestamp, a.addr AS creator
                              FROM collections c JOIN accounts a ON a.id = c.creator_id`).all() as {
