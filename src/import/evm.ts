@@ -286,6 +286,8 @@ export function finishEvm(db: Database.Database, setMeta: (key: string, value: s
   if (given === undefined && top > 0) {
     const later = one(`SELECT count(*) FROM blocks WHERE height > ${top} AND tx_count > 0`);
     setMeta('internal_tx_height', later > 0 ? top : one('SELECT max(height) FROM blocks'));
+    // so that `import --base` derives it again over the new heights instead of copying it
+    setMeta('internal_tx_height_derived', 1);
   }
 }
 
