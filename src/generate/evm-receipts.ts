@@ -41,7 +41,7 @@ export class EvmRecorder {
   private cumulativeGas = 0;
   private evmSequence = 0;
   private internalSequence = 0;
-  /** highest height with frames, for nothing but the summary */
+  /** the highest height with frames (/status internal_tx_height) */
   lastInternalHeight = 0;
 
   constructor(private readonly rng: Prng, private readonly receipts: NdjsonFile, private readonly internals: NdjsonFile) {}

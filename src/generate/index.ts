@@ -76,7 +76,8 @@ export async function generateDump(opts: GenerateDumpOptions): Promise<GenerateS
   };
   const feeEnv = { feeCollector: toBech32(moduleAddress('fee_collector'), p.prefix) };
 
-  out.file('meta').writeObject({
+  // Written once the blocks are known: internal_tx_height follows the chain's internal txs.
+  const meta = (internalTxHeight: number): void => out.file('meta').writeObject({
     chain_id: p.chainId,
     vm_type: p.vm,
     bech32_prefix: p.prefix,
@@ -84,8 +85,7 @@ export async function generateDump(opts: GenerateDumpOptions): Promise<GenerateS
     commit_hash: DEMO_COMMIT,
     source: preset === 'demo' ? DEMO_SOURCE : DEMO_SOURCE.replace('demo', 'scale'),
     height: p.blocks,
-    // EVM: absent, so the importer derives it from evm_internal_txs as rollytics' /status does.
-    ...(p.vm === 'evm' ? {} : { internal_tx_height: 0 }),
+    internal_tx_height: internalTxHeight,
     rich_list_height: p.vm === 'evm' ? p.blocks : 0,
   });
   for (const v of validators) {
@@ -132,6 +132,12 @@ export async function generateDump(opts: GenerateDumpOptions): Promise<GenerateS
     await out.flush();
     opts.onProgress?.({ blocks: height, totalBlocks: p.blocks, txs: sequence, totalTxs: p.txs });
   }
+
+  // rollytics' /status rule (reference §4.1): the highest height with internal txs, or the
+  // latest block when no later block has txs.
+  const top = evm?.lastInternalHeight ?? 0;
+  const lastTxHeight = counts.reduce((last, n, i) => (n > 0 ? i + 1 : last), 0);
+  meta(top === 0 ? 0 : lastTxHeight > top ? top : p.blocks);
 
   let tokens = 0;
   for (const col of book.collections) {
