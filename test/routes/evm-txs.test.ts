@@ -174,7 +174,7 @@ describe('the EVM route groups on Move and Wasm', () => {
   const paths = ['/indexer/tx/v1/evm-txs', '/indexer/tx/v1/evm-txs/', '/indexer/tx/v1/evm-txs/by_height/abc',
     '/indexer/tx/v1/evm-txs/by_account/nope?pagination.limit=0', `/indexer/tx/v1/evm-txs/0x${'ab'.repeat(32)}`,
     '/indexer/tx/v1/evm-internal-txs', '/indexer/tx/v1/evm-internal-txs/by_height/7', '/indexer/tx/v1/evm-internal-txs/by_account/x',
-    '/indexer/tx/v1/evm-internal-txs/zz?pagination.key=!!'];
+    '/indexer/tx/v1/evm-internal-txs/zz?pagination.key=!!', '/Indexer/TX/v1/EVM-Txs'];
   for (const vm of ['move', 'wasm'] as const) {
     it(`answers 404 with the JSON error on ${vm}, whatever the parameters and method`, async () => {
       const t = await makeTestApp(vm);

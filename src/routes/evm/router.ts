@@ -5,7 +5,8 @@ import { sendJson, sendPage } from '../../http/send';
 import { snapshotOf } from '../context';
 import { evmTxResponse } from './serialize';
 
-const EVM_PATH = /^\/indexer\/tx\/v1\/(evm-txs|evm-internal-txs)(\/|$)/;
+// case-insensitive, as the router (and rollytics' fiber router)
+const EVM_PATH = /^\/indexer\/tx\/v1\/(evm-txs|evm-internal-txs)(\/|$)/i;
 
 /**
  * The EVM groups exist only on EVM snapshots. Elsewhere the whole sub-tree answers 404 for any
