@@ -162,4 +162,56 @@ CREATE TABLE denom_contracts (
   contract TEXT NOT NULL
 ) WITHOUT ROWID;
 
--- Reserved for the EVM route groups (evm-txs, evm-internal-txs): a later schema file adds them.
+-- EVM route groups (reference §4.4, §4.5), filled only on EVM chains.
+-- The EvmTx object as served: the receipt re-encoded at import to the fixed key set and order.
+-- sequence orders EVM txs by (height, index) and is the keyset cursor (rollytics' evm_tx counter).
+CREATE TABLE evm_txs (
+  sequence INTEGER PRIMARY KEY,
+  height   INTEGER NOT NULL,
+  hash     BLOB NOT NULL,
+  json     TEXT NOT NULL
+);
+
+-- Accounts an EVM tx touches (signer = 1 for `from`); page order: account, sequence.
+CREATE TABLE evm_tx_accounts (
+  account_id INTEGER NOT NULL,
+  sequence   INTEGER NOT NULL,
+  signer     INTEGER NOT NULL,
+  PRIMARY KEY (account_id, sequence)
+) WITHOUT ROWID;
+
+-- One internal call (callTracer frame) as served; sequence: rollytics' evm_internal_tx counter.
+CREATE TABLE evm_internal_txs (
+  sequence INTEGER PRIMARY KEY,
+  height   INTEGER NOT NULL,
+  hash     BLOB NOT NULL,
+  json     TEXT NOT NULL
+);
+
+CREATE TABLE evm_internal_tx_accounts (
+  account_id INTEGER NOT NULL,
+  sequence   INTEGER NOT NULL,
+  PRIMARY KEY (account_id, sequence)
+) WITHOUT ROWID;
+
+-- Every EVM tx hash known (receipts and traces, failed txs included: rollytics'
+-- evm_tx_hash_dict) with its internal call count: evm-internal-txs/{hash} answers 404 only for
+-- a hash not listed here, and its total is one lookup.
+CREATE TABLE evm_hashes (
+  hash              BLOB PRIMARY KEY,
+  internal_tx_count INTEGER NOT NULL
+) WITHOUT ROWID;
+
+-- Per-height and per-account counts of the EVM lists (totals in one lookup).
+CREATE TABLE evm_height_counts (
+  height            INTEGER PRIMARY KEY,
+  tx_count          INTEGER NOT NULL,
+  internal_tx_count INTEGER NOT NULL
+) WITHOUT ROWID;
+
+CREATE TABLE evm_account_counts (
+  account_id        INTEGER PRIMARY KEY,
+  tx_count          INTEGER NOT NULL,
+  signer_tx_count   INTEGER NOT NULL,
+  internal_tx_count INTEGER NOT NULL
+) WITHOUT ROWID;

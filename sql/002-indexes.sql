@@ -23,3 +23,12 @@ CREATE INDEX nfts_by_owner_token ON nfts (owner_id, token_id, height, collection
 CREATE INDEX nfts_by_owner_height ON nfts (owner_id, height, token_id, collection_addr);
 CREATE INDEX nfts_by_owner_collection_token ON nfts (owner_id, collection_addr, token_id);
 CREATE INDEX nfts_by_owner_collection_height ON nfts (owner_id, collection_addr, height, token_id);
+
+-- evm-txs/{tx_hash}, evm-txs/by_height/{height} (sequence is the rowid, carried by the index)
+CREATE INDEX evm_txs_by_hash ON evm_txs (hash);
+CREATE INDEX evm_txs_by_height ON evm_txs (height);
+-- evm-txs/by_account?is_signer=true
+CREATE INDEX evm_tx_accounts_signer ON evm_tx_accounts (account_id, sequence) WHERE signer = 1;
+-- evm-internal-txs/by_height/{height}, evm-internal-txs/{tx_hash}
+CREATE INDEX evm_internal_txs_by_height ON evm_internal_txs (height);
+CREATE INDEX evm_internal_txs_by_hash ON evm_internal_txs (hash);

@@ -9,6 +9,7 @@ import { createMetrics, Metrics, opsRouter } from './http/ops';
 import { swaggerRouter } from './http/swagger';
 import { OpenApiDocument, validatorDocument } from './openapi';
 import { blockRouter } from './routes/block/router';
+import { evmRouter, evmUnavailable } from './routes/evm/router';
 import { nftRouter } from './routes/nft/router';
 import { richListRouter } from './routes/richlist/router';
 import { statusRouter } from './routes/status/router';
@@ -204,7 +205,7 @@ export function createApp({ snapshots, openapi, options, logger = silentLogger, 
   app.use(normalizeUrl, headAsGet, cors(options.corsOrigin));
   app.use(opsRouter({ current, draining, metrics: ops }));
   app.use(swaggerRouter(JSON.stringify(openapi)));
-  app.use(takeSnapshot(snapshots));
+  app.use(takeSnapshot(snapshots), evmUnavailable());
   app.use(httpCaching(options.cacheMaxAge ?? 1, responseCache));
   deferSpecValidatorCompile();
   const validator = OpenApiValidator.middleware({
@@ -217,7 +218,7 @@ export function createApp({ snapshots, openapi, options, logger = silentLogger, 
   }) as RequestHandler[];
   // With response validation (tests) the validator must see every request.
   app.use(validateOnce(validator, options.validateResponses ? 0 : options.validationCacheEntries ?? 10_000));
-  app.use(statusRouter(), blockRouter(), txRouter(), nftRouter(), richListRouter());
+  app.use(statusRouter(), blockRouter(), txRouter(), evmRouter(), nftRouter(), richListRouter());
   app.use((req, res) => { uncacheable(res); sendError(res, 404, GRPC.NOT_FOUND, `not found: ${req.method} ${req.path}`); });
   const onError: ErrorRequestHandler = (err, _req, res, next) => { if (!res.headersSent) uncacheable(res); next(err); };
   app.use(onError, errorMiddleware(logError));

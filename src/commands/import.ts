@@ -118,16 +118,19 @@ async function openSource(o: ImportOptions, progress: StageProgress): Promise<{ 
     } else {
       // On top of a base snapshot, the crawl starts after the base's highest block by default.
       let fromHeight = o.fromHeight;
-      if (fromHeight === undefined && o.base !== undefined) {
+      let evmSequenceStart: { txs: number; internal: number } | undefined;
+      if (o.base !== undefined) {
         const b = openSnapshot(o.base);
         try {
-          fromHeight = (b.db.prepare('SELECT max(height) FROM blocks').pluck().get() as number) + 1;
+          const max = (sql: string): number => (b.db.prepare(sql).pluck().get() as number | null) ?? 0;
+          fromHeight ??= max('SELECT max(height) FROM blocks') + 1;
+          evmSequenceStart = { txs: max('SELECT max(sequence) FROM evm_txs'), internal: max('SELECT max(sequence) FROM evm_internal_txs') };
         } finally {
           b.close();
         }
       }
       source = await openApiSource({
-        url: o.fromApi as string, vmType: o.vmType, prefix, fromHeight, toHeight: o.toHeight,
+        url: o.fromApi as string, vmType: o.vmType, prefix, fromHeight, evmSequenceStart, toHeight: o.toHeight,
         denoms: o.denoms ?? [], concurrency: o.concurrency, rate: o.rate, retries: o.retries, timeoutMs: o.timeout, backoffMs: o.backoffMs,
         validatorsFile: o.validators, denomContractsFile: o.denomContracts, progress,
         stagingPath: join(dirname(resolve(o.out)), `.${basename(o.out)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`),

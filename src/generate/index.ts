@@ -3,6 +3,7 @@ import { Population, createValidators, moduleAddress } from './chain';
 import { ComposeEnv, composeTx } from './compose';
 import { CosmosMsgs } from './cosmos';
 import { EvmVm } from './evm';
+import { EvmRecorder } from './evm-receipts';
 import { MoveVm } from './move';
 import { NftBook } from './nft';
 import { DEMO_COMMIT, DEMO_SOURCE, Preset, VmType, resolveParams } from './params';
@@ -75,7 +76,8 @@ export async function generateDump(opts: GenerateDumpOptions): Promise<GenerateS
   };
   const feeEnv = { feeCollector: toBech32(moduleAddress('fee_collector'), p.prefix) };
 
-  out.file('meta').writeObject({
+  // Written once the blocks are known: internal_tx_height follows the chain's internal txs.
+  const meta = (internalTxHeight: number): void => out.file('meta').writeObject({
     chain_id: p.chainId,
     vm_type: p.vm,
     bech32_prefix: p.prefix,
@@ -83,7 +85,7 @@ export async function generateDump(opts: GenerateDumpOptions): Promise<GenerateS
     commit_hash: DEMO_COMMIT,
     source: preset === 'demo' ? DEMO_SOURCE : DEMO_SOURCE.replace('demo', 'scale'),
     height: p.blocks,
-    internal_tx_height: 0,
+    internal_tx_height: internalTxHeight,
     rich_list_height: p.vm === 'evm' ? p.blocks : 0,
   });
   for (const v of validators) {
@@ -97,6 +99,7 @@ export async function generateDump(opts: GenerateDumpOptions): Promise<GenerateS
   const proposerWeights = validators.map((_, i) => (i === 0 ? 3 : 1));
   const blocks = out.file('blocks');
   const txs = out.file('txs');
+  const evm = vm instanceof EvmVm ? new EvmRecorder(stream('evm'), out.file('evm_txs'), out.file('evm_internal_txs')) : undefined;
   let sequence = 0;
   for (let height = 1; height <= p.blocks; height++) {
     const t = clock.next(blockRng);
@@ -109,8 +112,10 @@ export async function generateDump(opts: GenerateDumpOptions): Promise<GenerateS
     for (let i = 0; i < counts[height - 1]; i++) {
       sequence++;
       const slot = { ...block, ms: t.ms, sequence, ordinal: sequence - 1 };
-      const built = buildTx(feeEnv, composeTx(env, txRng, slot), block, sequence, txRng);
+      const draft = composeTx(env, txRng, slot);
+      const built = buildTx(feeEnv, draft, block, sequence, txRng);
       txs.write(built.line);
+      evm?.add(draft, built, height, hash);
       gasUsed += built.gasUsed;
       gasWanted += built.gasWanted;
       for (const c of built.fee) fees.set(c.denom, (fees.get(c.denom) ?? 0n) + BigInt(c.amount));
@@ -127,6 +132,12 @@ export async function generateDump(opts: GenerateDumpOptions): Promise<GenerateS
     await out.flush();
     opts.onProgress?.({ blocks: height, totalBlocks: p.blocks, txs: sequence, totalTxs: p.txs });
   }
+
+  // rollytics' /status rule (reference §4.1): the highest height with internal txs, or the
+  // latest block when no later block has txs.
+  const top = evm?.lastInternalHeight ?? 0;
+  const lastTxHeight = counts.reduce((last, n, i) => (n > 0 ? i + 1 : last), 0);
+  meta(top === 0 ? 0 : lastTxHeight > top ? top : p.blocks);
 
   let tokens = 0;
   for (const col of book.collections) {

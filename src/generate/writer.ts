@@ -8,7 +8,7 @@ import { createGzip } from 'node:zlib';
 /** Dump files in the order docs/dump-format.md lists them. */
 export const DUMP_FILES = [
   'meta', 'validators', 'blocks', 'txs', 'collections', 'tokens', 'token_txs', 'richlist',
-  'denom_contracts',
+  'denom_contracts', 'evm_txs', 'evm_internal_txs',
 ] as const;
 export type DumpFile = typeof DUMP_FILES[number];
 

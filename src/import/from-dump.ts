@@ -8,6 +8,7 @@ import { blockJson, Coin } from '../routes/block/serialize';
 import { nftJson } from '../routes/nft/serialize';
 import { holderJson } from '../routes/richlist/serialize';
 import { DumpError } from './dump-error';
+import { loadEvm } from './evm';
 import { describe, Fields } from './fields';
 import { BATCH_BYTES, findDumpFile, LineBatch, NdjsonLine, readLineBatches, readNdjson } from './ndjson';
 import { BufferPool } from './parse/buffers';
@@ -127,7 +128,8 @@ export async function loadRecords(source: RecordSource, writer: SnapshotWriter, 
     writer.setMeta('commit_hash', f.string('commit_hash', { optional: 'unknown' }));
     writer.setMeta('source', f.string('source', { optional: source.describe }));
     if (f.has('height')) writer.setMeta('height', f.uint('height'));
-    writer.setMeta('internal_tx_height', f.uint('internal_tx_height', { optional: 0 }));
+    // Absent: computed from evm_internal_txs at the end (src/import/evm.ts).
+    if (f.has('internal_tx_height')) writer.setMeta('internal_tx_height', f.uint('internal_tx_height'));
     writer.setMeta('rich_list_height', f.uint('rich_list_height', { optional: 0 }));
   }, ['chain_id', 'vm_type', 'bech32_prefix', 'version', 'commit_hash', 'source', 'height', 'internal_tx_height', 'rich_list_height']);
   if (!meta) throw new DumpError('meta.ndjson', 1, '(file)', 'holds no record');
@@ -264,6 +266,9 @@ export async function loadRecords(source: RecordSource, writer: SnapshotWriter, 
     if (contract.length !== 20) throw f.error('contract', 'must be a 20-byte ERC-20 address');
     writer.insertDenomContract(denom, toHex0x(contract));
   }, ['denom', 'contract']);
+
+  // evm_txs, evm_internal_txs
+  await loadEvm(each, m.vmType, m.prefix, writer);
 
   return { chainId: m.chainId, vmType: m.vmType, prefix: m.prefix, counts };
 }

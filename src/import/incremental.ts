@@ -47,7 +47,7 @@ function baseRecords(s: Snapshot, kind: string, newValidators: Set<string>): Ite
       return [record(at('meta'), JSON.stringify({
         chain_id: kv.get('chain_id'), vm_type: kv.get('vm_type'), bech32_prefix: kv.get('bech32_prefix'),
         version: kv.get('version'), commit_hash: kv.get('commit_hash'), source: kv.get('source'),
-        internal_tx_height: Number(kv.get('internal_tx_height') ?? 0), rich_list_height: Number(kv.get('rich_list_height') ?? 0),
+        internal_tx_height: kv.has('internal_tx_height_derived') ? undefined : Number(kv.get('internal_tx_height') ?? 0), rich_list_height: Number(kv.get('rich_list_height') ?? 0),
       }))];
     }
     case 'validators':

@@ -5,6 +5,7 @@ import { basename, dirname, join } from 'node:path';
 import { toBech32, toHex0x } from '../lib/address';
 import { collectionJson } from '../routes/nft/serialize';
 import { openDatabase } from '../sqlite';
+import { EvmDelta, finishEvm, newEvmDelta } from './evm';
 import { INDEXES_SQL, SCHEMA_VERSION, schemaSql, TABLES_SQL } from '../snapshot/schema';
 
 /** Rows per multi-row INSERT into the tx link tables. */
@@ -99,6 +100,8 @@ export class SnapshotWriter {
   private readonly typeCounts = new Map<number, number>();
   private readonly setCounts = new Map<number, number>();
   private readonly nftTxCounts = new Map<string, { addr: Buffer; tokenId: string; n: number }>();
+  /** what the EVM rows of this import add to the counts (src/import/evm.ts) */
+  readonly evm: EvmDelta;
   private newBlocks = 0;
   private newTxs = 0;
   /** extend: state kinds the source delivered (staged in temp tables, applied in finish) */
@@ -155,6 +158,7 @@ export class SnapshotWriter {
       holder: p('INSERT INTO richlist (denom, amount_key, account, json) VALUES (?, ?, ?, ?)'),
       denomContract: p('INSERT INTO denom_contracts (denom, contract) VALUES (?, ?)'),
     };
+    this.evm = newEvmDelta(base ? this.db : undefined);
     this.txAccounts = new LinkRows(this.db, 'tx_accounts', ['account_id', 'sequence', 'signer']);
     this.txMsgTypes = new LinkRows(this.db, 'tx_msg_types', ['msg_type_id', 'sequence']);
     if (base) {
@@ -164,6 +168,10 @@ export class SnapshotWriter {
       this.nextAccountId = ((this.db.prepare('SELECT max(id) FROM accounts').pluck().get() as number | null) ?? 0) + 1;
       // /status height follows the new highest block unless the source's meta names one.
       this.db.prepare("DELETE FROM meta WHERE key = 'height'").run();
+      // An internal_tx_height the base derived (no source gave one) is derived again over the new heights.
+      if (this.db.prepare("SELECT 1 FROM meta WHERE key = 'internal_tx_height_derived'").get()) {
+        this.db.exec("DELETE FROM meta WHERE key IN ('internal_tx_height', 'internal_tx_height_derived')");
+      }
     }
     // One transaction for the whole load: without a journal a commit only writes the dirty
     // pages out, which the page cache does anyway when it fills (memory stays at cache_size),
@@ -474,6 +482,8 @@ export class SnapshotWriter {
       this.setMeta('count_txs', old('count_txs') + this.newTxs);
       db.exec('COMMIT');
     }
+    step('evm');
+    finishEvm(db, (k, v) => this.setMeta(k, v), this.base ? this.evm : undefined);
     this.setMeta('count_collections', count('collections'));
     this.setMeta('count_accounts', this.nextAccountId - 1);
     this.setMeta('snapshot_id', randomBytes(16).toString('hex'));

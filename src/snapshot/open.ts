@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import { prepareBlockQueries } from '../routes/block/queries';
+import { prepareEvmQueries } from '../routes/evm/queries';
 import { prepareNftQueries } from '../routes/nft/queries';
 import { prepareRichListQueries } from '../routes/richlist/queries';
 import { statusJson } from '../routes/status/serialize';
@@ -42,6 +43,8 @@ export interface Snapshot {
     tx: ReturnType<typeof prepareTxQueries>;
     nft: ReturnType<typeof prepareNftQueries>;
     richlist: ReturnType<typeof prepareRichListQueries>;
+    /** EVM snapshots only: the evm-txs and evm-internal-txs groups */
+    evm?: ReturnType<typeof prepareEvmQueries>;
   };
   close(): void;
 }
@@ -130,6 +133,9 @@ export function openSnapshot(file: string, opts: OpenOptions = {}): Snapshot {
         tx: prepareTxQueries(db, meta),
         nft: prepareNftQueries(db, meta),
         richlist: prepareRichListQueries(db, meta),
+        evm: meta.vmType === 'evm'
+          ? prepareEvmQueries(db, { txs: num('count_evm_txs'), internalTxs: num('count_evm_internal_txs') })
+          : undefined,
       },
       close: () => db.close(),
     };

@@ -146,10 +146,11 @@ describe('import --from-api (crawl a served snapshot)', function () {
     }
   });
 
-  it('--base + --from-api crawls only the new heights; the result holds the same rows as the source', async () => {
-    const src = await source('wasm');
-    const first = join(work, 'first-half.sqlite');
-    const next = join(work, 'second-half.sqlite');
+  for (const vm of ['wasm', 'evm'] as const) {
+  it(`${vm}: --base + --from-api crawls only the new heights; the result holds the same rows as the source`, async () => {
+    const src = await source(vm);
+    const first = join(work, `${vm}-first-half.sqlite`);
+    const next = join(work, `${vm}-second-half.sqlite`);
     await runImport({ fromApi: src.served.url, out: first, force: false, quiet: true, json: false, toHeight: 200, concurrency: 4 });
     const r = await runImport({ base: first, fromApi: src.served.url, out: next, force: false, quiet: true, json: false, concurrency: 4 });
     expect(r.records.blocks).to.equal(200); // only the new heights go through the loader
@@ -159,15 +160,20 @@ describe('import --from-api (crawl a served snapshot)', function () {
       for (const sql of ['SELECT height, json FROM blocks ORDER BY height', 'SELECT sequence, hash, json FROM txs ORDER BY sequence',
         'SELECT collection_addr, token_id, json FROM nfts ORDER BY 1, 2', // burned NFTs' links are not served, so not crawled
         'SELECT collection_addr, token_id, sequence FROM nft_txs WHERE (collection_addr, token_id) IN (SELECT collection_addr, token_id FROM nfts) ORDER BY 1, 2, 3',
-        'SELECT addr, json FROM collections ORDER BY addr', 'SELECT name, tx_count FROM msg_types ORDER BY name']) {
+        'SELECT addr, json FROM collections ORDER BY addr', 'SELECT name, tx_count FROM msg_types ORDER BY name',
+        'SELECT sequence, height, hash, json FROM evm_txs ORDER BY sequence', 'SELECT sequence, height, hash, json FROM evm_internal_txs ORDER BY sequence',
+        'SELECT hash, internal_tx_count FROM evm_hashes ORDER BY hash', 'SELECT * FROM evm_height_counts ORDER BY height',
+        `SELECT a.addr, c.tx_count, c.signer_tx_count, c.internal_tx_count FROM evm_account_counts c JOIN accounts a ON a.id = c.account_id ORDER BY 1`]) {
         expect(b.db.prepare(sql).all(), sql).to.deep.equal(a.db.prepare(sql).all());
       }
       expect(b.status).to.equal(a.status);
+      if (vm === 'evm') expect(b.db.prepare('SELECT count(*) FROM evm_txs').pluck().get()).to.be.greaterThan(0);
     } finally {
       a.close();
       b.close();
     }
   });
+  }
 
   it('a URL that is not a rollytics API fails with one line naming it; --out untouched, no temp file left', async () => {
     const src = await source('wasm');

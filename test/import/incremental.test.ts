@@ -45,6 +45,10 @@ function split(full: string, cuts: number[], out: string, opts: { metaIn?: (i: n
     write(dir, 'blocks', blocks.filter((b) => b.height > lo && b.height <= hi).map((b) => b.l));
     write(dir, 'txs', partTxs.map((t) => t.l));
     write(dir, 'token_txs', tokenTxs.filter((t) => t.seq >= seqLo && t.seq <= seqHi).map((t) => t.l));
+    for (const kind of ['evm_txs', 'evm_internal_txs']) {
+      const rows = lines(full, kind).filter((l) => { const h = (JSON.parse(l) as { height: number }).height; return h > lo && h <= hi; });
+      if (lines(full, kind).length) write(dir, kind, rows);
+    }
     const cols = lines(full, 'collections').filter((l) => i > 0 || (JSON.parse(l) as { height: number }).height <= hi);
     const colAddrs = new Set(cols.map((l) => (JSON.parse(l) as { object_addr: string }).object_addr));
     write(dir, 'collections', cols);

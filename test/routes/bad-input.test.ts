@@ -118,6 +118,9 @@ const ROUTES = [
   '/indexer/nft/v1/collections/{collection_addr}', '/indexer/nft/v1/tokens/by_account/{account}',
   '/indexer/nft/v1/tokens/by_collection/{collection_addr}', '/indexer/nft/v1/txs/{collection_addr}/{token_id}',
   '/indexer/richlist/v1/{denom}',
+  '/indexer/tx/v1/evm-txs', '/indexer/tx/v1/evm-txs/by_account/{account}', '/indexer/tx/v1/evm-txs/by_height/{height}',
+  '/indexer/tx/v1/evm-txs/{tx_hash}', '/indexer/tx/v1/evm-internal-txs', '/indexer/tx/v1/evm-internal-txs/by_account/{account}',
+  '/indexer/tx/v1/evm-internal-txs/by_height/{height}', '/indexer/tx/v1/evm-internal-txs/{tx_hash}',
 ];
 
 /** Valid values, so query garbage reaches the handlers behind the path checks. */

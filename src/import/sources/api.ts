@@ -15,6 +15,8 @@
  *   /indexer/nft/v1/tokens/by_collection/{c}  offset pages
  *   /indexer/nft/v1/txs/{c}/{token}           Wasm / EVM: per live token, to rebuild NFT ↔ tx links
  *   /indexer/richlist/v1/{denom}              offset pages, per --denoms entry
+ *   /indexer/tx/v1/evm-txs/by_height/{h}      EVM: per block with txs, receipts in block order
+ *   /indexer/tx/v1/evm-internal-txs/by_height/{h}  EVM: per block with txs, calls in order
  *
  * Sequences (they drive every tx cursor) are not part of the Tx object: they are pinned by
  * probing `/txs` with 1-row pages from chosen cursors, relying on rollytics numbering txs
@@ -31,6 +33,9 @@
  *   --to-height says;
  * - a block's stored proposer string is not served: blocks keep the operator address, and
  *   validators are rebuilt from the monikers the blocks show (unless --validators is given);
+ * - EVM and internal tx sequences are numbered from 1 over the crawled heights (rollytics'
+ *   own numbers when the crawl starts at height 1, its counters being gap-free); EVM tx account
+ *   links are derived from the receipts, internal ones from the calls;
  * - token ids are sent percent-encoded: rollytics does not decode path parameters, so tokens
  *   whose id needs encoding (spaces, '/', '#', non-ASCII) cannot be crawled from rollytics
  *   itself (their tx history comes back empty), only from an indexer-api.
@@ -54,6 +59,8 @@ export interface ApiSourceOptions {
   vmType?: VmType;
   prefix: string;
   fromHeight?: number;
+  /** on top of a base snapshot: its highest EVM / internal tx sequences (numbering goes on from them) */
+  evmSequenceStart?: { txs: number; internal: number };
   toHeight?: number;
   /** rich-list denoms to crawl (EVM: 0x contracts, or denoms listed in --denom-contracts) */
   denoms: string[];
@@ -123,7 +130,9 @@ const STAGING_SQL = `
   CREATE TABLE collections (addr TEXT PRIMARY KEY, height INTEGER NOT NULL, text TEXT NOT NULL);
   CREATE TABLE tokens (collection TEXT NOT NULL, token_id TEXT NOT NULL, text TEXT NOT NULL, PRIMARY KEY (collection, token_id)) WITHOUT ROWID;
   CREATE TABLE token_txs (collection TEXT NOT NULL, token_id TEXT NOT NULL, sequence INTEGER NOT NULL, PRIMARY KEY (collection, token_id, sequence)) WITHOUT ROWID;
-  CREATE TABLE holders (denom TEXT NOT NULL, account TEXT NOT NULL, text TEXT NOT NULL, PRIMARY KEY (denom, account)) WITHOUT ROWID;`;
+  CREATE TABLE holders (denom TEXT NOT NULL, account TEXT NOT NULL, text TEXT NOT NULL, PRIMARY KEY (denom, account)) WITHOUT ROWID;
+  CREATE TABLE evm_txs (height INTEGER NOT NULL, pos INTEGER NOT NULL, text TEXT NOT NULL, PRIMARY KEY (height, pos)) WITHOUT ROWID;
+  CREATE TABLE evm_internal_txs (height INTEGER NOT NULL, pos INTEGER NOT NULL, text TEXT NOT NULL, PRIMARY KEY (height, pos)) WITHOUT ROWID;`;
 
 /** Crawls the API into a staging file, then serves the records from there. */
 export async function openApiSource(o: ApiSourceOptions): Promise<ImportSource> {
@@ -383,6 +392,27 @@ async function crawlInto(db: Database.Database, http: HttpClient, concurrency: n
     });
   }
 
+  // EVM txs and internal txs, block by block (only blocks with cosmos txs can hold any).
+  if (vmType === 'evm') {
+    const heights = db.prepare('SELECT height FROM blocks WHERE tx_count > 0 ORDER BY height').pluck().all() as number[];
+    for (const [group, table, itemsKey] of [['evm-txs', 'evm_txs', 'txs'], ['evm-internal-txs', 'evm_internal_txs', 'internal_txs']] as const) {
+      progress?.stage(`crawl ${group}`);
+      const ins = db.prepare(`INSERT OR IGNORE INTO ${table} (height, pos, text) VALUES (?, ?, ?)`);
+      await forEachConcurrent(heights, concurrency, async (height) => {
+        let keyParam = '';
+        for (let pos = 0; ;) {
+          const path = `/indexer/tx/v1/${group}/by_height/${height}?pagination.limit=${PAGE}&pagination.reverse=false&pagination.count_total=false${keyParam}`;
+          const page = members(base + path, await http.get(path), itemsKey);
+          db.transaction(() => { for (const text of page.items) ins.run(height, pos++, text); })();
+          progress?.records(page.items.length);
+          const next = cursorValue(page.nextKey, 'sequence');
+          if (page.items.length < PAGE || next === undefined) break;
+          keyParam = `&pagination.key=${key({ sequence: next })}`;
+        }
+      });
+    }
+  }
+
   // Rich lists.
   if (o.denoms.length) {
     progress?.stage('crawl rich list');
@@ -427,6 +457,7 @@ function sourceFromStaging(db: Database.Database, c: Crawl, o: ApiSourceOptions,
   const totals: Record<string, number> = {
     meta: 1, validators: count('validators'), blocks: count('blocks'), txs: count('txs'), collections: count('collections'),
     tokens: count('tokens'), token_txs: count('token_txs'), richlist: count('holders'),
+    evm_txs: count('evm_txs'), evm_internal_txs: count('evm_internal_txs'),
   };
   function* rows<T>(sql: string): Generator<T> {
     yield* db.prepare(sql).iterate() as IterableIterator<T>;
@@ -489,6 +520,22 @@ function sourceFromStaging(db: Database.Database, c: Crawl, o: ApiSourceOptions,
       }
     })() : undefined),
     denom_contracts: () => (o.denomContractsFile ? ndjsonFile(o.denomContractsFile) : undefined),
+    // Sequences are numbered from 1 (or after a base snapshot's) in (height, position) order over the crawled range.
+    evm_txs: () => (c.vmType !== 'evm' ? undefined : (function* () {
+      let sequence = o.evmSequenceStart?.txs ?? 0;
+      for (const r of rows<{ height: number; text: string }>('SELECT height, text FROM evm_txs ORDER BY height, pos')) {
+        sequence++;
+        yield record(at(`evm tx ${sequence} (height ${r.height})`), '{"sequence":' + sequence + ',"height":' + r.height + ',"receipt":' + r.text + '}');
+      }
+    })()),
+    // The served object has the record's fields (height, hash, index, parent_index, ...) but the sequence.
+    evm_internal_txs: () => (c.vmType !== 'evm' ? undefined : (function* () {
+      let sequence = o.evmSequenceStart?.internal ?? 0;
+      for (const r of rows<{ height: number; text: string }>('SELECT height, text FROM evm_internal_txs ORDER BY height, pos')) {
+        sequence++;
+        yield record(at(`evm internal tx ${sequence} (height ${r.height})`), '{"sequence":' + sequence + ',' + r.text.slice(1));
+      }
+    })()),
   };
   return {
     describe: `api ${base}`,

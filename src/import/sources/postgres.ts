@@ -8,6 +8,10 @@
  * stays bounded by the cursor batch whatever the table sizes. Dictionary lookups
  * (account_dict, nft_dict) are joins in SQL.
  *
+ * On EVM chains the evm_* tables, when present, give evm_txs / evm_internal_txs records
+ * (receipts from evm_tx.data, calls from evm_internal_tx with evm_tx_hash_dict and
+ * account_dict resolved, links from the two *_accounts tables).
+ *
  * Tx ↔ account links, the signer and the message types come from tx_accounts (+ tx.signer_id)
  * and tx_msg_types (+ msg_type_dict), so nothing is re-derived from the stored tx: a tx without a
  * signer (signer_id NULL or 0, no signer row) is passed as "signer": null, and the msg filters
@@ -45,6 +49,9 @@ export interface PostgresSourceOptions {
   /** rows fetched per cursor read (default 2000) */
   batchRows?: number;
 }
+
+/** EVM tables (reference §5.1), read when all of them are present on an EVM chain. */
+export const ROLLYTICS_EVM_TABLES = ['evm_tx', 'evm_tx_accounts', 'evm_internal_tx', 'evm_internal_tx_accounts', 'evm_tx_hash_dict'] as const;
 
 /** The tables read; a missing one is refused before anything is written. */
 export const ROLLYTICS_TABLES = ['block', 'tx', 'tx_accounts', 'account_dict', 'tx_msg_types', 'msg_type_dict',
@@ -86,12 +93,15 @@ export async function openPostgresSource(o: PostgresSourceOptions): Promise<Impo
 
   const present = await q<{ name: string }>(
     `SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-     WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p', 'v', 'm', 'f') AND c.relname = ANY($1)`, [[...ROLLYTICS_TABLES]]);
+     WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p', 'v', 'm', 'f') AND c.relname = ANY($1)`,
+  [[...ROLLYTICS_TABLES, ...ROLLYTICS_EVM_TABLES]]);
   const have = new Set(present.map((r) => r.name));
   const missing = ROLLYTICS_TABLES.filter((t) => !have.has(t));
   if (missing.length) {
     return fail(`PostgreSQL at ${where} is not a rollytics database: missing table${missing.length > 1 ? 's' : ''} ${missing.join(', ')}`);
   }
+
+  const evm = o.vmType === 'evm' && ROLLYTICS_EVM_TABLES.every((t) => have.has(t));
 
   let chainId = o.chainId;
   if (chainId === undefined) {
@@ -118,7 +128,11 @@ export async function openPostgresSource(o: PostgresSourceOptions): Promise<Impo
     }
   }
   const richListHeight = (await q<{ h: string | null }>('SELECT max(height)::text AS h FROM rich_list_status'))[0]?.h ?? '0';
-  const seqTx = (await q<{ s: string | null }>("SELECT max(sequence)::text AS s FROM seq_info WHERE name = 'tx'"))[0]?.s;
+  const seqOf = async (name: string): Promise<number | undefined> => {
+    const v = (await q<{ s: string | null }>('SELECT max(sequence)::text AS s FROM seq_info WHERE name = $1', [name]))[0]?.s;
+    return v != null ? Number(v) : undefined;
+  };
+  const seqTx = await seqOf('tx');
   const heights = (await q<{ lo: string | null; hi: string | null }>(
     'SELECT min(height)::text AS lo, max(height)::text AS hi FROM block WHERE chain_id = $1', [chainId]))[0];
   const estimate = async (table: string): Promise<number | undefined> => {
@@ -129,7 +143,9 @@ export async function openPostgresSource(o: PostgresSourceOptions): Promise<Impo
   const totals: Record<string, number | undefined> = {
     meta: 1,
     blocks: heights?.lo != null && heights.hi != null ? Number(heights.hi) - Number(heights.lo) + 1 : undefined,
-    txs: seqTx != null ? Number(seqTx) : undefined,
+    txs: seqTx,
+    evm_txs: evm ? await seqOf('evm_tx') : undefined,
+    evm_internal_txs: evm ? await seqOf('evm_internal_tx') : undefined,
     collections: await estimate('nft_collection'),
     tokens: await estimate('nft'),
     token_txs: await estimate('tx_nfts'),
@@ -170,7 +186,8 @@ export async function openPostgresSource(o: PostgresSourceOptions): Promise<Impo
       yield record('meta', JSON.stringify({
         chain_id: chainId, vm_type: o.vmType, bech32_prefix: o.prefix,
         version: o.statusVersion ?? 'dev', commit_hash: o.statusCommit ?? 'unknown',
-        source: `postgres ${where}`, internal_tx_height: 0, rich_list_height: richListHeight,
+        // With the EVM tables the importer derives internal_tx_height as rollytics' /status does.
+        source: `postgres ${where}`, ...(evm ? {} : { internal_tx_height: 0 }), rich_list_height: richListHeight,
       }));
     })(),
 
@@ -298,6 +315,78 @@ export async function openPostgresSource(o: PostgresSourceOptions): Promise<Impo
     })(),
 
     denom_contracts: () => (o.denomContractsFile ? ndjsonFile(o.denomContractsFile) : undefined),
+
+    // evm_tx.data is the receipt subset rollytics keeps (jsonb order; the loader re-encodes it).
+    evm_txs: () => (!evm ? undefined : (async function* () {
+      for await (const r of rows('table evm_tx', `
+          SELECT t.sequence::text AS sequence, encode(t.hash, 'hex') AS hash, t.height::text AS height, t.data::text AS data,
+                 t.signer_id::text AS signer_id, encode(s.account, 'hex') AS signer_account, acc.accounts, acc.signers
+          FROM evm_tx t
+          LEFT JOIN account_dict s ON s.id = t.signer_id
+          LEFT JOIN LATERAL (
+            SELECT array_agg(coalesce(encode(a.account, 'hex'), '!' || ta.account_id::text) ORDER BY ta.account_id) AS accounts,
+                   array_agg(coalesce(encode(a.account, 'hex'), '!' || ta.account_id::text) ORDER BY ta.account_id)
+                     FILTER (WHERE ta.signer IS TRUE) AS signers
+            FROM evm_tx_accounts ta LEFT JOIN account_dict a ON a.id = ta.account_id
+            WHERE ta.sequence = t.sequence) acc ON true
+          ORDER BY t.sequence`)) {
+        const label = `table evm_tx, sequence ${r.sequence as string} (hash 0x${(r.hash as string | null) ?? '?'}, height ${r.height as string})`;
+        if (r.data === null) throw recordError(label, 'data', 'is NULL');
+        const accounts = (r.accounts as string[] | null) ?? [];
+        const signers = (r.signers as string[] | null) ?? [];
+        for (const a of accounts) {
+          if (a.startsWith('!')) throw recordError(label, 'evm_tx_accounts', `account_id ${a.slice(1)} is not in account_dict`);
+        }
+        if (signers.length > 1) throw recordError(label, 'evm_tx_accounts', `${signers.length} signer rows (expected at most one)`);
+        let signer = signers[0];
+        if (signer === undefined && r.signer_id !== null && r.signer_id !== '0') {
+          if (r.signer_account === null) throw recordError(label, 'signer_id', `account_id ${r.signer_id as string} is not in account_dict`);
+          signer = r.signer_account as string;
+        }
+        yield record(label, '{"sequence":' + (r.sequence as string) + ',"height":' + (r.height as string)
+          + ',"signer":' + (signer === undefined ? 'null' : '"0x' + signer + '"')
+          + ',"accounts":[' + accounts.map((a) => '"0x' + a + '"').join(',') + '],"receipt":' + (r.data as string) + '}');
+      }
+    })()),
+
+    evm_internal_txs: () => (!evm ? undefined : (async function* () {
+      for await (const r of rows('table evm_internal_tx', `
+          SELECT i.sequence::text AS sequence, i.height::text AS height, i."index"::text AS index, i.parent_index::text AS parent_index,
+                 i.type, i.hash_id::text AS hash_id, encode(h.hash, 'hex') AS hash,
+                 i.from_id::text AS from_id, encode(f.account, 'hex') AS from_account,
+                 i.to_id::text AS to_id, encode(d.account, 'hex') AS to_account,
+                 encode(i.input, 'hex') AS input, encode(i.output, 'hex') AS output, encode(i.value, 'hex') AS value,
+                 encode(i.gas, 'hex') AS gas, encode(i.gas_used, 'hex') AS gas_used, acc.accounts
+          FROM evm_internal_tx i
+          LEFT JOIN evm_tx_hash_dict h ON h.id = i.hash_id
+          LEFT JOIN account_dict f ON f.id = i.from_id
+          LEFT JOIN account_dict d ON d.id = i.to_id
+          LEFT JOIN LATERAL (
+            SELECT array_agg(coalesce(encode(a.account, 'hex'), '!' || ia.account_id::text) ORDER BY ia.account_id) AS accounts
+            FROM evm_internal_tx_accounts ia LEFT JOIN account_dict a ON a.id = ia.account_id
+            WHERE ia.sequence = i.sequence) acc ON true
+          ORDER BY i.sequence`)) {
+        const label = `table evm_internal_tx, sequence ${r.sequence as string} (height ${r.height as string}, index ${r.index as string})`;
+        if (r.hash === null) throw recordError(label, 'hash_id', `id ${String(r.hash_id)} is not in evm_tx_hash_dict`);
+        const account = (field: string, id: unknown, hex: unknown): string => {
+          if (id === null || id === '0') return '';
+          if (hex === null) throw recordError(label, field, `account_id ${String(id)} is not in account_dict`);
+          return '0x' + (hex as string);
+        };
+        const accounts = (r.accounts as string[] | null) ?? [];
+        for (const a of accounts) {
+          if (a.startsWith('!')) throw recordError(label, 'evm_internal_tx_accounts', `account_id ${a.slice(1)} is not in account_dict`);
+        }
+        const bytes = (v: unknown): string => '0x' + ((v as string | null) ?? '');
+        yield record(label, JSON.stringify({
+          sequence: r.sequence, height: r.height, hash: '0x' + (r.hash as string),
+          index: Number(r.index), parent_index: Number(r.parent_index), type: r.type ?? undefined,
+          from: account('from_id', r.from_id, r.from_account), to: account('to_id', r.to_id, r.to_account),
+          input: bytes(r.input), output: bytes(r.output), value: bytes(r.value), gas: bytes(r.gas), gasUsed: bytes(r.gas_used),
+          accounts: accounts.map((a) => '0x' + a),
+        }));
+      }
+    })()),
   };
 
   return {

@@ -41,6 +41,9 @@ export function routePlan(snaps: Snapshot[], limits: number[]): { walks: string[
   singles.add('/indexer/block/v1/avg_blocktime');
   singles.add('/indexer/block/v1/blocks/999999999');
   singles.add(`/indexer/tx/v1/txs/${'AB'.repeat(32)}`);
+  // 404 on Move / Wasm, 404 as unknown hashes on EVM
+  singles.add(`/indexer/tx/v1/evm-txs/0x${'ab'.repeat(32)}`);
+  singles.add(`/indexer/tx/v1/evm-internal-txs/0x${'ab'.repeat(32)}`);
   withLimits('/indexer/block/v1/blocks');
   withLimits('/indexer/tx/v1/txs');
   withLimits('/indexer/nft/v1/collections');
@@ -88,8 +91,35 @@ export function routePlan(snaps: Snapshot[], limits: number[]): { walks: string[
     for (const d of db.prepare('SELECT denom FROM denom_contracts').pluck().all() as string[]) {
       walks.add(`/indexer/richlist/v1/${encodeURIComponent(d)}`);
     }
+    if (s.meta.vmType === 'evm') evmRoutePlan(s, withLimits, walks, singles);
   }
   return { walks: [...walks], singles: [...singles] };
+}
+
+/** The EVM groups: every list walked, every 4th EVM tx asked by hash, every linked account. */
+function evmRoutePlan(s: Snapshot, withLimits: (path: string) => void, walks: Set<string>, singles: Set<string>): void {
+  const db = s.db;
+  withLimits('/indexer/tx/v1/evm-txs');
+  withLimits('/indexer/tx/v1/evm-internal-txs');
+  for (const h of db.prepare('SELECT height FROM evm_height_counts').pluck().all() as number[]) {
+    walks.add(`/indexer/tx/v1/evm-txs/by_height/${h}`);
+    walks.add(`/indexer/tx/v1/evm-internal-txs/by_height/${h}`);
+  }
+  const hashes = db.prepare('SELECT hash FROM evm_txs ORDER BY sequence').pluck().all() as Buffer[];
+  hashes.forEach((hash, i) => {
+    if (i % 4 === 0 || i === hashes.length - 1) {
+      singles.add(`/indexer/tx/v1/evm-txs/${toHex0x(hash)}`);
+      walks.add(`/indexer/tx/v1/evm-internal-txs/${toHex0x(hash)}?pagination.reverse=false`);
+    }
+  });
+  const accounts = db.prepare('SELECT a.addr, c.signer_tx_count FROM evm_account_counts c JOIN accounts a ON a.id = c.account_id')
+    .all() as { addr: Buffer; signer_tx_count: number }[];
+  for (const a of accounts) {
+    const acct = toBech32(a.addr, s.meta.prefix);
+    walks.add(`/indexer/tx/v1/evm-txs/by_account/${acct}`);
+    if (a.signer_tx_count > 0) walks.add(`/indexer/tx/v1/evm-txs/by_account/${acct}?is_signer=true`);
+    walks.add(`/indexer/tx/v1/evm-internal-txs/by_account/${acct}`);
+  }
 }
 
 async function pool<T>(items: T[], n: number, fn: (t: T) => Promise<void>): Promise<void> {

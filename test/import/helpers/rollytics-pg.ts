@@ -7,7 +7,11 @@
  *   signer = true on the signer's row; tx.signer_id the signer's account_dict id;
  * - tx_msg_types / msg_type_dict from the body's message types;
  * - timestamps truncated to microseconds (pgx binary encoding);
- * - nft_dict + tx_nfts from token_txs; rich_list + rich_list_status; seq_info('tx').
+ * - nft_dict + tx_nfts from token_txs; rich_list + rich_list_status; seq_info('tx');
+ * - EVM: evm_tx (data = the receipt's EvmTx keys, `to` "" for a creation, as jsonb),
+ *   evm_tx_accounts (rollytics' rules, signer = from), evm_tx_hash_dict, evm_internal_tx (hex
+ *   quantities as bytes, odd lengths padded; top-level output not recorded; from/to id 0 for
+ *   none), evm_internal_tx_accounts, seq_info('evm_tx' / 'evm_internal_tx').
  */
 import { createReadStream, readFileSync, existsSync } from 'node:fs';
 import { createInterface } from 'node:readline';
@@ -16,6 +20,8 @@ import { Client } from 'pg';
 import { AccountDeriver, msgTypesOf, signerFromTx } from '../../../src/import/derive';
 import { canonicalAddress } from '../../../src/lib/address';
 import { rawMembers } from '../../../src/lib/raw-json';
+import { evenHex, evmTxAccounts, internalTxAccounts } from '../../../src/import/evm';
+import { EvmReceipt, RECEIPT_KEYS } from '../../../src/routes/evm/serialize';
 
 export const ROLLYTICS_SCHEMA = `
 CREATE TABLE upgrade_history (version text PRIMARY KEY, applied timestamptz);
@@ -212,6 +218,7 @@ export async function loadRollyticsDb(dsn: string, dir: string, opts: LoadOption
     }
     await holders.flush();
     if (meta.rich_list_height) await client.query('INSERT INTO rich_list_status (height) VALUES ($1)', [meta.rich_list_height]);
+    await loadEvmTables(client, dir, prefix, accountId);
     await accounts.flush();
     await client.query("SELECT setval('account_dict_id_seq', greatest((SELECT max(id) FROM account_dict), 1))");
     await client.query('COMMIT');
@@ -220,4 +227,66 @@ export async function loadRollyticsDb(dsn: string, dir: string, opts: LoadOption
   } finally {
     await client.end();
   }
+}
+
+/** The evm_* tables, from evm_txs / evm_internal_txs of the dump (absent files: nothing). */
+async function loadEvmTables(client: Client, dir: string, prefix: string, accountId: (addr: Buffer) => Promise<number>): Promise<void> {
+  const hashIds = new Map<string, number>();
+  const hashId = async (hex: string): Promise<number> => {
+    const k = hex.toLowerCase();
+    let id = hashIds.get(k);
+    if (id === undefined) {
+      id = hashIds.size + 1;
+      hashIds.set(k, id);
+      await client.query('INSERT INTO evm_tx_hash_dict (id, hash) VALUES ($1, $2)', [id, Buffer.from(k.slice(2), 'hex')]);
+    }
+    return id;
+  };
+  const evmTxs = new Inserter(client, `INSERT INTO evm_tx (hash, height, sequence, signer_id, data)
+    SELECT * FROM unnest($1::bytea[], $2::bigint[], $3::bigint[], $4::bigint[], $5::jsonb[])`, 200);
+  const evmTxAccountRows = new Inserter(client, 'INSERT INTO evm_tx_accounts (account_id, sequence, signer) SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::boolean[])', 2000);
+  let maxSeq = 0;
+  for (const l of lines(dir, 'evm_txs')) {
+    const rec = JSON.parse(l) as { sequence: number; height: number; receipt: Record<string, unknown> };
+    const data: Record<string, unknown> = {};
+    for (const k of RECEIPT_KEYS) data[k] = rec.receipt[k];
+    data.to = data.to ?? '';
+    const receipt = data as unknown as EvmReceipt;
+    const signer = canonicalAddress(receipt.from, prefix);
+    const signerId = await accountId(signer);
+    await hashId(receipt.transactionHash);
+    await evmTxs.add([Buffer.from(receipt.transactionHash.slice(2), 'hex'), rec.height, rec.sequence, signerId, JSON.stringify(data)]);
+    await evmTxAccountRows.add([signerId, rec.sequence, true]);
+    for (const a of evmTxAccounts(receipt, prefix)) {
+      if (a !== signer.toString('hex')) await evmTxAccountRows.add([await accountId(Buffer.from(a, 'hex')), rec.sequence, false]);
+    }
+    maxSeq = rec.sequence;
+  }
+  await evmTxs.flush();
+  await evmTxAccountRows.flush();
+  if (maxSeq) await client.query("INSERT INTO seq_info (name, sequence) VALUES ('evm_tx', $1)", [maxSeq]);
+
+  const internals = new Inserter(client, `INSERT INTO evm_internal_tx (height, hash_id, index, parent_index, sequence, type, from_id, to_id,
+      input, output, value, gas, gas_used)
+    SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[], $6::text[], $7::bigint[], $8::bigint[],
+      $9::bytea[], $10::bytea[], $11::bytea[], $12::bytea[], $13::bytea[])`, 500);
+  const internalAccounts = new Inserter(client, 'INSERT INTO evm_internal_tx_accounts (account_id, sequence) SELECT * FROM unnest($1::bigint[], $2::bigint[])', 2000);
+  const bytes = (hex: string | undefined): Buffer => Buffer.from(evenHex(hex ?? '').slice(2), 'hex');
+  maxSeq = 0;
+  for (const l of lines(dir, 'evm_internal_txs')) {
+    const c = JSON.parse(l) as { sequence: number; height: number; hash: string; index: number; parent_index: number; type: string;
+      from: string; to: string; input: string; output: string; value: string; gas: string; gasUsed: string };
+    const id = async (a: string): Promise<number> => (a === '' ? 0 : accountId(canonicalAddress(a, prefix)));
+    await internals.add([c.height, await hashId(c.hash), c.index, c.parent_index, c.sequence, c.type, await id(c.from), await id(c.to),
+      bytes(c.input), c.index === 0 ? Buffer.alloc(0) : bytes(c.output), bytes(c.value), bytes(c.gas), bytes(c.gasUsed)]);
+    const from = c.from === '' ? '' : '0x' + canonicalAddress(c.from, prefix).toString('hex');
+    const to = c.to === '' ? '' : '0x' + canonicalAddress(c.to, prefix).toString('hex');
+    for (const a of internalTxAccounts(from, to, evenHex(c.input), prefix)) {
+      await internalAccounts.add([await accountId(Buffer.from(a, 'hex')), c.sequence]);
+    }
+    maxSeq = c.sequence;
+  }
+  await internals.flush();
+  await internalAccounts.flush();
+  if (maxSeq) await client.query("INSERT INTO seq_info (name, sequence) VALUES ('evm_internal_tx', $1)", [maxSeq]);
 }

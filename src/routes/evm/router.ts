@@ -1,0 +1,65 @@
+import { RequestHandler, Router } from 'express';
+import { GRPC, NotFoundError, sendError } from '../../http/errors';
+import { address, page, pathInt, pathParam, query, txHash } from '../../http/params';
+import { sendJson, sendPage } from '../../http/send';
+import { snapshotOf } from '../context';
+import { evmTxResponse } from './serialize';
+
+// case-insensitive, as the router (and rollytics' fiber router)
+const EVM_PATH = /^\/indexer\/tx\/v1\/(evm-txs|evm-internal-txs)(\/|$)/i;
+
+/**
+ * The EVM groups exist only on EVM snapshots. Elsewhere the whole sub-tree answers 404 for any
+ * method and any parameters (rollytics: "evm routes are not available on this chain"), before
+ * the request validator could turn a bad parameter into a 400.
+ */
+export function evmUnavailable(): RequestHandler {
+  return (req, res, next) => {
+    if (!EVM_PATH.test(req.path) || snapshotOf(res).q.evm) { next(); return; }
+    res.setHeader('Cache-Control', 'no-store');
+    sendError(res, 404, GRPC.NOT_FOUND, `not found: ${req.method} ${req.path} (evm routes are not available on this chain)`);
+  };
+}
+
+/** rollytics api/handler/tx evm + internaltx handlers (reference §4.4, §4.5) */
+export function evmRouter(): Router {
+  const evm = (res: Parameters<RequestHandler>[1]) => {
+    const s = snapshotOf(res);
+    return { q: s.q.evm as NonNullable<typeof s.q.evm>, prefix: s.meta.prefix };
+  };
+  return Router()
+    .get('/indexer/tx/v1/evm-txs', (req, res) => sendPage(res, 'txs', evm(res).q.txs(page(req))))
+    .get('/indexer/tx/v1/evm-txs/by_account/:account', (req, res) => {
+      const { q, prefix } = evm(res);
+      const account = q.account(address('account', pathParam(req, 'account'), prefix));
+      sendPage(res, 'txs', q.txsByAccount(account, query<boolean>(req, 'is_signer') ?? false, page(req)));
+    })
+    .get('/indexer/tx/v1/evm-txs/by_height/:height', (req, res) => {
+      const height = pathInt(req, 'height');
+      sendPage(res, 'txs', evm(res).q.txsByHeight(height, page(req)));
+    })
+    .get('/indexer/tx/v1/evm-txs/:tx_hash', (req, res) => {
+      const hash = pathParam(req, 'tx_hash');
+      const json = evm(res).q.txByHash(txHash(hash));
+      if (json === undefined) throw new NotFoundError(`tx not found: ${hash}`);
+      sendJson(res, evmTxResponse(json));
+    })
+    .get('/indexer/tx/v1/evm-internal-txs', (req, res) => sendPage(res, 'internal_txs', evm(res).q.internalTxs(page(req))))
+    .get('/indexer/tx/v1/evm-internal-txs/by_height/:height', (req, res) => {
+      const height = pathInt(req, 'height');
+      sendPage(res, 'internal_txs', evm(res).q.internalByHeight(height, page(req)));
+    })
+    .get('/indexer/tx/v1/evm-internal-txs/by_account/:account', (req, res) => {
+      const { q, prefix } = evm(res);
+      const account = q.account(address('account', pathParam(req, 'account'), prefix));
+      sendPage(res, 'internal_txs', q.internalByAccount(account, page(req)));
+    })
+    .get('/indexer/tx/v1/evm-internal-txs/:tx_hash', (req, res) => {
+      // rollytics checks pagination before the hash here (reference §4.5.4, Q27)
+      const p = page(req);
+      const hash = pathParam(req, 'tx_hash');
+      const found = evm(res).q.internalByHash(txHash(hash), p);
+      if (!found) throw new NotFoundError(`transaction not found: ${hash}`);
+      sendPage(res, 'internal_txs', found);
+    });
+}
