@@ -1,7 +1,9 @@
+import type { RequestListener } from 'node:http';
 import express, { ErrorRequestHandler, Express, Request, RequestHandler, Response } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
 import { httpCaching, ResponseCache } from './http/caching';
 import { cors } from './http/cors';
+import { cachedFront, normalizeUrl } from './http/front';
 import { errorMiddleware, GRPC, sendError, UnavailableError } from './http/errors';
 import { urlLengthLimit } from './http/limits';
 import { errorFields, Logger, silentLogger } from './http/log';
@@ -49,21 +51,13 @@ export interface AppDependencies {
   logger?: Logger;
   /** served at /metrics (a fresh registry when absent) */
   metrics?: Metrics;
-  /** the in-process response cache, when enabled */
+  /** the in-process response cache, when enabled: filled by the app, answered by createRequestListener's front */
   responseCache?: ResponseCache;
 }
 
-/**
- * rollytics' router is case-insensitive and non-strict; clients also send `//indexer/...`
- * (Celatone joins base URL and path without trimming). Normalize before anything routes.
- */
-const normalizeUrl: RequestHandler = (req, _res, next) => {
-  const q = req.url.indexOf('?');
-  let path = q < 0 ? req.url : req.url.slice(0, q);
-  const rest = q < 0 ? '' : req.url.slice(q);
-  path = path.replace(/^\/{2,}/, '/');
-  if (path.length > 1 && path.endsWith('/')) path = path.slice(0, -1);
-  req.url = path + rest;
+/** Normalizes the URL (see normalizeUrl) before anything routes. */
+const normalizeRequestUrl: RequestHandler = (req, _res, next) => {
+  req.url = normalizeUrl(req.url);
   next();
 };
 
@@ -198,10 +192,11 @@ export function createApp({ snapshots, openapi, options, logger = silentLogger, 
     : (err: unknown): void => { logger.error('request failed', errorFields(err)); });
   const draining = options.draining ?? ((): boolean => false);
   const current = (): Snapshot | undefined => snapshots.current();
-  const ops = metrics ?? createMetrics(current);
+  const ops = metrics ?? createMetrics(current, responseCache);
+  app.locals.metrics = ops;
 
   app.use(observeRequests(logger, ops, draining), urlLengthLimit(options.maxUrlLength ?? 8192));
-  app.use(normalizeUrl, headAsGet, cors(options.corsOrigin));
+  app.use(normalizeRequestUrl, headAsGet, cors(options.corsOrigin));
   app.use(opsRouter({ current, draining, metrics: ops }));
   app.use(swaggerRouter(JSON.stringify(openapi)));
   app.use(takeSnapshot(snapshots));
@@ -221,4 +216,19 @@ export function createApp({ snapshots, openapi, options, logger = silentLogger, 
   const onError: ErrorRequestHandler = (err, _req, res, next) => { if (!res.headersSent) uncacheable(res); next(err); };
   app.use(onError, errorMiddleware(logError));
   return app;
+}
+
+/**
+ * What the HTTP server runs: the Express app of createApp, behind the response cache
+ * (src/http/front.ts) when `responseCache` is given — hits are answered without entering
+ * Express, misses computed by the app and stored.
+ */
+export function createRequestListener(args: Parameters<typeof createApp>[0]): RequestListener {
+  const app = createApp(args);
+  const { responseCache, logger = silentLogger, options, snapshots } = args;
+  if (!responseCache) return app;
+  return cachedFront(app, {
+    cache: responseCache, snapshots, corsOrigin: options.corsOrigin, maxUrlLength: options.maxUrlLength ?? 8192,
+    draining: options.draining ?? ((): boolean => false), logger, metrics: app.locals.metrics as Metrics,
+  });
 }

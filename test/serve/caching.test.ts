@@ -141,39 +141,58 @@ describe('serve: ETag, Cache-Control, 304 and the response cache', function () {
   });
 
   describe('ResponseCache', () => {
-    const body = (n: number): Buffer => Buffer.alloc(n, 'x');
+    const entry = (n: number) => ({ body: Buffer.alloc(n, 'x'), etag: '"e"', route: '/r', headers: [], headers304: [] });
+    const cache = (maxBytes: number, maxEntries?: number): ResponseCache => {
+      const c = new ResponseCache(maxBytes, maxEntries);
+      c.adopt('s1');
+      return c;
+    };
 
     it('evicts the least recently used entry beyond its entry count', () => {
-      const c = new ResponseCache(2, 1 << 20);
-      c.set('a', body(1), 'application/json', '/r');
-      c.set('b', body(1), 'application/json', '/r');
+      const c = cache(1 << 20, 2);
+      c.set('s1', 'a', entry(1));
+      c.set('s1', 'b', entry(1));
       expect(c.get('a')).not.to.equal(undefined); // a is now the most recent
-      c.set('c', body(1), 'application/json', '/r');
+      c.set('s1', 'c', entry(1));
       expect(c.get('b')).to.equal(undefined);
       expect(c.get('a')).not.to.equal(undefined);
       expect(c.get('c')).not.to.equal(undefined);
       expect(c.size).to.equal(2);
     });
 
-    it('keeps bodies plus keys under its byte cap and skips a body larger than the cap', () => {
-      const c = new ResponseCache(100, 250);
-      c.set('k1', body(100), 'application/json', '/r');
-      c.set('k2', body(100), 'application/json', '/r');
-      c.set('k3', body(100), 'application/json', '/r');
-      expect(c.bytes).to.be.at.most(250);
-      expect(c.get('k1')).to.equal(undefined);
-      expect(c.get('k3')).not.to.equal(undefined);
-      c.set('huge', body(300), 'application/json', '/r');
+    it('keeps entries under its byte cap, least recently used out, and skips a body over 1/8 of the cap', () => {
+      const c = cache(8 * 1000);
+      for (let i = 0; i < 20; i++) c.set('s1', `k${i}`, entry(400));
+      expect(c.bytes).to.be.at.most(8000);
+      expect(c.size).to.be.within(10, 19);
+      expect(c.get('k0')).to.equal(undefined);
+      expect(c.get('k19')).not.to.equal(undefined);
+      c.set('s1', 'huge', entry(1000));
       expect(c.get('huge')).to.equal(undefined);
-      expect(c.get('k3')).not.to.equal(undefined);
+      expect(c.get('k19')).not.to.equal(undefined);
     });
 
     it('replaces an entry stored again under the same key without double-counting its bytes', () => {
-      const c = new ResponseCache(10, 1000);
-      c.set('k', body(100), 'application/json', '/r');
-      c.set('k', body(50), 'application/json', '/r');
+      const c = cache(1 << 20);
+      c.set('s1', 'k', entry(100));
+      const one = c.bytes;
+      c.set('s1', 'k', entry(50));
       expect(c.size).to.equal(1);
-      expect(c.bytes).to.equal(51);
+      expect(c.bytes).to.equal(one - 50);
+    });
+
+    it('holds one snapshot: another snapshot id empties it, and a late store for the old one is dropped', () => {
+      const c = cache(1 << 20);
+      c.set('s1', 'k', entry(10));
+      c.adopt('s1');
+      expect(c.get('k')).not.to.equal(undefined);
+      c.adopt('s2');
+      expect(c.size).to.equal(0);
+      expect(c.bytes).to.equal(0);
+      c.set('s1', 'k', entry(10));
+      expect(c.get('k')).to.equal(undefined);
+      c.set('s2', 'k', entry(10));
+      expect(c.get('k')).not.to.equal(undefined);
     });
   });
 });
