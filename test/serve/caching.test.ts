@@ -20,10 +20,14 @@ describe('serve: ETag, Cache-Control, 304 and the response cache', function () {
     let s: ServeProcess;
     let snapshotId: string;
     before(async () => {
-      s = await startServe(['--db', DEMO('wasm'), '--cache-max-age', '30']);
+      s = await startServe(['--db', DEMO('wasm'), '--cache-max-age', '30', '--cache-bytes', '0']);
       snapshotId = (await getJson<{ snapshot_id: string }>(`${s.url}/ready`)).snapshot_id;
     });
     after(async () => { await s.stop(); });
+
+    it('has no response cache with --cache-bytes 0 (no cache metrics)', async () => {
+      expect((await get(`${s.url}/metrics`)).body).not.to.include('indexer_api_response_cache_');
+    });
 
     it('gives a 200 a strong ETag "<snapshot_id>-<hash of the URL>" and Cache-Control public, max-age', async () => {
       const r = await get(s.url + BLOCKS);
@@ -86,13 +90,13 @@ describe('serve: ETag, Cache-Control, 304 and the response cache', function () {
     }
   });
 
-  describe('with --cache-entries', () => {
+  describe('with the response cache (the default)', () => {
     let s: ServeProcess;
     const db = join(serveTmp(), 'cached.sqlite');
     before(async () => {
       const [first] = await smallSnapshots();
       publish(first.file, db);
-      s = await startServe(['--db', db, '--cache-entries', '100']);
+      s = await startServe(['--db', db]);
     });
     after(async () => { await s.stop(); });
 
@@ -117,6 +121,23 @@ describe('serve: ETag, Cache-Control, 304 and the response cache', function () {
       await get(`${s.url}/indexer/block/v1/blocks/3`);
       const text = (await get(`${s.url}/metrics`)).body;
       expect(metric(text, 'indexer_api_http_requests_total', 'method="GET",route="/indexer/block/v1/blocks/:height",status="200"')).to.equal(2);
+    });
+
+    it('writes the same request log line for a hit as for the miss before it', async () => {
+      const path = '/indexer/block/v1/blocks?pagination.limit=4';
+      const a = await get(s.url + path);
+      const hits = await cacheMetric('indexer_api_response_cache_hits_total');
+      await get(s.url + path);
+      await fetch(s.url + path, { method: 'HEAD' });
+      expect(await cacheMetric('indexer_api_response_cache_hits_total')).to.equal(hits + 2);
+      const lines = () => s.lines.filter((l) => l.msg === 'request' && l.path === path);
+      await eventually('the log lines', async () => lines().length === 3);
+      const [miss, hit, head] = lines();
+      const shape = (l: Record<string, unknown>) => ({ ...l, time: undefined, ms: undefined });
+      expect(shape(hit)).to.deep.equal(shape(miss));
+      expect(miss).to.include({ level: 'info', method: 'GET', status: 200, bytes: Buffer.byteLength(a.body) });
+      expect(head).to.include({ method: 'HEAD', status: 200, bytes: 0 });
+      expect(hit.ms).to.be.a('number');
     });
 
     it('never caches an error', async () => {
