@@ -15,6 +15,8 @@ import type { Snapshot } from '../snapshot/open';
 
 /** One cached 200: what the Express path sent, minus the per-request CORS headers. */
 export interface CachedResponse {
+  /** answered since it was stored or last given a second chance (see ResponseCache) */
+  used?: boolean;
   body: Buffer;
   etag: string;
   /** route pattern, for metrics */
@@ -31,9 +33,11 @@ export interface CachedResponse {
 const ENTRY_OVERHEAD = 256;
 
 /**
- * LRU of 200 responses for the snapshot being served, bounded by bytes (bodies + keys + a
- * fixed overhead per entry) and by entries. A Map iterates in insertion order, so its first key
- * is the least recently used. Entries of another snapshot are never answered: the first
+ * 200 responses for the snapshot being served, bounded by bytes (bodies + keys + a fixed
+ * overhead per entry) and by entries, evicted in CLOCK order (an approximation of least
+ * recently used that costs a hit nothing but a flag): a Map iterates in insertion order, so its
+ * first key is the oldest; an entry answered since it was stored is moved to the end once
+ * (its second chance) instead of being evicted. Entries of another snapshot are never answered: the first
  * request that sees a new snapshot id empties the cache (`adopt`), and a response computed on
  * the old one that finishes after that is not stored.
  */
@@ -60,13 +64,12 @@ export class ResponseCache {
     this.snapshotId = snapshotId;
   }
 
-  /** The entry for `url` (counted as a hit, moved to most recent), if any. */
+  /** The entry for `url` (counted as a hit), if any. */
   get(url: string): CachedResponse | undefined {
     const e = this.map.get(url);
     if (e === undefined) return undefined;
     this.hits++;
-    this.map.delete(url);
-    this.map.set(url, e);
+    e.used = true;
     return e;
   }
 
@@ -77,11 +80,12 @@ export class ResponseCache {
     if (size > this.maxEntryBytes) return;
     const old = this.map.get(url);
     if (old) { this.map.delete(url); this.used -= old.size; }
-    this.map.set(url, { ...entry, size });
+    this.map.set(url, { ...entry, used: false, size });
     this.used += size;
-    for (const [k, e] of this.map) {
-      if (this.map.size <= this.maxEntries && this.used <= this.maxBytes) break;
+    while (this.map.size > this.maxEntries || this.used > this.maxBytes) {
+      const [k, e] = this.map.entries().next().value as [string, CachedResponse];
       this.map.delete(k);
+      if (e.used && k !== url) { e.used = false; this.map.set(k, e); continue; }
       this.used -= e.size;
     }
   }
