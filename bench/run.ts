@@ -14,7 +14,9 @@ import { Target, targetsOf } from './targets';
  *   node build/bench/run.js [--runs 3] [--seconds 10] [--warmup 2] [--connections 50]
  *     [--only families,deep,rss,workers,cold-start] [--tool wrk|autocannon] [--data DIR]
  *     [--wasm-1m FILE] [--wasm-10k FILE] [--evm-1m FILE] [--evm-10k FILE]
- *     [--serve-args "--cache-entries 10000"]   (extra `serve` options for our server)
+ *     [--serve-args "--cache-bytes 0"]   (extra `serve` options for our server)
+ *     [--rotate]   (families, deep: every request a URL never seen — `&bench_r=<n>` appended, n
+ *                   counting up — so neither the response cache nor the validation memo hits)
  *
  * Missing snapshots are generated and imported into --data (default $TMPDIR/indexer-api-bench;
  * the two 1M-tx ones take several minutes and ~5 GB each).
@@ -27,6 +29,7 @@ interface Options {
   runs: number; seconds: number; warmup: number; connections: number; tool: LoadTool;
   only: Set<string>; data: string; wasm1m: string; wasm10k: string; evm1m: string; evm10k: string;
   serveArgs: string[];
+  rotate: boolean;
 }
 
 function options(argv: string[]): Options {
@@ -43,6 +46,7 @@ function options(argv: string[]): Options {
     wasm1m: resolve(opt('wasm-1m', join(data, 'wasm-1m.sqlite'))), wasm10k: resolve(opt('wasm-10k', join(data, 'wasm-10k.sqlite'))),
     evm1m: resolve(opt('evm-1m', join(data, 'evm-1m.sqlite'))), evm10k: resolve(opt('evm-10k', join(data, 'evm-10k.sqlite'))),
     serveArgs: opt('serve-args', '').split(' ').filter(Boolean),
+    rotate: argv.includes('--rotate'),
   };
 }
 
@@ -99,7 +103,7 @@ class Bench {
   /** warm-up, then one measured load run; first waits out what the last run left queued */
   async measure(url: string, loadCpus: string | undefined = this.loadCpus): Promise<LoadResult> {
     await capture(`${new URL(url).origin}/health`);
-    const base = { connections: this.o.connections, tool: this.o.tool, root: ROOT, cpus: loadCpus };
+    const base = { connections: this.o.connections, tool: this.o.tool, root: ROOT, cpus: loadCpus, rotate: this.o.rotate, scratch: this.scratch };
     if (this.o.warmup > 0) await runLoad({ ...base, url, seconds: this.o.warmup });
     return runLoad({ ...base, url, seconds: this.o.seconds });
   }
@@ -318,12 +322,13 @@ class Bench {
     const env = {
       node: process.version, cpus: availableParallelism(), cpu: cpus()[0]?.model, tool: o.tool,
       pinning: this.serverCpus === undefined ? 'none' : `server on CPU ${this.serverCpus}, load generator on CPU ${this.loadCpus} (taskset)`,
-      runs: o.runs, seconds: o.seconds, warmup: o.warmup, connections: o.connections, serveArgs: o.serveArgs.join(' '),
+      runs: o.runs, seconds: o.seconds, warmup: o.warmup, connections: o.connections, serveArgs: o.serveArgs.join(' '), rotate: o.rotate,
     };
     this.results.env = env;
     this.print(`## indexer-api serve benchmarks — ${new Date().toISOString()}\n`);
     this.print(`Node.js ${env.node}, ${env.cpus} × ${env.cpu}; load: ${env.tool}, ${o.connections} connections, ${o.warmup} s warm-up + ${o.seconds} s per measurement; ${env.pinning}; `
-      + `serve ${env.serveArgs ? env.serveArgs : 'with default options'} (log level info, lines to /dev/null).`);
+      + `serve ${env.serveArgs ? env.serveArgs : 'with default options'} (log level info, lines to /dev/null)`
+      + `${o.rotate ? '; --rotate: every request a new URL (bench_r=<n> appended), so every request is a miss' : '; one fixed URL per measurement'}.`);
     try {
       if (o.only.has('families')) await this.families();
       if (o.only.has('deep')) await this.deep();

@@ -152,6 +152,14 @@ function validateOnce(validator: RequestHandler[], maxEntries: number): RequestH
   const run = express.Router().use(validator);
   if (maxEntries <= 0) return run;
   const seen = new Map<string, Validated>();
+  // The oldest entry, by an iterator kept between evictions: a fresh iterator would skip every
+  // entry deleted since the last rehash (O(entries) per eviction).
+  let oldest = seen.keys();
+  const evictOne = (): void => {
+    let k = oldest.next();
+    if (k.done) { oldest = seen.keys(); k = oldest.next(); }
+    if (!k.done) seen.delete(k.value);
+  };
   return (req, res, next) => {
     const key = req.url;
     const hit = seen.get(key);
@@ -166,7 +174,7 @@ function validateOnce(validator: RequestHandler[], maxEntries: number): RequestH
     run(req, res, (err?: unknown) => {
       if (err) { next(err); return; }
       seen.set(key, { query: { ...req.query }, openapi: (req as { openapi?: unknown }).openapi });
-      if (seen.size > maxEntries) seen.delete(seen.keys().next().value as string);
+      if (seen.size > maxEntries) evictOne();
       next();
     });
   };

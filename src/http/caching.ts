@@ -43,6 +43,11 @@ const ENTRY_OVERHEAD = 256;
  */
 export class ResponseCache {
   private readonly map = new Map<string, CachedResponse>();
+  /**
+   * Walks the map from its oldest entry, kept between evictions: a fresh iterator would skip
+   * over every entry deleted since the map was last rehashed — O(entries) per eviction.
+   */
+  private cursor = this.map.entries();
   private used = 0;
   private snapshotId: string | undefined;
   /** no single body larger than this is stored (a few huge pages must not flush everything) */
@@ -83,7 +88,10 @@ export class ResponseCache {
     this.map.set(url, { ...entry, used: false, size });
     this.used += size;
     while (this.map.size > this.maxEntries || this.used > this.maxBytes) {
-      const [k, e] = this.map.entries().next().value as [string, CachedResponse];
+      let next = this.cursor.next();
+      if (next.done) { this.cursor = this.map.entries(); next = this.cursor.next(); }
+      const [k, e] = next.value as [string, CachedResponse];
+      if (this.map.get(k) !== e) continue; // replaced since the cursor passed it: the new one is further on
       this.map.delete(k);
       if (e.used && k !== url) { e.used = false; this.map.set(k, e); continue; }
       this.used -= e.size;
@@ -92,6 +100,7 @@ export class ResponseCache {
 
   clear(): void {
     this.map.clear();
+    this.cursor = this.map.entries();
     this.used = 0;
     this.snapshotId = undefined;
   }
