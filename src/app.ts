@@ -1,4 +1,5 @@
 import type { RequestListener } from 'node:http';
+import { dirname } from 'node:path';
 import express, { ErrorRequestHandler, Express, Request, RequestHandler, Response } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
 import { httpCaching, ResponseCache } from './http/caching';
@@ -139,6 +140,41 @@ function deferSpecValidatorCompile(): void {
   mod.OpenAPISchemaValidator = Deferred;
 }
 
+type PathToRegexp = (path: string, opts?: { sensitive?: boolean; strict?: boolean }) => { regexp: RegExp; keys: unknown[] };
+
+/**
+ * express-openapi-validator's route lookup (middlewares/openapi.metadata.js `lookupRoute`)
+ * compiles every route's path pattern with path-to-regexp on every request it validates —
+ * ~10 % of a request the validator has not seen. The compilation is a pure function of the
+ * pattern and options and its RegExp is stateless (no g/y flag), so it is remembered here. A
+ * version laid out differently keeps its own behaviour.
+ */
+function memoizeValidatorRouteRegexps(): void {
+  let mod: { pathToRegexp?: PathToRegexp & { memoized?: true } };
+  try {
+    const from = dirname(require.resolve('express-openapi-validator/dist/middlewares/openapi.metadata.js'));
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    mod = require(require.resolve('path-to-regexp', { paths: [from] }));
+  } catch {
+    return;
+  }
+  const compile = mod.pathToRegexp;
+  if (typeof compile !== 'function' || compile.memoized) return;
+  const seen = new Map<string, ReturnType<PathToRegexp>>();
+  const memoized = Object.assign((path: string, opts: { sensitive?: boolean; strict?: boolean } = {}) => {
+    if (typeof path !== 'string') return compile(path, opts);
+    const key = `${opts.sensitive ? 1 : 0}${opts.strict ? 1 : 0}${path}`;
+    let r = seen.get(key);
+    if (r === undefined) {
+      r = compile(path, opts);
+      if (r.regexp.global || r.regexp.sticky || seen.size >= 1000) return r;
+      seen.set(key, r);
+    }
+    return r;
+  }, { memoized: true as const });
+  try { mod.pathToRegexp = memoized; } catch { /* read-only export: leave it */ }
+}
+
 interface Validated { query: unknown; openapi: unknown }
 
 /**
@@ -210,6 +246,7 @@ export function createApp({ snapshots, openapi, options, logger = silentLogger, 
   app.use(takeSnapshot(snapshots));
   app.use(httpCaching(options.cacheMaxAge ?? 1, responseCache));
   deferSpecValidatorCompile();
+  memoizeValidatorRouteRegexps();
   const validator = OpenApiValidator.middleware({
     apiSpec: openapi as never,
     validateRequests: { coerceTypes: true, allowUnknownQueryParameters: true },
