@@ -19,6 +19,8 @@ export interface LoadResult {
   requests: number;
   /** socket errors, timeouts and non-2xx/3xx answers */
   errors: number;
+  /** CPU time (user + system) the server process spent per request, µs, when measured */
+  cpuUs?: number;
 }
 
 export interface LoadOptions {

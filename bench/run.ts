@@ -4,7 +4,7 @@ import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import type { Captured } from './bare';
 import { defaultTool, hasTaskset, LoadResult, LoadTool, runLoad } from './load';
-import { capture, Running, rssOf, startBare, startOurs, stopAll } from './servers';
+import { capture, cpuSecondsOf, Running, rssOf, startBare, startOurs, stopAll } from './servers';
 import { Target, targetsOf } from './targets';
 
 /**
@@ -71,10 +71,10 @@ const median = (xs: number[]): number => {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 };
 
-interface Summary { rps: number; p50: number; p99: number; errors: number }
+interface Summary { rps: number; p50: number; p99: number; errors: number; cpuUs: number }
 const summarize = (rs: LoadResult[]): Summary => ({
   rps: median(rs.map((r) => r.rps)), p50: median(rs.map((r) => r.p50)), p99: median(rs.map((r) => r.p99)),
-  errors: rs.reduce((a, r) => a + r.errors, 0),
+  errors: rs.reduce((a, r) => a + r.errors, 0), cpuUs: median(rs.map((r) => r.cpuUs ?? NaN)),
 });
 
 const fmt = (n: number, digits = 0): string => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
@@ -100,12 +100,20 @@ class Bench {
     this.loadCpus = pin ? '1' : undefined;
   }
 
-  /** warm-up, then one measured load run; first waits out what the last run left queued */
-  async measure(url: string, loadCpus: string | undefined = this.loadCpus): Promise<LoadResult> {
+  /**
+   * warm-up, then one measured load run; first waits out what the last run left queued. With
+   * the server's pid, also the CPU time it spent per request — a figure the other jobs on a
+   * shared machine disturb far less than req/s.
+   */
+  async measure(url: string, loadCpus: string | undefined = this.loadCpus, pid?: number): Promise<LoadResult> {
     await capture(`${new URL(url).origin}/health`);
     const base = { connections: this.o.connections, tool: this.o.tool, root: ROOT, cpus: loadCpus, rotate: this.o.rotate, scratch: this.scratch };
     if (this.o.warmup > 0) await runLoad({ ...base, url, seconds: this.o.warmup });
-    return runLoad({ ...base, url, seconds: this.o.seconds });
+    const before = pid === undefined ? undefined : cpuSecondsOf(pid);
+    const r = await runLoad({ ...base, url, seconds: this.o.seconds });
+    const after = pid === undefined ? undefined : cpuSecondsOf(pid);
+    if (before !== undefined && after !== undefined && r.requests > 0) r.cpuUs = ((after - before) * 1e6) / r.requests;
+    return r;
   }
 
   print(text: string): void {
@@ -145,8 +153,9 @@ class Bench {
           raw.set(c.t.family, r);
           const oursUrl = (c.evm ? evm : ours).url + c.t.path;
           // alternate which goes first, so drift does not favour one side
-          if (run % 2 === 0) { r.ours.push(await this.measure(oursUrl)); r.bare.push(await this.measure(bare.url + c.t.path)); }
-          else { r.bare.push(await this.measure(bare.url + c.t.path)); r.ours.push(await this.measure(oursUrl)); }
+          const oursPid = (c.evm ? evm : ours).proc.pid;
+          if (run % 2 === 0) { r.ours.push(await this.measure(oursUrl, undefined, oursPid)); r.bare.push(await this.measure(bare.url + c.t.path, undefined, bare.proc.pid)); }
+          else { r.bare.push(await this.measure(bare.url + c.t.path, undefined, bare.proc.pid)); r.ours.push(await this.measure(oursUrl, undefined, oursPid)); }
           r.small.push(await this.measure((c.evm ? evm10k : ours10k).url + c.small.path));
           process.stderr.write(`bench: families run ${run + 1}/${this.o.runs}: ${c.t.family} done\n`);
         }
@@ -161,8 +170,9 @@ class Bench {
       });
       this.results.families = rows;
       this.print(`\n### Route families: ours vs bare node:http (same bytes), ${this.o.connections} connections, median of ${this.o.runs} runs\n`);
-      this.print(table(['family', 'body bytes', 'ours req/s', 'p50 ms', 'p99 ms', 'bare req/s', 'p50 ms', 'p99 ms', 'ours/bare'],
-        rows.map((r) => [r.family, fmt(r.bytes), rate(r.ours.rps), ms(r.ours.p50), ms(r.ours.p99), rate(r.bare.rps), ms(r.bare.p50), ms(r.bare.p99), `${(r.ratio * 100).toFixed(0)}%`])));
+      this.print(table(['family', 'body bytes', 'ours req/s', 'p50 ms', 'p99 ms', 'bare req/s', 'p50 ms', 'p99 ms', 'ours/bare', 'CPU µs/req ours', 'bare', 'bare/ours CPU'],
+        rows.map((r) => [r.family, fmt(r.bytes), rate(r.ours.rps), ms(r.ours.p50), ms(r.ours.p99), rate(r.bare.rps), ms(r.bare.p50), ms(r.bare.p99), `${(r.ratio * 100).toFixed(0)}%`,
+          fmt(r.ours.cpuUs, 1), fmt(r.bare.cpuUs, 1), `${((r.bare.cpuUs / r.ours.cpuUs) * 100).toFixed(0)}%`])));
       this.print(`\n### 1M-tx vs 10k-tx snapshot, count_total on: cost per request (10k req/s ÷ 1M req/s), median of ${this.o.runs} runs\n`);
       this.print(table(['family', '1M req/s', '1M p50 ms', '10k req/s', '10k p50 ms', 'cost 1M/10k'],
         rows.map((r) => [r.family, rate(r.ours.rps), ms(r.ours.p50), rate(r.small.rps), ms(r.small.p50), times(r.scaleCost)])));
