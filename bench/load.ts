@@ -1,4 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 /**
@@ -17,6 +19,8 @@ export interface LoadResult {
   requests: number;
   /** socket errors, timeouts and non-2xx/3xx answers */
   errors: number;
+  /** CPU time (user + system) the server process spent per request, µs, when measured */
+  cpuUs?: number;
 }
 
 export interface LoadOptions {
@@ -27,7 +31,17 @@ export interface LoadOptions {
   cpus?: string;
   tool: LoadTool;
   root: string;
+  /**
+   * Append `bench_r=<n>` to the URL, n counting up from a random start, so that every request is
+   * a URL the server has not seen (wrk only): the response cache and the per-URL validation
+   * memo never hit — the miss path.
+   */
+  rotate?: boolean;
+  /** where to write the wrk script for `rotate` */
+  scratch?: string;
 }
+
+export const ROTATE_PARAM = 'bench_r';
 
 export function defaultTool(): LoadTool {
   return spawnSync('wrk', ['--version'], { encoding: 'utf8' }).error ? 'autocannon' : 'wrk';
@@ -84,9 +98,25 @@ interface AutocannonJson {
 
 export async function runLoad(o: LoadOptions): Promise<LoadResult> {
   if (o.tool === 'wrk') {
-    const [cmd, args] = pinned(o.cpus, 'wrk', ['-t1', `-c${o.connections}`, `-d${o.seconds}s`, '--timeout', '30s', '--latency', o.url]);
+    const script: string[] = [];
+    if (o.rotate) {
+      const u = new URL(o.url);
+      const path = u.pathname + u.search;
+      const file = join(o.scratch ?? tmpdir(), `rotate-${process.pid}-${Math.random().toString(36).slice(2)}.lua`);
+      writeFileSync(file, [
+        `local base = ${JSON.stringify(`${path}${u.search ? '&' : '?'}${ROTATE_PARAM}=`)}`,
+        `local n = ${Math.floor(Math.random() * 1e12)}`,
+        'request = function()',
+        '  n = n + 1',
+        '  return wrk.format("GET", base .. string.format("%d", n))',
+        'end',
+      ].join('\n'));
+      script.push('-s', file);
+    }
+    const [cmd, args] = pinned(o.cpus, 'wrk', ['-t1', `-c${o.connections}`, `-d${o.seconds}s`, '--timeout', '30s', '--latency', ...script, o.url]);
     return parseWrk(await run(cmd, args));
   }
+  if (o.rotate) throw new Error('bench: --rotate needs wrk');
   const cli = join(o.root, 'node_modules', 'autocannon', 'autocannon.js');
   const [cmd, args] = pinned(o.cpus, process.execPath, [cli, '-c', String(o.connections), '-d', String(o.seconds), '-t', '30', '-j', o.url]);
   const r = JSON.parse(await run(cmd, args)) as AutocannonJson;

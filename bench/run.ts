@@ -4,7 +4,7 @@ import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import type { Captured } from './bare';
 import { defaultTool, hasTaskset, LoadResult, LoadTool, runLoad } from './load';
-import { capture, Running, rssOf, startBare, startOurs, stopAll } from './servers';
+import { capture, cpuSecondsOf, Running, rssOf, startBare, startOurs, stopAll } from './servers';
 import { Target, targetsOf } from './targets';
 
 /**
@@ -14,7 +14,9 @@ import { Target, targetsOf } from './targets';
  *   node build/bench/run.js [--runs 3] [--seconds 10] [--warmup 2] [--connections 50]
  *     [--only families,deep,rss,workers,cold-start] [--tool wrk|autocannon] [--data DIR]
  *     [--wasm-1m FILE] [--wasm-10k FILE] [--evm-1m FILE] [--evm-10k FILE]
- *     [--serve-args "--cache-entries 10000"]   (extra `serve` options for our server)
+ *     [--serve-args "--cache-bytes 0"]   (extra `serve` options for our server)
+ *     [--rotate]   (families, deep: every request a URL never seen — `&bench_r=<n>` appended, n
+ *                   counting up — so neither the response cache nor the validation memo hits)
  *
  * Missing snapshots are generated and imported into --data (default $TMPDIR/indexer-api-bench;
  * the two 1M-tx ones take several minutes and ~5 GB each).
@@ -27,6 +29,7 @@ interface Options {
   runs: number; seconds: number; warmup: number; connections: number; tool: LoadTool;
   only: Set<string>; data: string; wasm1m: string; wasm10k: string; evm1m: string; evm10k: string;
   serveArgs: string[];
+  rotate: boolean;
 }
 
 function options(argv: string[]): Options {
@@ -43,6 +46,7 @@ function options(argv: string[]): Options {
     wasm1m: resolve(opt('wasm-1m', join(data, 'wasm-1m.sqlite'))), wasm10k: resolve(opt('wasm-10k', join(data, 'wasm-10k.sqlite'))),
     evm1m: resolve(opt('evm-1m', join(data, 'evm-1m.sqlite'))), evm10k: resolve(opt('evm-10k', join(data, 'evm-10k.sqlite'))),
     serveArgs: opt('serve-args', '').split(' ').filter(Boolean),
+    rotate: argv.includes('--rotate'),
   };
 }
 
@@ -67,10 +71,10 @@ const median = (xs: number[]): number => {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 };
 
-interface Summary { rps: number; p50: number; p99: number; errors: number }
+interface Summary { rps: number; p50: number; p99: number; errors: number; cpuUs: number }
 const summarize = (rs: LoadResult[]): Summary => ({
   rps: median(rs.map((r) => r.rps)), p50: median(rs.map((r) => r.p50)), p99: median(rs.map((r) => r.p99)),
-  errors: rs.reduce((a, r) => a + r.errors, 0),
+  errors: rs.reduce((a, r) => a + r.errors, 0), cpuUs: median(rs.map((r) => r.cpuUs ?? NaN)),
 });
 
 const fmt = (n: number, digits = 0): string => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
@@ -96,12 +100,20 @@ class Bench {
     this.loadCpus = pin ? '1' : undefined;
   }
 
-  /** warm-up, then one measured load run; first waits out what the last run left queued */
-  async measure(url: string, loadCpus: string | undefined = this.loadCpus): Promise<LoadResult> {
+  /**
+   * warm-up, then one measured load run; first waits out what the last run left queued. With
+   * the server's pid, also the CPU time it spent per request — a figure the other jobs on a
+   * shared machine disturb far less than req/s.
+   */
+  async measure(url: string, loadCpus: string | undefined = this.loadCpus, pid?: number): Promise<LoadResult> {
     await capture(`${new URL(url).origin}/health`);
-    const base = { connections: this.o.connections, tool: this.o.tool, root: ROOT, cpus: loadCpus };
+    const base = { connections: this.o.connections, tool: this.o.tool, root: ROOT, cpus: loadCpus, rotate: this.o.rotate, scratch: this.scratch };
     if (this.o.warmup > 0) await runLoad({ ...base, url, seconds: this.o.warmup });
-    return runLoad({ ...base, url, seconds: this.o.seconds });
+    const before = pid === undefined ? undefined : cpuSecondsOf(pid);
+    const r = await runLoad({ ...base, url, seconds: this.o.seconds });
+    const after = pid === undefined ? undefined : cpuSecondsOf(pid);
+    if (before !== undefined && after !== undefined && r.requests > 0) r.cpuUs = ((after - before) * 1e6) / r.requests;
+    return r;
   }
 
   print(text: string): void {
@@ -141,8 +153,9 @@ class Bench {
           raw.set(c.t.family, r);
           const oursUrl = (c.evm ? evm : ours).url + c.t.path;
           // alternate which goes first, so drift does not favour one side
-          if (run % 2 === 0) { r.ours.push(await this.measure(oursUrl)); r.bare.push(await this.measure(bare.url + c.t.path)); }
-          else { r.bare.push(await this.measure(bare.url + c.t.path)); r.ours.push(await this.measure(oursUrl)); }
+          const oursPid = (c.evm ? evm : ours).proc.pid;
+          if (run % 2 === 0) { r.ours.push(await this.measure(oursUrl, undefined, oursPid)); r.bare.push(await this.measure(bare.url + c.t.path, undefined, bare.proc.pid)); }
+          else { r.bare.push(await this.measure(bare.url + c.t.path, undefined, bare.proc.pid)); r.ours.push(await this.measure(oursUrl, undefined, oursPid)); }
           r.small.push(await this.measure((c.evm ? evm10k : ours10k).url + c.small.path));
           process.stderr.write(`bench: families run ${run + 1}/${this.o.runs}: ${c.t.family} done\n`);
         }
@@ -157,8 +170,9 @@ class Bench {
       });
       this.results.families = rows;
       this.print(`\n### Route families: ours vs bare node:http (same bytes), ${this.o.connections} connections, median of ${this.o.runs} runs\n`);
-      this.print(table(['family', 'body bytes', 'ours req/s', 'p50 ms', 'p99 ms', 'bare req/s', 'p50 ms', 'p99 ms', 'ours/bare'],
-        rows.map((r) => [r.family, fmt(r.bytes), rate(r.ours.rps), ms(r.ours.p50), ms(r.ours.p99), rate(r.bare.rps), ms(r.bare.p50), ms(r.bare.p99), `${(r.ratio * 100).toFixed(0)}%`])));
+      this.print(table(['family', 'body bytes', 'ours req/s', 'p50 ms', 'p99 ms', 'bare req/s', 'p50 ms', 'p99 ms', 'ours/bare', 'CPU µs/req ours', 'bare', 'bare/ours CPU'],
+        rows.map((r) => [r.family, fmt(r.bytes), rate(r.ours.rps), ms(r.ours.p50), ms(r.ours.p99), rate(r.bare.rps), ms(r.bare.p50), ms(r.bare.p99), `${(r.ratio * 100).toFixed(0)}%`,
+          fmt(r.ours.cpuUs, 1), fmt(r.bare.cpuUs, 1), `${((r.bare.cpuUs / r.ours.cpuUs) * 100).toFixed(0)}%`])));
       this.print(`\n### 1M-tx vs 10k-tx snapshot, count_total on: cost per request (10k req/s ÷ 1M req/s), median of ${this.o.runs} runs\n`);
       this.print(table(['family', '1M req/s', '1M p50 ms', '10k req/s', '10k p50 ms', 'cost 1M/10k'],
         rows.map((r) => [r.family, rate(r.ours.rps), ms(r.ours.p50), rate(r.small.rps), ms(r.small.p50), times(r.scaleCost)])));
@@ -318,12 +332,13 @@ class Bench {
     const env = {
       node: process.version, cpus: availableParallelism(), cpu: cpus()[0]?.model, tool: o.tool,
       pinning: this.serverCpus === undefined ? 'none' : `server on CPU ${this.serverCpus}, load generator on CPU ${this.loadCpus} (taskset)`,
-      runs: o.runs, seconds: o.seconds, warmup: o.warmup, connections: o.connections, serveArgs: o.serveArgs.join(' '),
+      runs: o.runs, seconds: o.seconds, warmup: o.warmup, connections: o.connections, serveArgs: o.serveArgs.join(' '), rotate: o.rotate,
     };
     this.results.env = env;
     this.print(`## indexer-api serve benchmarks — ${new Date().toISOString()}\n`);
     this.print(`Node.js ${env.node}, ${env.cpus} × ${env.cpu}; load: ${env.tool}, ${o.connections} connections, ${o.warmup} s warm-up + ${o.seconds} s per measurement; ${env.pinning}; `
-      + `serve ${env.serveArgs ? env.serveArgs : 'with default options'} (log level info, lines to /dev/null).`);
+      + `serve ${env.serveArgs ? env.serveArgs : 'with default options'} (log level info, lines to /dev/null)`
+      + `${o.rotate ? '; --rotate: every request a new URL (bench_r=<n> appended), so every request is a miss' : '; one fixed URL per measurement'}.`);
     try {
       if (o.only.has('families')) await this.families();
       if (o.only.has('deep')) await this.deep();

@@ -1,4 +1,4 @@
-import { ChildProcess, spawn } from 'node:child_process';
+import { ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
@@ -108,6 +108,21 @@ export function capture(url: string): Promise<Captured> {
       res.on('error', reject);
     }).on('error', reject).end();
   });
+}
+
+let ticksPerSecond: number | undefined;
+
+/** CPU time (user + system) a process has used so far, seconds, from /proc/<pid>/stat. */
+export function cpuSecondsOf(pid: number): number | undefined {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+    // fields[0] is field 3 (state): utime and stime are fields 14 and 15
+    ticksPerSecond ??= Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+    return (Number(fields[11]) + Number(fields[12])) / ticksPerSecond;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Resident memory of a process from /proc/<pid>/status, KiB. */

@@ -1,7 +1,10 @@
+import type { RequestListener } from 'node:http';
+import { dirname } from 'node:path';
 import express, { ErrorRequestHandler, Express, Request, RequestHandler, Response } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
 import { httpCaching, ResponseCache } from './http/caching';
 import { cors } from './http/cors';
+import { cachedFront, normalizeUrl } from './http/front';
 import { errorMiddleware, GRPC, sendError, UnavailableError } from './http/errors';
 import { urlLengthLimit } from './http/limits';
 import { errorFields, Logger, silentLogger } from './http/log';
@@ -50,21 +53,13 @@ export interface AppDependencies {
   logger?: Logger;
   /** served at /metrics (a fresh registry when absent) */
   metrics?: Metrics;
-  /** the in-process response cache, when enabled */
+  /** the in-process response cache, when enabled: filled by the app, answered by createRequestListener's front */
   responseCache?: ResponseCache;
 }
 
-/**
- * rollytics' router is case-insensitive and non-strict; clients also send `//indexer/...`
- * (Celatone joins base URL and path without trimming). Normalize before anything routes.
- */
-const normalizeUrl: RequestHandler = (req, _res, next) => {
-  const q = req.url.indexOf('?');
-  let path = q < 0 ? req.url : req.url.slice(0, q);
-  const rest = q < 0 ? '' : req.url.slice(q);
-  path = path.replace(/^\/{2,}/, '/');
-  if (path.length > 1 && path.endsWith('/')) path = path.slice(0, -1);
-  req.url = path + rest;
+/** Normalizes the URL (see normalizeUrl) before anything routes. */
+const normalizeRequestUrl: RequestHandler = (req, _res, next) => {
+  req.url = normalizeUrl(req.url);
   next();
 };
 
@@ -146,6 +141,41 @@ function deferSpecValidatorCompile(): void {
   mod.OpenAPISchemaValidator = Deferred;
 }
 
+type PathToRegexp = (path: string, opts?: { sensitive?: boolean; strict?: boolean }) => { regexp: RegExp; keys: unknown[] };
+
+/**
+ * express-openapi-validator's route lookup (middlewares/openapi.metadata.js `lookupRoute`)
+ * compiles every route's path pattern with path-to-regexp on every request it validates —
+ * ~10 % of a request the validator has not seen. The compilation is a pure function of the
+ * pattern and options and its RegExp is stateless (no g/y flag), so it is remembered here. A
+ * version laid out differently keeps its own behaviour.
+ */
+function memoizeValidatorRouteRegexps(): void {
+  let mod: { pathToRegexp?: PathToRegexp & { memoized?: true } };
+  try {
+    const from = dirname(require.resolve('express-openapi-validator/dist/middlewares/openapi.metadata.js'));
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    mod = require(require.resolve('path-to-regexp', { paths: [from] }));
+  } catch {
+    return;
+  }
+  const compile = mod.pathToRegexp;
+  if (typeof compile !== 'function' || compile.memoized) return;
+  const seen = new Map<string, ReturnType<PathToRegexp>>();
+  const memoized = Object.assign((path: string, opts: { sensitive?: boolean; strict?: boolean } = {}) => {
+    if (typeof path !== 'string') return compile(path, opts);
+    const key = `${opts.sensitive ? 1 : 0}${opts.strict ? 1 : 0}${path}`;
+    let r = seen.get(key);
+    if (r === undefined) {
+      r = compile(path, opts);
+      if (r.regexp.global || r.regexp.sticky || seen.size >= 1000) return r;
+      seen.set(key, r);
+    }
+    return r;
+  }, { memoized: true as const });
+  try { mod.pathToRegexp = memoized; } catch { /* read-only export: leave it */ }
+}
+
 interface Validated { query: unknown; openapi: unknown }
 
 /**
@@ -159,6 +189,14 @@ function validateOnce(validator: RequestHandler[], maxEntries: number): RequestH
   const run = express.Router().use(validator);
   if (maxEntries <= 0) return run;
   const seen = new Map<string, Validated>();
+  // The oldest entry, by an iterator kept between evictions: a fresh iterator would skip every
+  // entry deleted since the last rehash (O(entries) per eviction).
+  let oldest = seen.keys();
+  const evictOne = (): void => {
+    let k = oldest.next();
+    if (k.done) { oldest = seen.keys(); k = oldest.next(); }
+    if (!k.done) seen.delete(k.value);
+  };
   return (req, res, next) => {
     const key = req.url;
     const hit = seen.get(key);
@@ -173,7 +211,7 @@ function validateOnce(validator: RequestHandler[], maxEntries: number): RequestH
     run(req, res, (err?: unknown) => {
       if (err) { next(err); return; }
       seen.set(key, { query: { ...req.query }, openapi: (req as { openapi?: unknown }).openapi });
-      if (seen.size > maxEntries) seen.delete(seen.keys().next().value as string);
+      if (seen.size > maxEntries) evictOne();
       next();
     });
   };
@@ -199,15 +237,17 @@ export function createApp({ snapshots, openapi, options, logger = silentLogger, 
     : (err: unknown): void => { logger.error('request failed', errorFields(err)); });
   const draining = options.draining ?? ((): boolean => false);
   const current = (): Snapshot | undefined => snapshots.current();
-  const ops = metrics ?? createMetrics(current);
+  const ops = metrics ?? createMetrics(current, responseCache);
+  app.locals.metrics = ops;
 
   app.use(observeRequests(logger, ops, draining), urlLengthLimit(options.maxUrlLength ?? 8192));
-  app.use(normalizeUrl, headAsGet, cors(options.corsOrigin));
+  app.use(normalizeRequestUrl, headAsGet, cors(options.corsOrigin));
   app.use(opsRouter({ current, draining, metrics: ops }));
   app.use(swaggerRouter(JSON.stringify(openapi)));
   app.use(takeSnapshot(snapshots), evmUnavailable());
   app.use(httpCaching(options.cacheMaxAge ?? 1, responseCache));
   deferSpecValidatorCompile();
+  memoizeValidatorRouteRegexps();
   const validator = OpenApiValidator.middleware({
     // $refs inlined: same constraints, much less start-up work (src/openapi.ts)
     apiSpec: validatorDocument(openapi, options.validateResponses ?? false) as never,
@@ -223,4 +263,19 @@ export function createApp({ snapshots, openapi, options, logger = silentLogger, 
   const onError: ErrorRequestHandler = (err, _req, res, next) => { if (!res.headersSent) uncacheable(res); next(err); };
   app.use(onError, errorMiddleware(logError));
   return app;
+}
+
+/**
+ * What the HTTP server runs: the Express app of createApp, behind the response cache
+ * (src/http/front.ts) when `responseCache` is given — hits are answered without entering
+ * Express, misses computed by the app and stored.
+ */
+export function createRequestListener(args: Parameters<typeof createApp>[0]): RequestListener {
+  const app = createApp(args);
+  const { responseCache, logger = silentLogger, options, snapshots } = args;
+  if (!responseCache) return app;
+  return cachedFront(app, {
+    cache: responseCache, snapshots, corsOrigin: options.corsOrigin, maxUrlLength: options.maxUrlLength ?? 8192,
+    draining: options.draining ?? ((): boolean => false), logger, metrics: app.locals.metrics as Metrics,
+  });
 }

@@ -1,5 +1,4 @@
-import type { Express } from 'express';
-import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createServer, IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { DEFAULT_LIMITS, Limits, onClientError } from './http/limits';
 
@@ -14,7 +13,7 @@ export interface RunningServer {
   close(forceAfterMs?: number): Promise<boolean>;
 }
 
-export function startServer(app: Express, host: string, port: number, limits: Limits = DEFAULT_LIMITS): Promise<RunningServer> {
+export function startServer(app: RequestListener, host: string, port: number, limits: Limits = DEFAULT_LIMITS): Promise<RunningServer> {
   return new Promise((resolve, reject) => {
     const headersTimeout = Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs);
     const server = createServer({

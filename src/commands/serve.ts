@@ -21,7 +21,7 @@ export interface ServeOptions {
   logLevel?: LogLevel;
   /** Cache-Control max-age of a 200, seconds (default 1) */
   cacheMaxAge?: number;
-  /** response cache entries (default 0 = off) and byte cap */
+  /** response cache byte cap (default 64 MiB) and entry cap (default 100,000); either 0 = no cache */
   cacheEntries?: number;
   cacheBytes?: number;
   /** reload when the file at --db is replaced (default true), and the stat poll interval */
@@ -39,6 +39,7 @@ export interface ServeOptions {
 }
 
 const DEFAULT_CACHE_BYTES = 64 * 1024 * 1024;
+const DEFAULT_CACHE_ENTRIES = 100_000;
 
 /**
  * Express, the OpenAPI validator, prom-client, the OpenAPI document and better-sqlite3 are loaded
@@ -46,10 +47,10 @@ const DEFAULT_CACHE_BYTES = 64 * 1024 * 1024;
  * critical path of cold start.
  */
 async function httpStack() {
-  const [{ createApp }, { createMetrics }, { loadOpenApi }, { startServer }, { SnapshotHolder }, { ResponseCache }] = await Promise.all([
+  const [{ createApp, createRequestListener }, { createMetrics }, { loadOpenApi }, { startServer }, { SnapshotHolder }, { ResponseCache }] = await Promise.all([
     import('../app'), import('../http/ops'), import('../openapi'), import('../server'), import('../snapshot/holder'), import('../http/caching'),
   ]);
-  return { createApp, createMetrics, loadOpenApi, startServer, SnapshotHolder, ResponseCache };
+  return { createApp, createRequestListener, createMetrics, loadOpenApi, startServer, SnapshotHolder, ResponseCache };
 }
 
 /** Opens the snapshot (or the bundled demo), serves it until SIGTERM/SIGINT, then exits 0. */
@@ -125,9 +126,13 @@ async function serve(file: string, o: ServeOptions, logger: Logger): Promise<num
     throw e;
   }
   const holder = opened;
-  const { createApp, createMetrics, loadOpenApi, startServer, ResponseCache } = stack;
-  const cacheEntries = o.cacheEntries ?? 0;
-  const responseCache = cacheEntries > 0 ? new ResponseCache(cacheEntries, o.cacheBytes ?? DEFAULT_CACHE_BYTES) : undefined;
+  const { createRequestListener, createMetrics, loadOpenApi, startServer, ResponseCache } = stack;
+  const cacheEntries = o.cacheEntries ?? DEFAULT_CACHE_ENTRIES;
+  const cacheBytes = o.cacheBytes ?? DEFAULT_CACHE_BYTES;
+  for (const [name, v] of [['--cache-bytes', cacheBytes], ['--cache-entries', cacheEntries]] as const) {
+    if (!Number.isSafeInteger(v) || v < 0) throw new Error(`${name} must be a whole number ≥ 0, got ${v}`);
+  }
+  const responseCache = cacheEntries > 0 && cacheBytes > 0 ? new ResponseCache(cacheBytes, cacheEntries) : undefined;
   const metrics = createMetrics(() => holder.current(), responseCache);
   holder.on('swap', (next: Snapshot, previous: Snapshot | undefined, reason: string) => {
     metrics.swapped();
@@ -147,7 +152,7 @@ async function serve(file: string, o: ServeOptions, logger: Logger): Promise<num
     const m = (holder.current() as Snapshot).meta;
     void tellPrimary({ indexerApi: 'serving', chainId: m.chainId, vmType: m.vmType, height: m.height });
   }
-  const app = createApp({
+  const app = createRequestListener({
     snapshots: holder, openapi: loadOpenApi(), logger, metrics, responseCache,
     options: { corsOrigin: o.corsOrigin, cacheMaxAge: o.cacheMaxAge ?? 1, maxUrlLength: limits.maxUrlLength, draining: () => draining },
   });
@@ -215,8 +220,8 @@ export const serveCommand: CommandModule<object, ServeOptions> = {
     .option('workers', { type: 'number', default: availableParallelism(), defaultDescription: 'number of cores', describe: 'Processes serving the port (node:cluster); 1 = a single process, no cluster' })
     .option('log-level', { choices: LOG_LEVELS, default: 'info' as LogLevel, describe: 'JSON log lines on stdout: info logs one line per request; warn and error drop those' })
     .option('cache-max-age', { type: 'number', default: 1, describe: 'Cache-Control max-age (seconds) of 200 responses; each carries a strong ETag (snapshot id + URL)' })
-    .option('cache-entries', { type: 'number', default: 0, describe: 'In-process cache of 200 responses, LRU by entries (0 = off)' })
-    .option('cache-bytes', { type: 'number', default: DEFAULT_CACHE_BYTES, describe: 'Byte cap of the response cache' })
+    .option('cache-bytes', { type: 'number', default: DEFAULT_CACHE_BYTES, describe: 'In-process response cache of 200s (per worker), answered before Express: byte cap, least recently used out (0 = no cache)' })
+    .option('cache-entries', { type: 'number', default: DEFAULT_CACHE_ENTRIES, describe: 'Entry cap of the response cache (0 = no cache)' })
     .option('watch', { type: 'boolean', default: true, describe: 'Hot-swap when the file at --db is replaced (rename over it); SIGHUP always reloads. --no-watch to disable' })
     .option('watch-poll-ms', { type: 'number', default: 2_000, describe: 'Stat poll interval backing up the file watch (0 = watch only)' })
     .option('request-timeout-ms', { type: 'number', default: DEFAULT_LIMITS.requestTimeoutMs, describe: 'A request must arrive completely within this (408 otherwise)' })

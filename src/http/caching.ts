@@ -6,50 +6,103 @@ import type { Snapshot } from '../snapshot/open';
  * HTTP caching of an immutable snapshot (DESIGN.md "Serve"). A response is a function of the
  * snapshot and the URL, so the strong ETag is `"<snapshot_id>-<hash of method + URL>"` — no
  * body hashing — and changes exactly when the snapshot does. 200s are cacheable for
- * `max-age` seconds; errors are `no-store` and carry no ETag. The optional response cache
- * holds 200 bodies only, keyed by snapshot id + URL, LRU by entries with a byte cap.
+ * `max-age` seconds; errors are `no-store` and carry no ETag.
+ *
+ * The response cache holds the 200s the Express pipeline computed — body bytes plus the exact
+ * header block it sent — keyed by normalized URL, for one snapshot at a time. It is answered
+ * from in front of Express (src/http/front.ts); this module's middleware fills it.
  */
 
-interface Entry { body: Buffer; type: string; route: string; size: number }
+/** One cached 200: what the Express path sent, minus the per-request CORS headers. */
+export interface CachedResponse {
+  /** answered since it was stored or last given a second chance (see ResponseCache) */
+  used?: boolean;
+  body: Buffer;
+  etag: string;
+  /** route pattern, for metrics */
+  route: string;
+  /** flat [name, value, …] header list of the 200, in the order Express set them */
+  headers: string[];
+  /** the same without Content-Type and Content-Length: a 304 (as Express's res.send strips them) */
+  headers304: string[];
+  /** bytes counted against the cap */
+  size: number;
+}
 
-/** Bounded LRU of 200 bodies. A Map iterates in insertion order, so its first key is the oldest. */
+/** Fixed overhead counted per entry (Map slot, entry object, header strings). */
+const ENTRY_OVERHEAD = 256;
+
+/**
+ * 200 responses for the snapshot being served, bounded by bytes (bodies + keys + a fixed
+ * overhead per entry) and by entries, evicted in CLOCK order (an approximation of least
+ * recently used that costs a hit nothing but a flag): a Map iterates in insertion order, so its
+ * first key is the oldest; an entry answered since it was stored is moved to the end once
+ * (its second chance) instead of being evicted. Entries of another snapshot are never answered: the first
+ * request that sees a new snapshot id empties the cache (`adopt`), and a response computed on
+ * the old one that finishes after that is not stored.
+ */
 export class ResponseCache {
-  private readonly map = new Map<string, Entry>();
+  private readonly map = new Map<string, CachedResponse>();
+  /**
+   * Walks the map from its oldest entry, kept between evictions: a fresh iterator would skip
+   * over every entry deleted since the map was last rehashed — O(entries) per eviction.
+   */
+  private cursor = this.map.entries();
   private used = 0;
+  private snapshotId: string | undefined;
+  /** no single body larger than this is stored (a few huge pages must not flush everything) */
+  readonly maxEntryBytes: number;
   hits = 0;
   misses = 0;
 
-  constructor(readonly maxEntries: number, readonly maxBytes: number) {}
+  constructor(readonly maxBytes: number, readonly maxEntries = Infinity) {
+    this.maxEntryBytes = Math.floor(maxBytes / 8);
+  }
 
   get size(): number { return this.map.size; }
   get bytes(): number { return this.used; }
 
-  get(key: string): Entry | undefined {
-    const e = this.map.get(key);
-    if (e === undefined) { this.misses++; return undefined; }
+  /** Makes `snapshotId` the snapshot answered for; a different one empties the cache. */
+  adopt(snapshotId: string): void {
+    if (snapshotId === this.snapshotId) return;
+    this.clear();
+    this.snapshotId = snapshotId;
+  }
+
+  /** The entry for `url` (counted as a hit), if any. */
+  get(url: string): CachedResponse | undefined {
+    const e = this.map.get(url);
+    if (e === undefined) return undefined;
     this.hits++;
-    this.map.delete(key);
-    this.map.set(key, e);
+    e.used = true;
     return e;
   }
 
-  set(key: string, body: Buffer, type: string, route: string): void {
-    const size = body.length + key.length;
-    if (size > this.maxBytes) return;
-    const old = this.map.get(key);
-    if (old) { this.map.delete(key); this.used -= old.size; }
-    this.map.set(key, { body, type, route, size });
+  /** Stores a 200 computed on snapshot `snapshotId` (ignored if that is not the current one). */
+  set(snapshotId: string, url: string, entry: Omit<CachedResponse, 'size'>): void {
+    if (snapshotId !== this.snapshotId) return;
+    const size = entry.body.length + 2 * url.length + ENTRY_OVERHEAD;
+    if (size > this.maxEntryBytes) return;
+    const old = this.map.get(url);
+    if (old) { this.map.delete(url); this.used -= old.size; }
+    this.map.set(url, { ...entry, used: false, size });
     this.used += size;
-    for (const [k, e] of this.map) {
-      if (this.map.size <= this.maxEntries && this.used <= this.maxBytes) break;
+    while (this.map.size > this.maxEntries || this.used > this.maxBytes) {
+      let next = this.cursor.next();
+      if (next.done) { this.cursor = this.map.entries(); next = this.cursor.next(); }
+      const [k, e] = next.value as [string, CachedResponse];
+      if (this.map.get(k) !== e) continue; // replaced since the cursor passed it: the new one is further on
       this.map.delete(k);
+      if (e.used && k !== url) { e.used = false; this.map.set(k, e); continue; }
       this.used -= e.size;
     }
   }
 
   clear(): void {
     this.map.clear();
+    this.cursor = this.map.entries();
     this.used = 0;
+    this.snapshotId = undefined;
   }
 }
 
@@ -58,58 +111,75 @@ export function etagOf(snapshotId: string, method: string, url: string): string 
   return `"${snapshotId}-${createHash('sha1').update(method).update(' ').update(url).digest('base64url').slice(0, 22)}"`;
 }
 
-/** If-None-Match (weak comparison, RFC 9110 §13.1.2) against our ETag. */
-export function noneMatch(header: string | undefined, etag: string): boolean {
-  if (header === undefined) return false;
-  for (const raw of header.split(',')) {
-    const t = raw.trim();
-    if (t === '*' || t === etag || (t.startsWith('W/') && t.slice(2) === etag)) return true;
+const NO_CACHE = /(?:^|,)\s*?no-cache\s*?(?:,|$)/;
+/** `fresh` splits the If-None-Match list on spaces and commas */
+const TOKEN_SEPARATORS = /[ ,]+/;
+
+/**
+ * Whether a request with these headers gets a 304 for a 200 with this ETag — the same decision
+ * as Express's `req.fresh` (the `fresh` package): If-None-Match compared weakly, `*` matches,
+ * `Cache-Control: no-cache` in the request forces a full answer, If-Modified-Since alone never
+ * matches (we send no Last-Modified).
+ */
+export function isFresh(ifNoneMatch: string | undefined, cacheControl: string | undefined, ifModifiedSince: string | undefined, etag: string): boolean {
+  if (!ifNoneMatch) return false;
+  if (cacheControl && NO_CACHE.test(cacheControl)) return false;
+  // fresh: If-Modified-Since is checked against Last-Modified, which we never send → stale
+  if (ifModifiedSince) return false;
+  if (ifNoneMatch === '*') return true;
+  for (const t of ifNoneMatch.split(TOKEN_SEPARATORS)) {
+    if (t === etag || t === `W/${etag}` || `W/${t}` === etag) return true;
   }
   return false;
 }
 
+/** Request headers that belong to the request, not to the cached answer (CORS, draining). */
+const PER_REQUEST = new Set(['access-control-allow-origin', 'vary', 'connection']);
+
 /**
- * After the snapshot is chosen (res.locals.snapshot), before validation: answers from the
- * response cache when it can (only 200s are ever stored, so a 304 from it is safe), otherwise
- * sets ETag + Cache-Control for the handler's response — Express's res.send turns a matching
- * If-None-Match into a 304; the error handlers of src/app.ts strip them again on an error.
+ * After the snapshot is chosen (res.locals.snapshot), before validation: sets ETag +
+ * Cache-Control for the handler's response (a matching If-None-Match becomes a 304 when it is
+ * sent; the error handlers of src/app.ts strip them again on an error), and with a response
+ * cache, stores the 200 the route sends.
  */
 export function httpCaching(maxAge: number, cache?: ResponseCache): RequestHandler {
   const cacheControl = `public, max-age=${maxAge}`;
   return (req, res, next) => {
     if (req.method !== 'GET') { next(); return; }
     const snapshot = res.locals.snapshot as Snapshot;
-    const etag = etagOf(snapshot.meta.snapshotId, req.method, req.url);
-    const key = cache && `${snapshot.meta.snapshotId} ${req.url}`;
-    if (cache && key) {
-      const hit = cache.get(key);
-      if (hit) {
-        res.locals.route = hit.route;
-        if (noneMatch(req.headers['if-none-match'], etag)) {
-          res.writeHead(304, { ETag: etag, 'Cache-Control': cacheControl }).end();
-        } else {
-          res.writeHead(200, { 'Content-Type': hit.type, 'Content-Length': hit.body.length, ETag: etag, 'Cache-Control': cacheControl })
-            .end(hit.body);
-        }
-        return;
-      }
-    }
+    const snapshotId = snapshot.meta.snapshotId;
+    const url = req.url;
+    const etag = etagOf(snapshotId, req.method, url);
     res.setHeader('ETag', etag);
     res.setHeader('Cache-Control', cacheControl);
-    if (cache && key) captureBody(res, (body) => {
-      const route = req.route ? req.baseUrl + (req.route as { path: string }).path : undefined;
-      if (route !== undefined) cache.set(key, body, String(res.getHeader('Content-Type') ?? 'application/json'), route);
-    });
+    if (cache) {
+      cache.misses++;
+      captureBody(res, (body) => {
+        if (!req.route) return;
+        const route = req.baseUrl + (req.route as { path: string }).path;
+        const headers: string[] = [];
+        const headers304: string[] = [];
+        for (const name of (res as unknown as { getRawHeaderNames(): string[] }).getRawHeaderNames()) {
+          const lower = name.toLowerCase();
+          if (PER_REQUEST.has(lower)) continue;
+          const value = res.getHeader(name);
+          if (typeof value !== 'string' && typeof value !== 'number') return; // a list-valued header: not ours, not cached
+          headers.push(name, String(value));
+          if (lower !== 'content-type' && lower !== 'content-length') headers304.push(name, String(value));
+        }
+        cache.set(snapshotId, url, { body, etag, route, headers, headers304 });
+      });
+    }
     next();
   };
 }
 
-/** Hands the body of a 200 sent in one res.end (how res.send sends) to `store`. */
+/** Hands the body of a 200 sent in one res.end (how every route sends) to `store`. */
 function captureBody(res: Response, store: (body: Buffer) => void): void {
   const end = res.end;
   res.end = function (this: Response, ...args: unknown[]) {
     const [chunk, encoding] = args;
-    if (this.statusCode === 200 && !this.headersSent && chunk !== undefined && typeof chunk !== 'function') {
+    if (this.statusCode === 200 && !this.headersSent && chunk !== undefined && chunk !== null && typeof chunk !== 'function') {
       store(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string, typeof encoding === 'string' ? encoding as BufferEncoding : 'utf8'));
     }
     return (end as (...a: unknown[]) => Response).apply(this, args);

@@ -5,23 +5,36 @@ import type { RequestHandler } from 'express';
  * without credentials; otherwise a comma-separated list of exact origins or `*.domain` suffix
  * patterns, echoed back (as rollytics' api/api.go does); empty disables CORS.
  */
-export function cors(allowed: string): RequestHandler {
+
+/** The CORS headers of an answer to a request from `origin`, as a flat [name, value, …] list. */
+export type CorsHeaders = (origin: string | undefined) => string[];
+
+const NONE: string[] = [];
+const ANY = ['Access-Control-Allow-Origin', '*'];
+
+export function corsHeaders(allowed: string): CorsHeaders {
   const patterns = allowed.split(',').map((s) => s.trim()).filter(Boolean);
   const any = patterns.includes('*');
   const matches = (origin: string): boolean => patterns.some((p) => p === origin
     || (p.startsWith('*.') && (() => {
       try { return new URL(origin).hostname.endsWith(p.slice(1)); } catch { return false; }
     })()));
+  return (origin) => {
+    if (!patterns.length || origin === undefined) return NONE;
+    if (any) return ANY;
+    return matches(origin) ? ['Access-Control-Allow-Origin', origin, 'Vary', 'Origin'] : NONE;
+  };
+}
+
+export function cors(allowed: string): RequestHandler {
+  const headersFor = corsHeaders(allowed);
   return (req, res, next) => {
-    const origin = req.headers.origin;
-    if (patterns.length && origin !== undefined) {
-      if (any) res.setHeader('Access-Control-Allow-Origin', '*');
-      else if (matches(origin)) { res.setHeader('Access-Control-Allow-Origin', origin); res.vary('Origin'); }
-    }
+    const h = headersFor(req.headers.origin);
+    for (let i = 0; i < h.length; i += 2) res.setHeader(h[i], h[i + 1]);
     if (req.method === 'OPTIONS' && req.headers['access-control-request-method']) {
       res.setHeader('Access-Control-Allow-Methods', 'GET, HEAD, OPTIONS');
-      const h = req.headers['access-control-request-headers'];
-      if (h) res.setHeader('Access-Control-Allow-Headers', h);
+      const ask = req.headers['access-control-request-headers'];
+      if (ask) res.setHeader('Access-Control-Allow-Headers', ask);
       res.setHeader('Access-Control-Max-Age', '86400');
       res.status(204).end();
       return;

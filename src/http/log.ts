@@ -1,7 +1,8 @@
 /**
- * Structured logs: one JSON object per line on stdout. Lines are buffered and written together
- * once per event-loop turn, so a busy server makes one write(2) for many requests rather than
- * one each (stdout to a pipe or file is synchronous on Linux).
+ * Structured logs: one JSON object per line on stdout. Lines are buffered and written together,
+ * so a busy server makes one write(2) for many requests rather than one each (stdout to a pipe
+ * or file is synchronous on Linux): warn and error lines on the next event-loop turn, info and
+ * debug lines (the per-request ones) within FLUSH_MS, or as soon as FLUSH_BYTES are waiting.
  */
 
 export const LOG_LEVELS = ['error', 'warn', 'info', 'debug'] as const;
@@ -9,6 +10,7 @@ export type LogLevel = typeof LOG_LEVELS[number];
 
 const RANK: Record<LogLevel, number> = { error: 0, warn: 1, info: 2, debug: 3 };
 const FLUSH_BYTES = 64 * 1024;
+const FLUSH_MS = 10;
 
 export type LogFields = Record<string, unknown>;
 
@@ -28,19 +30,35 @@ export function createLogger(level: LogLevel, write: (text: string) => void = (t
   base: LogFields = {}): Logger {
   const max = RANK[level];
   let buffered = '';
-  let scheduled = false;
+  let soon = false;
+  let timer: NodeJS.Timeout | undefined;
   const flush = (): void => {
-    scheduled = false;
+    soon = false;
+    if (timer !== undefined) { clearTimeout(timer); timer = undefined; }
     if (buffered === '') return;
     const text = buffered;
     buffered = '';
     write(text);
   };
+  // Keys written before the fields: a field of the same name takes its place (slow path below).
+  const fixedKeys = new Set(['time', 'level', 'msg', ...Object.keys(base)]);
+  const baseJson = Object.keys(base).length ? ',' + JSON.stringify(base).slice(1, -1) : '';
+  const clock = isoClock();
   const log = (l: LogLevel, msg: string, fields?: LogFields): void => {
     if (RANK[l] > max) return;
-    buffered += JSON.stringify({ time: new Date().toISOString(), level: l, msg, ...base, ...fields }) + '\n';
+    let line: string | undefined;
+    if (fields === undefined || !overlaps(fields, fixedKeys)) {
+      // the same text as the object below, without building and spreading it
+      const rest = fields === undefined ? '{}' : JSON.stringify(fields);
+      line = '{"time":"' + clock() + '","level":"' + l + '","msg":' + JSON.stringify(msg) + baseJson
+        + (rest.length > 2 ? ',' + rest.slice(1) : '}');
+    } else {
+      line = JSON.stringify({ time: clock(), level: l, msg, ...base, ...fields });
+    }
+    buffered += line + '\n';
     if (buffered.length >= FLUSH_BYTES) flush();
-    else if (!scheduled) { scheduled = true; setImmediate(flush); }
+    else if (RANK[l] <= RANK.warn) { if (!soon) { soon = true; setImmediate(flush); } }
+    else if (timer === undefined) timer = setTimeout(flush, FLUSH_MS);
   };
   return {
     level,
@@ -50,6 +68,22 @@ export function createLogger(level: LogLevel, write: (text: string) => void = (t
     info: (msg, f) => log('info', msg, f),
     debug: (msg, f) => log('debug', msg, f),
     flush,
+  };
+}
+
+function overlaps(fields: LogFields, keys: Set<string>): boolean {
+  for (const k in fields) if (keys.has(k)) return true;
+  return false;
+}
+
+/** `new Date().toISOString()`, formatted at most once per millisecond (a busy server logs many lines per ms). */
+function isoClock(): () => string {
+  let last = -1;
+  let text = '';
+  return () => {
+    const now = Date.now();
+    if (now !== last) { last = now; text = new Date(now).toISOString(); }
+    return text;
   };
 }
 

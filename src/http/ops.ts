@@ -23,6 +23,8 @@ export interface Metrics {
   readonly registry: Registry;
   /** one finished (or aborted) request */
   observe(req: Request, res: Response, seconds: number): void;
+  /** the same, for a request answered outside Express (the response cache in front of it) */
+  observeRoute(method: string, route: string, status: number, seconds: number): void;
   swapped(): void;
   swapFailed(): void;
 }
@@ -68,11 +70,11 @@ export function createMetrics(current: () => Snapshot | undefined, cache?: Respo
   });
   if (cache) {
     new Counter({
-      name: 'indexer_api_response_cache_hits_total', help: 'Responses served from the in-process cache', registers: [registry],
+      name: 'indexer_api_response_cache_hits_total', help: 'Responses (200 or 304) answered from the in-process response cache', registers: [registry],
       collect() { this.reset(); this.inc(cache.hits); },
     });
     new Counter({
-      name: 'indexer_api_response_cache_misses_total', help: 'Cacheable requests the in-process cache could not answer', registers: [registry],
+      name: 'indexer_api_response_cache_misses_total', help: 'GET/HEAD API requests the in-process response cache could not answer (computed by the app)', registers: [registry],
       collect() { this.reset(); this.inc(cache.misses); },
     });
     new Gauge({
@@ -80,17 +82,18 @@ export function createMetrics(current: () => Snapshot | undefined, cache?: Respo
       collect() { this.set(cache.size); },
     });
     new Gauge({
-      name: 'indexer_api_response_cache_bytes', help: 'Bytes held by the in-process response cache (bodies + keys)', registers: [registry],
+      name: 'indexer_api_response_cache_bytes', help: 'Bytes counted against the response cache cap (bodies, keys, per-entry overhead)', registers: [registry],
       collect() { this.set(cache.bytes); },
     });
   }
+  const observeRoute = (method: string, route: string, status: number, seconds: number): void => {
+    requests.inc({ method, route, status });
+    latency.observe({ method, route }, seconds);
+  };
   return {
     registry,
-    observe(req, res, seconds) {
-      const route = routeOf(req, res);
-      requests.inc({ method: req.method, route, status: res.statusCode });
-      latency.observe({ method: req.method, route }, seconds);
-    },
+    observe: (req, res, seconds) => observeRoute(req.method, routeOf(req, res), res.statusCode, seconds),
+    observeRoute,
     swapped: () => swaps.inc(),
     swapFailed: () => failed.inc(),
   };

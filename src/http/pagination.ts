@@ -91,14 +91,30 @@ export function paginationJson(previous: string | null, next: string | null, tot
     + ',"total":"' + String(total) + '"}';
 }
 
-/** One page of a list: pre-rendered item JSON plus the pagination object. */
+/** One page of a list: pre-rendered item JSON (UTF-8, as stored) plus the pagination object. */
 export interface Page {
-  items: string[];
+  items: Buffer[];
   pagination: string;
 }
 
-export function listResponse(itemsKey: string, page: Page): string {
-  return '{"' + itemsKey + '":[' + page.items.join(',') + '],"pagination":' + page.pagination + '}';
+const COMMA = Buffer.from(',');
+
+/**
+ * `{"<itemsKey>":[item,…],"pagination":{…}}` as one Buffer: the items are the stored bytes,
+ * copied once — never decoded to a JS string and encoded back.
+ */
+export function listResponse(itemsKey: string, page: Page): Buffer {
+  const items = page.items;
+  const parts: Buffer[] = new Array<Buffer>(items.length ? 2 * items.length + 1 : 2);
+  parts[0] = Buffer.from('{"' + itemsKey + '":[');
+  let n = 1;
+  for (let i = 0; i < items.length; i++) {
+    if (i > 0) parts[n++] = COMMA;
+    parts[n++] = items[i];
+  }
+  parts[n++] = Buffer.from('],"pagination":' + page.pagination + '}');
+  parts.length = n;
+  return Buffer.concat(parts);
 }
 
 /** The empty answer for unknown accounts and the like: 200, [], next_key null, total "0". */

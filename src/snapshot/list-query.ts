@@ -38,7 +38,15 @@ export interface ListDefinition {
   order: OrderColumn[];
 }
 
-export interface Row { json: string; [field: string]: unknown }
+/** `json` is the stored UTF-8 bytes (read as a BLOB: no decoding to a JS string). */
+export interface Row { json: Buffer; [field: string]: unknown }
+
+/** The `json` column of a SELECT list (`json` or `x.json AS json`), read as a BLOB. */
+function jsonAsBlob(select: string, name: string): string {
+  const m = /^\s*((?:\w+\.)?json)(\s+AS\s+json)?\s*(,|$)/i.exec(select);
+  if (!m) throw new Error(`list ${name}: the SELECT list must start with its json column, got ${select}`);
+  return `CAST(${m[1]} AS BLOB) AS json${m[3]}${select.slice(m[0].length)}`;
+}
 
 export class ListQuery {
   private readonly statements = new Map<string, Database.Statement>();
@@ -49,7 +57,8 @@ export class ListQuery {
     const id = `${desc ? 'd' : 'a'}${prefix}`;
     let st = this.statements.get(id);
     if (!st) {
-      const { select, from, where, order } = this.def;
+      const { from, where, order } = this.def;
+      const select = jsonAsBlob(this.def.select, this.def.name);
       const dir = desc ? 'DESC' : 'ASC';
       let cond = '';
       if (prefix > 0) {

@@ -20,10 +20,14 @@ describe('serve: ETag, Cache-Control, 304 and the response cache', function () {
     let s: ServeProcess;
     let snapshotId: string;
     before(async () => {
-      s = await startServe(['--db', DEMO('wasm'), '--cache-max-age', '30']);
+      s = await startServe(['--db', DEMO('wasm'), '--cache-max-age', '30', '--cache-bytes', '0']);
       snapshotId = (await getJson<{ snapshot_id: string }>(`${s.url}/ready`)).snapshot_id;
     });
     after(async () => { await s.stop(); });
+
+    it('has no response cache with --cache-bytes 0 (no cache metrics)', async () => {
+      expect((await get(`${s.url}/metrics`)).body).not.to.include('indexer_api_response_cache_');
+    });
 
     it('gives a 200 a strong ETag "<snapshot_id>-<hash of the URL>" and Cache-Control public, max-age', async () => {
       const r = await get(s.url + BLOCKS);
@@ -86,13 +90,13 @@ describe('serve: ETag, Cache-Control, 304 and the response cache', function () {
     }
   });
 
-  describe('with --cache-entries', () => {
+  describe('with the response cache (the default)', () => {
     let s: ServeProcess;
     const db = join(serveTmp(), 'cached.sqlite');
     before(async () => {
       const [first] = await smallSnapshots();
       publish(first.file, db);
-      s = await startServe(['--db', db, '--cache-entries', '100']);
+      s = await startServe(['--db', db]);
     });
     after(async () => { await s.stop(); });
 
@@ -119,6 +123,23 @@ describe('serve: ETag, Cache-Control, 304 and the response cache', function () {
       expect(metric(text, 'indexer_api_http_requests_total', 'method="GET",route="/indexer/block/v1/blocks/:height",status="200"')).to.equal(2);
     });
 
+    it('writes the same request log line for a hit as for the miss before it', async () => {
+      const path = '/indexer/block/v1/blocks?pagination.limit=4';
+      const a = await get(s.url + path);
+      const hits = await cacheMetric('indexer_api_response_cache_hits_total');
+      await get(s.url + path);
+      await fetch(s.url + path, { method: 'HEAD' });
+      expect(await cacheMetric('indexer_api_response_cache_hits_total')).to.equal(hits + 2);
+      const lines = () => s.lines.filter((l) => l.msg === 'request' && l.path === path);
+      await eventually('the log lines', async () => lines().length === 3);
+      const [miss, hit, head] = lines();
+      const shape = (l: Record<string, unknown>) => ({ ...l, time: undefined, ms: undefined });
+      expect(shape(hit)).to.deep.equal(shape(miss));
+      expect(miss).to.include({ level: 'info', method: 'GET', status: 200, bytes: Buffer.byteLength(a.body) });
+      expect(head).to.include({ method: 'HEAD', status: 200, bytes: 0 });
+      expect(hit.ms).to.be.a('number');
+    });
+
     it('never caches an error', async () => {
       const entries = await cacheMetric('indexer_api_response_cache_entries');
       const hits = await cacheMetric('indexer_api_response_cache_hits_total');
@@ -141,39 +162,58 @@ describe('serve: ETag, Cache-Control, 304 and the response cache', function () {
   });
 
   describe('ResponseCache', () => {
-    const body = (n: number): Buffer => Buffer.alloc(n, 'x');
+    const entry = (n: number) => ({ body: Buffer.alloc(n, 'x'), etag: '"e"', route: '/r', headers: [], headers304: [] });
+    const cache = (maxBytes: number, maxEntries?: number): ResponseCache => {
+      const c = new ResponseCache(maxBytes, maxEntries);
+      c.adopt('s1');
+      return c;
+    };
 
     it('evicts the least recently used entry beyond its entry count', () => {
-      const c = new ResponseCache(2, 1 << 20);
-      c.set('a', body(1), 'application/json', '/r');
-      c.set('b', body(1), 'application/json', '/r');
+      const c = cache(1 << 20, 2);
+      c.set('s1', 'a', entry(1));
+      c.set('s1', 'b', entry(1));
       expect(c.get('a')).not.to.equal(undefined); // a is now the most recent
-      c.set('c', body(1), 'application/json', '/r');
+      c.set('s1', 'c', entry(1));
       expect(c.get('b')).to.equal(undefined);
       expect(c.get('a')).not.to.equal(undefined);
       expect(c.get('c')).not.to.equal(undefined);
       expect(c.size).to.equal(2);
     });
 
-    it('keeps bodies plus keys under its byte cap and skips a body larger than the cap', () => {
-      const c = new ResponseCache(100, 250);
-      c.set('k1', body(100), 'application/json', '/r');
-      c.set('k2', body(100), 'application/json', '/r');
-      c.set('k3', body(100), 'application/json', '/r');
-      expect(c.bytes).to.be.at.most(250);
-      expect(c.get('k1')).to.equal(undefined);
-      expect(c.get('k3')).not.to.equal(undefined);
-      c.set('huge', body(300), 'application/json', '/r');
+    it('keeps entries under its byte cap, least recently used out, and skips a body over 1/8 of the cap', () => {
+      const c = cache(8 * 1000);
+      for (let i = 0; i < 20; i++) c.set('s1', `k${i}`, entry(400));
+      expect(c.bytes).to.be.at.most(8000);
+      expect(c.size).to.be.within(10, 19);
+      expect(c.get('k0')).to.equal(undefined);
+      expect(c.get('k19')).not.to.equal(undefined);
+      c.set('s1', 'huge', entry(1000));
       expect(c.get('huge')).to.equal(undefined);
-      expect(c.get('k3')).not.to.equal(undefined);
+      expect(c.get('k19')).not.to.equal(undefined);
     });
 
     it('replaces an entry stored again under the same key without double-counting its bytes', () => {
-      const c = new ResponseCache(10, 1000);
-      c.set('k', body(100), 'application/json', '/r');
-      c.set('k', body(50), 'application/json', '/r');
+      const c = cache(1 << 20);
+      c.set('s1', 'k', entry(100));
+      const one = c.bytes;
+      c.set('s1', 'k', entry(50));
       expect(c.size).to.equal(1);
-      expect(c.bytes).to.equal(51);
+      expect(c.bytes).to.equal(one - 50);
+    });
+
+    it('holds one snapshot: another snapshot id empties it, and a late store for the old one is dropped', () => {
+      const c = cache(1 << 20);
+      c.set('s1', 'k', entry(10));
+      c.adopt('s1');
+      expect(c.get('k')).not.to.equal(undefined);
+      c.adopt('s2');
+      expect(c.size).to.equal(0);
+      expect(c.bytes).to.equal(0);
+      c.set('s1', 'k', entry(10));
+      expect(c.get('k')).to.equal(undefined);
+      c.set('s2', 'k', entry(10));
+      expect(c.get('k')).not.to.equal(undefined);
     });
   });
 });
