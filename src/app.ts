@@ -1,5 +1,4 @@
 import type { RequestListener } from 'node:http';
-import { dirname } from 'node:path';
 import express, { ErrorRequestHandler, Express, Request, RequestHandler, Response } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
 import { httpCaching, ResponseCache } from './http/caching';
@@ -153,9 +152,11 @@ type PathToRegexp = (path: string, opts?: { sensitive?: boolean; strict?: boolea
 function memoizeValidatorRouteRegexps(): void {
   let mod: { pathToRegexp?: PathToRegexp & { memoized?: true } };
   try {
-    const from = dirname(require.resolve('express-openapi-validator/dist/middlewares/openapi.metadata.js'));
+    // The validator's own copy (express has an older path-to-regexp at the top level). A static
+    // path, so that esbuild's bundles (build/bundle, the single executable) patch the very module
+    // instance the validator calls.
     // eslint-disable-next-line @typescript-eslint/no-require-imports
-    mod = require(require.resolve('path-to-regexp', { paths: [from] }));
+    mod = require('express-openapi-validator/node_modules/path-to-regexp');
   } catch {
     return;
   }

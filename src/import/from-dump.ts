@@ -13,7 +13,7 @@ import { describe, Fields } from './fields';
 import { BATCH_BYTES, findDumpFile, LineBatch, NdjsonLine, readLineBatches, readNdjson } from './ndjson';
 import { BufferPool } from './parse/buffers';
 import { openTxParsing } from './parse/pool';
-import { outputSize, TxJob, TxRows } from './parse/tx';
+import { outputSize, packRecords, TxJob, TxRows } from './parse/tx';
 import { SnapshotWriter } from './writer';
 
 export type VmType = 'move' | 'wasm' | 'evm';
@@ -342,11 +342,18 @@ function txJobs(source: RecordSource, alloc: (n: number) => Buffer): AsyncIterab
   if (!records) return undefined;
   return (async function* () {
     let group: NdjsonLine[] = [];
+    let chars = 0;
     for await (const r of records) {
       group.push(r);
-      if (group.length === JOB_RECORDS) { yield { records: group }; group = []; }
+      chars += r.text.length;
+      // as a file's line batches: ≤ JOB_RECORDS records, about BATCH_BYTES (a pooled buffer)
+      if (group.length === JOB_RECORDS || chars >= BATCH_BYTES) {
+        yield { packed: packRecords(group, alloc) };
+        group = [];
+        chars = 0;
+      }
     }
-    if (group.length > 0) yield { records: group };
+    if (group.length > 0) yield { packed: packRecords(group, alloc) };
   })();
 }
 
