@@ -1,20 +1,12 @@
 import { expect } from 'chai';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runImport } from '../../src/commands/import';
 import { openSnapshot } from '../../src/snapshot/open';
+import { lines, write } from './helpers/dump-files';
 import { demoDump, expectSameAnswers } from './helpers/serve';
 
-function lines(dir: string, name: string): string[] {
-  const f = join(dir, `${name}.ndjson`);
-  return existsSync(f) ? readFileSync(f, 'utf8').split('\n').filter((l) => l.trim() !== '') : [];
-}
-
-function write(dir: string, name: string, rows: string[]): void {
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, `${name}.ndjson`), rows.map((r) => r + '\n').join(''));
-}
 
 const heightOf = (l: string): number => {
   const r = JSON.parse(l) as { height?: number; tx?: { height: string } };

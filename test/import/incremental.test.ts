@@ -1,23 +1,15 @@
 import { expect } from 'chai';
 import { createHash } from 'node:crypto';
 import Database from 'better-sqlite3';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runImport } from '../../src/commands/import';
 import { openSnapshot } from '../../src/snapshot/open';
 import { tableDiff } from '../../src/snapshot/digest';
+import { lines, write } from './helpers/dump-files';
 import { demoDump, expectSameAnswers } from './helpers/serve';
 
-function lines(dir: string, name: string): string[] {
-  const f = join(dir, `${name}.ndjson`);
-  return existsSync(f) ? readFileSync(f, 'utf8').split('\n').filter((l) => l.trim() !== '') : [];
-}
-
-function write(dir: string, name: string, rows: string[]): void {
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, `${name}.ndjson`), rows.map((r) => r + '\n').join(''));
-}
 
 /**
  * Cuts a full dump into the part up to height `lo` (the history up to there, NFT state limited
