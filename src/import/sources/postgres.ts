@@ -57,6 +57,18 @@ export const ROLLYTICS_EVM_TABLES = ['evm_tx', 'evm_tx_accounts', 'evm_internal_
 export const ROLLYTICS_TABLES = ['block', 'tx', 'tx_accounts', 'account_dict', 'tx_msg_types', 'msg_type_dict',
   'nft_collection', 'nft', 'nft_dict', 'tx_nfts', 'rich_list', 'rich_list_status', 'seq_info'] as const;
 
+/**
+ * The accounts a tx (`t`) is linked to in a rollytics link table and the signer among them,
+ * as hex arrays `acc.accounts` / `acc.signers`; an id missing from account_dict comes back as
+ * `!<id>` so the row can be refused by name.
+ */
+const linkedAccounts = (links: 'tx_accounts' | 'evm_tx_accounts'): string => `LEFT JOIN LATERAL (
+            SELECT array_agg(coalesce(encode(a.account, 'hex'), '!' || ta.account_id::text) ORDER BY ta.account_id) AS accounts,
+                   array_agg(coalesce(encode(a.account, 'hex'), '!' || ta.account_id::text) ORDER BY ta.account_id)
+                     FILTER (WHERE ta.signer IS TRUE) AS signers
+            FROM ${links} ta LEFT JOIN account_dict a ON a.id = ta.account_id
+            WHERE ta.sequence = t.sequence) acc ON true`;
+
 const TIME = (col: string): string => `to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
 
 type Row = Record<string, unknown>;
@@ -219,12 +231,7 @@ export async function openPostgresSource(o: PostgresSourceOptions): Promise<Impo
                  acc.accounts, acc.signers, mt.msg_types
           FROM tx t
           LEFT JOIN account_dict s ON s.id = t.signer_id
-          LEFT JOIN LATERAL (
-            SELECT array_agg(coalesce(encode(a.account, 'hex'), '!' || ta.account_id::text) ORDER BY ta.account_id) AS accounts,
-                   array_agg(coalesce(encode(a.account, 'hex'), '!' || ta.account_id::text) ORDER BY ta.account_id)
-                     FILTER (WHERE ta.signer IS TRUE) AS signers
-            FROM tx_accounts ta LEFT JOIN account_dict a ON a.id = ta.account_id
-            WHERE ta.sequence = t.sequence) acc ON true
+          ${linkedAccounts('tx_accounts')}
           LEFT JOIN LATERAL (
             SELECT array_agg(coalesce(d.msg_type, '!' || tm.msg_type_id::text) ORDER BY tm.msg_type_id) AS msg_types
             FROM tx_msg_types tm LEFT JOIN msg_type_dict d ON d.id = tm.msg_type_id
@@ -323,12 +330,7 @@ export async function openPostgresSource(o: PostgresSourceOptions): Promise<Impo
                  t.signer_id::text AS signer_id, encode(s.account, 'hex') AS signer_account, acc.accounts, acc.signers
           FROM evm_tx t
           LEFT JOIN account_dict s ON s.id = t.signer_id
-          LEFT JOIN LATERAL (
-            SELECT array_agg(coalesce(encode(a.account, 'hex'), '!' || ta.account_id::text) ORDER BY ta.account_id) AS accounts,
-                   array_agg(coalesce(encode(a.account, 'hex'), '!' || ta.account_id::text) ORDER BY ta.account_id)
-                     FILTER (WHERE ta.signer IS TRUE) AS signers
-            FROM evm_tx_accounts ta LEFT JOIN account_dict a ON a.id = ta.account_id
-            WHERE ta.sequence = t.sequence) acc ON true
+          ${linkedAccounts('evm_tx_accounts')}
           ORDER BY t.sequence`)) {
         const label = `table evm_tx, sequence ${r.sequence as string} (hash 0x${(r.hash as string | null) ?? '?'}, height ${r.height as string})`;
         if (r.data === null) throw recordError(label, 'data', 'is NULL');
