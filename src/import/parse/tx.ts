@@ -37,20 +37,6 @@ export interface PackedRecords {
   labels: string[];
 }
 
-/** Packs records into `alloc`ed bytes (a pooled buffer when they fit). */
-export function packRecords(records: NdjsonLine[], alloc: (n: number) => Buffer): PackedRecords {
-  let n = 0;
-  for (const r of records) n += Buffer.byteLength(r.text);
-  const bytes = alloc(n);
-  const ends: number[] = [];
-  let at = 0;
-  for (const r of records) {
-    at += bytes.write(r.text, at);
-    ends.push(at);
-  }
-  return { bytes, ends, labels: records.map((r) => r.file) };
-}
-
 /**
  * The txs of one job, column by column (cheap to post between threads). Row k is the record
  * at files[k]:lines[k]; accounts[k] are hex, the signer first when signers[k]. Its hash and

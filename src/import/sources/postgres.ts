@@ -46,7 +46,12 @@ export interface PostgresSourceOptions {
   /** what /status reports as version / commit_hash (rollytics' build; default dev / unknown) */
   statusVersion?: string;
   statusCommit?: string;
-  /** rows fetched per cursor read (default 2000) */
+  /**
+   * rows fetched per cursor read (default 100). Small on purpose: a batch (and the next one,
+   * prefetched) lives while its rows are validated, long enough for V8 to promote big row
+   * strings to the old generation; with 500 the 1M-tx import peaked at 554 MB, with 100 at
+   * 484 MB, ≈10 % slower.
+   */
   batchRows?: number;
 }
 
@@ -164,7 +169,7 @@ export async function openPostgresSource(o: PostgresSourceOptions): Promise<Impo
     richlist: await estimate('rich_list'),
   };
 
-  const batch = o.batchRows ?? 500;
+  const batch = o.batchRows ?? 100;
   let busy = false;
   /** Streams one query through a server-side cursor, prefetching the next batch while rows are used. */
   async function* rows(label: string, sql: string, params: unknown[] = []): AsyncGenerator<Row> {
