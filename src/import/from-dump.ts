@@ -354,10 +354,12 @@ function txJobs(source: RecordSource, alloc: (n: number) => Buffer): AsyncIterab
     let at = 0;
     let ends: number[] = [];
     let labels: string[] = [];
+    let lines: number[] = [];
     const job = (): TxJob => {
-      const j = { packed: { bytes: bytes.subarray(0, at), ends, labels } };
+      const j = { packed: { bytes: bytes.subarray(0, at), ends, labels, lines } };
       ends = [];
       labels = [];
+      lines = [];
       at = 0;
       return j;
     };
@@ -370,6 +372,7 @@ function txJobs(source: RecordSource, alloc: (n: number) => Buffer): AsyncIterab
       at += bytes.write(r.text, at);
       ends.push(at);
       labels.push(r.file);
+      lines.push(r.line);
     }
     if (ends.length > 0) yield job();
   })();

@@ -68,8 +68,8 @@ class ParserPool implements TxParsing {
     return new Promise<TxRows>((resolve, reject) => {
       t.waiting.push({ resolve, reject });
       // Hand the buffers over instead of copying them: the loader does not touch them until they come back.
-      const input = 'lines' in job ? job.lines.bytes.buffer : 'packed' in job ? job.packed.bytes.buffer : undefined;
-      t.worker.postMessage(job, [...(input ? [input as ArrayBuffer] : []), ...(job.out ? [job.out] : [])]);
+      const input = ('lines' in job ? job.lines.bytes.buffer : job.packed.bytes.buffer) as ArrayBuffer;
+      t.worker.postMessage(job, [input, ...(job.out ? [job.out] : [])]);
     });
   }
 

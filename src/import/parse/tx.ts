@@ -4,7 +4,7 @@ import { formatNanos, parseUtc } from '../../lib/time';
 import { txJson } from '../../routes/tx/serialize';
 import { AccountDeriver, msgTypesOf } from '../derive';
 import { checkUint, describe } from '../fields';
-import { asBuffer, eachLine, LineBatch, lineText, NdjsonLine } from '../ndjson';
+import { asBuffer, eachLine, LineBatch, lineText } from '../ndjson';
 import { scanTxRecord } from './scan';
 
 /**
@@ -21,20 +21,21 @@ const UPPER_OR_LOWER_HEX = /^[0-9a-fA-F]*$/;
 const TXHASH = /^[0-9a-fA-F]{64}$/;
 
 /**
- * Work for a parser: lines of a dump file, or records of another source (database, API, base
- * snapshot); `out` is a buffer for the output, used when big enough.
+ * Work for a parser: lines of a dump file, or the packed records of another source (database,
+ * API); `out` is a buffer for the output, used when big enough.
  */
-export type TxJob = ({ lines: LineBatch } | { records: NdjsonLine[] } | { packed: PackedRecords }) & { out?: ArrayBuffer };
+export type TxJob = ({ lines: LineBatch } | { packed: PackedRecords }) & { out?: ArrayBuffer };
 
 /**
  * Records of a non-file source packed into one byte buffer (record k's UTF-8 text ends at
- * ends[k]), so a job crosses to a parser thread by transfer instead of as thousands of cloned
+ * ends[k]; it is named labels[k]:lines[k], as NdjsonLine file:line), so a job crosses to a parser thread by transfer instead of as thousands of cloned
  * strings: that copying kept ≈150 MB of garbage on the heaps of a PostgreSQL import.
  */
 export interface PackedRecords {
   bytes: Uint8Array;
   ends: number[];
   labels: string[];
+  lines: number[];
 }
 
 /**
@@ -137,28 +138,21 @@ export class TxParser {
   }
 
   run(job: TxJob): TxRows {
-    const out = new Output('lines' in job ? job.lines.bytes.length : 'packed' in job ? job.packed.bytes.length
-      : job.records.reduce((n, r) => n + r.text.length, 0), job.out);
+    const out = new Output('lines' in job ? job.lines.bytes.length : job.packed.bytes.length, job.out);
     const rows: TxRows = { files: [], lines: [], sequences: [], heights: [], out: out.buf, ends: [], accounts: [], signers: [], msgTypes: [] };
     if ('lines' in job) {
       const { file, bytes } = job.lines;
       const b = asBuffer(bytes);
       eachLine(job.lines, (line, start, end) => this.one(rows, out, lineText(b, start, end), b, start, end, file, line));
-    } else if ('packed' in job) {
-      const { bytes, ends, labels } = job.packed;
+    } else {
+      const { bytes, ends, labels, lines } = job.packed;
       const b = asBuffer(bytes);
       for (let k = 0, start = 0; k < ends.length; start = ends[k++]) {
-        if (!this.one(rows, out, b.toString('utf8', start, ends[k]), b, start, ends[k], labels[k], 0)) break;
-      }
-    } else {
-      for (const r of job.records) {
-        const b = Buffer.from(r.text);
-        if (!this.one(rows, out, r.text, b, 0, b.length, r.file, r.line)) break;
+        if (!this.one(rows, out, b.toString('utf8', start, ends[k]), b, start, ends[k], labels[k], lines[k])) break;
       }
     }
     rows.out = out.buf.subarray(0, out.at);
-    if ('lines' in job) rows.input = job.lines.bytes.buffer as ArrayBuffer;
-    else if ('packed' in job) rows.input = job.packed.bytes.buffer as ArrayBuffer;
+    rows.input = ('lines' in job ? job.lines.bytes.buffer : job.packed.bytes.buffer) as ArrayBuffer;
     return rows;
   }
 
