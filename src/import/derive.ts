@@ -9,7 +9,8 @@ import { BoundedCache } from './parse/cache';
 
 const MOVE_HEX = /0x[0-9a-fA-F]{1,64}/g;
 const HEX_PIECE = /^0x[0-9a-fA-F]{1,64}$/;
-const ADDRESS_TOPIC = /^0x0{24}[0-9a-fA-F]{40}$/;
+/** An EVM log topic holding an address (24 zero digits, then 40 hex): rollytics links it (§5.4). */
+export const ADDRESS_TOPIC = /^0x0{24}[0-9a-fA-F]{40}$/;
 
 /**
  * Address texts / signer keys remembered per generation (BoundedCache): ≈5 MB each, and on the

@@ -7,8 +7,8 @@
 import type Database from 'better-sqlite3';
 import { canonicalAddress, toHex0x } from '../lib/address';
 import { evmTxJson, EvmLog, EvmReceipt, internalTxJson, LOG_KEYS, RECEIPT_KEYS } from '../routes/evm/serialize';
+import { ADDRESS_TOPIC } from './derive';
 import { describe, Fields, toAddress } from './fields';
-import { record } from './sources/source';
 import type { SnapshotWriter } from './writer';
 
 export const EVM_TX_FIELDS = ['sequence', 'height', 'receipt', 'signer', 'accounts'] as const;
@@ -17,7 +17,6 @@ export const EVM_INTERNAL_TX_FIELDS = ['sequence', 'height', 'hash', 'index', 'p
 
 const HASH = /^0x[0-9a-fA-F]{64}$/;
 const HEX = /^0x[0-9a-fA-F]*$/;
-const ADDRESS_TOPIC = /^0x0{24}[0-9a-fA-F]{40}$/;
 const ADDRESS_WORD = /^0{24}[0-9a-f]{40}$/;
 
 type Each = (name: string, required: boolean, fn: (f: Fields) => void, allowed: readonly string[]) => Promise<void>;
@@ -316,44 +315,24 @@ function parseLog(f: Fields, at: string, l: unknown,
  * source gave it, /status `internal_tx_height` by rollytics' rule (reference §4.1): the highest
  * height with internal txs, or the latest block when no later block has txs.
  */
-export function finishEvm(db: Database.Database, setMeta: (key: string, value: string | number) => void, extend?: EvmDelta): void {
+export function finishEvm(db: Database.Database, setMeta: (key: string, value: string | number) => void, added: EvmDelta): void {
   const one = (sql: string): number => (db.prepare(sql).pluck().get() as number | null) ?? 0;
-  if (!extend) {
-    db.exec(`
-      BEGIN;
-      UPDATE evm_hashes SET internal_tx_count = k.n
-        FROM (SELECT hash, count(*) AS n FROM evm_internal_txs GROUP BY hash) AS k WHERE k.hash = evm_hashes.hash;
-      INSERT INTO evm_height_counts (height, tx_count, internal_tx_count)
-        SELECT height, sum(t), sum(i) FROM (
-          SELECT height, count(*) AS t, 0 AS i FROM evm_txs GROUP BY height
-          UNION ALL SELECT height, 0, count(*) FROM evm_internal_txs GROUP BY height)
-        GROUP BY height;
-      INSERT INTO evm_account_counts (account_id, tx_count, signer_tx_count, internal_tx_count)
-        SELECT account_id, sum(t), sum(s), sum(i) FROM (
-          SELECT account_id, count(*) AS t, sum(signer) AS s, 0 AS i FROM evm_tx_accounts GROUP BY account_id
-          UNION ALL SELECT account_id, 0, 0, count(*) FROM evm_internal_tx_accounts GROUP BY account_id)
-        GROUP BY account_id;
-      COMMIT;`);
-    setMeta('count_evm_txs', one('SELECT count(*) FROM evm_txs'));
-    setMeta('count_evm_internal_txs', one('SELECT count(*) FROM evm_internal_txs'));
-  } else {
-    // On a copy of a base snapshot: add what the new rows count (new heights only, so a height
-    // row is new; a hash or an account may already have counts).
-    const hash = db.prepare('UPDATE evm_hashes SET internal_tx_count = internal_tx_count + ? WHERE hash = ?');
-    const height = db.prepare(`INSERT INTO evm_height_counts (height, tx_count, internal_tx_count) VALUES (?, ?, ?)
-      ON CONFLICT (height) DO UPDATE SET tx_count = tx_count + excluded.tx_count, internal_tx_count = internal_tx_count + excluded.internal_tx_count`);
-    const account = db.prepare(`INSERT INTO evm_account_counts (account_id, tx_count, signer_tx_count, internal_tx_count) VALUES (?, ?, ?, ?)
-      ON CONFLICT (account_id) DO UPDATE SET tx_count = tx_count + excluded.tx_count, signer_tx_count = signer_tx_count + excluded.signer_tx_count,
-        internal_tx_count = internal_tx_count + excluded.internal_tx_count`);
-    const old = (key: string): number => Number(db.prepare('SELECT value FROM meta WHERE key = ?').pluck().get(key) ?? 0);
-    db.transaction(() => {
-      for (const [h, n] of extend.hashes) hash.run(n, Buffer.from(h, 'hex'));
-      for (const [h, c] of extend.heights) height.run(h, c.t, c.i);
-      for (const [id, c] of extend.accounts) account.run(id, c.t, c.s, c.i);
-      setMeta('count_evm_txs', old('count_evm_txs') + extend.txs);
-      setMeta('count_evm_internal_txs', old('count_evm_internal_txs') + extend.internals);
-    })();
-  }
+  // What the inserted rows count, added to the counts already there (a base's, or none); a
+  // hash row exists for every hash inserted, height and account rows may not yet.
+  const hash = db.prepare('UPDATE evm_hashes SET internal_tx_count = internal_tx_count + ? WHERE hash = ?');
+  const height = db.prepare(`INSERT INTO evm_height_counts (height, tx_count, internal_tx_count) VALUES (?, ?, ?)
+    ON CONFLICT (height) DO UPDATE SET tx_count = tx_count + excluded.tx_count, internal_tx_count = internal_tx_count + excluded.internal_tx_count`);
+  const account = db.prepare(`INSERT INTO evm_account_counts (account_id, tx_count, signer_tx_count, internal_tx_count) VALUES (?, ?, ?, ?)
+    ON CONFLICT (account_id) DO UPDATE SET tx_count = tx_count + excluded.tx_count, signer_tx_count = signer_tx_count + excluded.signer_tx_count,
+      internal_tx_count = internal_tx_count + excluded.internal_tx_count`);
+  const old = (key: string): number => Number(db.prepare('SELECT value FROM meta WHERE key = ?').pluck().get(key) ?? 0);
+  db.transaction(() => {
+    for (const [h, n] of added.hashes) hash.run(n, Buffer.from(h, 'hex'));
+    for (const [h, c] of added.heights) height.run(h, c.t, c.i);
+    for (const [id, c] of added.accounts) account.run(id, c.t, c.s, c.i);
+    setMeta('count_evm_txs', old('count_evm_txs') + added.txs);
+    setMeta('count_evm_internal_txs', old('count_evm_internal_txs') + added.internals);
+  })();
   const given = db.prepare("SELECT value FROM meta WHERE key = 'internal_tx_height'").pluck().get();
   const top = one('SELECT max(height) FROM evm_internal_txs'); // evm_internal_txs_by_height: one probe
   if (given === undefined && top > 0) {

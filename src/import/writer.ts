@@ -464,8 +464,6 @@ export class SnapshotWriter {
         INSERT INTO richlist_denoms (denom, holder_count) SELECT denom, count(*) FROM richlist GROUP BY denom;`);
       step('collections');
       this.renderCollections(meta.prefix);
-      this.setMeta('count_blocks', count('blocks'));
-      this.setMeta('count_txs', count('txs'));
       db.exec('COMMIT');
     } else {
       step('counts');
@@ -477,13 +475,14 @@ export class SnapshotWriter {
       this.applyNftState();
       this.renderCollections(meta.prefix, 'temp.touched_collections');
       db.exec('DROP TABLE temp.touched_collections; DROP TABLE temp.touched_owners;');
-      const old = (key: string): number => Number(db.prepare('SELECT value FROM meta WHERE key = ?').pluck().get(key));
-      this.setMeta('count_blocks', old('count_blocks') + this.newBlocks);
-      this.setMeta('count_txs', old('count_txs') + this.newTxs);
       db.exec('COMMIT');
     }
+    // What this import added, on top of the base's counts (none for a new snapshot).
+    const old = (key: string): number => Number(db.prepare('SELECT value FROM meta WHERE key = ?').pluck().get(key) ?? 0);
+    this.setMeta('count_blocks', old('count_blocks') + this.newBlocks);
+    this.setMeta('count_txs', old('count_txs') + this.newTxs);
     step('evm');
-    finishEvm(db, (k, v) => this.setMeta(k, v), this.base ? this.evm : undefined);
+    finishEvm(db, (k, v) => this.setMeta(k, v), this.evm);
     this.setMeta('count_collections', count('collections'));
     this.setMeta('count_accounts', this.nextAccountId - 1);
     this.setMeta('snapshot_id', randomBytes(16).toString('hex'));

@@ -27,6 +27,9 @@ export interface OrderColumn {
   kind: ColumnKind;
 }
 
+/** Order by one integer `sequence` column (txs, EVM txs, internal txs, NFT txs). */
+export const sequenceOrder = (sql: string): OrderColumn[] => [{ sql, field: 'sequence', kind: 'int' }];
+
 export interface ListDefinition {
   /** label for logs and EXPLAIN, e.g. `txsByAccount` */
   name: string;

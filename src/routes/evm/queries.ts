@@ -1,13 +1,12 @@
 import type Database from 'better-sqlite3';
 import { emptyPage, Page, PageRequest } from '../../http/pagination';
-import { ListQuery, OrderColumn } from '../../snapshot/list-query';
+import { ListQuery, sequenceOrder } from '../../snapshot/list-query';
 
 /**
  * EVM txs and internal txs (reference §4.4, §4.5), all in sequence order (rollytics' default
  * `sequence` cursor). Every total is a precomputed count: one row lookup.
  */
 
-const seq = (sql: string): OrderColumn[] => [{ sql, field: 'sequence', kind: 'int' }];
 
 export interface EvmAccount { id: number; tx_count: number; signer_tx_count: number; internal_tx_count: number }
 
@@ -15,28 +14,28 @@ export interface EvmCounts { txs: number; internalTxs: number }
 
 export function prepareEvmQueries(db: Database.Database, counts: EvmCounts) {
   const lists = {
-    txs: new ListQuery(db, { name: 'selectEvmTxs', select: 'json, sequence', from: 'evm_txs t', where: '1', order: seq('t.sequence') }),
-    txsByHeight: new ListQuery(db, { name: 'selectEvmTxsByHeight', select: 'json, sequence', from: 'evm_txs t', where: 't.height = @height', order: seq('t.sequence') }),
+    txs: new ListQuery(db, { name: 'selectEvmTxs', select: 'json, sequence', from: 'evm_txs t', where: '1', order: sequenceOrder('t.sequence') }),
+    txsByHeight: new ListQuery(db, { name: 'selectEvmTxsByHeight', select: 'json, sequence', from: 'evm_txs t', where: 't.height = @height', order: sequenceOrder('t.sequence') }),
     txsByAccount: new ListQuery(db, {
       name: 'selectEvmTxsByAccount', select: 't.json AS json, a.sequence AS sequence',
-      from: 'evm_tx_accounts a JOIN evm_txs t ON t.sequence = a.sequence', where: 'a.account_id = @account_id', order: seq('a.sequence'),
+      from: 'evm_tx_accounts a JOIN evm_txs t ON t.sequence = a.sequence', where: 'a.account_id = @account_id', order: sequenceOrder('a.sequence'),
     }),
     // The partial index holds only signer rows, so a page never walks past the account's other txs.
     txsByAccountSigner: new ListQuery(db, {
       name: 'selectEvmTxsByAccountSigner', select: 't.json AS json, a.sequence AS sequence',
       from: 'evm_tx_accounts a INDEXED BY evm_tx_accounts_signer JOIN evm_txs t ON t.sequence = a.sequence',
-      where: 'a.account_id = @account_id AND a.signer = 1', order: seq('a.sequence'),
+      where: 'a.account_id = @account_id AND a.signer = 1', order: sequenceOrder('a.sequence'),
     }),
-    internal: new ListQuery(db, { name: 'selectEvmInternalTxs', select: 'json, sequence', from: 'evm_internal_txs i', where: '1', order: seq('i.sequence') }),
+    internal: new ListQuery(db, { name: 'selectEvmInternalTxs', select: 'json, sequence', from: 'evm_internal_txs i', where: '1', order: sequenceOrder('i.sequence') }),
     internalByHeight: new ListQuery(db, {
-      name: 'selectEvmInternalTxsByHeight', select: 'json, sequence', from: 'evm_internal_txs i', where: 'i.height = @height', order: seq('i.sequence'),
+      name: 'selectEvmInternalTxsByHeight', select: 'json, sequence', from: 'evm_internal_txs i', where: 'i.height = @height', order: sequenceOrder('i.sequence'),
     }),
     internalByHash: new ListQuery(db, {
-      name: 'selectEvmInternalTxsByHash', select: 'json, sequence', from: 'evm_internal_txs i', where: 'i.hash = @hash', order: seq('i.sequence'),
+      name: 'selectEvmInternalTxsByHash', select: 'json, sequence', from: 'evm_internal_txs i', where: 'i.hash = @hash', order: sequenceOrder('i.sequence'),
     }),
     internalByAccount: new ListQuery(db, {
       name: 'selectEvmInternalTxsByAccount', select: 'i.json AS json, a.sequence AS sequence',
-      from: 'evm_internal_tx_accounts a JOIN evm_internal_txs i ON i.sequence = a.sequence', where: 'a.account_id = @account_id', order: seq('a.sequence'),
+      from: 'evm_internal_tx_accounts a JOIN evm_internal_txs i ON i.sequence = a.sequence', where: 'a.account_id = @account_id', order: sequenceOrder('a.sequence'),
     }),
   };
   for (const l of Object.values(lists)) l.prepareAll();

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import { emptyPage, Page, PageRequest } from '../../http/pagination';
-import { ListQuery, OrderColumn, Row } from '../../snapshot/list-query';
+import { ListQuery, Row, sequenceOrder } from '../../snapshot/list-query';
 import type { SnapshotMeta } from '../../snapshot/open';
 
 /**
@@ -10,7 +10,6 @@ import type { SnapshotMeta } from '../../snapshot/open';
  * account for by_account. Only by_height + msgs counts rows, those of one block.
  */
 
-const seq = (sql: string): OrderColumn[] => [{ sql, field: 'sequence', kind: 'int' }];
 /** The msg-type sets holding any of the types in the JSON array @msg_type_ids. */
 const SETS_WITH_ANY = 'SELECT set_id FROM msg_type_set_members WHERE msg_type_id IN (SELECT value FROM json_each(@msg_type_ids))';
 const HAS_MSG_TYPE = 'EXISTS (SELECT 1 FROM tx_msg_types m WHERE m.sequence = t.sequence AND m.msg_type_id IN (SELECT value FROM json_each(@msg_type_ids)))';
@@ -26,31 +25,31 @@ export interface TxFilter {
 
 export function prepareTxQueries(db: Database.Database, meta: SnapshotMeta) {
   const lists = {
-    all: new ListQuery(db, { name: 'selectTxs', select: 'json, sequence', from: 'txs t', where: '1', order: seq('t.sequence') }),
+    all: new ListQuery(db, { name: 'selectTxs', select: 'json, sequence', from: 'txs t', where: '1', order: sequenceOrder('t.sequence') }),
     byMsgType: new ListQuery(db, {
       name: 'selectTxsByMsgType', select: 't.json AS json, m.sequence AS sequence',
-      from: 'tx_msg_types m JOIN txs t ON t.sequence = m.sequence', where: 'm.msg_type_id = @msg_type_id', order: seq('m.sequence'),
+      from: 'tx_msg_types m JOIN txs t ON t.sequence = m.sequence', where: 'm.msg_type_id = @msg_type_id', order: sequenceOrder('m.sequence'),
     }),
     byAccount: new ListQuery(db, {
       name: 'selectTxsByAccount', select: 't.json AS json, a.sequence AS sequence',
-      from: 'tx_accounts a JOIN txs t ON t.sequence = a.sequence', where: 'a.account_id = @account_id', order: seq('a.sequence'),
+      from: 'tx_accounts a JOIN txs t ON t.sequence = a.sequence', where: 'a.account_id = @account_id', order: sequenceOrder('a.sequence'),
     }),
     // The partial index holds only signer rows, so a page never walks past the account's other txs.
     byAccountSigner: new ListQuery(db, {
       name: 'selectTxsByAccountSigner', select: 't.json AS json, a.sequence AS sequence',
-      from: 'tx_accounts a INDEXED BY tx_accounts_signer JOIN txs t ON t.sequence = a.sequence', where: 'a.account_id = @account_id AND a.signer = 1', order: seq('a.sequence'),
+      from: 'tx_accounts a INDEXED BY tx_accounts_signer JOIN txs t ON t.sequence = a.sequence', where: 'a.account_id = @account_id AND a.signer = 1', order: sequenceOrder('a.sequence'),
     }),
     byAccountMsgs: new ListQuery(db, {
       name: 'selectTxsByAccountMsgs', select: 't.json AS json, a.sequence AS sequence',
-      from: 'tx_accounts a JOIN txs t ON t.sequence = a.sequence', where: `a.account_id = @account_id AND ${HAS_MSG_TYPE}`, order: seq('a.sequence'),
+      from: 'tx_accounts a JOIN txs t ON t.sequence = a.sequence', where: `a.account_id = @account_id AND ${HAS_MSG_TYPE}`, order: sequenceOrder('a.sequence'),
     }),
     byAccountSignerMsgs: new ListQuery(db, {
       name: 'selectTxsByAccountSignerMsgs', select: 't.json AS json, a.sequence AS sequence',
-      from: 'tx_accounts a JOIN txs t ON t.sequence = a.sequence', where: `a.account_id = @account_id AND a.signer = 1 AND ${HAS_MSG_TYPE}`, order: seq('a.sequence'),
+      from: 'tx_accounts a JOIN txs t ON t.sequence = a.sequence', where: `a.account_id = @account_id AND a.signer = 1 AND ${HAS_MSG_TYPE}`, order: sequenceOrder('a.sequence'),
     }),
-    byHeight: new ListQuery(db, { name: 'selectTxsByHeight', select: 'json, sequence', from: 'txs t', where: 't.height = @height', order: seq('t.sequence') }),
+    byHeight: new ListQuery(db, { name: 'selectTxsByHeight', select: 'json, sequence', from: 'txs t', where: 't.height = @height', order: sequenceOrder('t.sequence') }),
     byHeightMsgs: new ListQuery(db, {
-      name: 'selectTxsByHeightMsgs', select: 'json, sequence', from: 'txs t', where: `t.height = @height AND ${HAS_MSG_TYPE}`, order: seq('t.sequence'),
+      name: 'selectTxsByHeightMsgs', select: 'json, sequence', from: 'txs t', where: `t.height = @height AND ${HAS_MSG_TYPE}`, order: sequenceOrder('t.sequence'),
     }),
   };
   for (const l of Object.values(lists)) l.prepareAll();
