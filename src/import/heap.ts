@@ -13,7 +13,7 @@
 import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
-export function heapTrimmer(limitBytes: number): () => void {
+export function heapTrimmer(limitBytes: number, now: () => number = Date.now): () => void {
   let gc: (() => void) | undefined;
   try {
     setFlagsFromString('--expose-gc');
@@ -27,9 +27,9 @@ export function heapTrimmer(limitBytes: number): () => void {
   let last = 0;
   return () => {
     if (getHeapStatistics().total_heap_size <= limit) return;
-    const now = Date.now();
-    if (now - last < 1000) return; // at most once a second, whatever V8 keeps committed
-    last = now;
+    const t = now();
+    if (t - last < 1000) return; // at most once a second, whatever V8 keeps committed
+    last = t;
     collect();
     const live = getHeapStatistics().used_heap_size;
     limit = Math.max(limitBytes, 2 * live);

@@ -132,7 +132,6 @@ describe('import --base (incremental update)', function () {
     const db = new Database(b);
     db.prepare('UPDATE account_msg_type_sets SET signer_tx_count = signer_tx_count + 1 WHERE (account_id, set_id) IN (SELECT account_id, set_id FROM account_msg_type_sets LIMIT 1)').run();
     db.close();
-    expect(tableDiff(a, a, true)).to.deep.equal([]);
     expect(tableDiff(a, b, true).map((d) => d.split(':')[0])).to.deep.equal(['account_msg_type_sets']);
   });
 
