@@ -131,7 +131,7 @@ function nodeCodeCache() {
   log(`wrote ${path.relative(ROOT, CACHE)} (${(fs.statSync(CACHE).size / 1048576).toFixed(1)} MiB)`);
 }
 
-module.exports = { bundle, warmUp, WARM_UP_ROUTE, WARM_UP_DB, OPENAPI_JSON, writeOpenApiJson };
+module.exports = { bundle, warmUp, WARM_UP_ROUTE, WARM_UP_DB };
 
 if (require.main === module) {
   (async () => {

@@ -10,9 +10,7 @@ import { errorJson, GRPC } from './errors';
  */
 
 /** The Express route pattern a request matched, never the raw URL (bounded label values). */
-export function routeOf(req: Request, res: Response): string {
-  const cached = res.locals.route as string | undefined;
-  if (cached !== undefined) return cached;
+export function routeOf(req: Request): string {
   if (req.route) return req.baseUrl + (req.route as { path: string }).path;
   // Rejected by the validator (400) before an Express route ran: the route the spec matched.
   const matched = (req as { openapi?: { expressRoute?: string } }).openapi?.expressRoute;
@@ -92,7 +90,7 @@ export function createMetrics(current: () => Snapshot | undefined, cache?: Respo
   };
   return {
     registry,
-    observe: (req, res, seconds) => observeRoute(req.method, routeOf(req, res), res.statusCode, seconds),
+    observe: (req, res, seconds) => observeRoute(req.method, routeOf(req), res.statusCode, seconds),
     observeRoute,
     swapped: () => swaps.inc(),
     swapFailed: () => failed.inc(),
