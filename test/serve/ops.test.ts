@@ -99,48 +99,57 @@ describe('serve: /health, /ready, /metrics, request logs, graceful shutdown', fu
 
   describe('graceful shutdown', () => {
     it('on SIGTERM stops accepting, finishes the response in flight, then exits 0', async () => {
-      const s = await startServe(['--db', DEMO('wasm')]);
-      const port = Number(new URL(s.url).port);
-      const sock = connect(port, '127.0.0.1');
-      await once(sock, 'connect');
-      const chunks: Buffer[] = [];
-      // A ~4 MB page, read no further than its first bytes: the rest stays in flight.
-      const started = new Promise<void>((done) => sock.on('data', (b: Buffer) => {
-        chunks.push(b);
-        if (chunks.length === 1) { sock.pause(); done(); }
-      }));
-      const ended = once(sock, 'end');
-      sock.write('GET /indexer/tx/v1/txs?pagination.limit=1000 HTTP/1.1\r\nHost: test\r\n\r\n');
-      await started;
+      // A paused client keeps a 4 MB response in flight only if the kernel's socket buffers do
+      // not take all of it (loopback autotuning sometimes does): then the response finished
+      // before the SIGTERM and the drain was not exercised, so the scenario runs again (at most
+      // 5 times; every run's other checks must pass).
+      const attempt = async (): Promise<boolean> => {
+        const s = await startServe(['--db', DEMO('wasm')]);
+        const port = Number(new URL(s.url).port);
+        const sock = connect(port, '127.0.0.1');
+        await once(sock, 'connect');
+        const chunks: Buffer[] = [];
+        // A ~4 MB page, read no further than its first bytes: the rest stays in flight.
+        const started = new Promise<void>((done) => sock.on('data', (b: Buffer) => {
+          chunks.push(b);
+          if (chunks.length === 1) { sock.pause(); done(); }
+        }));
+        const ended = once(sock, 'end');
+        sock.write('GET /indexer/tx/v1/txs?pagination.limit=1000 HTTP/1.1\r\nHost: test\r\n\r\n');
+        await started;
 
-      s.signal('SIGTERM');
-      const shutdownAt = s.lines.length;
-      await s.line('"shutting down"', (l) => l.msg === 'shutting down');
-      const refused = await new Promise<string>((done) => {
-        const c = connect(port, '127.0.0.1');
-        c.on('connect', () => { c.destroy(); done('connected'); });
-        c.on('error', (e: NodeJS.ErrnoException) => done(e.code ?? 'error'));
-      });
-      expect(refused).to.equal('ECONNREFUSED');
+        s.signal('SIGTERM');
+        const shutdownAt = s.lines.length;
+        await s.line('"shutting down"', (l) => l.msg === 'shutting down');
+        const refused = await new Promise<string>((done) => {
+          const c = connect(port, '127.0.0.1');
+          c.on('connect', () => { c.destroy(); done('connected'); });
+          c.on('error', (e: NodeJS.ErrnoException) => done(e.code ?? 'error'));
+        });
+        expect(refused).to.equal('ECONNREFUSED');
 
-      sock.resume();
-      await ended;
-      const raw = Buffer.concat(chunks).toString('utf8');
-      const split = raw.indexOf('\r\n\r\n');
-      expect(raw.slice(0, split)).to.match(/^HTTP\/1\.1 200 OK/);
-      const length = Number(/content-length: (\d+)/i.exec(raw.slice(0, split))?.[1]);
-      const body = Buffer.from(raw.slice(split + 4));
-      expect(body.length).to.equal(length);
-      expect((JSON.parse(body.toString()) as { txs: unknown[] }).txs).to.have.length(1000);
+        sock.resume();
+        await ended;
+        const raw = Buffer.concat(chunks).toString('utf8');
+        const split = raw.indexOf('\r\n\r\n');
+        expect(raw.slice(0, split)).to.match(/^HTTP\/1\.1 200 OK/);
+        const length = Number(/content-length: (\d+)/i.exec(raw.slice(0, split))?.[1]);
+        const body = Buffer.from(raw.slice(split + 4));
+        expect(body.length).to.equal(length);
+        expect((JSON.parse(body.toString()) as { txs: unknown[] }).txs).to.have.length(1000);
 
-      expect(await s.exited).to.deep.equal({ code: 0, signal: null });
-      // The response finished after shutdown began: it really was in flight.
-      const requestLine = s.lines.findIndex((l) => l.msg === 'request' && String(l.path).includes('limit=1000'));
-      const shutdownLine = s.lines.findIndex((l) => l.msg === 'shutting down');
-      expect(shutdownLine).to.be.at.least(shutdownAt);
-      expect(requestLine).to.be.greaterThan(shutdownLine);
-      expect(s.lines[requestLine]).to.include({ status: 200, bytes: length });
-      expect(s.lines.at(-1)).to.include({ msg: 'stopped' });
+        expect(await s.exited).to.deep.equal({ code: 0, signal: null });
+        // The response finished after shutdown began: it really was in flight.
+        const requestLine = s.lines.findIndex((l) => l.msg === 'request' && String(l.path).includes('limit=1000'));
+        const shutdownLine = s.lines.findIndex((l) => l.msg === 'shutting down');
+        expect(shutdownLine).to.be.at.least(shutdownAt);
+        expect(s.lines[requestLine]).to.include({ status: 200, bytes: length });
+        expect(s.lines.at(-1)).to.include({ msg: 'stopped' });
+        return requestLine > shutdownLine;
+      };
+      let inFlight = false;
+      for (let i = 0; i < 5 && !inFlight; i++) inFlight = await attempt();
+      expect(inFlight, 'the response finished after shutdown began in at least one of 5 runs').to.equal(true);
     });
 
     it('exits 0 on SIGINT', async () => {
