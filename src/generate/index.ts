@@ -133,7 +133,7 @@ export async function generateDump(opts: GenerateDumpOptions): Promise<GenerateS
     opts.onProgress?.({ blocks: height, totalBlocks: p.blocks, txs: sequence, totalTxs: p.txs });
   }
 
-  // rollytics' /status rule (reference §4.1): the highest height with internal txs, or the
+  // rollytics' /status rule (docs/api-contract.md#status): the highest height with internal txs, or the
   // latest block when no later block has txs.
   const top = evm?.lastInternalHeight ?? 0;
   const lastTxHeight = counts.reduce((last, n, i) => (n > 0 ? i + 1 : last), 0);

@@ -1,6 +1,6 @@
 /**
  * PostgreSQL jsonb re-orders object keys by UTF-8 byte length, then bytewise, at every level
- * (reference §5.3). The dump stores `tx` and `events` as the API serves them, so they are
+ * (docs/api-contract.md#jsonb-key-order). The dump stores `tx` and `events` as the API serves them, so they are
  * written in that order. Everything else (escaping, number text) matches JSON.stringify.
  */
 

@@ -129,7 +129,7 @@ function anteEvents(env: FeeEnv, signer: Account, fee: Coin[], seq: number, sig:
 
 /**
  * Serializes one txs.ndjson record. The Tx object's top-level keys are in the API's fixed order
- * (reference §4.3); its `tx` and `events` members in jsonb order (§5.3).
+ * (docs/api-contract.md#tx); its `tx` and `events` members in jsonb order (docs/api-contract.md#jsonb-key-order).
  */
 export function buildTx(env: FeeEnv, draft: TxDraft, block: BlockRef, sequence: number, rng: Prng): BuiltTx {
   const { signer, msgs, gasWanted, fail } = draft;

@@ -3,7 +3,7 @@ import type { RequestHandler, Response } from 'express';
 import type { Snapshot } from '../snapshot/open';
 
 /**
- * HTTP caching of an immutable snapshot (DESIGN.md "Serve"). A response is a function of the
+ * HTTP caching of an immutable snapshot (docs/architecture.md#serve). A response is a function of the
  * snapshot and the URL, so the strong ETag is `"<snapshot_id>-<hash of method + URL>"` — no
  * body hashing — and changes exactly when the snapshot does. 200s are cacheable for
  * `max-age` seconds; errors are `no-store` and carry no ETag.

@@ -1,7 +1,7 @@
 import type { ErrorRequestHandler, Response } from 'express';
 
 /**
- * One error shape for every error (API-CONTRACT §4), the key-value indexer's gRPC-gateway body:
+ * One error shape for every error (docs/api-contract.md#errors), the key-value indexer's gRPC-gateway body:
  * {"code": <gRPC code>, "message": "...", "details": []}.
  */
 

@@ -1,7 +1,7 @@
 import { BadRequestError } from './errors';
 
 /**
- * Pagination per API-CONTRACT §3. Parameter defaults match rollytics
+ * Pagination per docs/api-contract.md#pagination. Parameter defaults match rollytics
  * `util/common-handler/common/pagination.go`: limit 100 (1..1000), count_total true, reverse true.
  */
 
@@ -48,7 +48,7 @@ export function parsePageRequest(q: PaginationQuery): PageRequest {
 const BASE64 = /^[A-Za-z0-9+/\-_]*={0,2}$/;
 
 /**
- * Accepts our keys and rollytics' (reference §3.3): standard base64 (URL-safe and unpadded
+ * Accepts our keys and rollytics' (docs/api-contract.md#accepted-keys): standard base64 (URL-safe and unpadded
  * tolerated; a `+` that arrived as a space is restored) of a decimal offset or a JSON object.
  */
 export function decodeKey(raw: string): PageKey {
@@ -78,7 +78,7 @@ export function encodeKey(fields: Record<string, KeyValue>): string {
   return Buffer.from(JSON.stringify(sorted), 'utf8').toString('base64');
 }
 
-/** previous_key as rollytics' offset-style builder: only when offset ≥ limit (reference §3.5). */
+/** previous_key as rollytics' offset-style builder: only when offset ≥ limit (docs/api-contract.md#previous-key). */
 export function previousKey(page: PageRequest): string | null {
   if (page.key?.kind === 'cursor') return null;
   if (page.offset > 0 && page.offset >= page.limit) return Buffer.from(String(page.offset - page.limit)).toString('base64');

@@ -46,7 +46,7 @@ export function page(req: Request): PageRequest {
   return parsePageRequest(req.query as PaginationQuery);
 }
 
-/** Any address form of API-CONTRACT §2 → canonical bytes, or 400 naming the parameter and value. */
+/** Any address form of docs/api-contract.md#addresses → canonical bytes, or 400 naming the parameter and value. */
 export function address(name: string, value: string, prefix: string): Buffer {
   try {
     return canonicalAddress(value, prefix);
@@ -56,7 +56,7 @@ export function address(name: string, value: string, prefix: string): Buffer {
   }
 }
 
-/** Tx hash: hex, either case, with or without 0x (rollytics §2.6). */
+/** Tx hash: hex, either case, with or without 0x (docs/api-contract.md#other-parameters). */
 export function txHash(value: string): Buffer {
   const hex = value.replace(/^0[xX]/, '');
   if (!/^[0-9a-fA-F]*$/.test(hex) || hex.length === 0) {
@@ -65,7 +65,7 @@ export function txHash(value: string): Buffer {
   return Buffer.from(hex.length % 2 ? `0${hex}` : hex, 'hex');
 }
 
-/** msgs: repeated and comma-separated values both work, leading '/' optional (API-CONTRACT §2). */
+/** msgs: repeated and comma-separated values both work, leading '/' optional (docs/api-contract.md#other-parameters). */
 export function msgTypes(req: Request): string[] | undefined {
   const raw = query<string[] | string>(req, 'msgs');
   if (raw === undefined) return undefined;

@@ -3,13 +3,13 @@ import { pubkeyToAddress } from '../lib/pubkey';
 import { BoundedCache } from './parse/cache';
 
 /**
- * Which accounts a cosmos tx touches, with rollytics' rules (reference §5.4), for dumps that do
+ * Which accounts a cosmos tx touches, with rollytics' rules (docs/api-contract.md#accounts-linked-to-a-tx), for dumps that do
  * not list them: addresses grepped from the tx events, plus the signer.
  */
 
 const MOVE_HEX = /0x[0-9a-fA-F]{1,64}/g;
 const HEX_PIECE = /^0x[0-9a-fA-F]{1,64}$/;
-/** An EVM log topic holding an address (24 zero digits, then 40 hex): rollytics links it (§5.4). */
+/** An EVM log topic holding an address (24 zero digits, then 40 hex): rollytics links it (docs/api-contract.md#accounts-linked-to-a-tx). */
 export const ADDRESS_TOPIC = /^0x0{24}[0-9a-fA-F]{40}$/;
 
 /**

@@ -1,5 +1,5 @@
 /**
- * The EVM part of an import (reference §4.4, §4.5, §5.1): `evm_txs.ndjson` (receipts) and
+ * The EVM part of an import (docs/api-contract.md#evm-tx, docs/api-contract.md#evm-internal-tx, docs/api-contract.md#rollytics-tables): `evm_txs.ndjson` (receipts) and
  * `evm_internal_txs.ndjson` (callTracer frames) into the evm_* tables, their account links
  * (rollytics' rules, unless the record lists them), the hash dictionary and the counts.
  * Receipts are re-encoded here to the EvmTx key set and order, so serving only joins text.
@@ -32,7 +32,7 @@ function evmAccount(text: unknown, prefix: string): string | undefined {
 }
 
 /**
- * Accounts of an EVM tx (reference §4.4.2): from, to, contractAddress, every log address and
+ * Accounts of an EVM tx (docs/api-contract.md#evm-tx): from, to, contractAddress, every log address and
  * every log topic after the first that is address-shaped (24 zero hex digits, then 40).
  */
 export function evmTxAccounts(r: EvmReceipt, prefix: string): Set<string> {
@@ -49,7 +49,7 @@ export function evmTxAccounts(r: EvmReceipt, prefix: string): Set<string> {
 }
 
 /**
- * Accounts of an internal call (reference §4.5.3): from, to, and every whole 32-byte ABI word
+ * Accounts of an internal call (docs/api-contract.md#evm-internal-tx): from, to, and every whole 32-byte ABI word
  * of the input after the 4-byte selector that starts with 24 zero hex digits.
  */
 export function internalTxAccounts(from: string, to: string, input: string, prefix: string): Set<string> {
@@ -241,7 +241,7 @@ export async function loadEvm(each: Each, vmType: string, prefix: string, writer
       if (v !== '' && !HEX.test(v)) throw f.error(field, `must be 0x-prefixed hex, got ${describe(v)}`);
       return evenHex(v);
     };
-    // rollytics does not record the top-level call's output: it serves 0x (reference §4.5).
+    // rollytics does not record the top-level call's output: it serves 0x (docs/api-contract.md#evm-internal-tx).
     const output = hex('output');
     const t = {
       height, hash: key, parentIndex, index, type: f.string('type', { nonEmpty: true }), from: addr('from'), to: addr('to'),
@@ -312,7 +312,7 @@ function parseLog(f: Fields, at: string, l: unknown,
 
 /**
  * After the load: per-hash, per-height and per-account counts, the meta totals and, unless the
- * source gave it, /status `internal_tx_height` by rollytics' rule (reference §4.1): the highest
+ * source gave it, /status `internal_tx_height` by rollytics' rule (docs/api-contract.md#status): the highest
  * height with internal txs, or the latest block when no later block has txs.
  */
 export function finishEvm(db: Database.Database, setMeta: (key: string, value: string | number) => void, added: EvmDelta): void {

@@ -2,7 +2,7 @@ import { bech32 } from 'bech32';
 
 /**
  * Address canonicalization shared by import and serve: matches rollytics `util/util.go`
- * (reference §2.3) so that every input form maps to the same bytes rollytics stores.
+ * (docs/api-contract.md#addresses) so that every input form maps to the same bytes rollytics stores.
  */
 
 export class AddressError extends Error {}
@@ -51,7 +51,7 @@ export function toHex0x(bytes: Uint8Array): string {
   return '0x' + Buffer.from(bytes).toString('hex');
 }
 
-/** bech32 account regexes used when grepping event attributes (reference §5.4). */
+/** bech32 account regexes used when grepping event attributes (docs/api-contract.md#accounts-linked-to-a-tx). */
 export function bech32AccountPattern(prefix: string): RegExp {
   const p = prefix.replace(/[^a-z0-9]/g, '');
   return new RegExp(`^${p}1([a-z0-9]{38}|[a-z0-9]{58})$`);

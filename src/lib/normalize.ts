@@ -1,5 +1,5 @@
 /**
- * rollytics' by_name normalization (reference §4.6.3): drop every character that is not a
+ * rollytics' by_name normalization (docs/api-contract.md#collection-name-search): drop every character that is not a
  * Unicode letter, mark or number, then lower-case.
  */
 export function normalizeName(text: string): string {

@@ -1,5 +1,5 @@
 /**
- * RFC 3339 UTC timestamps in the three renderings rollytics uses (reference §5.6):
+ * RFC 3339 UTC timestamps in the three renderings rollytics uses (docs/api-contract.md#timestamps):
  * blocks whole seconds; collections / NFTs microseconds with trailing zeros trimmed; txs up to
  * nanoseconds with trailing zeros trimmed. Always `Z`.
  */

@@ -4,7 +4,7 @@ import { basename, dirname } from 'node:path';
 import { OpenOptions, openSnapshot, Snapshot } from './open';
 
 /**
- * The snapshot being served, and hot swap (DESIGN.md "Serve"): on reload() — SIGHUP, or the
+ * The snapshot being served, and hot swap (docs/architecture.md#serve): on reload() — SIGHUP, or the
  * file at the path replaced — the new file is opened and checked, becomes current() in one
  * assignment (a request sees one snapshot from start to end: it takes it once, with acquire()),
  * and the old one is closed once the last request that acquired it has released it. A new file

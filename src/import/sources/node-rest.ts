@@ -1,7 +1,7 @@
 /**
  * `--rest-url`: proposer monikers from a chain node's REST API, for sources that only store the
  * proposer's valoper address (a rollytics database). Rollytics itself asks the node on every
- * /blocks request (reference §7: `GET /opinit/opchild/v1/validator/{proposer}`, using
+ * /blocks request (docs/api-contract.md#live-node-calls: `GET /opinit/opchild/v1/validator/{proposer}`, using
  * `validator.moniker` and `validator.operator_address`); we ask once per distinct proposer at
  * import time and store the answers in the snapshot, as validators.ndjson records.
  *

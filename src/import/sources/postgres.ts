@@ -1,5 +1,5 @@
 /**
- * `import --from-postgres DSN`: reads a rollytics database (reference §5.1) and yields its rows
+ * `import --from-postgres DSN`: reads a rollytics database (docs/api-contract.md#rollytics-tables) and yields its rows
  * as dump-format records (docs/dump-format.md), so validation and derivation are shared with
  * `--from-dump`.
  *
@@ -55,7 +55,7 @@ export interface PostgresSourceOptions {
   batchRows?: number;
 }
 
-/** EVM tables (reference §5.1), read when all of them are present on an EVM chain. */
+/** EVM tables (docs/api-contract.md#rollytics-tables), read when all of them are present on an EVM chain. */
 export const ROLLYTICS_EVM_TABLES = ['evm_tx', 'evm_tx_accounts', 'evm_internal_tx', 'evm_internal_tx_accounts', 'evm_tx_hash_dict'] as const;
 
 /** The tables read; a missing one is refused before anything is written. */

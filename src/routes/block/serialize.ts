@@ -1,4 +1,4 @@
-/** Block wire format (reference §4.2): every number a string, hash upper-case hex. */
+/** Block wire format (docs/api-contract.md#block): every number a string, hash upper-case hex. */
 
 export interface Coin { denom: string; amount: string }
 

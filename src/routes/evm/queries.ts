@@ -3,7 +3,7 @@ import { emptyPage, Page, PageRequest } from '../../http/pagination';
 import { ListQuery, sequenceOrder } from '../../snapshot/list-query';
 
 /**
- * EVM txs and internal txs (reference §4.4, §4.5), all in sequence order (rollytics' default
+ * EVM txs and internal txs (docs/api-contract.md#evm-tx, docs/api-contract.md#evm-internal-tx), all in sequence order (rollytics' default
  * `sequence` cursor). Every total is a precomputed count: one row lookup.
  */
 

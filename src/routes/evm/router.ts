@@ -21,7 +21,7 @@ export function evmUnavailable(): RequestHandler {
   };
 }
 
-/** rollytics api/handler/tx evm + internaltx handlers (reference §4.4, §4.5) */
+/** rollytics api/handler/tx evm + internaltx handlers (docs/api-contract.md#evm-tx, docs/api-contract.md#evm-internal-tx) */
 export function evmRouter(): Router {
   const evm = (res: Parameters<RequestHandler>[1]) => {
     const s = snapshotOf(res);
@@ -55,7 +55,7 @@ export function evmRouter(): Router {
       sendPage(res, 'internal_txs', q.internalByAccount(account, page(req)));
     })
     .get('/indexer/tx/v1/evm-internal-txs/:tx_hash', (req, res) => {
-      // rollytics checks pagination before the hash here (reference §4.5.4, Q27)
+      // rollytics checks pagination before the hash here (docs/api-contract.md#evm-internal-tx)
       const p = page(req);
       const hash = pathParam(req, 'tx_hash');
       const found = evm(res).q.internalByHash(txHash(hash), p);

@@ -1,5 +1,5 @@
 /**
- * EVM wire formats (reference §4.4, §4.5). Both objects are rendered once, at import, and
+ * EVM wire formats (docs/api-contract.md#evm-tx, docs/api-contract.md#evm-internal-tx). Both objects are rendered once, at import, and
  * stored as the text served; responses only join stored text.
  */
 
@@ -94,7 +94,7 @@ export interface InternalTx {
   gasUsed: string;
 }
 
-/** The internal tx object: `height`, `parent_index`, `index` are JSON numbers (reference §4.5). */
+/** The internal tx object: `height`, `parent_index`, `index` are JSON numbers (docs/api-contract.md#evm-internal-tx). */
 export function internalTxJson(t: InternalTx): string {
   return '{"height":' + t.height
     + ',"hash":' + s(t.hash)

@@ -6,7 +6,7 @@ import type { AccountRow } from '../tx/queries';
 
 /**
  * NFT collections and tokens. Every order carries a unique tie-breaker (rollytics has none,
- * reference §6 Q11): collections (height, address); tokens (token_id, height, collection) or
+ * docs/api-contract.md#rollytics-quirks): collections (height, address); tokens (token_id, height, collection) or
  * (height, token_id, collection), matching rollytics' `token_id DIR, height DIR` order.
  */
 

@@ -1,5 +1,5 @@
 /**
- * Collection and Nft wire formats (reference §4.6): addresses `0x` lower-case hex, owner and
+ * Collection and Nft wire formats (docs/api-contract.md#collection-and-nft): addresses `0x` lower-case hex, owner and
  * creator bech32 on every VM, `height` and `nfts.length` numbers, µs timestamps.
  */
 export interface CollectionFields {

@@ -3,7 +3,7 @@ import { Page, PageRequest } from '../../http/pagination';
 import { ListQuery } from '../../snapshot/list-query';
 import type { SnapshotMeta } from '../../snapshot/open';
 
-/** Rich list in (amount, account) order; the account is the tie-breaker rollytics lacks (§6 Q11). */
+/** Rich list in (amount, account) order; the account is the tie-breaker rollytics lacks (docs/api-contract.md#rollytics-quirks). */
 export function prepareRichListQueries(db: Database.Database, meta: SnapshotMeta) {
   const holders = new ListQuery(db, {
     name: 'selectRichList', select: 'json, amount_key AS amount, account', from: 'richlist', where: 'denom = @denom',
@@ -16,7 +16,7 @@ export function prepareRichListQueries(db: Database.Database, meta: SnapshotMeta
     /**
      * The stored denom for a request denom. EVM stores rich lists per ERC-20 contract: `0x…`
      * passes through, `evm/<40 hex>` is that contract, anything else is looked up in the
-     * snapshot's denom → contract map (rollytics asks a live node, reference §7).
+     * snapshot's denom → contract map (rollytics asks a live node, docs/api-contract.md#live-node-calls).
      */
     storedDenom(denom: string): string | undefined {
       const d = denom.toLowerCase();

@@ -1,6 +1,6 @@
 import type { SnapshotMeta } from '../../snapshot/open';
 
-/** /status (reference §4.1): heights are numbers; the optional ones are omitted when 0. */
+/** /status (docs/api-contract.md#status): heights are numbers; the optional ones are omitted when 0. */
 export function statusJson(m: SnapshotMeta): string {
   return '{"version":' + JSON.stringify(m.version)
     + ',"commit_hash":' + JSON.stringify(m.commitHash)

@@ -65,7 +65,7 @@ export function prepareTxQueries(db: Database.Database, meta: SnapshotMeta) {
                          FROM account_msg_type_sets WHERE account_id = @account_id AND set_id IN (${SETS_WITH_ANY})`).pluck(),
     countHeightMsgs: p(`SELECT count(*) FROM txs t WHERE t.height = @height AND ${HAS_MSG_TYPE}`).pluck(),
   };
-  /** msgs values → types; unknown ones drop out (API-CONTRACT §5: unknown msgs → empty list). */
+  /** msgs values → types; unknown ones drop out (docs/api-contract.md#differences-from-rollytics: unknown msgs → empty list). */
   function resolveMsgTypes(names: string[]): MsgType[] {
     const found: MsgType[] = [];
     for (const name of names) {

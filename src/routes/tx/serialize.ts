@@ -1,5 +1,5 @@
 /**
- * Tx wire format (reference §4.3): fixed top-level key order, `height`/`gas_*` strings, `code` a
+ * Tx wire format (docs/api-contract.md#tx): fixed top-level key order, `height`/`gas_*` strings, `code` a
  * number; `logs`, `tx` and `events` are raw JSON fragments kept exactly as the dump gave them.
  */
 export interface TxFields {
