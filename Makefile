@@ -5,7 +5,7 @@ VMS := move wasm evm
 DEMO_DBS := $(foreach vm,$(VMS),fixtures/demo/$(vm).sqlite)
 CLI := node bin/indexer-api
 
-.PHONY: all deps build fixtures test serve binary bench clean help
+.PHONY: all deps build fixtures lint test serve binary bench clean help
 
 all: build fixtures ## Install dependencies, compile, build the demo snapshots
 
@@ -27,6 +27,10 @@ fixtures/demo/%.sqlite: build/src/generate/index.js build/src/import/from-dump.j
 	@mkdir -p fixtures/demo/dumps
 	$(CLI) generate --vm $* --preset demo --out fixtures/demo/dumps/$* --force --quiet
 	$(CLI) import --from-dump fixtures/demo/dumps/$* --out $@ --force --quiet
+
+lint: deps ## Type-check (tsc --noEmit) and lint (ESLint: eslint.config.mjs)
+	$(NODE_BIN)/tsc -p tsconfig.json --noEmit
+	$(NODE_BIN)/eslint src test bench scripts
 
 test: build fixtures binary ## Run the test suite (mocha, real snapshot files and servers on 127.0.0.1)
 	$(NODE_BIN)/mocha --forbid-only --timeout 60000 --reporter spec 'build/test/**/*.test.js'

@@ -11,7 +11,7 @@ interface SeaModule { isSea(): boolean; getAsset(key: string, encoding?: string)
 
 function sea(): SeaModule | undefined {
   try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- node:sea exists only on Node ≥ 20.12 builds with SEA support
     const mod = require('node:sea') as SeaModule;
     return mod.isSea() ? mod : undefined;
   } catch {

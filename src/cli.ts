@@ -11,16 +11,19 @@ export const COMMANDS: readonly { name: string; describe: string; load(): Comman
   {
     name: 'serve',
     describe: 'Serve the read API from a snapshot file',
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only when the command runs (see above)
     load: () => (require('./commands/serve') as typeof import('./commands/serve')).serveCommand as CommandModule<object, never>,
   },
   {
     name: 'import',
     describe: 'Build a snapshot file from a dump directory (NDJSON, see docs/dump-format.md), a rollytics PostgreSQL database or a running rollytics-compatible API',
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only when the command runs (see above)
     load: () => (require('./commands/import') as typeof import('./commands/import')).importCommand as CommandModule<object, never>,
   },
   {
     name: 'generate',
     describe: 'Write a synthetic, deterministic Initia rollup chain as an NDJSON dump (for demos and benchmarks)',
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only when the command runs (see above)
     load: () => (require('./commands/generate') as typeof import('./commands/generate')).generateCommand as CommandModule<object, never>,
   },
 ];
@@ -36,7 +39,7 @@ function lazy(c: (typeof COMMANDS)[number]): CommandModule<object, never> {
 
 /** Registers the commands; every option can also come from INDEXER_API_<OPTION> (e.g. INDEXER_API_DB). */
 export async function main(argv: string[]): Promise<void> {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded when main() runs, not with the module (cold start)
   const yargs = require('yargs/yargs') as typeof import('yargs/yargs');
   const info = buildInfo();
   let y = yargs(argv.slice(2))

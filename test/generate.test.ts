@@ -232,7 +232,7 @@ describe('generate', function () {
         const cols = records<{ object_addr: string; name: string; origin_name: string }>(dir, 'collections');
         const tokens = records<{ collection_addr: string; token_id: string; object_addr?: string }>(dir, 'tokens');
         expect(cols.length).to.be.within(5, 8);
-        expect(cols.some((c) => /[^\x00-\x7f]/.test(c.name))).to.equal(true);
+        expect(cols.some((c) => /[\u0080-\uffff]/.test(c.name))).to.equal(true);
         expect(cols.filter((c) => c.origin_name !== '')).to.have.length(1);
         const addrs = new Set(cols.map((c) => c.object_addr));
         const ids = new Set<string>();

@@ -58,7 +58,7 @@ const keyGarbage = fc.oneof(
   fc.jsonValue().map((v) => b64(JSON.stringify(v) ?? 'null')),
   fc.constantFrom<unknown>({ sequence: 'x' }, { height: 1.5 }, [], {}, { height: -1 }, { sequence: -5 }, { height: 1e300 }, { height: '1' },
     { token_id: 5, height: 1 }, { height: 1, token_id: 'a', collection_addr: 'zz' }, { amount: '1', account: '0x00' }, { amount: 'x' },
-    { amount: '-5', account: '0x' }, { object_addr: '0xzz', height: 1 }, { sequence: 9007199254740993 }, { sequence: 1, height: 2 },
+    { amount: '-5', account: '0x' }, { object_addr: '0xzz', height: 1 }, { sequence: 9007199254740992 }, { sequence: 1, height: 2 },
     null, 'str', 12, -3, 1.5, true).map((v) => b64(JSON.stringify(v))),
   fc.uint8Array({ maxLength: 40 }).map((b) => Buffer.from(b).toString('base64')),
   fc.constantFrom('MTAw', 'LTE=', 'OTk5OTk5OTk5OTk5OTk5OTk5OTk=', '', '====', 'e30', 'e30=', 'eyJzZXF1ZW5jZSI6MX0', 'eyJ', 'ey J9'),
