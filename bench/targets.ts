@@ -1,4 +1,4 @@
-import { encodeKey } from '../src/http/pagination';
+import { encodeKey } from '../src/snapshot/pagination';
 import { toBech32, toHex0x } from '../src/lib/address';
 import { amountFromKey } from '../src/lib/amount';
 import { openSnapshot } from '../src/snapshot/open';

@@ -1,7 +1,7 @@
 import type { Request } from 'express';
 import { AddressError, canonicalAddress } from '../lib/address';
 import { BadRequestError, rawQueryValues } from './errors';
-import { PageRequest, PaginationQuery, parsePageRequest } from './pagination';
+import { PageRequest, PaginationQuery, parsePageRequest } from '../snapshot/pagination';
 
 /**
  * Typed access to validated request input. express-openapi-validator has already checked and

@@ -1,5 +1,5 @@
 import type { Response } from 'express';
-import { listResponse, Page } from './pagination';
+import { listResponse, Page } from '../snapshot/pagination';
 
 export const JSON_TYPE = 'application/json; charset=utf-8';
 

@@ -6,7 +6,7 @@
  */
 import type Database from 'better-sqlite3';
 import { canonicalAddress, toHex0x } from '../lib/address';
-import { evmTxJson, EvmLog, EvmReceipt, internalTxJson, LOG_KEYS, RECEIPT_KEYS } from '../routes/evm/serialize';
+import { evmTxJson, EvmLog, EvmReceipt, internalTxJson, LOG_KEYS, RECEIPT_KEYS } from '../wire/evm';
 import { ADDRESS_TOPIC } from './derive';
 import { describe, Fields, toAddress } from './fields';
 import type { SnapshotWriter } from './writer';

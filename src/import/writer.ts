@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, constants as fsConstants, copyFileSync, existsSync, fsyncSync, openSync, renameSync, unlinkSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { toBech32, toHex0x } from '../lib/address';
-import { collectionJson } from '../routes/nft/serialize';
+import { collectionJson } from '../wire/nft';
 import { openDatabase } from '../sqlite';
 import { EvmDelta, finishEvm, newEvmDelta } from './evm';
 import { INDEXES_SQL, SCHEMA_VERSION, schemaSql, TABLES_SQL } from '../snapshot/schema';

@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import { amountFromKey, amountKey, isAmount } from '../lib/amount';
 import { BadRequestError } from '../http/errors';
-import { encodeKey, KeyValue, Page, PageRequest, paginationJson, previousKey } from '../http/pagination';
+import { encodeKey, KeyValue, Page, PageRequest, paginationJson, previousKey } from './pagination';
 
 /**
  * Keyset pagination over one index order. A list is declared once (its FROM/WHERE with named

@@ -1,11 +1,11 @@
 import type Database from 'better-sqlite3';
 import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
-import { prepareBlockQueries } from '../routes/block/queries';
-import { prepareEvmQueries } from '../routes/evm/queries';
-import { prepareNftQueries } from '../routes/nft/queries';
-import { prepareRichListQueries } from '../routes/richlist/queries';
-import { statusJson } from '../routes/status/serialize';
-import { prepareTxQueries } from '../routes/tx/queries';
+import { prepareBlockQueries } from './queries/block';
+import { prepareEvmQueries } from './queries/evm';
+import { prepareNftQueries } from './queries/nft';
+import { prepareRichListQueries } from './queries/richlist';
+import { statusJson } from '../wire/status';
+import { prepareTxQueries } from './queries/tx';
 import { openDatabase } from '../sqlite';
 import { SCHEMA_VERSION } from './schema';
 

@@ -1,7 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import { compactJson } from '../../lib/raw-json';
 import { formatNanos, parseUtc } from '../../lib/time';
-import { txJson } from '../../routes/tx/serialize';
+import { txJson } from '../../wire/tx';
 import { AccountDeriver, msgTypesOf } from '../derive';
 import { checkUint, describe } from '../fields';
 import { asBuffer, eachLine, LineBatch, lineText } from '../ndjson';

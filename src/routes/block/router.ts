@@ -3,7 +3,7 @@ import { NotFoundError } from '../../http/errors';
 import { page, pathInt } from '../../http/params';
 import { sendJson, sendPage } from '../../http/send';
 import { snapshotOf } from '../context';
-import { blockResponse } from './serialize';
+import { blockResponse } from '../../wire/block';
 
 /** rollytics api/handler/block */
 export function blockRouter(): Router {

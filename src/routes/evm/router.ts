@@ -3,7 +3,7 @@ import { GRPC, NotFoundError, sendError } from '../../http/errors';
 import { address, page, pathInt, pathParam, query, txHash } from '../../http/params';
 import { sendJson, sendPage } from '../../http/send';
 import { snapshotOf } from '../context';
-import { evmTxResponse } from './serialize';
+import { evmTxResponse } from '../../wire/evm';
 
 // case-insensitive, as the router (and rollytics' fiber router)
 const EVM_PATH = /^\/indexer\/tx\/v1\/(evm-txs|evm-internal-txs)(\/|$)/i;

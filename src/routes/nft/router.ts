@@ -1,12 +1,12 @@
 import { Router } from 'express';
 import { NotFoundError } from '../../http/errors';
-import { emptyPage } from '../../http/pagination';
+import { emptyPage } from '../../snapshot/pagination';
 import { address, page, pathParam, query, tokenIdCandidates } from '../../http/params';
 import { sendJson, sendPage } from '../../http/send';
 import { normalizeName } from '../../lib/normalize';
 import { snapshotOf } from '../context';
-import { TokenOrder } from './queries';
-import { collectionResponse } from './serialize';
+import { TokenOrder } from '../../snapshot/queries/nft';
+import { collectionResponse } from '../../wire/nft';
 
 /** rollytics api/handler/nft */
 export function nftRouter(): Router {

@@ -1,11 +1,11 @@
 import { Router } from 'express';
 import { NotFoundError } from '../../http/errors';
-import { emptyPage } from '../../http/pagination';
+import { emptyPage } from '../../snapshot/pagination';
 import { address, msgTypes, page, pathInt, pathParam, query, txHash } from '../../http/params';
 import { sendJson, sendPage } from '../../http/send';
 import { snapshotOf } from '../context';
-import { TxFilter } from './queries';
-import { txResponse } from './serialize';
+import { TxFilter } from '../../snapshot/queries/tx';
+import { txResponse } from '../../wire/tx';
 
 /** rollytics api/handler/tx (cosmos txs) */
 export function txRouter(): Router {

@@ -21,7 +21,7 @@ import { AccountDeriver, msgTypesOf, signerFromTx } from '../../../src/import/de
 import { canonicalAddress } from '../../../src/lib/address';
 import { rawMembers } from '../../../src/lib/raw-json';
 import { evenHex, evmTxAccounts, internalTxAccounts } from '../../../src/import/evm';
-import { EvmReceipt, RECEIPT_KEYS } from '../../../src/routes/evm/serialize';
+import { EvmReceipt, RECEIPT_KEYS } from '../../../src/wire/evm';
 
 export const ROLLYTICS_SCHEMA = `
 CREATE TABLE upgrade_history (version text PRIMARY KEY, applied timestamptz);

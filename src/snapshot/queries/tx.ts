@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
-import { emptyPage, Page, PageRequest } from '../../http/pagination';
-import { ListQuery, Row, sequenceOrder } from '../../snapshot/list-query';
-import type { SnapshotMeta } from '../../snapshot/open';
+import { emptyPage, Page, PageRequest } from '../pagination';
+import { ListQuery, Row, sequenceOrder } from '../list-query';
+import type { SnapshotMeta } from '../open';
 
 /**
  * Cosmos tx lists, all in sequence order (rollytics' default `sequence` cursor). Totals are the

@@ -1,4 +1,4 @@
-import type { SnapshotMeta } from '../../snapshot/open';
+import type { SnapshotMeta } from '../snapshot/open';
 
 /** /status (docs/api-contract.md#status): heights are numbers; the optional ones are omitted when 0. */
 export function statusJson(m: SnapshotMeta): string {

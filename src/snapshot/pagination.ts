@@ -1,4 +1,4 @@
-import { BadRequestError } from './errors';
+import { BadRequestError } from '../http/errors';
 
 /**
  * Pagination per docs/api-contract.md#pagination. Parameter defaults match rollytics

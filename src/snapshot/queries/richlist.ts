@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
-import { Page, PageRequest } from '../../http/pagination';
-import { ListQuery } from '../../snapshot/list-query';
-import type { SnapshotMeta } from '../../snapshot/open';
+import { Page, PageRequest } from '../pagination';
+import { ListQuery } from '../list-query';
+import type { SnapshotMeta } from '../open';
 
 /** Rich list in (amount, account) order; the account is the tie-breaker rollytics lacks (docs/api-contract.md#rollytics-quirks). */
 export function prepareRichListQueries(db: Database.Database, meta: SnapshotMeta) {

@@ -1,8 +1,8 @@
 import type Database from 'better-sqlite3';
-import type { Page, PageRequest } from '../../http/pagination';
-import { ListQuery } from '../../snapshot/list-query';
-import type { SnapshotMeta } from '../../snapshot/open';
-import { avgBlockTimeResponse } from './serialize';
+import type { Page, PageRequest } from '../pagination';
+import { ListQuery } from '../list-query';
+import type { SnapshotMeta } from '../open';
+import { avgBlockTimeResponse } from '../../wire/block';
 
 /** Blocks: one table in height order (the rowid). */
 export function prepareBlockQueries(db: Database.Database, meta: SnapshotMeta) {

@@ -1,8 +1,8 @@
 import type Database from 'better-sqlite3';
-import { emptyPage, Page, PageRequest } from '../../http/pagination';
-import { ListDefinition, ListQuery, OrderColumn } from '../../snapshot/list-query';
-import type { SnapshotMeta } from '../../snapshot/open';
-import type { AccountRow } from '../tx/queries';
+import { emptyPage, Page, PageRequest } from '../pagination';
+import { ListDefinition, ListQuery, OrderColumn } from '../list-query';
+import type { SnapshotMeta } from '../open';
+import type { AccountRow } from './tx';
 
 /**
  * NFT collections and tokens. Every order carries a unique tie-breaker (rollytics has none,

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
-import { emptyPage, Page, PageRequest } from '../../http/pagination';
-import { ListQuery, sequenceOrder } from '../../snapshot/list-query';
+import { emptyPage, Page, PageRequest } from '../pagination';
+import { ListQuery, sequenceOrder } from '../list-query';
 
 /**
  * EVM txs and internal txs (docs/api-contract.md#evm-tx, docs/api-contract.md#evm-internal-tx), all in sequence order (rollytics' default
