@@ -28,9 +28,10 @@ fixtures/demo/%.sqlite: build/src/generate/index.js build/src/import/from-dump.j
 	$(CLI) generate --vm $* --preset demo --out fixtures/demo/dumps/$* --force --quiet
 	$(CLI) import --from-dump fixtures/demo/dumps/$* --out $@ --force --quiet
 
-lint: deps ## Type-check (tsc --noEmit) and lint (ESLint: eslint.config.mjs)
+lint: deps ## Type-check (tsc --noEmit), lint (ESLint: eslint.config.mjs), check the layers (.dependency-cruiser.js)
 	$(NODE_BIN)/tsc -p tsconfig.json --noEmit
 	$(NODE_BIN)/eslint src test bench scripts
+	$(NODE_BIN)/depcruise --config .dependency-cruiser.js src
 
 test: build fixtures binary ## Run the test suite (mocha, real snapshot files and servers on 127.0.0.1)
 	$(NODE_BIN)/mocha --forbid-only --timeout 60000 --reporter spec 'build/test/**/*.test.js'

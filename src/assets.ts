@@ -1,4 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
 /**
@@ -36,4 +38,27 @@ export function readBinaryAsset(relPath: string): Buffer {
   const s = sea();
   if (s) return Buffer.from(s.getAsset(relPath) as ArrayBuffer);
   return readFileSync(join(ROOT, relPath));
+}
+
+/** A private cache directory for files the single executable must put on disk. */
+export function cacheDir(): string {
+  const base = process.env.XDG_CACHE_HOME || (homedir() ? join(homedir(), '.cache') : tmpdir());
+  return join(base, 'indexer-api');
+}
+
+/**
+ * Writes `bytes` to `<cache>/<name-prefix>-<sha256>` unless already there: content-addressed,
+ * written to a unique temp name and renamed, so concurrent starts never see a partial file.
+ */
+export function materialize(name: string, bytes: Buffer): string {
+  const dir = cacheDir();
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const digest = createHash('sha256').update(bytes).digest('hex').slice(0, 32);
+  const file = join(dir, `${digest}-${name}`);
+  if (!existsSync(file)) {
+    const tmp = `${file}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`;
+    writeFileSync(tmp, bytes, { mode: 0o600 });
+    renameSync(tmp, file);
+  }
+  return file;
 }

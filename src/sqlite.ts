@@ -1,6 +1,5 @@
 import Database from 'better-sqlite3';
-import { isSingleExecutable, readBinaryAsset } from './assets';
-import { materialize } from './demo';
+import { isSingleExecutable, materialize, readBinaryAsset } from './assets';
 
 /** The addon as embedded in the single executable (see scripts/build-binary.js). */
 export const NATIVE_ADDON_ASSET = 'native/better_sqlite3.node';

@@ -1,7 +1,8 @@
-export type VmType = 'move' | 'wasm' | 'evm';
+import { VM_TYPES, type VmType } from '../lib/vm';
+
+export { VM_TYPES, type VmType };
 export type Preset = 'demo' | 'scale';
 
-export const VM_TYPES: readonly VmType[] = ['move', 'wasm', 'evm'];
 export const PRESETS: readonly Preset[] = ['demo', 'scale'];
 
 /** Everything that shapes a generated chain; a pure function of (vm, preset, txs, seed). */

@@ -1,37 +1,13 @@
 import type { ErrorRequestHandler, Response } from 'express';
+import { ApiError, errorJson, GRPC } from '../lib/api-errors';
 
 /**
  * One error shape for every error (docs/api-contract.md#errors), the key-value indexer's gRPC-gateway body:
  * {"code": <gRPC code>, "message": "...", "details": []}.
  */
 
-export const GRPC = { INVALID_ARGUMENT: 3, NOT_FOUND: 5, UNIMPLEMENTED: 12, INTERNAL: 13, UNAVAILABLE: 14 } as const;
-
-/** An error with an HTTP status whose message is safe to show the client. */
-export class ApiError extends Error {
-  constructor(readonly status: number, readonly grpcCode: number, message: string) {
-    super(message);
-  }
-}
-
-/** 400: the request names a bad value. */
-export class BadRequestError extends ApiError {
-  constructor(message: string) { super(400, GRPC.INVALID_ARGUMENT, message); }
-}
-
-/** 404: unknown route or missing single object. */
-export class NotFoundError extends ApiError {
-  constructor(message: string) { super(404, GRPC.NOT_FOUND, message); }
-}
-
-/** 503: no snapshot is loaded. */
-export class UnavailableError extends ApiError {
-  constructor(message: string) { super(503, GRPC.UNAVAILABLE, message); }
-}
-
-export function errorJson(code: number, message: string): string {
-  return JSON.stringify({ code, message, details: [] });
-}
+// the error classes live below every layer that throws them; re-exported for the HTTP layer
+export { ApiError, BadRequestError, errorJson, GRPC, NotFoundError, UnavailableError } from '../lib/api-errors';
 
 export function sendError(res: Response, status: number, code: number, message: string): void {
   res.status(status).type('application/json').send(errorJson(code, message));

@@ -9,7 +9,6 @@ import { canonicalAddress, toHex0x } from '../lib/address';
 import { evmTxJson, EvmLog, EvmReceipt, internalTxJson, LOG_KEYS, RECEIPT_KEYS } from '../wire/evm';
 import { ADDRESS_TOPIC } from './derive';
 import { describe, Fields, toAddress } from './fields';
-import type { SnapshotWriter } from './writer';
 
 export const EVM_TX_FIELDS = ['sequence', 'height', 'receipt', 'signer', 'accounts'] as const;
 export const EVM_INTERNAL_TX_FIELDS = ['sequence', 'height', 'hash', 'index', 'parent_index', 'type', 'from', 'to',
@@ -74,6 +73,14 @@ export function evenHex(text: string): string {
  * What the rows inserted by this import add to the per-hash / per-height / per-account counts:
  * on top of a base snapshot (import --base) finishEvm adds these instead of recounting tables.
  */
+/** What the EVM part needs of the snapshot writer (SnapshotWriter is one; writer.ts imports this module, not the reverse). */
+export interface EvmWriter {
+  readonly db: Database.Database;
+  readonly evm: EvmDelta;
+  readonly base?: { file: string; height: number };
+  accountId(addr: Buffer): number;
+}
+
 export interface EvmDelta {
   /** the base's highest sequences (0 without a base): new rows must come after them */
   baseTxSequence: number;
@@ -98,7 +105,7 @@ export class EvmTables {
   private readonly s;
   private readonly d: EvmDelta;
 
-  constructor(private readonly writer: SnapshotWriter) {
+  constructor(private readonly writer: EvmWriter) {
     this.d = writer.evm;
     const p = (sql: string): Database.Statement => writer.db.prepare(sql);
     this.s = {
@@ -159,7 +166,7 @@ export class EvmTables {
 }
 
 /** Reads the two EVM kinds of a source (validated, FILE:LINE: FIELD errors) into the writer. */
-export async function loadEvm(each: Each, vmType: string, prefix: string, writer: SnapshotWriter): Promise<void> {
+export async function loadEvm(each: Each, vmType: string, prefix: string, writer: EvmWriter): Promise<void> {
   const tables = new EvmTables(writer);
   const onlyEvm = (f: Fields, kind: string): void => {
     if (vmType !== 'evm') throw f.error('(file)', `${kind} is for EVM chains (this is a ${vmType} chain)`);

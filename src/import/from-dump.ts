@@ -17,8 +17,9 @@ import { heapTrimmer } from './heap';
 import { outputSize, TxJob, TxRows } from './parse/tx';
 import { SnapshotWriter } from './writer';
 
-export type VmType = 'move' | 'wasm' | 'evm';
-export const VM_TYPES: readonly VmType[] = ['move', 'wasm', 'evm'];
+import { VM_TYPES, type VmType } from '../lib/vm';
+
+export { VM_TYPES, type VmType };
 
 export interface ImportProgress {
   /** a dump file started (or a finalize step, with file undefined) */

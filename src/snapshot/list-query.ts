@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import { amountFromKey, amountKey, isAmount } from '../lib/amount';
-import { BadRequestError } from '../http/errors';
+import { BadRequestError } from '../lib/api-errors';
 import { encodeKey, KeyValue, Page, PageRequest, paginationJson, previousKey } from './pagination';
 
 /**

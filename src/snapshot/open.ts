@@ -9,7 +9,8 @@ import { prepareTxQueries } from './queries/tx';
 import { openDatabase } from '../sqlite';
 import { SCHEMA_VERSION } from './schema';
 
-export type VmType = 'move' | 'wasm' | 'evm';
+export type { VmType } from '../lib/vm';
+import type { VmType } from '../lib/vm';
 
 export interface SnapshotMeta {
   chainId: string;

@@ -1,4 +1,4 @@
-import { BadRequestError } from '../http/errors';
+import { BadRequestError } from '../lib/api-errors';
 
 /**
  * Pagination per docs/api-contract.md#pagination. Parameter defaults match rollytics

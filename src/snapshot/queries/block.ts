@@ -1,11 +1,13 @@
 import type Database from 'better-sqlite3';
 import type { Page, PageRequest } from '../pagination';
 import { ListQuery } from '../list-query';
-import type { SnapshotMeta } from '../open';
+
+/** What the block queries need of the snapshot's meta. */
+interface BlockMeta { countBlocks: number }
 import { avgBlockTimeResponse } from '../../wire/block';
 
 /** Blocks: one table in height order (the rowid). */
-export function prepareBlockQueries(db: Database.Database, meta: SnapshotMeta) {
+export function prepareBlockQueries(db: Database.Database, meta: BlockMeta) {
   const list = new ListQuery(db, {
     name: 'selectBlocks', select: 'json, height', from: 'blocks', where: '1',
     order: [{ sql: 'height', field: 'height', kind: 'int' }],

@@ -1,7 +1,10 @@
 import type Database from 'better-sqlite3';
 import { emptyPage, Page, PageRequest } from '../pagination';
 import { ListDefinition, ListQuery, OrderColumn } from '../list-query';
-import type { SnapshotMeta } from '../open';
+import type { VmType } from '../../lib/vm';
+
+/** What the NFT queries need of the snapshot's meta. */
+interface NftMeta { countCollections: number; vmType: VmType }
 import type { AccountRow } from './tx';
 
 /**
@@ -49,7 +52,7 @@ export interface TokenFilter {
   tokenIds?: [string, string];
 }
 
-export function prepareNftQueries(db: Database.Database, meta: SnapshotMeta) {
+export function prepareNftQueries(db: Database.Database, meta: NftMeta) {
   const collections = new ListQuery(db, {
     name: 'selectCollections', select: 'json, height, addr AS object_addr', from: 'collections', where: '1',
     order: collectionOrder('height', 'addr'),

@@ -1,10 +1,13 @@
 import type Database from 'better-sqlite3';
 import { Page, PageRequest } from '../pagination';
 import { ListQuery } from '../list-query';
-import type { SnapshotMeta } from '../open';
+import type { VmType } from '../../lib/vm';
+
+/** What the rich-list queries need of the snapshot's meta. */
+interface RichListMeta { vmType: VmType }
 
 /** Rich list in (amount, account) order; the account is the tie-breaker rollytics lacks (docs/api-contract.md#rollytics-quirks). */
-export function prepareRichListQueries(db: Database.Database, meta: SnapshotMeta) {
+export function prepareRichListQueries(db: Database.Database, meta: RichListMeta) {
   const holders = new ListQuery(db, {
     name: 'selectRichList', select: 'json, amount_key AS amount, account', from: 'richlist', where: 'denom = @denom',
     order: [{ sql: 'amount_key', field: 'amount', kind: 'amount' }, { sql: 'account', field: 'account', kind: 'hex' }],

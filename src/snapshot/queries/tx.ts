@@ -1,7 +1,9 @@
 import type Database from 'better-sqlite3';
 import { emptyPage, Page, PageRequest } from '../pagination';
 import { ListQuery, Row, sequenceOrder } from '../list-query';
-import type { SnapshotMeta } from '../open';
+
+/** What the tx queries need of the snapshot's meta. */
+interface TxMeta { countTxs: number }
 
 /**
  * Cosmos tx lists, all in sequence order (rollytics' default `sequence` cursor). Totals are the
@@ -23,7 +25,7 @@ export interface TxFilter {
   msgTypes?: MsgType[];
 }
 
-export function prepareTxQueries(db: Database.Database, meta: SnapshotMeta) {
+export function prepareTxQueries(db: Database.Database, meta: TxMeta) {
   const lists = {
     all: new ListQuery(db, { name: 'selectTxs', select: 'json, sequence', from: 'txs t', where: '1', order: sequenceOrder('t.sequence') }),
     byMsgType: new ListQuery(db, {
