@@ -120,7 +120,7 @@ async function openSource(o: ImportOptions, progress: StageProgress): Promise<{ 
       let fromHeight = o.fromHeight;
       let evmSequenceStart: { txs: number; internal: number } | undefined;
       if (o.base !== undefined) {
-        const b = openSnapshot(o.base);
+        const b = openSnapshot(o.base, { olderWireFormat: true });
         try {
           const max = (sql: string): number => (b.db.prepare(sql).pluck().get() as number | null) ?? 0;
           fromHeight ??= max('SELECT max(height) FROM blocks') + 1;

@@ -107,7 +107,7 @@ export interface IncrementalSource {
 export async function incrementalSource(basePath: string, next: ImportSource): Promise<IncrementalSource> {
   let base: Snapshot;
   try {
-    base = openSnapshot(basePath);
+    base = openSnapshot(basePath, { olderWireFormat: true });
   } catch (e) {
     if (e instanceof SnapshotError) throw new Error(`--base: ${e.message}`);
     throw e;

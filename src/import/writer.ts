@@ -6,6 +6,7 @@ import { toBech32, toHex0x } from '../lib/address';
 import { collectionJson } from '../wire/nft';
 import { openDatabase } from '../sqlite';
 import { EvmDelta, finishEvm, newEvmDelta } from './evm';
+import { bringWireFormatCurrent } from './rerender';
 import { INDEXES_SQL, SCHEMA_VERSION, schemaSql, TABLES_SQL } from '../snapshot/schema';
 
 /** Rows per multi-row INSERT into the tx link tables. */
@@ -177,6 +178,8 @@ export class SnapshotWriter {
     // pages out, which the page cache does anyway when it fills (memory stays at cache_size),
     // and fewer commits write the scattered tx_accounts pages fewer times.
     this.db.exec('BEGIN');
+    // a new file is marked with the wire format; a base of an older one is rendered again
+    bringWireFormatCurrent(this.db);
   }
 
   static create(target: string, opts: WriterOptions = {}): SnapshotWriter {

@@ -8,6 +8,7 @@ import { statusJson } from '../wire/status';
 import { prepareTxQueries } from './queries/tx';
 import { openDatabase } from '../sqlite';
 import { SCHEMA_VERSION } from './schema';
+import { WIRE_FORMAT_META_KEY, WIRE_FORMAT_VERSION, wireFormatOf } from '../wire/format';
 
 export type { VmType } from '../lib/vm';
 import type { VmType } from '../lib/vm';
@@ -51,12 +52,22 @@ export interface Snapshot {
 }
 
 export interface OpenOptions {
+  /** accept stored JSON of an older wire format (import --base renders it again) */
+  olderWireFormat?: boolean;
   /** run PRAGMA quick_check (reads the whole file; off by default so start-up stays O(1)) */
   verify?: boolean;
 }
 
 const SQLITE_MAGIC = 'SQLite format 3\u0000';
 const REQUIRED_META = ['chain_id', 'vm_type', 'bech32_prefix', 'snapshot_id', 'count_blocks', 'count_txs', 'count_collections'];
+
+/** The stored JSON must be what this build renders (docs/api-contract.md#stored-wire-format). */
+function checkWireFormat(version: number, file: string, opts: OpenOptions): void {
+  if (version === WIRE_FORMAT_VERSION || (opts.olderWireFormat && version < WIRE_FORMAT_VERSION)) return;
+  throw new SnapshotError(version < WIRE_FORMAT_VERSION
+    ? `snapshot's stored JSON is wire format ${version}, this indexer-api renders ${WIRE_FORMAT_VERSION} (render it again: indexer-api import --base ${file} --from-dump DIR --out NEW.sqlite, DIR holding new heights or none): ${file}`
+    : `snapshot's stored JSON is wire format ${version}, newer than this indexer-api renders (${WIRE_FORMAT_VERSION}): use the indexer-api that built it: ${file}`);
+}
 
 function readHeader(file: string): Buffer {
   const fd = openSync(file, 'r');
@@ -109,6 +120,7 @@ export function openSnapshot(file: string, opts: OpenOptions = {}): Snapshot {
     }
     const kv = new Map((db.prepare('SELECT key, value FROM meta').all() as { key: string; value: string }[]).map((r) => [r.key, r.value]));
     for (const k of REQUIRED_META) if (!kv.has(k)) throw new SnapshotError(`snapshot meta lacks ${k}: ${file}`);
+    checkWireFormat(wireFormatOf(kv.get(WIRE_FORMAT_META_KEY)), file, opts);
     const num = (k: string): number => Number(kv.get(k) ?? 0);
     const meta: SnapshotMeta = {
       chainId: kv.get('chain_id') as string,
