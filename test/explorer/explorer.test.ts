@@ -83,18 +83,24 @@ describe('the built-in explorer in a browser', function () {
       let page: Page;
       let base: string;
       const errors: string[] = [];
+      const elsewhere: string[] = [];
 
       before(async () => {
         server = await startServe(['--db', DEMO(vm), '--log-level', 'error']);
         base = server.url;
         page = await browser!.newPage({ viewport: { width: 1280, height: 800 } });
         page.on('pageerror', (e) => errors.push(e.message));
+        // offline: nothing but this server (no CDN, no web fonts)
+        page.on('request', (r) => { if (!r.url().startsWith(`${base}/`) && !r.url().startsWith('data:')) elsewhere.push(r.url()); });
       });
       after(async () => {
         await page?.close();
         await server?.stop();
       });
-      afterEach(() => { expect(errors, 'script errors on the page').to.deep.equal([]); });
+      afterEach(() => {
+        expect(errors, 'script errors on the page').to.deep.equal([]);
+        expect(elsewhere, 'requests to anything but this server').to.deep.equal([]);
+      });
 
       it('shows the chain, its VM and height, the latest blocks and txs with exact totals', async () => {
         await open(page, `${base}/`);
