@@ -273,6 +273,11 @@ describe('the built-in explorer in a browser', function () {
           expect(await field(page, 'transactionHash')).to.equal(txs[0].transactionHash);
           expect(await field(page, 'blockNumber')).to.equal(BigInt(txs[0].blockNumber).toString());
           expect(await field(page, 'from')).to.equal(txs[0].from);
+          const internal = await apiAll<{ parent_index: number; index: number }>(base, `/indexer/tx/v1/evm-internal-txs/${txs[0].transactionHash}`, 'internal_txs');
+          expect(internal.all.length, 'the demo has internal txs to show').to.be.greaterThan(0);
+          const shown = await walk(page, 'evm-internal-txs');
+          expect(shown.keys).to.deep.equal(internal.all.map((x) => `${x.parent_index}/${x.index}`));
+          expect(shown.total).to.equal(internal.total);
         });
 
         it("pages through a denom's whole rich list and finds an account's balance in it", async () => {

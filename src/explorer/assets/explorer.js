@@ -288,6 +288,14 @@
         ['Gas used', 'gasUsed', hexToDec(t.gasUsed)], ['Gas price', 'effectiveGasPrice', hexToDec(t.effectiveGasPrice)],
         ['Logs', 'logs', String((t.logs || []).length)],
       ])),
+      list({ name: 'evm-internal-txs', title: 'Internal transactions', path: `/indexer/tx/v1/evm-internal-txs/${seg(t.transactionHash)}`, items: 'internal_txs',
+        key: (x) => `${x.parent_index}/${x.index}`, noun: 'internal txs', empty: 'No internal transactions.', columns: [
+          { label: '#', cell: (x) => `${x.parent_index}/${x.index}` },
+          { label: 'Type', cell: (x) => x.type },
+          { label: 'From', cell: (x) => link(paths.account(x.from), short(x.from), 'mono') },
+          { label: 'To', cell: (x) => (x.to ? link(paths.account(x.to), short(x.to), 'mono') : '—') },
+          { label: 'Value', cell: (x) => hexToDec(x.value), cls: 'num' },
+        ] }),
       card('Logs', h('details', {}, h('summary', {}, `${(t.logs || []).length} logs`), h('pre', {}, JSON.stringify(t.logs || [], null, 2)))),
     );
   }
