@@ -53,6 +53,10 @@ const ASSETS = {
   'fixtures/demo/evm.sqlite': 'fixtures/demo/evm.sqlite',
   'node_modules/swagger-ui-dist/swagger-ui.css': 'node_modules/swagger-ui-dist/swagger-ui.css',
   'node_modules/swagger-ui-dist/swagger-ui-bundle.js': 'node_modules/swagger-ui-dist/swagger-ui-bundle.js',
+  // the built-in explorer (src/explorer/router.ts EXPLORER_ASSETS)
+  'src/explorer/assets/index.html': 'src/explorer/assets/index.html',
+  'src/explorer/assets/explorer.js': 'src/explorer/assets/explorer.js',
+  'src/explorer/assets/explorer.css': 'src/explorer/assets/explorer.css',
   'native/better_sqlite3.node': ADDON,
 };
 /** The bundle and its code cache, read by the loader (MAIN_SOURCE). */

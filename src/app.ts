@@ -3,6 +3,7 @@ import express, { ErrorRequestHandler, Express, Request, RequestHandler, Respons
 import * as OpenApiValidator from 'express-openapi-validator';
 import { httpCaching, ResponseCache } from './http/caching';
 import { cors } from './http/cors';
+import { explorerRouter } from './explorer/router';
 import { cachedFront, normalizeUrl } from './http/front';
 import { errorMiddleware, GRPC, sendError, UnavailableError } from './http/errors';
 import { urlLengthLimit } from './http/limits';
@@ -44,6 +45,8 @@ export interface AppOptions {
   draining?: () => boolean;
   /** URLs whose validation is remembered (default 10000; 0 = validate every request) */
   validationCacheEntries?: number;
+  /** serve the built-in explorer at / and its pages (src/explorer; default off here, on in `serve`) */
+  explorer?: boolean;
 }
 
 /** What createApp reports to and shares with the server around it; all optional. */
@@ -245,6 +248,7 @@ export function createApp({ snapshots, openapi, options, logger = silentLogger, 
   app.use(normalizeRequestUrl, headAsGet, cors(options.corsOrigin));
   app.use(opsRouter({ current, draining, metrics: ops }));
   app.use(swaggerRouter(JSON.stringify(openapi)));
+  if (options.explorer) app.use(explorerRouter());
   app.use(takeSnapshot(snapshots), evmUnavailable());
   app.use(httpCaching(options.cacheMaxAge ?? 1, responseCache));
   deferSpecValidatorCompile();

@@ -209,6 +209,11 @@ describe('single executable (dist/indexer-api)', function () {
       ['/swagger', 0, 200],
       ['/swagger/swagger-ui.css', 0, 200],
       ['/swagger/swagger-ui-bundle.js', 0, 200],
+      // the explorer's shell, script and stylesheet are assets of the executable too
+      ['/', 0, 200],
+      ['/nft-collections/0x1/a%2Fb', 0, 200],
+      ['/explorer/explorer.js', 0, 200],
+      ['/explorer/explorer.css', 0, 200],
       ['/indexer/no/such/route', 0, 404],
       ['/indexer/block/v1/blocks?pagination.limit=abc', 0, 400],
     ];

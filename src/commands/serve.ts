@@ -34,6 +34,8 @@ export interface ServeOptions {
   maxUrlLength?: number;
   /** in-flight requests get this long to finish on SIGTERM before connections are cut */
   shutdownTimeoutMs?: number;
+  /** the built-in explorer at / (default true; --no-explorer: / is the JSON 404 again) */
+  explorer?: boolean;
   /** processes serving the port; 1 (the default here; the CLI's is the core count) = no cluster */
   workers?: number;
 }
@@ -154,7 +156,7 @@ async function serve(file: string, o: ServeOptions, logger: Logger): Promise<num
   }
   const app = createRequestListener({
     snapshots: holder, openapi: loadOpenApi(), logger, metrics, responseCache,
-    options: { corsOrigin: o.corsOrigin, cacheMaxAge: o.cacheMaxAge ?? 1, maxUrlLength: limits.maxUrlLength, draining: () => draining },
+    options: { corsOrigin: o.corsOrigin, cacheMaxAge: o.cacheMaxAge ?? 1, maxUrlLength: limits.maxUrlLength, draining: () => draining, explorer: o.explorer ?? true },
   });
   let running;
   try {
@@ -193,7 +195,7 @@ async function answerOne(file: string, o: ServeOptions, path: string): Promise<n
   const { createApp, loadOpenApi, startServer, SnapshotHolder } = await httpStack();
   const holder = SnapshotHolder.open(file, { verify: o.verify });
   const logger = createLogger('error', (t) => { process.stderr.write(t); });
-  const app = createApp({ snapshots: holder, openapi: loadOpenApi(), logger, options: { corsOrigin: o.corsOrigin } });
+  const app = createApp({ snapshots: holder, openapi: loadOpenApi(), logger, options: { corsOrigin: o.corsOrigin, explorer: o.explorer ?? true } });
   const running = await startServer(app, '127.0.0.1', 0, limitsOf(o));
   try {
     const res = await fetch(running.url + (path.startsWith('/') ? path : `/${path}`));
@@ -216,6 +218,7 @@ export const serveCommand: CommandModule<object, ServeOptions> = {
     .option('port', { type: 'number', default: 8080, describe: 'TCP port to listen on' })
     .option('cors-origin', { type: 'string', default: '*', describe: "Allowed CORS origins: '*', a comma-separated list (with *.domain patterns), or '' to disable" })
     .option('verify', { type: 'boolean', default: false, describe: 'Run a full quick_check of the snapshot before serving (reads the whole file)' })
+    .option('explorer', { type: 'boolean', default: true, describe: 'Serve the built-in explorer (HTML) at / and its pages; --no-explorer leaves only the API (/ answers the JSON 404)' })
     .option('get', { type: 'string', describe: 'Answer one GET request for this path in-process, print the body and exit (0 iff status 200)' })
     .option('workers', { type: 'number', default: availableParallelism(), defaultDescription: 'number of cores', describe: 'Processes serving the port (node:cluster); 1 = a single process, no cluster' })
     .option('log-level', { choices: LOG_LEVELS, default: 'info' as LogLevel, describe: 'JSON log lines on stdout: info logs one line per request; warn and error drop those' })
