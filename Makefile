@@ -5,7 +5,7 @@ VMS := move wasm evm
 DEMO_DBS := $(foreach vm,$(VMS),fixtures/demo/$(vm).sqlite)
 CLI := node bin/indexer-api
 
-.PHONY: all deps build fixtures lint test serve binary bench clean help
+.PHONY: all deps build fixtures lint test serve binary pack bench clean help
 
 all: build fixtures ## Install dependencies, compile, build the demo snapshots
 
@@ -17,6 +17,7 @@ node_modules/.installed: package.json package-lock.json
 
 build: deps ## Compile TypeScript into build/, record version + commit, bundle for start-up (bin/indexer-api)
 	$(NODE_BIN)/tsc -p tsconfig.json
+	$(NODE_BIN)/tsc -p tsconfig.types.json
 	@node -e 'const v=require("./package.json").version; let c="unknown"; try { c=require("child_process").execSync("git rev-parse --short=12 HEAD",{stdio:["ignore","pipe","ignore"]}).toString().trim(); } catch {} require("fs").writeFileSync("build/build-info.json", JSON.stringify({version:v, commit:c})+"\n")'
 	node scripts/build-bundle.js
 
@@ -41,6 +42,10 @@ serve: build fixtures ## Serve the bundled Move demo on http://127.0.0.1:8080 (D
 
 binary: build fixtures ## Build the single executable dist/indexer-api (offline, Node SEA; see docs/binary.md)
 	node scripts/build-binary.js
+
+pack: build fixtures ## npm pack into dist/: the installable package (CLI + library, see docs/ci.md)
+	@mkdir -p dist
+	npm pack --pack-destination dist
 
 bench: build fixtures ## Run the benchmarks in bench/ (see bench/README.md)
 	node build/bench/run.js

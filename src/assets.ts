@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 
 /**
  * Files that ship with the program (sql/, openapi.yaml, demo snapshots, Swagger UI). Run from
@@ -37,7 +37,21 @@ export function readTextAsset(relPath: string): string {
 export function readBinaryAsset(relPath: string): Buffer {
   const s = sea();
   if (s) return Buffer.from(s.getAsset(relPath) as ArrayBuffer);
-  return readFileSync(join(ROOT, relPath));
+  return readFileSync(onDisk(relPath));
+}
+
+/**
+ * `node_modules/PKG/FILE` is the dependency's file wherever Node resolves it: installed as a
+ * package (docs/ci.md) our dependencies sit beside us, not under ROOT/node_modules.
+ */
+function onDisk(relPath: string): string {
+  const m = /^node_modules\/((?:@[^/]+\/)?[^/]+)\/(.+)$/.exec(relPath);
+  if (!m) return join(ROOT, relPath);
+  try {
+    return join(dirname(require.resolve(`${m[1]}/package.json`, { paths: [ROOT] })), m[2]);
+  } catch {
+    return join(ROOT, relPath);
+  }
 }
 
 /** A private cache directory for files the single executable must put on disk. */

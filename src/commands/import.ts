@@ -48,6 +48,12 @@ export interface ImportOptions {
   timeout?: number;
   /** --from-api: first retry delay in ms (default 250; tests use less) */
   backoffMs?: number;
+  /** --accounts (a fixture cut, src/import/cut/run.ts): its source and what it keeps */
+  fromSnapshot?: string;
+  accounts?: string[];
+  collections?: string[];
+  /** wraps the opened source (the fixture cut, src/import/cut/) */
+  transform?: (source: ImportSource) => ImportSource;
 }
 
 export interface ImportResult {
@@ -146,7 +152,7 @@ async function openSource(o: ImportOptions, progress: StageProgress): Promise<{ 
       throw e;
     }
   }
-  return { source: observeTotals(source), base };
+  return { source: observeTotals(o.transform ? o.transform(source) : source), base };
 }
 
 /**
@@ -220,6 +226,9 @@ export const importCommand: CommandModule<object, ImportOptions> = {
     .option('from-dump', { type: 'string', describe: 'Dump directory of NDJSON files (plain or .gz)' })
     .option('from-postgres', { type: 'string', describe: 'rollytics PostgreSQL DSN (postgres://user:pass@host:5432/db); read in one read-only REPEATABLE READ transaction' })
     .option('from-api', { type: 'string', describe: 'Base URL of a running rollytics-compatible API to crawl' })
+    .option('from-snapshot', { type: 'string', describe: 'With --accounts: a snapshot file to cut the fixture from' })
+    .option('accounts', { type: 'string', array: true, describe: 'Cut a fixture: only what these accounts touched (their txs, the blocks holding them, their NFTs, their rich-list rows); repeat or comma-separate; deterministic output (docs/ci.md)' })
+    .option('collections', { type: 'string', array: true, describe: 'With --accounts: NFT collections to keep whole (every token)' })
     .option('base', { type: 'string', describe: 'Previous snapshot to build on: the source then only holds new heights (and current NFT / rich-list state)' })
     .option('out', { type: 'string', demandOption: true, describe: 'Snapshot file to write (written to a temporary file, renamed on success)' })
     .option('force', { type: 'boolean', default: false, describe: 'Replace --out if it exists' })
@@ -246,8 +255,10 @@ export const importCommand: CommandModule<object, ImportOptions> = {
     .option('retries', { type: 'number', default: 5, describe: '--from-api / --rest-url: retries of a request failing with 5xx, 429 or a network error / timeout' })
     .option('timeout', { type: 'number', default: 30000, describe: '--from-api / --rest-url: per-request timeout in ms' })
     .check((a) => {
-      const n = [a['from-dump'], a['from-postgres'], a['from-api']].filter((x) => x !== undefined).length;
-      if (n !== 1) throw new Error('name exactly one source: --from-dump DIR, --from-postgres DSN or --from-api URL');
+      const n = [a['from-dump'], a['from-postgres'], a['from-api'], a['from-snapshot']].filter((x) => x !== undefined).length;
+      if (n !== 1) throw new Error('name exactly one source: --from-dump DIR, --from-postgres DSN or --from-api URL (or, with --accounts, --from-snapshot FILE)');
+      if (a['from-snapshot'] !== undefined && a.accounts === undefined) throw new Error('--from-snapshot is the source of a fixture cut: name the accounts with --accounts');
+      if (a.collections !== undefined && a.accounts === undefined) throw new Error('--collections goes with --accounts (a fixture cut)');
       if (a['rest-url'] !== undefined && a['from-postgres'] === undefined) throw new Error('--rest-url goes with --from-postgres (a dump or an API already carries the monikers)');
       if (a['rest-url'] !== undefined && a.validators !== undefined) throw new Error('pass --validators FILE or --rest-url URL, not both');
       return true;
@@ -255,11 +266,16 @@ export const importCommand: CommandModule<object, ImportOptions> = {
     .example('$0 import --from-dump ./dump --out chain.sqlite', 'build chain.sqlite from ./dump')
     .example('$0 import --from-postgres postgres://ro@db:5432/rollytics --vm-type wasm --validators validators.ndjson --out chain.sqlite', 'from a rollytics database')
     .example('$0 import --from-api https://rollytics.example --vm-type move --denoms uinit --out chain.sqlite', 'crawl a running API')
-    .example('$0 import --base chain.sqlite --from-dump ./new-heights --out chain.sqlite --force', 'append new heights to a snapshot') as never,
+    .example('$0 import --base chain.sqlite --from-dump ./new-heights --out chain.sqlite --force', 'append new heights to a snapshot')
+    .example('$0 import --from-snapshot chain.sqlite --accounts init1abc...,init1def... --out fixture.sqlite', 'cut a small, deterministic CI fixture (docs/ci.md)') as never,
   handler: async (argv) => {
     try {
-      const denoms = argv.denoms?.flatMap((d) => String(d).split(',')).map((d) => d.trim()).filter((d) => d !== '');
-      const r = await runImport({ ...argv, denoms });
+      const list = (v: unknown[] | undefined): string[] | undefined => v?.flatMap((d) => String(d).split(',')).map((d) => d.trim()).filter((d) => d !== '');
+      const denoms = list(argv.denoms);
+      const accounts = list(argv.accounts);
+      const r = accounts !== undefined
+        ? await (await import('../import/cut/run')).runCut({ ...argv, denoms, accounts, collections: list(argv.collections) })
+        : await runImport({ ...argv, denoms });
       if (argv.json) process.stdout.write(JSON.stringify(r) + '\n');
       else if (!argv.quiet) {
         const n = Object.entries(r.records).filter(([, v]) => v > 0).map(([k, v]) => `${v} ${k}`).join(', ');

@@ -4,6 +4,7 @@ import type { CommandModule } from 'yargs';
 import { runPrimary, tellPrimary } from '../cluster';
 import { DEMO_VMS, demoSnapshotPath } from '../demo';
 import { DEFAULT_LIMITS, Limits } from '../http/limits';
+import { announceFromPrimary, awaitPrimaryAnnouncement, StdoutGate, stdoutGate } from '../listen-line';
 import { createLogger, errorFields, LOG_LEVELS, Logger, LogLevel } from '../http/log';
 import type { SnapshotHolder as SnapshotHolderType } from '../snapshot/holder';
 import type { Snapshot, VmType } from '../snapshot/open';
@@ -61,12 +62,18 @@ export async function runServe(o: ServeOptions): Promise<number> {
   const workers = o.get !== undefined ? 1 : o.workers ?? 1;
   if (!Number.isSafeInteger(workers) || workers < 1) throw new Error(`--workers must be a whole number ≥ 1, got ${o.workers}`);
   // In a cluster every process writes to the same stdout: each line says whose it is.
-  const logger = createLogger(o.logLevel ?? 'info', undefined, workers > 1 ? { pid: process.pid } : {});
-  if (workers > 1 && cluster.isPrimary) return runPrimary({ file, workers, logger });
+  // --port 0: stdout's first line names the port the kernel picked (src/listen-line.ts)
+  const gate = o.port === 0 && o.get === undefined ? stdoutGate() : undefined;
+  const logger = createLogger(o.logLevel ?? 'info', gate?.write, workers > 1 ? { pid: process.pid } : {});
+  if (workers > 1 && cluster.isPrimary) {
+    if (gate) announceFromPrimary(gate);
+    return runPrimary({ file, workers, logger });
+  }
+  if (gate && cluster.isWorker) awaitPrimaryAnnouncement(gate);
   if (o.get !== undefined) return answerOne(file, o, o.get);
-  if (!cluster.isWorker) return serve(file, o, logger);
+  if (!cluster.isWorker) return serve(file, o, logger, gate);
   try {
-    return await serve(file, o, logger);
+    return await serve(file, o, logger, gate);
   } catch (e) {
     // The primary prints it, once for all workers (src/cluster.ts).
     await tellPrimary({ indexerApi: 'fatal', message: (e as Error).message });
@@ -111,7 +118,7 @@ function stopSignal(): { stopped: Promise<string>; off(): void } {
 }
 
 /** One process serving the port (alone, or as a cluster worker) until SIGTERM/SIGINT. */
-async function serve(file: string, o: ServeOptions, logger: Logger): Promise<number> {
+async function serve(file: string, o: ServeOptions, logger: Logger, gate?: StdoutGate): Promise<number> {
   // Signals are handled from here on: SIGTERM/SIGINT arriving during start-up stop the server
   // as soon as it listens (exit 0), SIGHUP is a reload.
   const signals = stopSignal();
@@ -168,6 +175,7 @@ async function serve(file: string, o: ServeOptions, logger: Logger): Promise<num
     throw e;
   }
   if (o.watch ?? true) holder.watch({ pollMs: o.watchPollMs ?? 2_000 });
+  if (!cluster.isWorker) gate?.open(running.url);
   const first = holder.current() as Snapshot;
   logger.info('listening', { url: running.url, pid: process.pid, ...describe(first) });
   if (cluster.isPrimary) {
@@ -215,7 +223,7 @@ export const serveCommand: CommandModule<object, ServeOptions> = {
     .option('db', { type: 'string', describe: 'Snapshot file to serve (built by `import`). Default: the bundled demo snapshot chosen by --demo' })
     .option('demo', { choices: DEMO_VMS, default: 'move' as VmType, describe: 'Which bundled demo snapshot to serve when --db is not given' })
     .option('host', { type: 'string', default: '127.0.0.1', describe: 'Address to listen on (0.0.0.0 for all interfaces)' })
-    .option('port', { type: 'number', default: 8080, describe: 'TCP port to listen on' })
+    .option('port', { type: 'number', default: 8080, describe: 'TCP port to listen on; 0 picks a free one and prints `listening http://HOST:PORT` as the first line of stdout' })
     .option('cors-origin', { type: 'string', default: '*', describe: "Allowed CORS origins: '*', a comma-separated list (with *.domain patterns), or '' to disable" })
     .option('verify', { type: 'boolean', default: false, describe: 'Run a full quick_check of the snapshot before serving (reads the whole file)' })
     .option('explorer', { type: 'boolean', default: true, describe: 'Serve the built-in explorer (HTML) at / and its pages; --no-explorer leaves only the API (/ answers the JSON 404)' })
@@ -235,6 +243,7 @@ export const serveCommand: CommandModule<object, ServeOptions> = {
     .option('shutdown-timeout-ms', { type: 'number', default: 10_000, describe: 'On SIGTERM/SIGINT, in-flight requests get this long to finish' })
     .example('$0 serve', 'serve the bundled Move demo on http://127.0.0.1:8080')
     .example('$0 serve --db chain.sqlite --host 0.0.0.0 --port 8080', 'serve a snapshot to the network')
+    .example('$0 serve --db fixture.sqlite --port 0 --workers 1', 'CI: a free port, named on the first line of stdout')
     .example('$0 serve --demo evm --get /status', 'print /status of the EVM demo and exit') as never,
   handler: async (argv) => { process.exitCode = await runServe(argv); },
 };

@@ -55,6 +55,8 @@ export class ServeProcess {
   readonly junk: string[] = [];
   stderr = '';
   url = '';
+  /** the URL of the `listening URL` line `--port 0` prints first on stdout */
+  listening = '';
   readonly exited: Promise<Exit>;
   private listeners: (() => void)[] = [];
 
@@ -66,6 +68,8 @@ export class ServeProcess {
       while ((nl = partial.indexOf('\n')) >= 0) {
         const line = partial.slice(0, nl);
         partial = partial.slice(nl + 1);
+        const first = this.lines.length === 0 && this.junk.length === 0 && this.listening === '';
+        if (first && line.startsWith('listening ')) { this.listening = line.slice('listening '.length); continue; }
         try { this.lines.push(JSON.parse(line) as LogLine); } catch { this.junk.push(line); }
       }
       this.notify();

@@ -1,0 +1,119 @@
+/**
+ * `import --accounts A,B (--from-api URL | --from-snapshot FILE) --out fixture.sqlite`: a small
+ * snapshot of what those accounts touched (filter.ts), byte-for-byte the same for the same
+ * inputs (so it can be committed and diffed, docs/ci.md).
+ *
+ * The source is always the HTTP API: a snapshot file is served in-process on a free port of
+ * 127.0.0.1 for the crawl (src/index.ts), so both sources are cut by the same code. The load is
+ * the ordinary import (validation, derived counts, totals) into a temporary file; then the two
+ * meta values that differ per run by design are fixed — `snapshot_id` becomes a digest of the
+ * content, `created_at` the newest kept block's time — and `VACUUM INTO` writes the final file
+ * with a canonical page layout, renamed over --out.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { closeSync, existsSync, fsyncSync, openSync, renameSync, unlinkSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import { canonicalAddress } from '../../lib/address';
+import { openDatabase } from '../../sqlite';
+import { tableDigests } from '../../snapshot/digest';
+import { openSnapshot, SnapshotError } from '../../snapshot/open';
+import type { ImportOptions, ImportResult } from '../../commands/import';
+import { cutSource } from './filter';
+
+export interface CutOptions extends ImportOptions {
+  /** the accounts whose history is cut (any address form the API accepts) */
+  accounts: string[];
+  /** NFT collections kept whole (every token, whoever owns it) */
+  collections?: string[];
+  /** a snapshot file as the source (instead of fromApi) */
+  fromSnapshot?: string;
+}
+
+function canonicalList(what: string, list: string[], prefix: string): Set<string> {
+  const out = new Set<string>();
+  for (const a of list) {
+    try {
+      out.add(canonicalAddress(a, prefix).toString('hex'));
+    } catch (e) {
+      throw new Error(`${what}: ${JSON.stringify(a)} is not an address (${(e as Error).message})`);
+    }
+  }
+  return out;
+}
+
+/** What the cut needs to know about a snapshot source before serving it. */
+function snapshotFacts(file: string): { prefix: string; denoms: string[] } {
+  let s;
+  try {
+    s = openSnapshot(file);
+  } catch (e) {
+    if (e instanceof SnapshotError) throw new Error(`--from-snapshot: ${e.message}`);
+    throw e;
+  }
+  try {
+    return { prefix: s.meta.prefix, denoms: s.db.prepare('SELECT denom FROM richlist_denoms ORDER BY denom').pluck().all() as string[] };
+  } finally {
+    s.close();
+  }
+}
+
+/**
+ * Fixes what differs between two runs over the same records, then writes `out` through
+ * VACUUM INTO (a fresh file, pages in canonical order) and a rename.
+ */
+export function finalizeDeterministic(loaded: string, out: string): void {
+  const digest = createHash('sha256');
+  for (const [table, d] of tableDigests(loaded)) digest.update(`${table} ${d}\n`);
+  const db = openDatabase(loaded, { fileMustExist: true });
+  const tmp = join(dirname(resolve(out)), `.${basename(out)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
+  try {
+    const newest = db.prepare('SELECT max(time_us) FROM blocks').pluck().get() as number | null;
+    const set = db.prepare('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)');
+    set.run('snapshot_id', digest.digest('hex').slice(0, 32));
+    set.run('created_at', new Date(Math.floor((newest ?? 0) / 1000)).toISOString());
+    db.prepare('VACUUM INTO ?').run(tmp);
+  } catch (e) {
+    if (existsSync(tmp)) unlinkSync(tmp);
+    throw e;
+  } finally {
+    db.close();
+  }
+  const fd = openSync(tmp, 'r');
+  try { fsyncSync(fd); } finally { closeSync(fd); }
+  renameSync(tmp, out);
+}
+
+export async function runCut(o: CutOptions): Promise<ImportResult> {
+  const { runImport } = await import('../../commands/import');
+  if (o.accounts.length === 0) throw new Error('--accounts: name at least one account');
+  if ((o.fromSnapshot === undefined) === (o.fromApi === undefined)) throw new Error('a cut reads from one source: --from-api URL or --from-snapshot FILE');
+  if (o.fromDump !== undefined || o.fromPostgres !== undefined) throw new Error('--accounts cuts from --from-api or --from-snapshot, not from a dump or PostgreSQL');
+  if (o.base !== undefined) throw new Error('--accounts makes a new snapshot: --base does not apply');
+  if (existsSync(o.out) && !o.force) throw new Error(`refusing to overwrite ${o.out} (pass --force to replace it)`);
+  const facts = o.fromSnapshot !== undefined ? snapshotFacts(o.fromSnapshot) : undefined;
+  const prefix = facts?.prefix ?? o.bech32Prefix ?? 'init';
+  const accounts = canonicalList('--accounts', o.accounts, prefix);
+  const collections = canonicalList('--collections', o.collections ?? [], prefix);
+  const range = o.fromHeight !== undefined || o.toHeight !== undefined ? ` heights ${o.fromHeight ?? 1}..${o.toHeight ?? 'latest'}` : '';
+  const label = `fixture cut of ${o.fromSnapshot !== undefined ? `snapshot ${basename(o.fromSnapshot)}` : `api ${o.fromApi}`}${range} for ${o.accounts.join(',')}`
+    + (o.collections?.length ? ` and collections ${o.collections.join(',')}` : '');
+
+  let server: { url: string; close(): Promise<void> } | undefined;
+  if (o.fromSnapshot !== undefined) {
+    const { startServer } = await import('../../index');
+    server = await startServer({ db: o.fromSnapshot, port: 0 });
+  }
+  const loaded = join(dirname(resolve(o.out)), `.${basename(o.out)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
+  try {
+    const result = await runImport({
+      ...o, fromApi: server?.url ?? o.fromApi, bech32Prefix: prefix, out: loaded, force: true,
+      denoms: o.denoms?.length ? o.denoms : facts?.denoms ?? [],
+      transform: (source) => cutSource(source, { accounts, collections, prefix, label }),
+    });
+    finalizeDeterministic(loaded, o.out);
+    return { ...result, out: o.out, source: label };
+  } finally {
+    if (existsSync(loaded)) unlinkSync(loaded);
+    await server?.close();
+  }
+}

@@ -1,0 +1,61 @@
+import { expect } from 'chai';
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { cleanEnv, CLI, DEMO, ROOT } from '../serve/helpers';
+
+/** `serve --port 0 …args`; resolves with stdout's first line once it is there. */
+function serveFirstLine(args: string[]): Promise<{ first: string; stderr: () => string; stop(): Promise<number | null>; closeStdout(): void }> {
+  const proc = spawn(process.execPath, [CLI, 'serve', '--port', '0', ...args], { cwd: ROOT, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  proc.stderr.setEncoding('utf8').on('data', (s: string) => { stderr += s; });
+  const exited = new Promise<number | null>((done) => proc.once('exit', (code) => done(code)));
+  const lines = createInterface({ input: proc.stdout });
+  return new Promise((resolve, reject) => {
+    proc.once('exit', (code) => reject(new Error(`serve exited (${code}) before its first line: ${stderr}`)));
+    lines.once('line', (first) => resolve({
+      first,
+      stderr: () => stderr,
+      stop: async () => { proc.kill('SIGTERM'); return exited; },
+      closeStdout: () => { lines.close(); proc.stdout.destroy(); },
+    }));
+  });
+}
+
+async function status(url: string): Promise<{ chain_id: string }> {
+  const res = await fetch(`${url}/status`);
+  expect(res.status).to.equal(200);
+  return await res.json() as { chain_id: string };
+}
+
+describe('serve --port 0: the first line of stdout names the free port the kernel picked', function () {
+  this.timeout(60_000);
+
+  for (const workers of ['1', '2']) {
+    it(`prints "listening http://127.0.0.1:PORT" first, and serves there (--workers ${workers})`, async () => {
+      const s = await serveFirstLine(['--db', DEMO('evm'), '--workers', workers]);
+      try {
+        const m = /^listening (http:\/\/127\.0\.0\.1:(\d+))$/.exec(s.first);
+        expect(m, s.first).to.not.equal(null);
+        expect(Number(m?.[2])).to.be.above(0);
+        expect((await status(m?.[1] as string)).chain_id).to.equal('minievm-demo-1');
+        expect(s.stderr()).to.include(`on ${m?.[1]}`);
+      } finally {
+        expect(await s.stop()).to.equal(0);
+      }
+    });
+  }
+
+  it('keeps serving after the reader of stdout went away (`serve --port 0 | head -n1`)', async () => {
+    const s = await serveFirstLine(['--demo', 'wasm', '--workers', '1']);
+    try {
+      const url = s.first.slice('listening '.length);
+      s.closeStdout();
+      // each request logs a line to the closed pipe
+      for (let i = 0; i < 5; i++) expect((await status(url)).chain_id).to.equal('miniwasm-demo-1');
+      await new Promise((r) => setTimeout(r, 100));
+      expect((await status(url)).chain_id).to.equal('miniwasm-demo-1');
+    } finally {
+      expect(await s.stop()).to.equal(0);
+    }
+  });
+});

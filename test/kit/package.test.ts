@@ -1,0 +1,132 @@
+/**
+ * docs/ci.md, for real: the package as `npm pack` makes it, installed from its tarball into an
+ * empty project with mocha and vitest from the npm registry (one tarball, one install, shared by
+ * every example), and the page's examples written into it exactly as printed and run.
+ */
+import { expect } from 'chai';
+import { spawnSync, SpawnSyncReturns } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import yaml from 'js-yaml';
+import { cleanEnv, ROOT } from '../serve/helpers';
+
+const DOC = readFileSync(join(ROOT, 'docs', 'ci.md'), 'utf8');
+/** the newest majors that install and run on Node 20 (vitest 4 brings vite 8) */
+const MOCHA = 'mocha@12';
+const VITEST = 'vitest@4';
+
+/** `<!-- file: PATH -->` followed by a fenced block: the files the page tells you to write. */
+function docFiles(): Map<string, string> {
+  const files = new Map<string, string>();
+  for (const m of DOC.matchAll(/<!-- file: (\S+) -->\n```\w*\n([\s\S]*?)\n```/g)) files.set(m[1], `${m[2]}\n`);
+  return files;
+}
+
+/** The fenced sh block holding `needle`. */
+function shellBlock(needle: string): string {
+  const block = [...DOC.matchAll(/```sh\n([\s\S]*?)\n```/g)].map((m) => m[1]).find((b) => b.includes(needle));
+  if (!block) throw new Error(`docs/ci.md has no sh block with ${needle}`);
+  return block;
+}
+
+function run(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = {}, timeout = 300_000): SpawnSyncReturns<string> {
+  const r = spawnSync(cmd, args, { cwd, encoding: 'utf8', env: { ...cleanEnv(), ...env }, timeout });
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} (in ${cwd}) exited ${r.status ?? r.signal}:\n${r.stdout}\n${r.stderr}`);
+  return r;
+}
+
+describe('docs/ci.md: the packed package in an empty project, every example run', function () {
+  this.timeout(1_200_000);
+  let tmp: string;
+  let project: string;
+  let tarball: string;
+  /** the job's server, killed here should its kill step not have run */
+  let stopLater: number | undefined;
+
+  before(() => {
+    tmp = mkdtempSync(join(tmpdir(), 'indexer-api-package-'));
+    run('npm', ['pack', '--pack-destination', tmp, '--silent'], ROOT);
+    const packed = readdirSync(tmp).filter((f) => f.endsWith('.tgz'));
+    expect(packed).to.have.length(1);
+    tarball = join(tmp, packed[0]);
+    project = join(tmp, 'project');
+    mkdirSync(project);
+    writeFileSync(join(project, 'package.json'), JSON.stringify({
+      name: 'wallet-tests', version: '1.0.0', private: true, type: 'module', allowScripts: { 'better-sqlite3': true, '@scarf/scarf': false },
+    }, null, 2));
+    // better-sqlite3 compiles here: about a minute on an idle 2-core machine, several when it is shared
+    run('npm', ['install', '--no-audit', '--no-fund', '--save-dev', tarball, MOCHA, VITEST], project, {}, 900_000);
+    for (const [file, text] of docFiles()) {
+      mkdirSync(dirname(join(project, file)), { recursive: true });
+      writeFileSync(join(project, file), text);
+    }
+  });
+  after(() => {
+    if (stopLater) try { process.kill(stopLater, 'SIGKILL'); } catch { /* already stopped, as it should be */ }
+    if (tmp) rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it('ships the built program, its types, the schema and the demo snapshots — not sources, tests or dumps', () => {
+    const list = run('tar', ['-tzf', tarball], tmp).stdout.split('\n').filter((l) => l !== '');
+    for (const f of ['package/bin/indexer-api', 'package/build/src/index.js', 'package/build/src/cli.js', 'package/build/types/src/index.d.ts',
+      'package/build/openapi.json', 'package/sql/001-tables.sql', 'package/openapi.yaml', 'package/fixtures/demo/evm.sqlite', 'package/docs/ci.md']) {
+      expect(list).to.include(f);
+    }
+    expect(list.filter((f) => /^package\/(src|test|bench|build\/test|build\/bench|fixtures\/demo\/dumps)\//.test(f) || f.endsWith('.map'))).to.deep.equal([]);
+  });
+
+  it('cuts the fixture with the command of "Cut a fixture"', () => {
+    run('bash', ['-euo', 'pipefail', '-c', shellBlock('--from-snapshot')], project);
+    const v = run('npx', ['indexer-api', 'serve', '--db', 'test/fixture.sqlite', '--get', '/status'], project);
+    expect(JSON.parse(v.stdout)).to.include({ chain_id: 'miniwasm-demo-1' });
+  });
+
+  it('types startServer for TypeScript users (the shipped .d.ts)', () => {
+    writeFileSync(join(project, 'typed.ts'), [
+      "import { startServer, RunningIndexerApi } from 'indexer-api';",
+      "export const ok: Promise<RunningIndexerApi> = startServer({ db: 'test/fixture.sqlite', port: 0 });",
+      "// @ts-expect-error: not a demo",
+      "startServer({ demo: 'cosmos' });",
+      "export const port: Promise<number> = ok.then((s) => s.port);",
+    ].join('\n'));
+    writeFileSync(join(project, 'tsconfig.json'), JSON.stringify({
+      compilerOptions: { strict: true, noEmit: true, module: 'node16', moduleResolution: 'node16', types: [] }, files: ['typed.ts'],
+    }));
+    run(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'], project);
+  });
+
+  it('runs the mocha example', () => {
+    const r = run('npx', ['mocha', 'test/api.test.mjs'], project);
+    expect(r.stdout).to.match(/2 passing/);
+  });
+
+  it('runs the vitest example (globalSetup + inject)', () => {
+    const r = run('npx', ['vitest', 'run', 'test/wallet.test.mjs'], project, { CI: '1' });
+    expect(r.stdout).to.match(/1 passed/);
+  });
+
+  it("runs the GitHub Actions job's steps: serve --port 0 read from the first stdout line, curl, kill", async () => {
+    const wf = yaml.load(docFiles().get('.github/workflows/wallet.yml') as string) as { jobs: Record<string, { steps: { run?: string }[] }> };
+    const steps = Object.values(wf.jobs)[0].steps.filter((s) => s.run !== undefined && s.run.trim() !== 'npm ci');
+    expect(steps).to.have.length(3);
+    const githubEnv = join(tmp, 'github-env');
+    writeFileSync(githubEnv, '');
+    let env: NodeJS.ProcessEnv = { GITHUB_ENV: githubEnv };
+    const outputs: string[] = [];
+    for (const step of steps) {
+      outputs.push(run('bash', ['-eo', 'pipefail', '-c', step.run as string], project, env, 60_000).stdout);
+      const vars = readFileSync(githubEnv, 'utf8').split('\n').filter((l) => l.includes('=')).map((l) => l.split(/=(.*)/s).slice(0, 2));
+      env = { ...env, ...Object.fromEntries(vars) };
+      if (env.INDEXER_API_PID) stopLater = Number(env.INDEXER_API_PID);
+    }
+    expect(env.INDEXER_API_URL).to.match(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(JSON.parse(outputs[1])).to.include({ chain_id: 'miniwasm-demo-1' });
+    // the kill step stopped the server: its process ends, its port no longer answers
+    const alive = (): boolean => { try { process.kill(stopLater as number, 0); return true; } catch { return false; } };
+    for (let i = 0; i < 100 && alive(); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(alive(), 'the server outlived the kill step').to.equal(false);
+    const after = await fetch(`${env.INDEXER_API_URL}/status`).then(() => 'answered', () => 'refused');
+    expect(after).to.equal('refused');
+  });
+});
