@@ -21,7 +21,7 @@
  */
 import { canonicalAddress } from '../../lib/address';
 import { formatMicros, parseUtc, toMicros } from '../../lib/time';
-import type { EvmReceipt } from '../../routes/evm/serialize';
+import type { EvmReceipt } from '../../wire/evm';
 import { AccountDeriver } from '../derive';
 import { evmTxAccounts, internalTxAccounts } from '../evm';
 import type { NdjsonLine } from '../ndjson';
