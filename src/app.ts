@@ -44,6 +44,8 @@ export interface AppOptions {
   draining?: () => boolean;
   /** URLs whose validation is remembered (default 10000; 0 = validate every request) */
   validationCacheEntries?: number;
+  /** serve --max-lag-s: /ready answers 503 with this reason (src/follow/live.ts staleness) */
+  stale?: (s: Snapshot) => string | undefined;
 }
 
 /** What createApp reports to and shares with the server around it; all optional. */
@@ -243,7 +245,7 @@ export function createApp({ snapshots, openapi, options, logger = silentLogger, 
 
   app.use(observeRequests(logger, ops, draining), urlLengthLimit(options.maxUrlLength ?? 8192));
   app.use(normalizeRequestUrl, headAsGet, cors(options.corsOrigin));
-  app.use(opsRouter({ current, draining, metrics: ops }));
+  app.use(opsRouter({ current, draining, metrics: ops, stale: options.stale }));
   app.use(swaggerRouter(JSON.stringify(openapi)));
   app.use(takeSnapshot(snapshots), evmUnavailable());
   app.use(httpCaching(options.cacheMaxAge ?? 1, responseCache));

@@ -48,6 +48,8 @@ export interface ImportOptions {
   timeout?: number;
   /** --from-api: first retry delay in ms (default 250; tests use less) */
   backoffMs?: number;
+  /** exit status after SIGINT / SIGTERM (default 130 / 143; `follow`'s first import: 0) */
+  signalExitCode?: number;
 }
 
 export interface ImportResult {
@@ -173,7 +175,7 @@ export async function runImport(o: ImportOptions): Promise<ImportResult> {
   const onSignal = (signal: NodeJS.Signals): void => {
     abortWriter();
     source?.dispose?.();
-    process.exit(signal === 'SIGINT' ? 130 : 143);
+    process.exit(o.signalExitCode ?? (signal === 'SIGINT' ? 130 : 143));
   };
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
