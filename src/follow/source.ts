@@ -80,7 +80,7 @@ function apiSource(o: FollowSourceOptions & { fromApi: string }): FollowSource {
         url: base, vmType: o.vmType, prefix: o.prefix, fromHeight: from, toHeight: to,
         evmSequenceStart: { txs: tip.evmTxs, internal: tip.evmInternalTxs },
         denoms: o.denoms, concurrency: o.concurrency, rate: o.rate, retries: 0, timeoutMs: o.timeout,
-        validatorsFile: o.validators, denomContractsFile: o.denomContracts,
+        validatorsFile: o.validators, denomContractsFile: o.denomContracts, linkTokensSince: from,
         stagingPath: join(dirname(resolve(o.db)), `.${basename(o.db)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`),
       });
     },
