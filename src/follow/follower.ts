@@ -169,7 +169,11 @@ export class Follower {
     let writer: SnapshotWriter | undefined;
     try {
       records = await src.batch(from, to, ours.tip);
-      if (stop.stopped) return false; // nothing written yet: the batch is dropped
+      if (stop.stopped) { // nothing written yet: the batch is dropped
+        records.dispose?.();
+        await records.close();
+        return false;
+      }
       const inc = await incrementalSource(this.o.db, records);
       records = inc.source;
       writer = SnapshotWriter.inPlace(inc.base);
