@@ -47,6 +47,8 @@ export interface AppOptions {
   validationCacheEntries?: number;
   /** serve the built-in explorer at / and its pages (src/explorer; default off here, on in `serve`) */
   explorer?: boolean;
+  /** serve --max-lag-s: /ready answers 503 with this reason (src/follow/live.ts staleness) */
+  stale?: (s: Snapshot) => string | undefined;
 }
 
 /** What createApp reports to and shares with the server around it; all optional. */
@@ -246,7 +248,7 @@ export function createApp({ snapshots, openapi, options, logger = silentLogger, 
 
   app.use(observeRequests(logger, ops, draining), urlLengthLimit(options.maxUrlLength ?? 8192));
   app.use(normalizeRequestUrl, headAsGet, cors(options.corsOrigin));
-  app.use(opsRouter({ current, draining, metrics: ops }));
+  app.use(opsRouter({ current, draining, metrics: ops, stale: options.stale }));
   app.use(swaggerRouter(JSON.stringify(openapi)));
   if (options.explorer) app.use(explorerRouter());
   app.use(takeSnapshot(snapshots), evmUnavailable());

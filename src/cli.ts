@@ -21,6 +21,11 @@ export const COMMANDS: readonly { name: string; describe: string; load(): Comman
     load: () => (require('./commands/import') as typeof import('./commands/import')).importCommand as CommandModule<object, never>,
   },
   {
+    name: 'follow',
+    describe: 'Keep a snapshot current: import it if missing, then poll a PostgreSQL database or an API and append new heights in place',
+    load: () => (require('./commands/follow') as typeof import('./commands/follow')).followCommand as CommandModule<object, never>,
+  },
+  {
     name: 'generate',
     describe: 'Write a synthetic, deterministic Initia rollup chain as an NDJSON dump (for demos and benchmarks)',
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only when the command runs (see above)
@@ -48,7 +53,7 @@ export async function main(argv: string[]): Promise<void> {
   for (const c of COMMANDS) y = y.command(lazy(c));
   await y
     .env('INDEXER_API')
-    .demandCommand(1, 'Name a command: serve, import or generate (see --help).')
+    .demandCommand(1, 'Name a command: serve, import, follow or generate (see --help).')
     .strict()
     .version(`${info.version} (commit ${info.commit})`)
     .help()

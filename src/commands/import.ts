@@ -54,6 +54,8 @@ export interface ImportOptions {
   collections?: string[];
   /** wraps the opened source (the fixture cut, src/import/cut/) */
   transform?: (source: ImportSource) => ImportSource;
+  /** exit status after SIGINT / SIGTERM (default 130 / 143; `follow`'s first import: 0) */
+  signalExitCode?: number;
 }
 
 export interface ImportResult {
@@ -179,7 +181,7 @@ export async function runImport(o: ImportOptions): Promise<ImportResult> {
   const onSignal = (signal: NodeJS.Signals): void => {
     abortWriter();
     source?.dispose?.();
-    process.exit(signal === 'SIGINT' ? 130 : 143);
+    process.exit(o.signalExitCode ?? (signal === 'SIGINT' ? 130 : 143));
   };
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);

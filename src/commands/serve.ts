@@ -39,6 +39,10 @@ export interface ServeOptions {
   explorer?: boolean;
   /** processes serving the port; 1 (the default here; the CLI's is the core count) = no cluster */
   workers?: number;
+  /** /ready answers 503 when the newest block is older than this many seconds (off by default) */
+  maxLagS?: number;
+  /** how often to look for a batch committed by `follow` (PRAGMA data_version), ms; 0 = never */
+  commitPollMs?: number;
 }
 
 const DEFAULT_CACHE_BYTES = 64 * 1024 * 1024;
@@ -50,10 +54,11 @@ const DEFAULT_CACHE_ENTRIES = 100_000;
  * critical path of cold start.
  */
 async function httpStack() {
-  const [{ createApp, createRequestListener }, { createMetrics }, { loadOpenApi }, { startServer }, { SnapshotHolder }, { ResponseCache }] = await Promise.all([
+  const [{ createApp, createRequestListener }, { createMetrics }, { loadOpenApi }, { startServer }, { SnapshotHolder }, { ResponseCache }, live] = await Promise.all([
     import('../app'), import('../http/ops'), import('../openapi'), import('../server'), import('../snapshot/holder'), import('../http/caching'),
+    import('../follow/live'),
   ]);
-  return { createApp, createRequestListener, createMetrics, loadOpenApi, startServer, SnapshotHolder, ResponseCache };
+  return { createApp, createRequestListener, createMetrics, loadOpenApi, startServer, SnapshotHolder, ResponseCache, live };
 }
 
 /** Opens the snapshot (or the bundled demo), serves it until SIGTERM/SIGINT, then exits 0. */
@@ -135,7 +140,8 @@ async function serve(file: string, o: ServeOptions, logger: Logger, gate?: Stdou
     throw e;
   }
   const holder = opened;
-  const { createRequestListener, createMetrics, loadOpenApi, startServer, ResponseCache } = stack;
+  const { createRequestListener, createMetrics, loadOpenApi, startServer, ResponseCache, live } = stack;
+  if (o.maxLagS !== undefined && !(o.maxLagS > 0)) throw new Error(`--max-lag-s must be a number of seconds > 0, got ${o.maxLagS}`);
   const cacheEntries = o.cacheEntries ?? DEFAULT_CACHE_ENTRIES;
   const cacheBytes = o.cacheBytes ?? DEFAULT_CACHE_BYTES;
   for (const [name, v] of [['--cache-bytes', cacheBytes], ['--cache-entries', cacheEntries]] as const) {
@@ -143,10 +149,12 @@ async function serve(file: string, o: ServeOptions, logger: Logger, gate?: Stdou
   }
   const responseCache = cacheEntries > 0 && cacheBytes > 0 ? new ResponseCache(cacheBytes, cacheEntries) : undefined;
   const metrics = createMetrics(() => holder.current(), responseCache);
+  live.registerLagMetrics(metrics.registry, () => holder.current());
   holder.on('swap', (next: Snapshot, previous: Snapshot | undefined, reason: string) => {
     metrics.swapped();
     responseCache?.clear();
-    logger.info('snapshot swapped', { reason, ...describe(next), previous_height: previous?.meta.height });
+    // A batch committed by `follow` (src/follow/live.ts) is routine: debug, not info.
+    logger[reason === 'new batch' ? 'debug' : 'info']('snapshot swapped', { reason, ...describe(next), previous_height: previous?.meta.height });
   });
   holder.on('refused', (err: unknown, reason: string) => {
     metrics.swapFailed();
@@ -163,7 +171,8 @@ async function serve(file: string, o: ServeOptions, logger: Logger, gate?: Stdou
   }
   const app = createRequestListener({
     snapshots: holder, openapi: loadOpenApi(), logger, metrics, responseCache,
-    options: { corsOrigin: o.corsOrigin, cacheMaxAge: o.cacheMaxAge ?? 1, maxUrlLength: limits.maxUrlLength, draining: () => draining, explorer: o.explorer ?? true },
+    options: { corsOrigin: o.corsOrigin, cacheMaxAge: o.cacheMaxAge ?? 1, maxUrlLength: limits.maxUrlLength, draining: () => draining,
+      explorer: o.explorer ?? true, stale: live.staleness(o.maxLagS) },
   });
   let running;
   try {
@@ -176,6 +185,8 @@ async function serve(file: string, o: ServeOptions, logger: Logger, gate?: Stdou
   }
   if (o.watch ?? true) holder.watch({ pollMs: o.watchPollMs ?? 2_000 });
   if (!cluster.isWorker) gate?.open(running.url);
+  const commitPollMs = o.commitPollMs ?? 100;
+  const commits = commitPollMs > 0 ? live.watchCommits(holder, commitPollMs, (e) => logger.debug('commit probe failed', errorFields(e))) : undefined;
   const first = holder.current() as Snapshot;
   logger.info('listening', { url: running.url, pid: process.pid, ...describe(first) });
   if (cluster.isPrimary) {
@@ -188,6 +199,7 @@ async function serve(file: string, o: ServeOptions, logger: Logger, gate?: Stdou
   logger.info('shutting down', { signal, pid: process.pid });
   const finished = await running.close(o.shutdownTimeoutMs ?? 10_000);
   if (!finished) logger.warn('shutdown timeout: cut the connections still open', { pid: process.pid });
+  commits?.close();
   holder.close();
   logger.info('stopped', { pid: process.pid });
   logger.flush();
@@ -240,6 +252,8 @@ export const serveCommand: CommandModule<object, ServeOptions> = {
     .option('keep-alive-timeout-ms', { type: 'number', default: DEFAULT_LIMITS.keepAliveTimeoutMs, describe: 'Idle keep-alive connections are closed after this' })
     .option('max-header-size', { type: 'number', default: DEFAULT_LIMITS.maxHeaderSize, describe: 'Request line + headers, bytes (431 beyond)' })
     .option('max-url-length', { type: 'number', default: DEFAULT_LIMITS.maxUrlLength, describe: 'Request URL, bytes (414 beyond)' })
+    .option('max-lag-s', { type: 'number', describe: '/ready answers 503 when the newest block is older than this many seconds (a stale replica leaves the load balancer); off by default' })
+    .option('commit-poll-ms', { type: 'number', default: 100, describe: 'How often to look for a batch committed by `follow` to --db (PRAGMA data_version, microseconds each); 0 = never' })
     .option('shutdown-timeout-ms', { type: 'number', default: 10_000, describe: 'On SIGTERM/SIGINT, in-flight requests get this long to finish' })
     .example('$0 serve', 'serve the bundled Move demo on http://127.0.0.1:8080')
     .example('$0 serve --db chain.sqlite --host 0.0.0.0 --port 8080', 'serve a snapshot to the network')

@@ -97,8 +97,10 @@ export function createMetrics(current: () => Snapshot | undefined, cache?: Respo
   };
 }
 
-export function opsRouter({ current, draining, metrics }: {
+export function opsRouter({ current, draining, metrics, stale }: {
   current: () => Snapshot | undefined; draining: () => boolean; metrics: Metrics;
+  /** serve --max-lag-s (src/follow/live.ts): why the snapshot is too old to be ready, if it is */
+  stale?: (s: Snapshot) => string | undefined;
 }): Router {
   const noStore = (res: Response): Response => res.set('Cache-Control', 'no-store');
   return Router()
@@ -108,6 +110,7 @@ export function opsRouter({ current, draining, metrics }: {
       noStore(res).type('application/json');
       if (!s) res.status(503).send(errorJson(GRPC.UNAVAILABLE, 'no snapshot is loaded'));
       else if (draining()) res.status(503).send(errorJson(GRPC.UNAVAILABLE, 'shutting down'));
+      else if (stale?.(s) !== undefined) res.status(503).send(errorJson(GRPC.UNAVAILABLE, stale(s) as string));
       else res.send(JSON.stringify({ status: 'ready', snapshot_id: s.meta.snapshotId, height: s.meta.height }));
     })
     .get('/metrics', (_req, res, next) => {

@@ -55,6 +55,11 @@ export interface WriterOptions {
    * whole file costs instead of what the new data costs
    */
   check?: FileCheck;
+  /**
+   * `base.file` itself is the target, changed in place in ONE write transaction (WAL, see
+   * docs/follow.md): no copy, no rename; finish() commits, abort() rolls back. Used by `follow`.
+   */
+  inPlace?: boolean;
 }
 
 /** What an update on top of a base snapshot starts from (SnapshotWriter.extend). */
@@ -112,9 +117,9 @@ export class SnapshotWriter {
   private readonly txMsgTypes: LinkRows;
 
   private constructor(readonly target: string, private readonly opts: WriterOptions, base?: BaseInfo) {
-    this.tempPath = join(dirname(target), `.${basename(target)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
+    this.tempPath = opts.inPlace ? target : join(dirname(target), `.${basename(target)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
     this.base = base;
-    if (base) {
+    if (base && !opts.inPlace) {
       // A sequential copy (a reflink where the file system has them); snapshots are immutable.
       try {
         copyFileSync(base.file, this.tempPath, fsConstants.COPYFILE_FICLONE);
@@ -126,9 +131,18 @@ export class SnapshotWriter {
     try {
       this.db = openDatabase(this.tempPath, base ? { fileMustExist: true } : {});
     } catch (e) {
-      if (base) try { unlinkSync(this.tempPath); } catch { /* gone */ }
+      if (base && !opts.inPlace) try { unlinkSync(this.tempPath); } catch { /* gone */ }
       throw e;
     }
+    if (opts.inPlace) {
+      // The live file: readers (serve) keep reading while this writes; one batch = one commit.
+      this.db.pragma('journal_mode = WAL');
+      this.db.pragma('synchronous = NORMAL');
+      this.db.pragma('temp_store = MEMORY');
+      this.db.pragma('cache_size = -65536');
+      this.db.pragma('busy_timeout = 5000');
+      this.db.exec('BEGIN IMMEDIATE');
+    } else {
     // No rollback journal: the file is thrown away unless the whole load succeeds.
     // better-sqlite3's defensive mode silently keeps DELETE unless unsafe mode is on.
     this.db.unsafeMode(true);
@@ -140,6 +154,7 @@ export class SnapshotWriter {
     // 96 MiB: holds the pages the load keeps revisiting (the tx_accounts b-tree of a 1M-tx
     // chain is ≈46 MB; txs are appended), and keeps the import under 500 MB with parser threads.
     this.db.pragma('cache_size = -98304');
+    }
     if (!base) this.db.exec(schemaSql(TABLES_SQL));
     const p = (sql: string): Database.Statement => this.db.prepare(sql);
     this.stmts = {
@@ -177,8 +192,9 @@ export class SnapshotWriter {
     // One transaction for the whole load: without a journal a commit only writes the dirty
     // pages out, which the page cache does anyway when it fills (memory stays at cache_size),
     // and fewer commits write the scattered tx_accounts pages fewer times.
-    this.db.exec('BEGIN');
+    if (!opts.inPlace) this.db.exec('BEGIN');
     // a new file is marked with the wire format; a base of an older one is rendered again
+    // (in place: inside the follower's first batch)
     bringWireFormatCurrent(this.db);
   }
 
@@ -189,6 +205,11 @@ export class SnapshotWriter {
   /** A writer on a copy of the base snapshot `base.file`, for the heights after it. */
   static extend(base: BaseInfo, target: string, opts: WriterOptions = {}): SnapshotWriter {
     return new SnapshotWriter(target, opts, base);
+  }
+
+  /** A writer on `base.file` itself, for the heights after it: one write transaction (follow). */
+  static inPlace(base: BaseInfo, opts: WriterOptions = {}): SnapshotWriter {
+    return new SnapshotWriter(base.file, { ...opts, inPlace: true }, base);
   }
 
   accountId(addr: Buffer): number {
@@ -478,7 +499,8 @@ export class SnapshotWriter {
       this.applyNftState();
       this.renderCollections(meta.prefix, 'temp.touched_collections');
       db.exec('DROP TABLE temp.touched_collections; DROP TABLE temp.touched_owners;');
-      db.exec('COMMIT');
+      // In place, the meta below belongs to the same transaction: readers see all or nothing.
+      if (!this.opts.inPlace) db.exec('COMMIT');
     }
     // What this import added, on top of the base's counts (none for a new snapshot).
     const old = (key: string): number => Number(db.prepare('SELECT value FROM meta WHERE key = ?').pluck().get(key) ?? 0);
@@ -491,6 +513,12 @@ export class SnapshotWriter {
     this.setMeta('snapshot_id', randomBytes(16).toString('hex'));
     this.setMeta('created_at', new Date().toISOString());
     this.setMeta('schema_version', SCHEMA_VERSION);
+    if (this.opts.inPlace) {
+      step('commit');
+      db.exec('COMMIT');
+      db.close();
+      return;
+    }
     step('analyze');
     if (!this.base) db.exec('ANALYZE');
     // On a base: its statistics stand unless a table grew or shrank enough for SQLite to redo them.
@@ -513,6 +541,12 @@ export class SnapshotWriter {
 
   /** Drops the temporary file; the target stays as it was. */
   abort(): void {
+    if (this.opts.inPlace) {
+      // Rolled back: the live file keeps its last committed batch.
+      try { if (this.db.open && this.db.inTransaction) this.db.exec('ROLLBACK'); } catch { /* closing rolls back too */ }
+      try { if (this.db.open) this.db.close(); } catch { /* already failing */ }
+      return;
+    }
     try { if (this.db.open) this.db.close(); } catch { /* already failing */ }
     if (existsSync(this.tempPath)) unlinkSync(this.tempPath);
   }

@@ -106,6 +106,12 @@ export function openSnapshot(file: string, opts: OpenOptions = {}): Snapshot {
   }
   try {
     db.pragma('query_only = ON');
+    // A WAL file may be written while it is served (`follow`): the snapshot is the one read
+    // transaction held from here to close(), so meta, counts and rows all come from one commit.
+    if (db.pragma('journal_mode', { simple: true }) === 'wal') {
+      db.exec('BEGIN');
+      db.prepare('SELECT count(*) FROM sqlite_schema').get();
+    }
     db.pragma('mmap_size = 1073741824');
     db.pragma('cache_size = -65536');
     const version = db.pragma('user_version', { simple: true }) as number;

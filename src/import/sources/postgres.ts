@@ -53,6 +53,12 @@ export interface PostgresSourceOptions {
    * 484 MB, ≈10 % slower.
    */
   batchRows?: number;
+  /**
+   * only the history of these heights (blocks, txs, NFT ↔ tx links, EVM rows; `follow` and
+   * updates on a base); current state (NFTs, rich list) is always read whole
+   */
+  fromHeight?: number;
+  toHeight?: number;
 }
 
 /** EVM tables (docs/api-contract.md#rollytics-tables), read when all of them are present on an EVM chain. */
@@ -196,6 +202,14 @@ export async function openPostgresSource(o: PostgresSourceOptions): Promise<Impo
     }
   }
 
+  // History restricted to fromHeight..toHeight (both optional): SQL conditions on a height column.
+  const lo = o.fromHeight ?? 1;
+  const hi = o.toHeight ?? Number.MAX_SAFE_INTEGER;
+  for (const [name, v] of [['fromHeight', lo], ['toHeight', hi]] as const) {
+    if (!Number.isSafeInteger(v) || v < 1) return fail(`${name} must be an integer ≥ 1, got ${v}`);
+  }
+  const inRange = (col: string): string => `${col} BETWEEN ${lo} AND ${hi}`;
+
   const hex0x = (v: unknown): string | undefined => (typeof v === 'string' ? '0x' + v : undefined);
 
   const kinds: Record<string, () => AsyncIterable<NdjsonLine> | undefined> = {
@@ -216,7 +230,7 @@ export async function openPostgresSource(o: PostgresSourceOptions): Promise<Impo
           SELECT height::text AS height, encode(hash, 'hex') AS hash, ${TIME('"timestamp"')} AS ts, block_time::text AS block_time,
                  proposer, gas_used::text AS gas_used, gas_wanted::text AS gas_wanted, tx_count::text AS tx_count,
                  total_fee::text AS total_fee
-          FROM block b WHERE b.chain_id = $1 ORDER BY b.height`, [chainId])) {
+          FROM block b WHERE b.chain_id = $1 AND ${inRange('b.height')} ORDER BY b.height`, [chainId])) {
         const label = `table block, height ${r.height as string}`;
         const obj = {
           height: r.height, hash: r.hash ?? undefined, timestamp: r.ts ?? undefined, block_time: r.block_time ?? undefined,
@@ -241,6 +255,7 @@ export async function openPostgresSource(o: PostgresSourceOptions): Promise<Impo
             SELECT array_agg(coalesce(d.msg_type, '!' || tm.msg_type_id::text) ORDER BY tm.msg_type_id) AS msg_types
             FROM tx_msg_types tm LEFT JOIN msg_type_dict d ON d.id = tm.msg_type_id
             WHERE tm.sequence = t.sequence) mt ON true
+          WHERE ${inRange('t.height')}
           ORDER BY t.sequence`)) {
         const label = `table tx, sequence ${r.sequence as string} (hash ${((r.hash as string | null) ?? '?').toUpperCase()}, height ${r.height as string})`;
         if (r.data === null) throw recordError(label, 'data', 'is NULL');
@@ -308,6 +323,8 @@ export async function openPostgresSource(o: PostgresSourceOptions): Promise<Impo
           SELECT tn.nft_id::text AS nft_id, tn.sequence::text AS sequence,
                  encode(d.collection_addr, 'hex') AS collection_addr, d.token_id, d.id IS NOT NULL AS known
           FROM tx_nfts tn LEFT JOIN nft_dict d ON d.id = tn.nft_id
+          ${o.fromHeight === undefined && o.toHeight === undefined ? ''
+    : `WHERE EXISTS (SELECT 1 FROM tx t WHERE t.sequence = tn.sequence AND ${inRange('t.height')})`}
           ORDER BY tn.nft_id, tn.sequence`)) {
         const label = `table tx_nfts, nft_id ${r.nft_id as string}, sequence ${r.sequence as string}`;
         if (!r.known) throw recordError(label, 'nft_id', `nft_id ${r.nft_id as string} is not in nft_dict`);
@@ -336,6 +353,7 @@ export async function openPostgresSource(o: PostgresSourceOptions): Promise<Impo
           FROM evm_tx t
           LEFT JOIN account_dict s ON s.id = t.signer_id
           ${linkedAccounts('evm_tx_accounts')}
+          WHERE ${inRange('t.height')}
           ORDER BY t.sequence`)) {
         const label = `table evm_tx, sequence ${r.sequence as string} (hash 0x${(r.hash as string | null) ?? '?'}, height ${r.height as string})`;
         if (r.data === null) throw recordError(label, 'data', 'is NULL');
@@ -372,6 +390,7 @@ export async function openPostgresSource(o: PostgresSourceOptions): Promise<Impo
             SELECT array_agg(coalesce(encode(a.account, 'hex'), '!' || ia.account_id::text) ORDER BY ia.account_id) AS accounts
             FROM evm_internal_tx_accounts ia LEFT JOIN account_dict a ON a.id = ia.account_id
             WHERE ia.sequence = i.sequence) acc ON true
+          WHERE ${inRange('i.height')}
           ORDER BY i.sequence`)) {
         const label = `table evm_internal_tx, sequence ${r.sequence as string} (height ${r.height as string}, index ${r.index as string})`;
         if (r.hash === null) throw recordError(label, 'hash_id', `id ${String(r.hash_id)} is not in evm_tx_hash_dict`);

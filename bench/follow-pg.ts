@@ -1,0 +1,193 @@
+/**
+ * `follow --from-postgres` benchmarks (bench/README.md, issue #10), on a real PostgreSQL loaded
+ * with a generated chain whose later heights are "not yet written by the indexer" (moved to
+ * hidden_* tables) and revealed by this script as an indexer would write them.
+ *
+ *   node build/bench/follow-pg.js --dump DIR [--dump DIR2] --work DIR [--start 1000] [--one-block 7]
+ *     [--lag-seconds 60] [--lag-tps 100] [--wrk-seconds 15]
+ *
+ * Per dump:
+ * 1. one-block: `follow --interval 50ms` and `serve --commit-poll-ms 50` on the replica; one
+ *    height is revealed (t0, committed in PostgreSQL) and /status on serve is polled every 5 ms
+ *    until it shows it (t1). Median of t1 - t0 over --one-block heights.
+ * 2. (first dump only, with --lag-seconds) lag: heights are revealed so that --lag-tps txs per
+ *    second arrive (2 blocks/s × 50 txs = 100 txs/s; the generated chains have ≈8 txs per
+ *    block, so ≈12 blocks/s), follow at `--interval 2s`... no: at its default batch size and the
+ *    --interval given (default 1s); lag of height h = first time serve's /status ≥ h minus the
+ *    time h was revealed. p50 / p99 / max.
+ * 3. throughput: `wrk -t2 -c16 -d--wrk-seconds` over a mix of routes on serve with the follower
+ *    idle, then during the lag run with the follower writing; ratio of requests/s.
+ */
+import { spawn, spawnSync, ChildProcess } from 'node:child_process';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Client } from 'pg';
+import { startPostgres } from '../test/support/postgres';
+import { loadRollyticsDb } from '../test/import/helpers/rollytics-pg';
+
+const CLI = resolve(__dirname, '..', '..', 'bin', 'indexer-api');
+const argv = process.argv;
+const all = (name: string): string[] => argv.flatMap((a, i) => (a === `--${name}` ? [argv[i + 1]] : []));
+const num = (name: string, d: number): number => Number(all(name)[0] ?? d);
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+const log = (s: string): void => { process.stdout.write(s + '\n'); };
+
+const HISTORY: [string, string][] = [
+  ['block', 'height > $1'],
+  ['tx_accounts', 'sequence IN (SELECT sequence FROM tx WHERE height > $1)'],
+  ['tx_msg_types', 'sequence IN (SELECT sequence FROM tx WHERE height > $1)'],
+  ['tx_nfts', 'sequence IN (SELECT sequence FROM tx WHERE height > $1)'],
+  ['tx', 'height > $1'],
+];
+
+async function height(url: string): Promise<number> {
+  try { return ((await (await fetch(`${url}/status`)).json()) as { height: number }).height; } catch { return -1; }
+}
+
+function proc(args: string[], ready: RegExp): Promise<{ p: ChildProcess; m: RegExpExecArray; err: () => string }> {
+  const p = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let err = '';
+  p.stderr!.setEncoding('utf8').on('data', (s: string) => { err += s; });
+  return new Promise((done, fail) => {
+    const t = setInterval(() => {
+      const m = ready.exec(err);
+      if (m) { clearInterval(t); done({ p, m, err: () => err }); }
+      if (p.exitCode !== null) { clearInterval(t); fail(new Error(`${args[0]} exited: ${err}`)); }
+    }, 20);
+  });
+}
+
+const pct = (xs: number[], p: number): number => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor(p * s.length))]; };
+
+function wrk(url: string, seconds: number, dir: string): number {
+  const script = join(dir, 'mix.lua');
+  writeFileSync(script, `
+local paths = { "/status", "/indexer/block/v1/blocks?pagination.limit=10", "/indexer/tx/v1/txs?pagination.limit=10",
+  "/indexer/tx/v1/txs?pagination.limit=10&pagination.offset=500", "/indexer/nft/v1/collections?pagination.limit=10",
+  "/indexer/block/v1/avg_blocktime" }
+local i = 0
+request = function() i = i + 1; return wrk.format("GET", paths[(i % #paths) + 1]) end`);
+  const r = spawnSync('wrk', ['-t2', '-c16', `-d${seconds}s`, '-s', script, url], { encoding: 'utf8' });
+  const m = /Requests\/sec:\s+([\d.]+)/.exec(r.stdout);
+  return m ? Number(m[1]) : NaN;
+}
+
+async function main(): Promise<void> {
+  const work = all('work')[0] ?? '/tmp/indexer-bench-follow-pg';
+  mkdirSync(work, { recursive: true });
+  const start = num('start', 1000);
+  const oneBlock = num('one-block', 7);
+  const lagSeconds = num('lag-seconds', 0);
+  const tps = num('lag-tps', 100);
+  const wrkSeconds = num('wrk-seconds', 15);
+  const pg = await startPostgres();
+  try {
+    for (const [i, dump] of all('dump').entries()) {
+      const dsn = await pg.createDatabase(`chain_${i}`);
+      let t = Date.now();
+      await loadRollyticsDb(dsn, dump);
+      log(`${dump}: loaded into PostgreSQL in ${((Date.now() - t) / 1000).toFixed(0)} s`);
+      const c = new Client({ connectionString: dsn });
+      await c.connect();
+      const txsTotal = Number((await c.query('SELECT count(*) AS n FROM tx')).rows[0].n);
+      await c.query('BEGIN');
+      for (const [tb, cond] of HISTORY) await c.query(`CREATE TABLE hidden_${tb} AS SELECT * FROM ${tb} WHERE ${cond}`, [start]);
+      for (const [tb, cond] of HISTORY) await c.query(`DELETE FROM ${tb} WHERE ${cond}`, [start]);
+      await c.query('CREATE INDEX ON hidden_tx (sequence); CREATE INDEX ON hidden_tx (height); CREATE INDEX ON hidden_block (height)');
+      for (const tb of ['tx_accounts', 'tx_msg_types', 'tx_nfts']) await c.query(`CREATE INDEX ON hidden_${tb} (sequence)`);
+      await c.query('COMMIT');
+      const txCounts = new Map<number, number>((await c.query('SELECT height, tx_count FROM hidden_block ORDER BY height')).rows
+        .map((r: { height: string; tx_count: number }) => [Number(r.height), r.tx_count]));
+      let revealed = start;
+      const reveal = async (upTo: number): Promise<void> => {
+        await c.query('BEGIN');
+        for (const [tb] of [...HISTORY].reverse()) {
+          await c.query(tb === 'block' || tb === 'tx'
+            ? `INSERT INTO ${tb} SELECT * FROM hidden_${tb} WHERE height BETWEEN $1 AND $2`
+            : `INSERT INTO ${tb} SELECT h.* FROM hidden_${tb} h JOIN hidden_tx x ON x.sequence = h.sequence WHERE x.height BETWEEN $1 AND $2`, [revealed + 1, upTo]);
+        }
+        await c.query('COMMIT');
+        revealed = upTo;
+      };
+      const db = join(work, `replica-${i}.sqlite`);
+      for (const ext of ['', '-wal', '-shm']) rmSync(db + ext, { force: true });
+      const validators = join(dump, 'validators.ndjson');
+      t = Date.now();
+      const follow = await proc(['follow', '--db', db, '--from-postgres', dsn, '--vm-type', 'wasm', '--validators', validators, '--interval', '50ms', '--quiet'], /following postgres/);
+      log(`first import (height ${start}) in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+      const serve = await proc(['serve', '--db', db, '--port', '0', '--workers', '1', '--log-level', 'error', '--commit-poll-ms', '50'], / on (http:\S+)/);
+      const url = serve.m[1];
+      const times: number[] = [];
+      for (let k = 0; k < oneBlock; k++) {
+        await sleep(300);
+        const h = revealed + 1;
+        await reveal(h);
+        const t0 = process.hrtime.bigint(); // the source has it: committed in PostgreSQL
+        while ((await height(url)) < h) await sleep(5);
+        times.push(Number(process.hrtime.bigint() - t0) / 1e6);
+      }
+      log(`one-block (${txsTotal} txs chain): ${times.map((x) => x.toFixed(0)).join(', ')} ms; median ${pct(times, 0.5).toFixed(0)} ms; load ${loadavg()[0].toFixed(1)}`);
+      follow.p.kill('SIGTERM');
+      await sleep(500);
+      if (i === all('dump').length - 1 && lagSeconds > 0) {
+        const idle = wrk(url, wrkSeconds, work);
+        log(`serve throughput, follower idle: ${idle.toFixed(0)} req/s; load ${loadavg()[0].toFixed(1)}`);
+        const f2 = await proc(['follow', '--db', db, '--from-postgres', dsn, '--vm-type', 'wasm', '--validators', validators, '--interval', all('lag-interval')[0] ?? '1s', '--quiet'], /following postgres/);
+        const revealedAt = new Map<number, number>();
+        const seenAt = new Map<number, number>();
+        /** reveals heights at `tps` txs/s for `seconds` (recording when each was committed) */
+        const produce = async (seconds: number): Promise<void> => {
+          const began = Date.now();
+          let txsOut = 0;
+          while (Date.now() - began < seconds * 1000) {
+            const due = ((Date.now() - began) / 1000) * tps;
+            let h = revealed;
+            while (txsOut < due && txCounts.has(h + 1)) { h++; txsOut += txCounts.get(h) as number; }
+            if (h > revealed) {
+              const from = revealed;
+              await reveal(h);
+              const now = Date.now(); // after the COMMIT: the source has them
+              for (let x = from + 1; x <= h; x++) revealedAt.set(x, now);
+            }
+            await sleep(100);
+          }
+        };
+        await sleep(500);
+        let stop = false;
+        const watcher = (async () => {
+          let last = await height(url);
+          while (!stop) {
+            const h = await height(url);
+            const now = Date.now();
+            for (let x = last + 1; x <= h; x++) seenAt.set(x, now);
+            if (h > last) last = h;
+            await sleep(50);
+          }
+        })();
+        await produce(lagSeconds);
+        while ((await height(url)) < revealed) await sleep(50);
+        await sleep(100);
+        stop = true;
+        await watcher;
+        const lags = [...revealedAt].map(([h, r]) => ((seenAt.get(h) ?? Date.now()) - r) / 1000);
+        log(`lag over ${lagSeconds} s at ${tps} txs/s (${revealedAt.size} heights, serve /status polled every 50 ms): p50 ${pct(lags, 0.5).toFixed(2)} s, p99 ${pct(lags, 0.99).toFixed(2)} s, max ${Math.max(...lags).toFixed(2)} s; load ${loadavg()[0].toFixed(1)}`);
+        // The same production while wrk loads serve: throughput with the follower writing.
+        const producing = produce(wrkSeconds + 2);
+        await sleep(1000);
+        const busy = wrk(url, wrkSeconds, work);
+        await producing;
+        log(`serve throughput, follower writing: ${busy.toFixed(0)} req/s = ${(100 * busy / idle).toFixed(0)} % of idle; load ${loadavg()[0].toFixed(1)}`);
+        f2.p.kill('SIGTERM');
+        await sleep(500);
+      }
+      serve.p.kill('SIGTERM');
+      await c.end();
+      await sleep(500);
+    }
+  } finally {
+    await pg.stop();
+  }
+}
+
+main().catch((e: Error) => { process.stderr.write(`${e.stack}\n`); process.exit(1); });

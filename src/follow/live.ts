@@ -1,0 +1,107 @@
+/**
+ * `serve` on a file that `follow` writes (docs/follow.md).
+ *
+ * - watchCommits: a small read-only probe connection asks SQLite `PRAGMA data_version` every
+ *   `pollMs` (a few microseconds; it changes when another connection commits). On a change
+ *   whose snapshot_id differs from the one served, the holder reloads: a new Snapshot — one
+ *   connection holding one read transaction — becomes current, requests in flight finish on
+ *   the old one. The follower writes a new snapshot_id with every batch, and the ETag and the
+ *   response cache are keyed by it, so both change exactly when the data does.
+ * - newestBlockAgeSeconds / lagMetrics / staleness: the age of the newest block, for /metrics
+ *   and `serve --max-lag-s` (/ready answers 503 on a stale replica).
+ */
+import type Database from 'better-sqlite3';
+import { Gauge, Registry } from 'prom-client';
+import type { SnapshotHolder } from '../snapshot/holder';
+import type { Snapshot } from '../snapshot/open';
+import { openDatabase } from '../sqlite';
+
+export interface CommitWatch {
+  close(): void;
+}
+
+/** Reloads `holder` when another process commits a new batch to its file. */
+export function watchCommits(holder: SnapshotHolder, pollMs: number, onError?: (e: unknown) => void): CommitWatch {
+  let probe: Database.Database | undefined;
+  let version: Database.Statement | undefined;
+  let id: Database.Statement | undefined;
+  let last: unknown;
+  const open = (): void => {
+    try { probe?.close(); } catch { /* reopening anyway */ }
+    probe = openDatabase(holder.file, { readonly: true, fileMustExist: true });
+    version = probe.prepare('PRAGMA data_version').pluck();
+    id = probe.prepare("SELECT value FROM meta WHERE key = 'snapshot_id'").pluck();
+    last = version.get();
+  };
+  const check = (): void => {
+    try {
+      if (!probe) open();
+      const v = (version as Database.Statement).get();
+      if (v === last) return;
+      last = v;
+      const served = holder.current()?.meta.snapshotId;
+      if ((id as Database.Statement).get() !== served) holder.reload('new batch');
+    } catch (e) {
+      // The file was replaced or is briefly unreadable: reopen on the next tick.
+      try { probe?.close(); } catch { /* gone */ }
+      probe = undefined;
+      onError?.(e);
+    }
+  };
+  // Another file renamed over the path (hot swap): watch that one from now on.
+  const onSwap = (_next: Snapshot, _prev: Snapshot | undefined, reason: string): void => {
+    if (reason === 'new batch') return;
+    try { probe?.close(); } catch { /* gone */ }
+    probe = undefined;
+  };
+  holder.on('swap', onSwap);
+  const timer = setInterval(check, pollMs);
+  timer.unref();
+  return {
+    close() {
+      clearInterval(timer);
+      holder.off('swap', onSwap);
+      try { probe?.close(); } catch { /* gone */ }
+      probe = undefined;
+    },
+  };
+}
+
+const newest = new WeakMap<Snapshot, number>();
+
+/** Unix seconds of the snapshot's newest block (0 without blocks); one query per snapshot. */
+export function newestBlockSeconds(s: Snapshot): number {
+  let t = newest.get(s);
+  if (t === undefined) {
+    const us = s.db.prepare('SELECT time_us FROM blocks ORDER BY height DESC LIMIT 1').pluck().get() as number | undefined;
+    t = us === undefined ? 0 : us / 1e6;
+    newest.set(s, t);
+  }
+  return t;
+}
+
+export function newestBlockAgeSeconds(s: Snapshot, nowMs = Date.now()): number {
+  const t = newestBlockSeconds(s);
+  return t === 0 ? Infinity : nowMs / 1000 - t;
+}
+
+/** serve --max-lag-s: why /ready should answer 503, or undefined when the snapshot is fresh enough. */
+export function staleness(maxLagS: number | undefined): ((s: Snapshot) => string | undefined) | undefined {
+  if (maxLagS === undefined) return undefined;
+  return (s) => {
+    const age = newestBlockAgeSeconds(s);
+    return age > maxLagS ? `newest block (height ${s.meta.height}) is ${age.toFixed(1)} s old, over --max-lag-s ${maxLagS}` : undefined;
+  };
+}
+
+/** The newest block's timestamp and age on /metrics. */
+export function registerLagMetrics(registry: Registry, current: () => Snapshot | undefined): void {
+  new Gauge({
+    name: 'indexer_api_newest_block_timestamp_seconds', help: 'Timestamp of the newest block of the served snapshot, Unix seconds', registers: [registry],
+    collect() { const s = current(); if (s) this.set(newestBlockSeconds(s)); else this.reset(); },
+  });
+  new Gauge({
+    name: 'indexer_api_newest_block_age_seconds', help: 'Seconds since the newest block of the served snapshot (its lag behind the chain when followed)', registers: [registry],
+    collect() { const s = current(); const age = s && newestBlockAgeSeconds(s); if (age !== undefined && Number.isFinite(age)) this.set(age); else this.reset(); },
+  });
+}
