@@ -194,7 +194,7 @@ async function serve(file: string, o: ServeOptions, logger: Logger): Promise<num
   if (cluster.isPrimary) {
     process.stderr.write(first
       ? `indexer-api: serving ${file} (${first.meta.chainId}, ${first.meta.vmType}, height ${first.meta.height}) on ${running.url}\n`
-      : `indexer-api: listening on ${running.url}; not ready until ${o.pull} names a file that downloads and verifies\n`);
+      : `indexer-api: serving nothing yet on ${running.url} (/ready is 503 until ${o.pull} names a file that downloads and verifies)\n`);
   }
 
   const signal = await signals.stopped;

@@ -53,7 +53,13 @@ export async function publishSnapshot(o: PublishOptions): Promise<PublishResult>
     // VACUUM INTO reads inside one transaction: a consistent copy even while the file is being
     // written (WAL), compacted, and the same bytes for the same content.
     const src = openDatabase(o.db, { readonly: true, fileMustExist: true });
-    try { src.prepare('VACUUM INTO ?').run(`${tmp}.sqlite`); } finally { src.close(); }
+    try {
+      src.prepare('VACUUM INTO ?').run(`${tmp}.sqlite`);
+    } catch (e) {
+      throw new Error(`cannot copy ${o.db} (nothing published): ${(e as Error).message}`);
+    } finally {
+      src.close();
+    }
     o.onPhase?.('hashing the copy');
     const plain = await hashFile(`${tmp}.sqlite`);
     const base = `${meta.height}-${plain.sha256.slice(0, 16)}.sqlite`;
