@@ -69,6 +69,21 @@ function place(from: string, to: string): void {
     await r.stop();
   });
 
+  it('with --workers 2 the primary pulls before forking, and the workers swap in each newer file', async () => {
+    await publishSnapshot({ db: versions[0].file, to: dir, keep: 3, compress: 'auto' });
+    const db = join(mkdtempSync(join(pullTmp(), 'replica-')), 'local.sqlite');
+    const r = await startServe(['--pull', `${origin.url}/manifest.json`, '--pull-interval', '300ms', '--db', db, '--workers', '2', '--watch-poll-ms', '200']);
+    replicas.push(r);
+    expect((await getJson(`${r.url}/status`)).height).to.equal(versions[0].height);
+    await publishSnapshot({ db: versions[1].file, to: dir, keep: 3, compress: 'auto' });
+    // Both workers: fresh connections land on either; ask enough times to see each.
+    await eventually('every worker at the second height', async () => {
+      const hs = await Promise.all(Array.from({ length: 8 }, async () => (await getJson(`${r.url}/status`)).height));
+      return hs.every((h) => h === versions[1].height) || undefined;
+    });
+    await r.stop();
+  });
+
   it('a download cut short resumes with a Range request for the rest only', async () => {
     const s = await stage(versions[2]);
     place(join(s.dir, s.file), join(dir, s.file));

@@ -112,13 +112,13 @@ export class ScaleLab {
   }
 
   /** HAProxy on the host with deploy/haproxy.cfg, the replicas as its servers. */
-  async startHaproxy(): Promise<void> {
+  async startHaproxy(count = this.replicas.length): Promise<void> {
     if (!HAPROXY) throw new Error('haproxy is not installed (apt-get install haproxy)');
     const port = await freePort();
     const env: NodeJS.ProcessEnv = { ...process.env, LISTEN: `127.0.0.1:${port}` };
     for (let i = 0; i < 3; i++) {
-      // deploy/haproxy.cfg names three servers; fewer replicas repeat the first (bench: 1, 2 replicas).
-      env[`REPLICA${i + 1}`] = `${this.replicas[Math.min(i, this.replicas.length - 1)].host.addr}:${REPLICA_PORT}`;
+      // deploy/haproxy.cfg names three servers; behind fewer (bench: 1, 2) the lines repeat them.
+      env[`REPLICA${i + 1}`] = `${this.replicas[i % count].host.addr}:${REPLICA_PORT}`;
     }
     this.haproxy = spawn(HAPROXY, ['-db', '-f', join(ROOT, 'deploy', 'haproxy.cfg')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     this.haproxy.stdout!.on('data', (d: Buffer) => { this.haproxyLog += d.toString(); });
@@ -132,13 +132,17 @@ export class ScaleLab {
     }
   }
 
-  async stop(): Promise<void> {
-    await Promise.all(this.replicas.map((r) => r.proc?.stop('SIGKILL')));
+  async stopHaproxy(): Promise<void> {
     if (this.haproxy && this.haproxy.exitCode === null && this.haproxy.signalCode === null) {
       const exited = new Promise((r) => this.haproxy?.once('exit', r));
       this.haproxy.kill('SIGKILL');
       await exited;
     }
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.replicas.map((r) => r.proc?.stop('SIGKILL')));
+    await this.stopHaproxy();
     await this.originHttp?.stop();
     this.net.destroy();
     rmSync(this.tmp, { recursive: true, force: true });
