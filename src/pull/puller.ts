@@ -78,9 +78,11 @@ export class Puller extends EventEmitter {
 
   /** Whether `m` should replace what is serving: another file, not older. */
   needs(m: Manifest): boolean {
-    if (m.sha256 === this.installedSha) return false;
     const h = this.o.localHeight();
-    if (h === undefined || m.height > h) return true;
+    // Nothing serving (no file, or one that does not open, whatever the sidecar says): pull.
+    if (h === undefined) return true;
+    if (m.sha256 === this.installedSha) return false;
+    if (m.height > h) return true;
     // Same height, other content (re-imported): only over a file a pull installed.
     if (m.height === h && this.installedSha !== undefined) return true;
     if (this.lastSkipped !== m.sha256) {
@@ -115,9 +117,12 @@ export class Puller extends EventEmitter {
     const dir = dirname(this.o.db);
     const part = `${this.o.db}.part-${m.file}`;
     const ready = `${this.o.db}.checking-${m.file.replace(/\.gz$/, '')}`;
-    // Parts of files no manifest names any more.
-    const prefix = `${basename(this.o.db)}.part-`;
-    for (const n of readdirSync(dir)) if (n.startsWith(prefix) && join(dir, n) !== part) rmSync(join(dir, n), { force: true });
+    // Parts of files no manifest names any more, and checks a killed process left behind.
+    const base = basename(this.o.db);
+    for (const n of readdirSync(dir)) {
+      const stale = (n.startsWith(`${base}.part-`) && join(dir, n) !== part) || n.startsWith(`${base}.checking-`);
+      if (stale) rmSync(join(dir, n), { force: true });
+    }
     const url = new URL(m.file, this.o.manifestUrl).toString();
     const d = await downloadRanged(url, part, m.file_size, { idleTimeoutMs: this.o.idleTimeoutMs ?? 15_000, signal: this.stop.signal });
     this.lastDownload = d;

@@ -84,6 +84,21 @@ function place(from: string, to: string): void {
     await r.stop();
   });
 
+  it('a replica whose local file no longer opens pulls it again, though its record says it is current', async () => {
+    const { manifest } = await publishSnapshot({ db: versions[1].file, to: dir, keep: 3, compress: 'auto' });
+    const db = join(mkdtempSync(join(pullTmp(), 'replica-')), 'local.sqlite');
+    let r = await startServe(['--pull', `${origin.url}/manifest.json`, '--pull-interval', '300ms', '--db', db]);
+    replicas.push(r);
+    await eventually('ready', async () => (await get(`${r.url}/ready`)).status === 200 || undefined);
+    await r.stop();
+    writeFileSync(db, 'not a database any more');
+    r = await startServe(['--pull', `${origin.url}/manifest.json`, '--pull-interval', '300ms', '--db', db]);
+    replicas.push(r);
+    await eventually('ready again', async () => (await get(`${r.url}/ready`)).status === 200 || undefined);
+    expect(shaOf(db)).to.equal(manifest.sha256);
+    await r.stop();
+  });
+
   it('a download cut short resumes with a Range request for the rest only', async () => {
     const s = await stage(versions[2]);
     place(join(s.dir, s.file), join(dir, s.file));
