@@ -15,6 +15,11 @@ export const COMMANDS: readonly { name: string; describe: string; load(): Comman
     load: () => (require('./commands/serve') as typeof import('./commands/serve')).serveCommand as CommandModule<object, never>,
   },
   {
+    name: 'publish',
+    describe: 'Copy a snapshot into a directory for replicas to pull (content-addressed file + manifest.json)',
+    load: () => (require('./commands/publish') as typeof import('./commands/publish')).publishCommand as CommandModule<object, never>,
+  },
+  {
     name: 'import',
     describe: 'Build a snapshot file from a dump directory (NDJSON, see docs/dump-format.md), a rollytics PostgreSQL database or a running rollytics-compatible API',
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only when the command runs (see above)
@@ -53,7 +58,7 @@ export async function main(argv: string[]): Promise<void> {
   for (const c of COMMANDS) y = y.command(lazy(c));
   await y
     .env('INDEXER_API')
-    .demandCommand(1, 'Name a command: serve, import, follow or generate (see --help).')
+    .demandCommand(1, 'Name a command: serve, import, follow, publish or generate (see --help).')
     .strict()
     .version(`${info.version} (commit ${info.commit})`)
     .help()

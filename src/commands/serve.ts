@@ -6,6 +6,7 @@ import { DEMO_VMS, demoSnapshotPath } from '../demo';
 import { DEFAULT_LIMITS, Limits } from '../http/limits';
 import { announceFromPrimary, awaitPrimaryAnnouncement, StdoutGate, stdoutGate } from '../listen-line';
 import { createLogger, errorFields, LOG_LEVELS, Logger, LogLevel } from '../http/log';
+import { parseDuration } from '../pull/duration';
 import type { SnapshotHolder as SnapshotHolderType } from '../snapshot/holder';
 import type { Snapshot, VmType } from '../snapshot/open';
 
@@ -43,6 +44,10 @@ export interface ServeOptions {
   maxLagS?: number;
   /** how often to look for a batch committed by `follow` (PRAGMA data_version), ms; 0 = never */
   commitPollMs?: number;
+  /** `--pull URL/manifest.json`: keep --db equal to a publish directory's newest file (src/pull/) */
+  pull?: string;
+  /** poll interval of --pull: "30s", "500ms", "2m" or seconds */
+  pullInterval?: string | number;
 }
 
 const DEFAULT_CACHE_BYTES = 64 * 1024 * 1024;
@@ -70,8 +75,14 @@ export async function runServe(o: ServeOptions): Promise<number> {
   // --port 0: stdout's first line names the port the kernel picked (src/listen-line.ts)
   const gate = o.port === 0 && o.get === undefined ? stdoutGate() : undefined;
   const logger = createLogger(o.logLevel ?? 'info', gate?.write, workers > 1 ? { pid: process.pid } : {});
+  if (o.pull !== undefined && o.db === undefined) throw new Error('--pull needs --db: the local file the pulled snapshot is kept in');
   if (workers > 1 && cluster.isPrimary) {
     if (gate) announceFromPrimary(gate);
+    if (o.pull !== undefined && o.get === undefined) {
+      const { pullBeforeFork } = await import('../pull/serve-pull');
+      const puller = await pullBeforeFork(file, pullOptions(o), logger);
+      try { return await runPrimary({ file, workers, logger }); } finally { puller.close(); }
+    }
     return runPrimary({ file, workers, logger });
   }
   if (gate && cluster.isWorker) awaitPrimaryAnnouncement(gate);
@@ -85,6 +96,10 @@ export async function runServe(o: ServeOptions): Promise<number> {
     cluster.worker?.disconnect();
     return 1;
   }
+}
+
+function pullOptions(o: ServeOptions): { pull: string; pullIntervalMs: number; verify: boolean } {
+  return { pull: o.pull as string, pullIntervalMs: parseDuration(o.pullInterval ?? '30s', '--pull-interval'), verify: o.verify };
 }
 
 function limitsOf(o: ServeOptions): Limits {
@@ -131,9 +146,16 @@ async function serve(file: string, o: ServeOptions, logger: Logger, gate?: Stdou
   const reload = (): void => { opened?.reload('SIGHUP'); };
   process.on('SIGHUP', reload);
   let stack;
+  let puller: import('../pull/puller').Puller | undefined;
   try {
     stack = await httpStack();
-    opened = stack.SnapshotHolder.open(file, { verify: o.verify });
+    // A cluster worker serves what its primary pulls (the rename is a hot swap).
+    if (o.pull !== undefined && !cluster.isWorker) {
+      const { holderForPull } = await import('../pull/serve-pull');
+      ({ holder: opened, puller } = await holderForPull(file, pullOptions(o), stack.SnapshotHolder, logger));
+    } else {
+      opened = stack.SnapshotHolder.open(file, { verify: o.verify });
+    }
   } catch (e) {
     signals.off();
     process.off('SIGHUP', reload);
@@ -187,15 +209,18 @@ async function serve(file: string, o: ServeOptions, logger: Logger, gate?: Stdou
   if (!cluster.isWorker) gate?.open(running.url);
   const commitPollMs = o.commitPollMs ?? 100;
   const commits = commitPollMs > 0 ? live.watchCommits(holder, commitPollMs, (e) => logger.debug('commit probe failed', errorFields(e))) : undefined;
-  const first = holder.current() as Snapshot;
-  logger.info('listening', { url: running.url, pid: process.pid, ...describe(first) });
+  puller?.start();
+  const first = holder.current();
+  logger.info('listening', { url: running.url, pid: process.pid, ...(first ? describe(first) : { file, pull: o.pull }) });
   if (cluster.isPrimary) {
-    const m = first.meta;
-    process.stderr.write(`indexer-api: serving ${file} (${m.chainId}, ${m.vmType}, height ${m.height}) on ${running.url}\n`);
+    process.stderr.write(first
+      ? `indexer-api: serving ${file} (${first.meta.chainId}, ${first.meta.vmType}, height ${first.meta.height}) on ${running.url}\n`
+      : `indexer-api: serving nothing yet on ${running.url} (/ready is 503 until ${o.pull} names a file that downloads and verifies)\n`);
   }
 
   const signal = await signals.stopped;
   draining = true;
+  puller?.close();
   logger.info('shutting down', { signal, pid: process.pid });
   const finished = await running.close(o.shutdownTimeoutMs ?? 10_000);
   if (!finished) logger.warn('shutdown timeout: cut the connections still open', { pid: process.pid });
@@ -255,9 +280,12 @@ export const serveCommand: CommandModule<object, ServeOptions> = {
     .option('max-lag-s', { type: 'number', describe: '/ready answers 503 when the newest block is older than this many seconds (a stale replica leaves the load balancer); off by default' })
     .option('commit-poll-ms', { type: 'number', default: 100, describe: 'How often to look for a batch committed by `follow` to --db (PRAGMA data_version, microseconds each); 0 = never' })
     .option('shutdown-timeout-ms', { type: 'number', default: 10_000, describe: 'On SIGTERM/SIGINT, in-flight requests get this long to finish' })
+    .option('pull', { type: 'string', describe: 'URL of a manifest.json written by `publish`: download its file into --db (resumable, sha256 + quick_check verified) before serving, then poll it and hot-swap each newer file. /ready is 503 until the first good file is in place' })
+    .option('pull-interval', { type: 'string', default: '30s', describe: 'How often --pull polls the manifest (30s, 500ms, 2m); failed downloads retry sooner, backing off up to this' })
     .example('$0 serve', 'serve the bundled Move demo on http://127.0.0.1:8080')
     .example('$0 serve --db chain.sqlite --host 0.0.0.0 --port 8080', 'serve a snapshot to the network')
     .example('$0 serve --db fixture.sqlite --port 0 --workers 1', 'CI: a free port, named on the first line of stdout')
+    .example('$0 serve --pull http://origin/snapshots/manifest.json --db /var/lib/indexer-api/local.sqlite', 'a replica that keeps itself current from a `publish` directory')
     .example('$0 serve --demo evm --get /status', 'print /status of the EVM demo and exit') as never,
   handler: async (argv) => { process.exitCode = await runServe(argv); },
 };

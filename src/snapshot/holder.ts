@@ -56,6 +56,11 @@ export class SnapshotHolder extends EventEmitter {
     return holder;
   }
 
+  /** A holder with nothing loaded yet (`serve --pull` before its first file): reload() fills it. */
+  static empty(file: string, opts: HolderOptions = {}): SnapshotHolder {
+    return new SnapshotHolder(file, opts);
+  }
+
   private openFile(): Snapshot {
     return (this.opts.open ?? openSnapshot)(this.file, { verify: this.opts.verify });
   }

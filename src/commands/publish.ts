@@ -1,0 +1,43 @@
+import type { CommandModule } from 'yargs';
+import { Compression, publishSnapshot, PublishResult } from '../publish/publish';
+
+export interface PublishCommandOptions {
+  db: string;
+  to: string;
+  keep: number;
+  compress: Compression;
+  quiet: boolean;
+}
+
+export async function runPublish(o: PublishCommandOptions): Promise<PublishResult> {
+  const started = Date.now();
+  const result = await publishSnapshot({
+    db: o.db, to: o.to, keep: o.keep, compress: o.compress,
+    onPhase: o.quiet ? undefined : (p) => process.stderr.write(`indexer-api: publish: ${p} (${((Date.now() - started) / 1000).toFixed(1)} s)\n`),
+  });
+  return result;
+}
+
+function describeResult(r: PublishResult, to: string): string {
+  const m = r.manifest;
+  const mb = (n: number): string => (n / 1e6).toFixed(1);
+  const stored = m.encoding === 'gzip' ? `gzip ${mb(m.file_size)} MB of ${mb(m.size)} MB` : `${mb(m.size)} MB, not compressed`;
+  return `indexer-api: published height ${m.height} as ${to}/${m.file} (${stored}${r.reused ? ', already there' : ''}); `
+    + `manifest.json updated${r.removed.length ? `; removed ${r.removed.join(', ')}` : ''}`;
+}
+
+export const publishCommand: CommandModule<object, PublishCommandOptions> = {
+  command: 'publish',
+  describe: 'Copy a snapshot into a directory for replicas to pull (content-addressed file + manifest.json)',
+  builder: (y) => y
+    .option('db', { type: 'string', demandOption: true, describe: 'Snapshot file to publish (may be in use: the copy is consistent)' })
+    .option('to', { type: 'string', demandOption: true, describe: 'Directory served by any static file host; gets <height>-<sha256 prefix>.sqlite[.gz] and manifest.json (replaced atomically)' })
+    .option('keep', { type: 'number', default: 3, describe: 'Data files kept in the directory, the new one included (replicas mid-download of an older one can finish)' })
+    .option('compress', { choices: ['auto', 'gzip', 'none'] as const, default: 'auto' as Compression, describe: 'gzip the file: auto = only when it saves ≥ 10 % of the bytes' })
+    .option('quiet', { type: 'boolean', default: false, describe: 'No progress lines on stderr' })
+    .example('$0 publish --db chain.sqlite --to /srv/snapshots', 'then: serve --pull http://origin/snapshots/manifest.json --db local.sqlite') as never,
+  handler: async (argv) => {
+    const r = await runPublish(argv);
+    process.stdout.write(`${describeResult(r, argv.to)}\n`);
+  },
+};

@@ -1,0 +1,128 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, utimesSync, writeFileSync, createReadStream, createWriteStream } from 'node:fs';
+import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { createGzip } from 'node:zlib';
+import { openSnapshot } from '../snapshot/open';
+import { openDatabase } from '../sqlite';
+import { fsyncPath, hashFile } from './files';
+import { DATA_FILE_RE, Manifest, MANIFEST_NAME } from './manifest';
+
+/**
+ * `publish`: a consistent copy of a snapshot into a directory any static host can serve, under
+ * a content-addressed name, then DIR/manifest.json replaced atomically (docs/scaling.md).
+ * Replicas (`serve --pull`) only ever read a data file the manifest names, and a data file is
+ * complete before the manifest names it, so a replica never sees a half-written file.
+ */
+
+export type Compression = 'auto' | 'gzip' | 'none';
+
+export interface PublishOptions {
+  db: string;
+  to: string;
+  /** data files kept in DIR, the current one included (default 3) */
+  keep: number;
+  /** auto: gzip when it saves at least AUTO_GZIP_MIN_SAVING of the bytes */
+  compress: Compression;
+  /** one line per phase (copy, hash, compress, manifest) */
+  onPhase?: (phase: string) => void;
+}
+
+export interface PublishResult {
+  manifest: Manifest;
+  /** the data file was already in DIR (same content published before) */
+  reused: boolean;
+  /** data files deleted by --keep */
+  removed: string[];
+}
+
+/** gzip must save a tenth of the bytes to pay for the decompression on every replica. */
+export const AUTO_GZIP_MIN_SAVING = 0.1;
+
+export async function publishSnapshot(o: PublishOptions): Promise<PublishResult> {
+  if (!Number.isSafeInteger(o.keep) || o.keep < 1) throw new Error(`--keep must be a whole number ≥ 1, got ${o.keep}`);
+  // Refuses (with the open check's one line) anything `serve` would refuse.
+  const snapshot = openSnapshot(o.db);
+  const meta = snapshot.meta;
+  const schemaVersion = snapshot.db.pragma('user_version', { simple: true }) as number;
+  snapshot.close();
+  mkdirSync(o.to, { recursive: true });
+  const tmp = join(o.to, `.publish-${process.pid}-${randomBytes(4).toString('hex')}`);
+  try {
+    o.onPhase?.(`copying ${o.db} (VACUUM INTO)`);
+    // VACUUM INTO reads inside one transaction: a consistent copy even while the file is being
+    // written (WAL), compacted, and the same bytes for the same content.
+    const src = openDatabase(o.db, { readonly: true, fileMustExist: true });
+    try {
+      src.prepare('VACUUM INTO ?').run(`${tmp}.sqlite`);
+    } catch (e) {
+      throw new Error(`cannot copy ${o.db} (nothing published): ${(e as Error).message}`);
+    } finally {
+      src.close();
+    }
+    o.onPhase?.('hashing the copy');
+    const plain = await hashFile(`${tmp}.sqlite`);
+    const base = `${meta.height}-${plain.sha256.slice(0, 16)}.sqlite`;
+    let file = base;
+    let encoding: Manifest['encoding'] = 'identity';
+    let stored = plain;
+    const existing = [`${base}.gz`, base].find((n) => existsSync(join(o.to, n)));
+    let reused = false;
+    if (existing !== undefined) {
+      // Same content already published: keep that file (its URL may be cached downstream).
+      reused = true;
+      file = existing;
+      encoding = existing.endsWith('.gz') ? 'gzip' : 'identity';
+      stored = encoding === 'gzip' ? await hashFile(join(o.to, file)) : plain;
+      utimesSync(join(o.to, file), new Date(), new Date());
+    } else {
+      let source = `${tmp}.sqlite`;
+      if (o.compress !== 'none') {
+        o.onPhase?.('compressing (gzip)');
+        await pipeline(createReadStream(source), createGzip({ level: 6 }), createWriteStream(`${tmp}.gz`));
+        const gz = await hashFile(`${tmp}.gz`);
+        if (o.compress === 'gzip' || gz.size <= plain.size * (1 - AUTO_GZIP_MIN_SAVING)) {
+          file = `${base}.gz`;
+          encoding = 'gzip';
+          stored = gz;
+          source = `${tmp}.gz`;
+        }
+      }
+      fsyncPath(source);
+      renameSync(source, join(o.to, file));
+    }
+    const manifest: Manifest = {
+      format: 1,
+      height: meta.height,
+      sha256: plain.sha256,
+      size: plain.size,
+      schema_version: schemaVersion,
+      chain_id: meta.chainId,
+      snapshot_id: meta.snapshotId,
+      created_at: new Date().toISOString(),
+      file,
+      encoding,
+      file_sha256: stored.sha256,
+      file_size: stored.size,
+    };
+    o.onPhase?.(`writing ${MANIFEST_NAME}`);
+    writeFileSync(`${tmp}.json`, `${JSON.stringify(manifest, null, 2)}\n`);
+    fsyncPath(`${tmp}.json`);
+    renameSync(`${tmp}.json`, join(o.to, MANIFEST_NAME));
+    fsyncPath(o.to);
+    return { manifest, reused, removed: prune(o.to, o.keep, file) };
+  } finally {
+    for (const ext of ['.sqlite', '.gz', '.json']) rmSync(`${tmp}${ext}`, { force: true });
+  }
+}
+
+/** Deletes all but the `keep` newest data files; never the current one. */
+function prune(dir: string, keep: number, current: string): string[] {
+  const files = readdirSync(dir)
+    .filter((n) => DATA_FILE_RE.test(n) && n !== current)
+    .map((n) => ({ n, t: statSync(join(dir, n)).mtimeMs }))
+    .sort((a, b) => b.t - a.t);
+  const removed = files.slice(keep - 1).map((f) => f.n);
+  for (const n of removed) rmSync(join(dir, n), { force: true });
+  return removed;
+}

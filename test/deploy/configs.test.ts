@@ -1,0 +1,99 @@
+import { expect } from 'chai';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { loadAll } from 'js-yaml';
+import { NGINX } from '../support/nginx';
+
+const ROOT = resolve(__dirname, '..', '..', '..');
+const DEPLOY = join(ROOT, 'deploy');
+const CLI = join(ROOT, 'bin', 'indexer-api');
+const HAPROXY = ['/usr/sbin/haproxy', '/usr/bin/haproxy'].find((p) => existsSync(p));
+const SYSTEMD_ANALYZE = ['/usr/bin/systemd-analyze', '/bin/systemd-analyze'].find((p) => existsSync(p));
+/** CI installs haproxy and nginx (.ci/run): there a missing one is a failure, not a skip (systemd-analyze stays optional). */
+const REQUIRED = process.env.TEST_REQUIRE_SCALE === '1';
+
+function itWith(tool: string | undefined, title: string, fn: () => void, required = REQUIRED): void {
+  if (tool || required) it(title, fn);
+  else it.skip(`${title} (not installed here)`, fn);
+}
+
+/** The serve options a deploy file passes on a command line (`--name`). */
+function flagsIn(text: string): string[] {
+  return [...new Set([...text.matchAll(/(?:^|[\s,[])--([a-z][a-z-]+)/g)].map((m) => m[1]))];
+}
+
+/** The parts of deploy/k8s.yaml the test reads. */
+interface K8s {
+  deployment: {
+    kind: string;
+    spec: { template: { metadata: { labels: Record<string, string> }; spec: {
+      containers: { args: string[]; ports: { name: string }[]; readinessProbe: { httpGet: unknown }; volumeMounts: { name: string; mountPath: string }[] }[];
+      volumes: { name: string; emptyDir?: unknown }[];
+    } } };
+  };
+  service: { kind: string; spec: { selector: Record<string, string>; ports: { targetPort: string }[] } };
+}
+
+function k8s(): K8s {
+  const docs = loadAll(readFileSync(join(DEPLOY, 'k8s.yaml'), 'utf8')) as { kind: string }[];
+  expect(docs.map((d) => d.kind)).to.deep.equal(['Deployment', 'Service']);
+  return { deployment: docs[0], service: docs[1] } as K8s;
+}
+
+let tmp: string;
+before(() => { tmp = mkdtempSync(join(tmpdir(), 'indexer-api-deploy-test-')); });
+after(() => rmSync(tmp, { recursive: true, force: true }));
+
+describe('deploy/', () => {
+  itWith(HAPROXY, 'haproxy.cfg passes `haproxy -c` with the replica addresses set', () => {
+    const r = spawnSync(HAPROXY ?? 'haproxy', ['-c', '-f', join(DEPLOY, 'haproxy.cfg')], {
+      encoding: 'utf8', env: { ...process.env, LISTEN: '127.0.0.1:18080', REPLICA1: '10.0.0.11:8080', REPLICA2: '10.0.0.12:8080', REPLICA3: '10.0.0.13:8080' },
+    });
+    expect(r.stdout + r.stderr).to.contain('Configuration file is valid');
+    expect(r.status).to.equal(0);
+  });
+
+  itWith(NGINX, 'nginx-upstream.conf passes `nginx -t` included in an http block', () => {
+    for (const d of ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) spawnSync('mkdir', ['-p', join(tmp, d)]);
+    const conf = join(tmp, 'nginx.conf');
+    writeFileSync(conf, `pid ${tmp}/nginx.pid;\nerror_log ${tmp}/error.log;\nevents {}\nhttp {\n  access_log off;\n`
+      + ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((d) => `  ${d}_temp_path ${tmp}/${d};\n`).join('')
+      + `  include ${join(DEPLOY, 'nginx-upstream.conf')};\n}\n`);
+    const r = spawnSync(NGINX ?? 'nginx', ['-t', '-c', conf, '-e', join(tmp, 'error.log')], { encoding: 'utf8' });
+    expect(r.stderr).to.contain('test is successful');
+    expect(r.status).to.equal(0);
+  });
+
+  itWith(SYSTEMD_ANALYZE, 'indexer-api.service passes `systemd-analyze verify` (ExecStart pointed at this checkout)', () => {
+    const unit = join(tmp, 'indexer-api.service');
+    writeFileSync(unit, readFileSync(join(DEPLOY, 'indexer-api.service'), 'utf8').replace(/^ExecStart=\/usr\/local\/bin\/indexer-api/m, `ExecStart=${CLI}`));
+    const r = spawnSync(SYSTEMD_ANALYZE ?? 'systemd-analyze', ['verify', unit], { encoding: 'utf8' });
+    expect(r.stderr.split('\n').filter((l) => l.includes('indexer-api.service'))).to.deep.equal([]);
+    expect(r.status).to.equal(0);
+  }, false);
+
+  it('k8s.yaml: a Deployment ready on /ready with --db on an emptyDir filled by --pull, and a Service selecting it', () => {
+    const { deployment, service } = k8s();
+    const pod = deployment.spec.template.spec;
+    const [c] = pod.containers;
+    const db = c.args[c.args.indexOf('--db') + 1];
+    expect(c.args).to.include('--pull');
+    expect(c.readinessProbe.httpGet).to.deep.equal({ path: '/ready', port: 'http' });
+    const mount = c.volumeMounts.find((m) => m.mountPath === dirname(db));
+    expect(pod.volumes.find((v) => v.name === mount?.name)).to.have.property('emptyDir');
+    expect(service.spec.selector).to.deep.equal(deployment.spec.template.metadata.labels);
+    expect(service.spec.ports[0].targetPort).to.equal(c.ports[0].name);
+  });
+
+  it('every serve option the deploy files use exists (serve --help)', () => {
+    const help = spawnSync(process.execPath, [CLI, 'serve', '--help'], { encoding: 'utf8' }).stdout;
+    const execStart = /^ExecStart=(.*)$/m.exec(readFileSync(join(DEPLOY, 'indexer-api.service'), 'utf8'))?.[1] ?? '';
+    const used = [...flagsIn(execStart), ...flagsIn(k8s().deployment.spec.template.spec.containers[0].args.join(' '))];
+    expect(used).to.include.members(['pull', 'db', 'host', 'port']);
+    for (const flag of used) expect(help, `--${flag}`).to.contain(`--${flag}`);
+    // The unit sets --pull through the environment: yargs reads INDEXER_API_PULL as --pull.
+    expect(readFileSync(join(DEPLOY, 'indexer-api.service'), 'utf8')).to.contain('INDEXER_API_PULL');
+  });
+});

@@ -1,0 +1,166 @@
+import { expect } from 'chai';
+import { createHash } from 'node:crypto';
+import { closeSync, copyFileSync, mkdtempSync, openSync, readFileSync, renameSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Manifest } from '../../src/publish/manifest';
+import { publishSnapshot } from '../../src/publish/publish';
+import { Puller } from '../../src/pull/puller';
+import { Nginx, NGINX, startNginx } from '../support/nginx';
+import { freePort } from '../support/net';
+import { eventually, getJson, get, ServeProcess, startServe } from '../serve/helpers';
+import { chainVersions, pullTmp, Version } from './helpers';
+
+const shaOf = (file: string): string => createHash('sha256').update(readFileSync(file)).digest('hex');
+
+/** Overwrites 64 bytes in the middle page of a SQLite file: it still opens, quick_check fails. */
+function corruptMiddlePage(file: string): void {
+  const fd = openSync(file, 'r+');
+  try {
+    const pages = statSync(file).size / 4096;
+    writeSync(fd, Buffer.alloc(64, 0xff), 0, 64, Math.floor(pages / 2) * 4096);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Publishes into a staging directory, then moves the data file and the manifest into `to` (as publish would). */
+async function stage(v: Version, compress: 'auto' | 'none' = 'auto'): Promise<{ dir: string; file: string; manifest: string }> {
+  const dir = mkdtempSync(join(pullTmp(), 'stage-'));
+  const { manifest } = await publishSnapshot({ db: v.file, to: dir, keep: 3, compress });
+  return { dir, file: manifest.file, manifest: join(dir, 'manifest.json') };
+}
+
+function place(from: string, to: string): void {
+  copyFileSync(from, `${to}.tmp`);
+  renameSync(`${to}.tmp`, to);
+}
+
+(NGINX ? describe : describe.skip)('serve --pull from a publish directory on nginx', function () {
+  let origin: Nginx;
+  let dir: string;
+  let versions: Version[];
+  const replicas: ServeProcess[] = [];
+
+  before(async () => {
+    versions = await chainVersions();
+    dir = mkdtempSync(join(pullTmp(), 'origin-'));
+    origin = await startNginx(dir, '127.0.0.1', await freePort());
+  });
+  after(async () => {
+    await Promise.all(replicas.map((r) => r.stop('SIGKILL')));
+    await origin?.stop();
+  });
+
+  it('is not ready until the first publish, then serves it, then swaps in each newer publish', async () => {
+    const db = join(mkdtempSync(join(pullTmp(), 'replica-')), 'local.sqlite');
+    const r = await startServe(['--pull', `${origin.url}/manifest.json`, '--pull-interval', '300ms', '--db', db]);
+    replicas.push(r);
+    expect((await get(`${r.url}/ready`)).status).to.equal(503);
+    expect((await get(`${r.url}/indexer/block/v1/blocks`)).status).to.equal(503);
+    await publishSnapshot({ db: versions[0].file, to: dir, keep: 3, compress: 'auto' });
+    await eventually('ready at the first height', async () => (await get(`${r.url}/ready`)).status === 200);
+    expect((await getJson(`${r.url}/status`)).height).to.equal(versions[0].height);
+    const { manifest } = await publishSnapshot({ db: versions[1].file, to: dir, keep: 3, compress: 'auto' });
+    await eventually('the second height', async () => (await getJson(`${r.url}/status`)).height === versions[1].height || undefined);
+    expect(shaOf(db)).to.equal(manifest.sha256);
+    await r.line('the second pull', (l) => l.msg === 'pulled snapshot' && l.height === versions[1].height);
+    const pulled = r.lines.filter((l) => l.msg === 'pulled snapshot').map((l) => l.height);
+    expect(pulled).to.deep.equal([versions[0].height, versions[1].height]);
+    await r.stop();
+  });
+
+  it('with --workers 2 the primary pulls before forking, and the workers swap in each newer file', async () => {
+    await publishSnapshot({ db: versions[0].file, to: dir, keep: 3, compress: 'auto' });
+    const db = join(mkdtempSync(join(pullTmp(), 'replica-')), 'local.sqlite');
+    const r = await startServe(['--pull', `${origin.url}/manifest.json`, '--pull-interval', '300ms', '--db', db, '--workers', '2', '--watch-poll-ms', '200']);
+    replicas.push(r);
+    expect((await getJson(`${r.url}/status`)).height).to.equal(versions[0].height);
+    await publishSnapshot({ db: versions[1].file, to: dir, keep: 3, compress: 'auto' });
+    // Both workers: fresh connections land on either; ask enough times to see each.
+    await eventually('every worker at the second height', async () => {
+      const hs = await Promise.all(Array.from({ length: 8 }, async () => (await getJson(`${r.url}/status`)).height));
+      return hs.every((h) => h === versions[1].height) || undefined;
+    });
+    await r.stop();
+  });
+
+  it('a replica whose local file no longer opens pulls it again, though its record says it is current', async () => {
+    const { manifest } = await publishSnapshot({ db: versions[1].file, to: dir, keep: 3, compress: 'auto' });
+    const db = join(mkdtempSync(join(pullTmp(), 'replica-')), 'local.sqlite');
+    let r = await startServe(['--pull', `${origin.url}/manifest.json`, '--pull-interval', '300ms', '--db', db]);
+    replicas.push(r);
+    await eventually('ready', async () => (await get(`${r.url}/ready`)).status === 200 || undefined);
+    await r.stop();
+    writeFileSync(db, 'not a database any more');
+    r = await startServe(['--pull', `${origin.url}/manifest.json`, '--pull-interval', '300ms', '--db', db]);
+    replicas.push(r);
+    await eventually('ready again', async () => (await get(`${r.url}/ready`)).status === 200 || undefined);
+    expect(shaOf(db)).to.equal(manifest.sha256);
+    await r.stop();
+  });
+
+  it('a download cut short resumes with a Range request for the rest only', async () => {
+    const s = await stage(versions[2]);
+    place(join(s.dir, s.file), join(dir, s.file));
+    place(s.manifest, join(dir, 'manifest.json'));
+    const db = join(mkdtempSync(join(pullTmp(), 'replica-')), 'local.sqlite');
+    const whole = readFileSync(join(dir, s.file));
+    const half = Math.floor(whole.length / 2);
+    writeFileSync(`${db}.part-${s.file}`, whole.subarray(0, half));
+    let serving: number | undefined;
+    const p = new Puller({ manifestUrl: `${origin.url}/manifest.json`, db, intervalMs: 1_000, localHeight: () => serving, install: (m) => { serving = m.height; return true; } });
+    const installed = new Promise<{ transferred: number; resumedFrom: number }>((done) => p.once('installed', (_m, st) => done(st)));
+    expect(await p.syncOnce()).to.equal('installed');
+    expect(await installed).to.include({ transferred: whole.length - half, resumedFrom: half });
+    const hits = origin.access().filter((a) => a.request.includes(s.file) && a.range !== '');
+    expect(hits).to.deep.equal([{ status: 206, bytes: whole.length - half, range: `bytes=${half}-`, request: `GET /${s.file} HTTP/1.1` }]);
+    expect(serving).to.equal(versions[2].height);
+    expect(await p.syncOnce()).to.equal('current');
+    p.close();
+  });
+
+  it('a corrupted download is refused and retried: the old file keeps serving until the good one verifies', async () => {
+    await publishSnapshot({ db: versions[0].file, to: dir, keep: 3, compress: 'auto' });
+    const db = join(mkdtempSync(join(pullTmp(), 'replica-')), 'local.sqlite');
+    const r = await startServe(['--pull', `${origin.url}/manifest.json`, '--pull-interval', '300ms', '--db', db]);
+    replicas.push(r);
+    await eventually('ready', async () => (await get(`${r.url}/ready`)).status === 200);
+    const before = shaOf(db);
+    const s = await stage(versions[3]);
+    const bad = Buffer.from(readFileSync(join(s.dir, s.file)));
+    bad[Math.floor(bad.length / 2)] ^= 0xff;
+    writeFileSync(join(dir, s.file), bad);
+    place(s.manifest, join(dir, 'manifest.json'));
+    const failed = await r.line('a failed pull', (l) => l.msg === 'pull failed; still serving the current file');
+    expect(String(failed.error)).to.match(/sha256 [0-9a-f]{64} ≠ manifest/);
+    expect((await getJson(`${r.url}/status`)).height).to.equal(versions[0].height);
+    expect(shaOf(db)).to.equal(before);
+    place(join(s.dir, s.file), join(dir, s.file));
+    await eventually('the good file', async () => (await getJson(`${r.url}/status`)).height === versions[3].height || undefined);
+    await r.line('the swap', (l) => l.msg === 'snapshot swapped' && l.height === versions[3].height);
+    expect(r.lines.filter((l) => l.msg === 'snapshot swapped').map((l) => l.height)).to.deep.equal([versions[0].height, versions[3].height]);
+    await r.stop();
+  });
+
+  it('a file whose sha256 matches but fails quick_check is never installed', async () => {
+    // A publisher that shipped a damaged file with its right hash: sha256 passes, quick_check not.
+    const s = await stage(versions[3], 'none');
+    corruptMiddlePage(join(s.dir, s.file));
+    const m = JSON.parse(readFileSync(s.manifest, 'utf8')) as Manifest;
+    m.sha256 = m.file_sha256 = shaOf(join(s.dir, s.file));
+    writeFileSync(s.manifest, JSON.stringify(m));
+    place(join(s.dir, s.file), join(dir, s.file));
+    place(s.manifest, join(dir, 'manifest.json'));
+    const db = join(mkdtempSync(join(pullTmp(), 'replica-')), 'local.sqlite');
+    let installs = 0;
+    const p = new Puller({ manifestUrl: `${origin.url}/manifest.json`, db, intervalMs: 1_000, localHeight: () => undefined, install: () => { installs++; return true; } });
+    let err: Error | undefined;
+    try { await p.syncOnce(); } catch (e) { err = e as Error; }
+    p.close();
+    expect(err?.message).to.match(/^quick check failed: .*invalid page number/);
+    expect(installs).to.equal(0);
+    let exists = true;
+    try { statSync(db); } catch { exists = false; }
+    expect(exists).to.equal(false);
+  });
+});

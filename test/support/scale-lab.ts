@@ -1,0 +1,215 @@
+/**
+ * The scale-out setup of docs/scaling.md on one machine, for test/scale and bench/scale: an
+ * origin (nginx serving a `publish` directory) and N replicas (`serve --pull`), each in its own
+ * network namespace (test/support/netns.ts), and HAProxy on the host running deploy/haproxy.cfg
+ * itself in front of them. Plus a client that keeps requests going through HAProxy and records
+ * every failure, and a monitor that records what each replica's /ready says over time.
+ */
+import { ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { publishSnapshot, PublishResult } from '../../src/publish/publish';
+import { cleanEnv, ServeProcess } from '../serve/helpers';
+import { freePort } from './net';
+import { NetnsLab, Host } from './netns';
+import { Nginx, startNginx } from './nginx';
+
+const ROOT = resolve(__dirname, '..', '..', '..');
+const CLI = join(ROOT, 'bin', 'indexer-api');
+export const HAPROXY = ['/usr/sbin/haproxy', '/usr/bin/haproxy'].find((p) => existsSync(p));
+const REPLICA_PORT = 8080;
+
+export interface LabOptions {
+  replicas: number;
+  pullIntervalMs: number;
+  /** serve --workers per replica (default 1) */
+  workers?: number;
+  /** extra serve options */
+  serveArgs?: string[];
+}
+
+export interface Replica { host: Host; db: string; proc?: ServeProcess }
+
+export interface Ready { status: number; height?: number; snapshotId?: string }
+
+/** GET with a timeout; resolves with status and body, rejects on a network error. */
+export function httpGet(url: string, timeoutMs: number, agent?: Agent): Promise<{ status: number; body: string }> {
+  return new Promise((done, fail) => {
+    const req = request(url, { agent: agent ?? false, timeout: timeoutMs }, (res) => {
+      let body = '';
+      res.setEncoding('utf8').on('data', (s: string) => { body += s; });
+      res.on('end', () => done({ status: res.statusCode ?? 0, body }));
+      res.on('error', fail);
+    });
+    req.on('timeout', () => req.destroy(new Error(`timeout after ${timeoutMs} ms`)));
+    req.on('error', fail);
+    req.end();
+  });
+}
+
+export class ScaleLab {
+  readonly net = new NetnsLab();
+  readonly tmp = mkdtempSync(join(tmpdir(), 'indexer-api-scale-'));
+  readonly dir = join(this.tmp, 'origin');
+  readonly replicas: Replica[] = [];
+  origin!: Host;
+  originHttp!: Nginx;
+  haproxy?: ChildProcess;
+  haproxyLog = '';
+  url = '';
+
+  private constructor(readonly o: LabOptions) {}
+
+  get manifestUrl(): string { return `http://${this.origin.addr}:8080/manifest.json`; }
+
+  static async start(o: LabOptions): Promise<ScaleLab> {
+    const lab = new ScaleLab(o);
+    try {
+      mkdirSync(lab.dir);
+      lab.origin = lab.net.addHost('origin');
+      lab.originHttp = await startNginx(lab.dir, lab.origin.addr, 8080, lab.origin.netns);
+      for (let i = 0; i < o.replicas; i++) {
+        const host = lab.net.addHost(`r${i + 1}`);
+        const data = join(lab.tmp, host.name);
+        mkdirSync(data);
+        lab.replicas.push({ host, db: join(data, 'local.sqlite') });
+      }
+      return lab;
+    } catch (e) {
+      await lab.stop();
+      throw e;
+    }
+  }
+
+  publish(db: string): Promise<PublishResult> {
+    return publishSnapshot({ db, to: this.dir, keep: 3, compress: 'auto' });
+  }
+
+  /** Starts (or restarts) replica i: `serve --pull` inside its namespace on :8080. */
+  async startReplica(i: number): Promise<ServeProcess> {
+    const r = this.replicas[i];
+    const args = [CLI, 'serve', '--pull', this.manifestUrl, '--pull-interval', `${this.o.pullIntervalMs}ms`, '--db', r.db,
+      '--host', '0.0.0.0', '--port', String(REPLICA_PORT), '--workers', String(this.o.workers ?? 1), '--log-level', 'warn', ...(this.o.serveArgs ?? [])];
+    const [cmd, ...pre] = this.net.exec(r.host);
+    const proc = new ServeProcess(spawn(cmd, [...pre, process.execPath, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: cleanEnv() }));
+    r.proc = proc;
+    proc.url = await proc.until('the serving line', () => /serving .* on (http:\/\/\S+)/.exec(proc.stderr)?.[1]);
+    return proc;
+  }
+
+  replicaUrl(i: number): string { return `http://${this.replicas[i].host.addr}:${REPLICA_PORT}`; }
+
+  async ready(i: number): Promise<Ready> {
+    try {
+      const r = await httpGet(`${this.replicaUrl(i)}/ready`, 1_000);
+      const b = r.status === 200 ? JSON.parse(r.body) as { height: number; snapshot_id: string } : undefined;
+      return { status: r.status, height: b?.height, snapshotId: b?.snapshot_id };
+    } catch {
+      return { status: 0 };
+    }
+  }
+
+  /** HAProxy on the host with deploy/haproxy.cfg, the replicas as its servers. */
+  async startHaproxy(count = this.replicas.length): Promise<void> {
+    if (!HAPROXY) throw new Error('haproxy is not installed (apt-get install haproxy)');
+    const port = await freePort();
+    const env: NodeJS.ProcessEnv = { ...process.env, LISTEN: `127.0.0.1:${port}` };
+    for (let i = 0; i < 3; i++) {
+      // deploy/haproxy.cfg names three servers; behind fewer (bench: 1, 2) the lines repeat them.
+      env[`REPLICA${i + 1}`] = `${this.replicas[i % count].host.addr}:${REPLICA_PORT}`;
+    }
+    this.haproxy = spawn(HAPROXY, ['-db', '-f', join(ROOT, 'deploy', 'haproxy.cfg')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.haproxy.stdout!.on('data', (d: Buffer) => { this.haproxyLog += d.toString(); });
+    this.haproxy.stderr!.on('data', (d: Buffer) => { this.haproxyLog += d.toString(); });
+    this.url = `http://127.0.0.1:${port}`;
+    for (let i = 0; ; i++) {
+      if (this.haproxy.exitCode !== null) throw new Error(`haproxy exited: ${this.haproxyLog}`);
+      try { await httpGet(`${this.url}/health`, 1_000); return; } catch { /* not listening yet */ }
+      if (i > 100) throw new Error(`haproxy did not start: ${this.haproxyLog}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  async stopHaproxy(): Promise<void> {
+    if (this.haproxy && this.haproxy.exitCode === null && this.haproxy.signalCode === null) {
+      const exited = new Promise((r) => this.haproxy?.once('exit', r));
+      this.haproxy.kill('SIGKILL');
+      await exited;
+    }
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.replicas.map((r) => r.proc?.stop('SIGKILL')));
+    await this.stopHaproxy();
+    await this.originHttp?.stop();
+    this.net.destroy();
+    rmSync(this.tmp, { recursive: true, force: true });
+  }
+}
+
+export interface LoadReport { ok: number; failures: { at: number; path: string; error: string }[]; heights: Map<number, number> }
+
+/**
+ * `concurrency` loops of keep-alive GETs through `url` until stop(): every answer that is not
+ * 200 (or no answer) is a failure. /status answers also count which heights were served.
+ */
+export function clientLoad(url: string, concurrency: number, paths: string[]): { stop(): Promise<LoadReport> } {
+  const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
+  const report: LoadReport = { ok: 0, failures: [], heights: new Map() };
+  let running = true;
+  let n = 0;
+  const loop = async (): Promise<void> => {
+    while (running) {
+      const path = paths[n++ % paths.length];
+      try {
+        const r = await httpGet(url + path, 10_000, agent);
+        if (r.status !== 200) report.failures.push({ at: Date.now(), path, error: `HTTP ${r.status} ${r.body.slice(0, 200)}` });
+        else {
+          report.ok++;
+          if (path === '/status') {
+            const h = (JSON.parse(r.body) as { height: number }).height;
+            report.heights.set(h, (report.heights.get(h) ?? 0) + 1);
+          }
+        }
+      } catch (e) {
+        report.failures.push({ at: Date.now(), path, error: (e as Error).message });
+      }
+    }
+  };
+  const loops = Array.from({ length: concurrency }, loop);
+  return {
+    async stop() {
+      running = false;
+      await Promise.all(loops);
+      agent.destroy();
+      return report;
+    },
+  };
+}
+
+/** Polls every replica's /ready every `everyMs` and keeps what it saw, with the time. */
+export function monitorReplicas(lab: ScaleLab, everyMs: number): { samples: { at: number; replica: number; ready: Ready }[]; stop(): void } {
+  const samples: { at: number; replica: number; ready: Ready }[] = [];
+  let busy = false;
+  const timer = setInterval(() => {
+    if (busy) return;
+    busy = true;
+    void Promise.all(lab.replicas.map(async (_r, i) => samples.push({ at: Date.now(), replica: i, ready: await lab.ready(i) })))
+      .finally(() => { busy = false; });
+  }, everyMs);
+  return { samples, stop: () => clearInterval(timer) };
+}
+
+/** Resolves with the ms from `since` until every replica's /ready reports `height`; rejects after `timeoutMs`. */
+export async function converged(lab: ScaleLab, height: number, since: number, timeoutMs: number): Promise<number> {
+  for (;;) {
+    const all = await Promise.all(lab.replicas.map((_r, i) => lab.ready(i)));
+    if (all.every((r) => r.status === 200 && r.height === height)) return Date.now() - since;
+    if (Date.now() - since > timeoutMs) {
+      throw new Error(`replicas did not all reach height ${height} within ${timeoutMs} ms: ${JSON.stringify(all)}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
