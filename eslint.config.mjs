@@ -31,4 +31,9 @@ export default tseslint.config(
     // plain CommonJS scripts: require() is their module system
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
+  {
+    // the built-in explorer's script runs in the browser, as a classic script
+    files: ['src/explorer/assets/**/*.js'],
+    languageOptions: { sourceType: 'script', globals: globals.browser },
+  },
 );

@@ -17,6 +17,7 @@ export const COMMANDS: readonly { name: string; describe: string; load(): Comman
   {
     name: 'publish',
     describe: 'Copy a snapshot into a directory for replicas to pull (content-addressed file + manifest.json)',
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only when the command runs (see above)
     load: () => (require('./commands/publish') as typeof import('./commands/publish')).publishCommand as CommandModule<object, never>,
   },
   {
@@ -28,6 +29,7 @@ export const COMMANDS: readonly { name: string; describe: string; load(): Comman
   {
     name: 'follow',
     describe: 'Keep a snapshot current: import it if missing, then poll a PostgreSQL database or an API and append new heights in place',
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only when the command runs (see above)
     load: () => (require('./commands/follow') as typeof import('./commands/follow')).followCommand as CommandModule<object, never>,
   },
   {

@@ -35,7 +35,7 @@ function place(from: string, to: string): void {
   renameSync(`${to}.tmp`, to);
 }
 
-(NGINX ? describe : describe.skip)('serve --pull from a publish directory on nginx', function () {
+(NGINX ? describe : describe.skip)('serve --pull from a publish directory on nginx', () => {
   let origin: Nginx;
   let dir: string;
   let versions: Version[];
