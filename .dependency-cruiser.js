@@ -7,15 +7,20 @@
 const LAYERS = [
   // [rank, name, path]
   [0, 'lib', '^src/lib/'],
-  [0, 'platform', '^src/(assets|sqlite|version)\\.ts$'],
+  [0, 'platform', '^src/(assets|sqlite|version|listen-line)\\.ts$'],
   [1, 'wire', '^src/wire/'],
   [2, 'snapshot', '^src/snapshot/'],
   [3, 'import', '^src/import/'],
   [3, 'generate', '^src/generate/'],
   [3, 'http', '^src/http/'],
+  [3, 'publish', '^src/publish/'],
   [4, 'routes', '^src/routes/'],
+  [4, 'explorer', '^src/explorer/'],
+  [4, 'follow', '^src/follow/'],
+  [4, 'pull', '^src/pull/'],
   [5, 'app', '^src/(app|server|cluster|openapi|demo)\\.ts$'],
-  [6, 'commands', '^src/commands/'],
+  // the commands and the library entry (startServer) that runs `serve` in-process
+  [6, 'commands', '^src/(commands/|index\\.ts$)'],
   [7, 'cli', '^src/cli\\.ts$'],
 ];
 

@@ -13,12 +13,12 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, existsSync, fsyncSync, openSync, renameSync, unlinkSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import { canonicalAddress } from '../../lib/address';
-import { openDatabase } from '../../sqlite';
-import { tableDigests } from '../../snapshot/digest';
-import { openSnapshot, SnapshotError } from '../../snapshot/open';
-import type { ImportOptions, ImportResult } from '../../commands/import';
-import { cutSource } from './filter';
+import { canonicalAddress } from '../lib/address';
+import { openDatabase } from '../sqlite';
+import { tableDigests } from '../snapshot/digest';
+import { openSnapshot, SnapshotError } from '../snapshot/open';
+import type { ImportOptions, ImportResult } from './import-run';
+import { cutSource } from '../import/cut/filter';
 
 export interface CutOptions extends ImportOptions {
   /** the accounts whose history is cut (any address form the API accepts) */
@@ -84,7 +84,7 @@ export function finalizeDeterministic(loaded: string, out: string): void {
 }
 
 export async function runCut(o: CutOptions): Promise<ImportResult> {
-  const { runImport } = await import('../../commands/import');
+  const { runImport } = await import('./import-run');
   if (o.accounts.length === 0) throw new Error('--accounts: name at least one account');
   if ((o.fromSnapshot === undefined) === (o.fromApi === undefined)) throw new Error('a cut reads from one source: --from-api URL or --from-snapshot FILE');
   if (o.fromDump !== undefined || o.fromPostgres !== undefined) throw new Error('--accounts cuts from --from-api or --from-snapshot, not from a dump or PostgreSQL');
@@ -100,7 +100,7 @@ export async function runCut(o: CutOptions): Promise<ImportResult> {
 
   let server: { url: string; close(): Promise<void> } | undefined;
   if (o.fromSnapshot !== undefined) {
-    const { startServer } = await import('../../index');
+    const { startServer } = await import('../index');
     server = await startServer({ db: o.fromSnapshot, port: 0 });
   }
   const loaded = join(dirname(resolve(o.out)), `.${basename(o.out)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);

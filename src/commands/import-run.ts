@@ -1,0 +1,221 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, readdirSync, unlinkSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import { DumpError } from '../import/dump-error';
+import { dumpSource, loadRecords, VM_TYPES, VmType } from '../import/from-dump';
+import { incrementalSource } from '../import/incremental';
+import { openApiSource } from '../import/sources/api';
+import { observeTotals } from '../import/sources/observe';
+import { openPostgresSource } from '../import/sources/postgres';
+import { StageProgress } from '../import/sources/progress';
+import { dumpErrorText, ImportSource } from '../import/sources/source';
+import { BaseInfo, FileCheck, SnapshotWriter } from '../import/writer';
+import { openSnapshot } from '../snapshot/open';
+
+export interface ImportOptions {
+  /** exactly one of fromDump / fromPostgres / fromApi */
+  fromDump?: string;
+  fromPostgres?: string;
+  fromApi?: string;
+  /** build on this snapshot: a copy of it plus the source's new heights (src/import/incremental.ts) */
+  base?: string;
+  out: string;
+  force: boolean;
+  quiet: boolean;
+  json: boolean;
+  /** threads parsing txs besides the one inserting (0: parse on that one); default: one per CPU */
+  parseThreads?: number;
+  /** the check of the finished file (default: integrity; none with --base) */
+  check?: FileCheck;
+  /** --from-postgres / --from-api: what rollytics keeps in its config */
+  chainId?: string;
+  vmType?: VmType;
+  bech32Prefix?: string;
+  validators?: string;
+  /** --from-postgres without --validators: node REST API for proposer monikers */
+  restUrl?: string;
+  denomContracts?: string;
+  statusVersion?: string;
+  statusCommit?: string;
+  /** --from-api */
+  fromHeight?: number;
+  toHeight?: number;
+  denoms?: string[];
+  concurrency?: number;
+  rate?: number;
+  retries?: number;
+  timeout?: number;
+  /** --from-api: first retry delay in ms (default 250; tests use less) */
+  backoffMs?: number;
+  /** --accounts (a fixture cut, src/commands/cut.ts): its source and what it keeps */
+  fromSnapshot?: string;
+  accounts?: string[];
+  collections?: string[];
+  /** wraps the opened source (the fixture cut, src/import/cut/) */
+  transform?: (source: ImportSource) => ImportSource;
+  /** exit status after SIGINT / SIGTERM (default 130 / 143; `follow`'s first import: 0) */
+  signalExitCode?: number;
+}
+
+export interface ImportResult {
+  out: string;
+  chainId: string;
+  vmType: string;
+  source: string;
+  records: Record<string, number>;
+  stages: { name: string; rows: number; seconds: number }[];
+  /** source counters, e.g. HTTP requests / retries / bytes of a crawl */
+  stats?: Record<string, number>;
+  seconds: number;
+}
+
+/** A rejected record: the message names the source, the record and the field. */
+export class ImportRecordError extends Error {}
+
+/**
+ * Removes `.<name>.tmp-<pid>-<hex>` files (and their -journal / -wal / -shm) beside `out` left by a killed import (their pid is
+ * gone). Files of a live import (another process still writing) are left alone.
+ */
+export function cleanStaleTemps(out: string): string[] {
+  const dir = dirname(resolve(out));
+  const re = new RegExp(`^\\.${escapeRe(basename(out))}\\.tmp-(\\d+)-[0-9a-f]+(?:-journal|-wal|-shm)?$`);
+  const removed: string[] = [];
+  let names: string[];
+  try { names = readdirSync(dir); } catch { return removed; }
+  for (const name of names) {
+    const m = re.exec(name);
+    if (!m) continue;
+    const pid = Number(m[1]);
+    if (pidAlive(pid)) continue; // a live import (this process included) owns it
+    try { unlinkSync(join(dir, name)); removed.push(name); } catch { /* raced with another cleaner */ }
+  }
+  return removed;
+}
+
+function escapeRe(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+async function openSource(o: ImportOptions, progress: StageProgress): Promise<{ source: ImportSource; base?: BaseInfo }> {
+  const given = [o.fromDump, o.fromPostgres, o.fromApi].filter((x) => x !== undefined).length;
+  if (given !== 1) throw new Error('name exactly one source: --from-dump DIR, --from-postgres DSN or --from-api URL');
+  let source: ImportSource;
+  if (o.fromDump !== undefined) {
+    source = { ...dumpSource(o.fromDump), lineBased: true, close: async () => undefined };
+  } else {
+    const prefix = o.bech32Prefix ?? 'init';
+    if (!/^[a-z0-9]+$/.test(prefix)) throw new Error(`--bech32-prefix must be lower-case letters and digits, got ${JSON.stringify(prefix)}`);
+    if (o.vmType !== undefined && !VM_TYPES.includes(o.vmType)) throw new Error(`--vm-type must be one of ${VM_TYPES.join(', ')}`);
+    if (o.fromPostgres !== undefined) {
+      if (!o.vmType) throw new Error('--from-postgres needs --vm-type (move, wasm or evm): rollytics keeps it in its config, not in the database');
+      source = await openPostgresSource({
+        dsn: o.fromPostgres, vmType: o.vmType, prefix, chainId: o.chainId, validatorsFile: o.validators,
+        restUrl: o.restUrl, restHttp: { concurrency: o.concurrency, rate: o.rate, retries: o.retries, timeoutMs: o.timeout, backoffMs: o.backoffMs },
+        denomContractsFile: o.denomContracts, statusVersion: o.statusVersion, statusCommit: o.statusCommit,
+      });
+    } else {
+      // On top of a base snapshot, the crawl starts after the base's highest block by default.
+      let fromHeight = o.fromHeight;
+      let evmSequenceStart: { txs: number; internal: number } | undefined;
+      if (o.base !== undefined) {
+        const b = openSnapshot(o.base, { olderWireFormat: true });
+        try {
+          const max = (sql: string): number => (b.db.prepare(sql).pluck().get() as number | null) ?? 0;
+          fromHeight ??= max('SELECT max(height) FROM blocks') + 1;
+          evmSequenceStart = { txs: max('SELECT max(sequence) FROM evm_txs'), internal: max('SELECT max(sequence) FROM evm_internal_txs') };
+        } finally {
+          b.close();
+        }
+      }
+      source = await openApiSource({
+        url: o.fromApi as string, vmType: o.vmType, prefix, fromHeight, evmSequenceStart, toHeight: o.toHeight,
+        denoms: o.denoms ?? [], concurrency: o.concurrency, rate: o.rate, retries: o.retries, timeoutMs: o.timeout, backoffMs: o.backoffMs,
+        validatorsFile: o.validators, denomContractsFile: o.denomContracts, progress,
+        stagingPath: join(dirname(resolve(o.out)), `.${basename(o.out)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`),
+      });
+    }
+  }
+  let base: BaseInfo | undefined;
+  if (o.base !== undefined) {
+    try {
+      ({ source, base } = await incrementalSource(o.base, source));
+    } catch (e) {
+      await source.close();
+      throw e;
+    }
+  }
+  return { source: observeTotals(o.transform ? o.transform(source) : source), base };
+}
+
+/**
+ * Builds a snapshot from a dump directory, a rollytics PostgreSQL database or a running
+ * rollytics-compatible API (optionally on top of a base snapshot) into a temporary file beside
+ * --out, renamed over --out only when every record validated and the file passed its checks.
+ * On an error, SIGINT or SIGTERM the temporary file is removed and --out is untouched; a
+ * temporary file left by a killed run is removed by the next run.
+ */
+export async function runImport(o: ImportOptions): Promise<ImportResult> {
+  if (existsSync(o.out) && !o.force) throw new Error(`refusing to overwrite ${o.out} (pass --force to replace it)`);
+  const started = process.hrtime.bigint();
+  cleanStaleTemps(o.out);
+  let source: ImportSource | undefined;
+  const progress = new StageProgress(!o.quiet && !o.json && process.stderr.isTTY === true, (s) => source?.total?.(s));
+  let writer: SnapshotWriter | undefined;
+  const abortWriter = (): void => {
+    if (!writer) return;
+    writer.abort();
+    for (const ext of ['-journal', '-wal', '-shm']) {
+      try { unlinkSync(writer.tempPath + ext); } catch { /* not there */ }
+    }
+  };
+  const onSignal = (signal: NodeJS.Signals): void => {
+    abortWriter();
+    source?.dispose?.();
+    process.exit(o.signalExitCode ?? (signal === 'SIGINT' ? 130 : 143));
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  let base: BaseInfo | undefined;
+  try {
+    ({ source, base } = await openSource(o, progress));
+  } catch (e) {
+    progress.done();
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    throw e;
+  }
+  try {
+    if (base) progress.stage('copy base');
+    const wo = { onStep: (s: string) => progress.stage(s), check: o.check };
+    writer = base ? SnapshotWriter.extend(base, o.out, wo) : SnapshotWriter.create(o.out, wo);
+    const summary = await loadRecords(source, writer, progress, { parseThreads: o.parseThreads });
+    await source.close();
+    writer.finish({ prefix: summary.prefix });
+    progress.done();
+    return { out: o.out, chainId: summary.chainId, vmType: summary.vmType, source: source.describe, records: summary.counts,
+      stages: progress.stages, ...(source.stats ? { stats: source.stats() } : {}),
+      seconds: Number(process.hrtime.bigint() - started) / 1e9 };
+  } catch (e) {
+    progress.done();
+    abortWriter();
+    await source.close().catch(() => undefined);
+    // Dump lines keep their `FILE:LINE: FIELD: reason` error (printed as `bad dump record: ...`);
+    // records of a database, an API or a base snapshot are named by the source and the record.
+    if (e instanceof DumpError && (!source.lineBased || e.line === 0)) {
+      throw new ImportRecordError(`bad record from ${source.describe}: ${dumpErrorText(e, false)}`);
+    }
+    throw e;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}
