@@ -24,7 +24,7 @@ export class NotFoundError extends ApiError {
   constructor(message: string) { super(404, GRPC.NOT_FOUND, message); }
 }
 
-/** 503: no snapshot is loaded. */
+/** 503: no snapshot is loaded, or the one loaded is damaged. */
 export class UnavailableError extends ApiError {
   constructor(message: string) { super(503, GRPC.UNAVAILABLE, message); }
 }
@@ -73,13 +73,29 @@ function rawQueryValue(url: string, name: string): string | undefined {
 }
 
 /**
+ * SQLite's "the file is damaged or unreadable" errors (extended codes too, e.g.
+ * SQLITE_IOERR_SHORT_READ): the snapshot, not the request, is at fault.
+ */
+export function isStorageError(err: unknown): err is Error & { code: string } {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^SQLITE_(CORRUPT|IOERR|NOTADB)(_|$)/.test(code);
+}
+
+/**
  * The single error middleware: our ApiErrors, express-openapi-validator errors (which carry
  * `status` and `errors`), malformed URLs, and anything else as an opaque 500 that never leaks a
  * stack, SQL or a path (the real error goes to the log).
  */
-export function errorMiddleware(log: (err: unknown) => void): ErrorRequestHandler {
+export function errorMiddleware(log: (err: unknown) => void, onStorageError?: (err: Error & { code: string }, res: Response) => void): ErrorRequestHandler {
   return (err, req, res, next) => {
     if (res.headersSent) { next(err); return; }
+    if (isStorageError(err)) {
+      // a broken replica: 503 (the client may retry elsewhere), and the replica leaves rotation
+      onStorageError?.(err, res);
+      res.setHeader('Retry-After', '1');
+      sendError(res, 503, GRPC.UNAVAILABLE, 'snapshot unavailable: the file is damaged; try another replica');
+      return;
+    }
     if (err instanceof ApiError) { sendError(res, err.status, err.grpcCode, err.message); return; }
     const v = err as ValidatorError;
     if (v.status === 400 && Array.isArray(v.errors)) {

@@ -5,17 +5,24 @@ import { OpenOptions, openSnapshot, Snapshot } from './open';
 
 /**
  * The snapshot being served, and hot swap (DESIGN.md "Serve"): on reload() — SIGHUP, or the
- * file at the path replaced — the new file is opened and checked, becomes current() in one
+ * file at the path replaced — the new file is opened and checked (with `check`, e.g. the quick
+ * check on a worker thread, while the old one keeps serving), becomes current() in one
  * assignment (a request sees one snapshot from start to end: it takes it once, with acquire()),
  * and the old one is closed once the last request that acquired it has released it. A new file
  * that does not open is refused and the old one keeps serving.
  *
- * Events: 'swap' (next, previous, reason), 'refused' (error, reason), 'closed' (snapshot).
+ * A snapshot that fails at run time (SQLITE_CORRUPT / IOERR / NOTADB on a request) is marked
+ * faulty() — the replica takes itself out of rotation — until a good swap replaces it.
+ *
+ * Events: 'swap' (next, previous, reason), 'refused' (error, reason), 'closed' (snapshot),
+ * 'fault' (snapshot, error: the first run-time storage error of that snapshot).
  */
 
 export interface HolderOptions extends OpenOptions {
   /** how a file is opened (tests inject failures) */
   open?: (file: string, opts: OpenOptions) => Snapshot;
+  /** run on a new file after it opened, before it is swapped in; rejects (SnapshotError) to refuse it */
+  check?: (file: string) => Promise<void>;
 }
 
 export interface WatchOptions {
@@ -42,6 +49,12 @@ export class SnapshotHolder extends EventEmitter {
   private poll: NodeJS.Timeout | undefined;
   private debounce: NodeJS.Timeout | undefined;
   private closed = false;
+  /** the reload in progress, and whether another was asked for meanwhile */
+  private reloading: Promise<boolean> | undefined;
+  private reloadAgain: string | undefined;
+  /** the watcher's look at the path, once a reload ends (it skips looking while one runs) */
+  private afterReload: (() => void) | undefined;
+  private fault: { snapshot: Snapshot; error: Error } | undefined;
   swaps = 0;
   failedSwaps = 0;
 
@@ -84,11 +97,28 @@ export class SnapshotHolder extends EventEmitter {
   }
 
   /**
-   * Opens the file at the path again and switches to it. Returns false (and emits 'refused')
-   * when it cannot be opened; the current snapshot is kept. The same file, unchanged, is not a
-   * swap.
+   * Opens the file at the path again, checks it, and switches to it. Resolves false (and emits
+   * 'refused') when it cannot be opened or fails its check; the current snapshot is kept. The
+   * same file, unchanged, is not a swap. Reloads never overlap: one asked for while another
+   * runs starts when it ends.
    */
-  reload(reason: string): boolean {
+  reload(reason: string): Promise<boolean> {
+    if (this.reloading) {
+      this.reloadAgain = reason;
+      return this.reloading.then(() => this.reloading ?? this.reload(reason));
+    }
+    const run = this.reloadNow(reason).finally(() => {
+      this.reloading = undefined;
+      const again = this.reloadAgain;
+      this.reloadAgain = undefined;
+      if (again !== undefined) void this.reload(again);
+      else this.afterReload?.();
+    });
+    this.reloading = run;
+    return run;
+  }
+
+  private async reloadNow(reason: string): Promise<boolean> {
     if (this.closed) return false;
     const st = statOrUndefined(this.file);
     const id = st && identity(st);
@@ -96,22 +126,57 @@ export class SnapshotHolder extends EventEmitter {
     try {
       next = this.openFile();
     } catch (e) {
-      this.seen = id;
-      this.failedSwaps++;
-      this.emit('refused', e, reason);
-      return false;
+      return this.refuse(id, e, reason);
     }
     const previous = this.snapshot;
     if (previous && id !== undefined && id === this.seen && next.meta.snapshotId === previous.meta.snapshotId) {
       next.close();
       return false;
     }
+    if (this.opts.check) {
+      try {
+        await this.opts.check(this.file);
+      } catch (e) {
+        next.close();
+        return this.refuse(id, e, reason);
+      }
+      const after = statOrUndefined(this.file);
+      if (this.closed || !after || identity(after) !== id) {
+        // replaced while being checked: what was checked may not be what was opened
+        next.close();
+        if (!this.closed) this.reloadAgain ??= reason;
+        return false;
+      }
+    }
     this.seen = id;
     this.snapshot = next;
     this.swaps++;
+    this.fault = undefined;
     if (previous) this.retire(previous);
     this.emit('swap', next, previous, reason);
     return true;
+  }
+
+  private refuse(id: string | undefined, e: unknown, reason: string): false {
+    this.seen = id;
+    this.failedSwaps++;
+    this.emit('refused', e, reason);
+    return false;
+  }
+
+  /**
+   * A request on `s` met a storage error: the current snapshot is marked faulty (emits 'fault'
+   * once per snapshot). Errors on a snapshot already swapped out change nothing.
+   */
+  reportFault(s: Snapshot, error: Error): void {
+    if (s !== this.snapshot || this.fault) return;
+    this.fault = { snapshot: s, error };
+    this.emit('fault', s, error);
+  }
+
+  /** the first storage error of the current snapshot, if a request met one */
+  faulty(): Error | undefined {
+    return this.fault?.error;
   }
 
   /** Reloads when the file at the path is replaced: fs.watch on its directory, plus a stat poll. */
@@ -120,9 +185,10 @@ export class SnapshotHolder extends EventEmitter {
     const check = (): void => {
       const st = statOrUndefined(this.file);
       // Missing (between unlink and rename, or deleted): keep serving what is open.
-      if (!st || identity(st) === this.seen) return;
-      this.reload('file replaced');
+      if (this.reloading || !st || identity(st) === this.seen) return;
+      void this.reload('file replaced');
     };
+    this.afterReload = check;
     try {
       this.watcher = watch(dirname(this.file), { persistent: false }, (_event, filename) => {
         if (filename !== null && filename !== name) return;
