@@ -204,7 +204,8 @@ function validateOnce(validator: RequestHandler[], maxEntries: number): RequestH
     if (!k.done) seen.delete(k.value);
   };
   return (req, res, next) => {
-    const key = req.url;
+    // by method too: a URL validated for GET says nothing about a POST to it (405)
+    const key = `${req.method} ${req.url}`;
     const hit = seen.get(key);
     if (hit) {
       seen.delete(key);

@@ -1,4 +1,4 @@
-import type { ErrorRequestHandler, Response } from 'express';
+import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
 
 /**
  * One error shape for every error (API-CONTRACT §4), the key-value indexer's gRPC-gateway body:
@@ -36,6 +36,13 @@ export function errorJson(code: number, message: string): string {
 export function sendError(res: Response, status: number, code: number, message: string): void {
   res.status(status).type('application/json').send(errorJson(code, message));
 }
+
+/** 405 for a method other than GET/HEAD on a route Express answers itself (ops, Swagger). */
+export const methodNotAllowed: RequestHandler = (req, res) => {
+  res.setHeader('Allow', 'GET, HEAD');
+  res.setHeader('Cache-Control', 'no-store');
+  sendError(res, 405, GRPC.UNIMPLEMENTED, `method not allowed: ${req.method} ${req.path}`);
+};
 
 interface ValidatorErrorItem { path?: string; message?: string; errorCode?: string }
 interface ValidatorError { status?: number; errors?: ValidatorErrorItem[]; message?: string }

@@ -2,7 +2,7 @@ import { Request, Response, Router } from 'express';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Snapshot } from '../snapshot/open';
 import type { ResponseCache } from './caching';
-import { errorJson, GRPC } from './errors';
+import { errorJson, GRPC, methodNotAllowed } from './errors';
 
 /**
  * Operations endpoints, mounted before the OpenAPI validator: `/health` (the process is up),
@@ -127,5 +127,6 @@ export function opsRouter({ current, draining, metrics, notReady = () => undefin
       metrics.registry.metrics().then((text) => {
         noStore(res).type(metrics.registry.contentType).send(text);
       }, next);
-    });
+    })
+    .all(['/health', '/ready', '/metrics'], methodNotAllowed);
 }
