@@ -53,7 +53,14 @@ function describeValidatorError(item: ValidatorErrorItem | undefined, req: Param
   if (!m || !item) return undefined;
   const name = m[2];
   const raw = m[1] === 'query' ? rawQueryValue(req.originalUrl, name) : rawPathValue(req, name);
-  return `invalid value for ${name}: ${raw ?? ''} (${item.message ?? 'is invalid'})`;
+  return `invalid value for ${name}: ${shorten(raw ?? '')} (${item.message ?? 'is invalid'})`;
+}
+
+/** A bad value is echoed up to this many characters (a 100 KB value must not make a 100 KB error). */
+const MAX_ECHO = 200;
+
+function shorten(value: string): string {
+  return value.length <= MAX_ECHO ? value : `${value.slice(0, MAX_ECHO)}… (${value.length} characters)`;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import { DEMO, ServeProcess, startServe } from '../serve/helpers';
 
 /** Every route (the OpenAPI paths with sample values, the ops and Swagger ones). */
@@ -52,4 +53,39 @@ describe('faults: every method on every route', function () {
       }
     });
   }
+});
+
+describe('faults: unusual request lines and huge values', function () {
+  this.timeout(60_000);
+  let s: ServeProcess;
+  before(async () => { s = await startServe(['--db', DEMO('wasm'), '--log-level', 'warn']); });
+  after(async () => { await s.stop(); });
+
+  /** One raw request on a fresh connection; the whole answer. */
+  function raw(text: string): Promise<string> {
+    const u = new URL(s.url);
+    return new Promise((done, fail) => {
+      const sock = connect(Number(u.port), u.hostname, () => sock.end(text));
+      let out = '';
+      sock.setEncoding('utf8').on('data', (d: string) => { out += d; });
+      sock.on('error', fail);
+      sock.on('close', () => done(out));
+    });
+  }
+
+  it('answers an absolute-form request line (GET http://host/status HTTP/1.1) as its path', async () => {
+    const origin = await raw('GET /status HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    for (const target of [`${s.url}/status`, 'http://example.com/status', `${s.url}/indexer/block/v1/blocks?pagination.limit=1`]) {
+      const text = await raw(`GET ${target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+      expect(text.split('\r\n')[0], target).to.equal('HTTP/1.1 200 OK');
+      if (target.endsWith('/status')) expect(text.slice(text.indexOf('\r\n\r\n'))).to.equal(origin.slice(origin.indexOf('\r\n\r\n')));
+    }
+  });
+
+  it('answers a 7 KB bad value (the URL limit allows no more) with a short 400 that names it', async () => {
+    const r = await send(`${s.url}/indexer/block/v1/blocks?pagination.limit=${'9'.repeat(7000)}x`, 'GET');
+    expect(r.status).to.equal(400);
+    expect(r.body.length).to.be.below(600);
+    expect(JSON.parse(r.body).message).to.match(/^invalid value for pagination\.limit: 9{200}… \(7001 characters\)/);
+  });
 });

@@ -32,6 +32,7 @@ describe('faults: damaged and incompatible snapshot files', function () {
           if (r.status === 503) expect(JSON.parse(r.body)).to.deep.include({ code: 14 });
         }
         expect([...statuses.keys()].sort(), JSON.stringify([...statuses])).to.deep.equal([200, 503]);
+        console.log(`      ${statuses.get(200)} requests answered 200, ${statuses.get(503)} met the damage and got 503, 0 got 500`);
         const ready = await get(`${s.url}/ready`);
         expect(ready.status).to.equal(503);
         expect(JSON.parse(ready.body).message).to.match(/damaged/);
@@ -107,6 +108,7 @@ describe('faults: damaged and incompatible snapshot files', function () {
         const r = await traffic.stop();
         expect(r.failed.slice(0, 5), `${r.failed.length} failed of ${r.ok + r.failed.length}`).to.deep.equal([]);
         expect(r.ok).to.be.greaterThan(100);
+        console.log(`      ${refusals} bad swaps refused under load; ${r.ok} requests answered 200, ${r.failed.length} failed`);
         expect(refusals).to.equal(BAD_KINDS.length * 20);
         const text = (await get(`${s.url}/metrics`)).body;
         expect(metric(text, 'indexer_api_snapshot_swap_failures_total')).to.equal(refusals);
