@@ -5,7 +5,7 @@ VMS := move wasm evm
 DEMO_DBS := $(foreach vm,$(VMS),fixtures/demo/$(vm).sqlite)
 CLI := node bin/indexer-api
 
-.PHONY: all deps build fixtures lint test serve binary pack bench clean help
+.PHONY: all deps build fixtures lint test test-faults serve binary pack bench clean help
 
 all: build fixtures ## Install dependencies, compile, build the demo snapshots
 
@@ -34,8 +34,11 @@ lint: deps ## Type-check (tsc --noEmit), lint (ESLint: eslint.config.mjs), check
 	$(NODE_BIN)/eslint src test bench scripts
 	$(NODE_BIN)/depcruise --config .dependency-cruiser.js src
 
-test: build fixtures binary ## Run the test suite (mocha, real snapshot files and servers on 127.0.0.1)
-	$(NODE_BIN)/mocha --forbid-only --timeout 60000 --reporter spec 'build/test/**/*.test.js'
+test: build fixtures binary ## Run the test suite (mocha, real snapshot files and servers on 127.0.0.1; the fault suite is test-faults)
+	$(NODE_BIN)/mocha --forbid-only --timeout 60000 --reporter spec --ignore 'build/test/faults/**' 'build/test/**/*.test.js'
+
+test-faults: build fixtures ## Run the fault suite (test/faults/: kills, bad files, disk full, hostile sockets; docs/reliability.md)
+	FAULT_POINTS=$(or $(FAULT_POINTS),50) $(NODE_BIN)/mocha --forbid-only --timeout 60000 --reporter spec 'build/test/faults/**/*.test.js'
 
 serve: build fixtures ## Serve the bundled Move demo on http://127.0.0.1:8080 (DEMO=wasm|evm to switch)
 	$(CLI) serve --demo $(or $(DEMO),move)

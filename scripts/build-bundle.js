@@ -37,6 +37,10 @@ function fix(file, from, to) { return { file, from, to }; }
 const WORKER_DIR_FIX = fix(/[\\/]build[\\/]src[\\/]import[\\/]parse[\\/]pool\.js$/,
   "(0, node_path_1.join)(__dirname, 'worker.js')",
   "(0, node_path_1.join)(__dirname, '..', 'src', 'import', 'parse', 'worker.js')");
+/** build/src/snapshot/verify.js starts the quick check's thread from the compiled sources. */
+const VERIFY_THREAD_FIX = fix(/[\\/]build[\\/]src[\\/]snapshot[\\/]verify\.js$/,
+  "(0, node_path_1.join)(__dirname, 'verify-thread.js')",
+  "(0, node_path_1.join)(__dirname, '..', 'src', 'snapshot', 'verify-thread.js')");
 /** yargs reads its translations from node_modules/yargs/locales (non-English LANG). */
 function yargsLocalesFix(outDir) {
   const dir = path.join(path.dirname(require.resolve('yargs/package.json', { paths: [ROOT] })), 'locales');
@@ -98,7 +102,7 @@ async function nodeBundle() {
   fs.mkdirSync(OUT_DIR, { recursive: true });
   fs.rmSync(CACHE, { force: true });
   const tmp = `${BUNDLE}.tmp-${process.pid}`;
-  await bundle({ outfile: tmp, external: ['better-sqlite3', 'pg-native'], fixes: [WORKER_DIR_FIX, yargsLocalesFix(OUT_DIR)] });
+  await bundle({ outfile: tmp, external: ['better-sqlite3', 'pg-native'], fixes: [WORKER_DIR_FIX, VERIFY_THREAD_FIX, yargsLocalesFix(OUT_DIR)] });
   fs.renameSync(tmp, BUNDLE);
   log(`wrote ${path.relative(ROOT, BUNDLE)} (${(fs.statSync(BUNDLE).size / 1048576).toFixed(1)} MiB) and ${path.relative(ROOT, OPENAPI_JSON)}`);
 }

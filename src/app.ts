@@ -28,6 +28,9 @@ export interface SnapshotSource {
    */
   acquire?(): Snapshot | undefined;
   release?(snapshot: Snapshot): void;
+  /** a request on `snapshot` met a storage error (SnapshotHolder takes the snapshot out of rotation) */
+  reportFault?(snapshot: Snapshot, error: Error): void;
+  faulty?(): Error | undefined;
 }
 
 export interface AppOptions {
@@ -43,6 +46,8 @@ export interface AppOptions {
   maxUrlLength?: number;
   /** true once shutdown began: /ready answers 503 and connections are closed after each response */
   draining?: () => boolean;
+  /** why /ready must answer 503 although a snapshot is loaded (e.g. its start-up check is running) */
+  notReady?: () => string | undefined;
   /** URLs whose validation is remembered (default 10000; 0 = validate every request) */
   validationCacheEntries?: number;
   /** serve the built-in explorer at / and its pages (src/explorer; default off here, on in `serve`) */
@@ -204,7 +209,8 @@ function validateOnce(validator: RequestHandler[], maxEntries: number): RequestH
     if (!k.done) seen.delete(k.value);
   };
   return (req, res, next) => {
-    const key = req.url;
+    // by method too: a URL validated for GET says nothing about a POST to it (405)
+    const key = `${req.method} ${req.url}`;
     const hit = seen.get(key);
     if (hit) {
       seen.delete(key);
@@ -248,7 +254,9 @@ export function createApp({ snapshots, openapi, options, logger = silentLogger, 
 
   app.use(observeRequests(logger, ops, draining), urlLengthLimit(options.maxUrlLength ?? 8192));
   app.use(normalizeRequestUrl, headAsGet, cors(options.corsOrigin));
-  app.use(opsRouter({ current, draining, metrics: ops, stale: options.stale }));
+  const notReady = (): string | undefined => options.notReady?.()
+    ?? (snapshots.faulty?.() ? 'snapshot file is damaged; waiting for a good file' : undefined);
+  app.use(opsRouter({ current, draining, metrics: ops, stale: options.stale, notReady }));
   app.use(swaggerRouter(JSON.stringify(openapi)));
   if (options.explorer) app.use(explorerRouter());
   app.use(takeSnapshot(snapshots), evmUnavailable());
@@ -268,7 +276,11 @@ export function createApp({ snapshots, openapi, options, logger = silentLogger, 
   app.use(statusRouter(), blockRouter(), txRouter(), evmRouter(), nftRouter(), richListRouter());
   app.use((req, res) => { uncacheable(res); sendError(res, 404, GRPC.NOT_FOUND, `not found: ${req.method} ${req.path}`); });
   const onError: ErrorRequestHandler = (err, _req, res, next) => { if (!res.headersSent) uncacheable(res); next(err); };
-  app.use(onError, errorMiddleware(logError));
+  app.use(onError, errorMiddleware(logError, (err, res) => {
+    ops.storageError(err.code);
+    const s = res.locals.snapshot as Snapshot | undefined;
+    if (s) snapshots.reportFault?.(s, err);
+  }));
   return app;
 }
 

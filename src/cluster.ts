@@ -15,6 +15,8 @@ import type { Logger } from './http/log';
 
 export type WorkerMessage =
   | { indexerApi: 'fatal'; message: string }
+  /** a worker that was listening found its snapshot unservable (start-up check): stop them all */
+  | { indexerApi: 'refused'; message: string }
   | { indexerApi: 'serving'; chainId: string; vmType: string; height: number };
 
 /** In a worker: tells the primary (see WorkerMessage); resolves once sent. */
@@ -73,6 +75,16 @@ export function runPrimary({ file, workers, logger }: PrimaryOptions): Promise<n
     };
     cluster.on('message', (w, m: WorkerMessage) => {
       if (m?.indexerApi === 'serving' && !serving) { serving = m; announce(); }
+      if (m?.indexerApi === 'refused') {
+        if (!fatal) process.stderr.write(`indexer-api: ${m.message}\n`);
+        fatal = true;
+        if (!stopping) {
+          stopping = true;
+          exitCodes.push(1);
+          stopAll('SIGTERM');
+        }
+        return;
+      }
       if (m?.indexerApi === 'fatal') {
         if (anyListening) { logger.error('worker failed to start', { worker: w.id, pid: w.process.pid, error: m.message }); return; }
         // One clear line, once, however many workers failed the same way.

@@ -1,56 +1,141 @@
+import { readFileSync, readdirSync } from 'node:fs';
 import { createServer, IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { DEFAULT_LIMITS, Limits, onClientError } from './http/limits';
+import { DEFAULT_LIMITS, Limits, onClientError, requestTimedOut } from './http/limits';
 
 export interface RunningServer {
   server: Server;
   url: string;
   /**
-   * Stop accepting, let in-flight requests finish (idle keep-alive connections are closed at
-   * once, busy ones after their response), then resolve. After `forceAfterMs` the remaining
-   * connections are cut; resolves true if everything finished in time.
+   * Stop accepting, answer every request already sent on an accepted connection (bytes still
+   * in the kernel's buffers are waited for, DRAIN_GRACE_MS) and let in-flight ones finish; connections with nothing to answer are
+   * closed. After `forceAfterMs` the remaining connections are cut; resolves true if everything
+   * finished in time.
    */
   close(forceAfterMs?: number): Promise<boolean>;
 }
 
-export function startServer(app: RequestListener, host: string, port: number, limits: Limits = DEFAULT_LIMITS): Promise<RunningServer> {
+export interface ServerEvents {
+  /** sockets closed to stay under the file-descriptor limit (at most one call a second) */
+  shed?(info: { closed: number; open: number; limit: number }): void;
+}
+
+/**
+ * After SIGTERM, how long a connection that has sent nothing new may still deliver a request
+ * (already sent, still in the kernel's buffers) before it is treated as idle and closed.
+ */
+export const DRAIN_GRACE_MS = 250;
+/** File descriptors kept free beside the sockets: the snapshot, its quick check, logs, the accept itself. */
+const FD_RESERVE = 32;
+
+interface Conn {
+  /** requests started and not yet answered (their response's 'close' not yet emitted) */
+  inFlight: number;
+  /** requests started on this connection */
+  requests: number;
+  /** when the connection began waiting for its next request (connect, or last response out) */
+  idleSince: number;
+  /** socket.bytesRead then: more means a request is arriving */
+  bytesAtIdle: number;
+}
+
+/** The soft RLIMIT_NOFILE and the descriptors already open (Linux /proc); undefined elsewhere. */
+export function fdBudget(): { limit: number; open: number } | undefined {
+  try {
+    const m = /^Max open files\s+(\d+|unlimited)/m.exec(readFileSync('/proc/self/limits', 'utf8'));
+    if (!m || m[1] === 'unlimited') return undefined;
+    return { limit: Number(m[1]), open: readdirSync('/proc/self/fd').length };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Node's HTTP server with every socket bounded in time and number (docs/reliability.md):
+ * Node enforces the header, request and keep-alive timeouts once a request has begun; a
+ * connection that sends nothing at all is closed here after the header timeout; and near the
+ * file-descriptor limit the oldest idle connections are closed so new ones can still be
+ * accepted (at the limit itself the kernel's connection would be reset unanswered).
+ */
+export function startServer(app: RequestListener, host: string, port: number, limits: Limits = DEFAULT_LIMITS, events: ServerEvents = {}): Promise<RunningServer> {
   return new Promise((resolve, reject) => {
     const headersTimeout = Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs);
+    const checkEvery = Math.max(100, Math.min(1_000, Math.floor(headersTimeout / 4)));
     const server = createServer({
       maxHeaderSize: limits.maxHeaderSize,
       requestTimeout: limits.requestTimeoutMs,
       headersTimeout,
       // Node checks the two timeouts on this interval (default 30 s, too coarse for them).
-      connectionsCheckingInterval: Math.max(100, Math.min(1_000, Math.floor(headersTimeout / 4))),
+      connectionsCheckingInterval: checkEvery,
     });
     server.keepAliveTimeout = limits.keepAliveTimeoutMs;
     server.on('clientError', onClientError);
 
-    // Open connections → responses not yet handed to the OS. Node's own closeIdleConnections
-    // (which server.close() calls) also destroys a connection whose response has called end()
-    // but is still being written — a large page to a slow client would be cut short — so
-    // "idle" is decided here, from the response's 'close' (emitted once its last byte is out).
-    const inFlight = new Map<Socket, number>();
+    // Open connections, oldest first. Node's own closeIdleConnections (which server.close()
+    // calls) destroys a connection whose response has called end() but is still being written,
+    // and one whose request has arrived but not started: "idle" is decided here instead, from
+    // the response's 'close' (its last byte is out) and the bytes read since.
+    const conns = new Map<Socket, Conn>();
     let closing = false;
     let closed: Promise<boolean> | undefined;
+    const budget = fdBudget();
+    const maxSockets = budget ? Math.max(16, budget.limit - budget.open - FD_RESERVE) : Infinity;
+    let shedCount = 0;
+    let shedReported = 0;
+
+    const idle = (socket: Socket, c: Conn): boolean => c.inFlight === 0 && socket.bytesRead === c.bytesAtIdle;
+    const shed = (): void => {
+      let excess = conns.size - maxSockets;
+      for (const [socket, c] of conns) {
+        if (excess <= 0) break;
+        if (c.inFlight === 0) { socket.destroy(); conns.delete(socket); excess--; shedCount++; }
+      }
+      const now = Date.now();
+      if (shedCount > 0 && now - shedReported >= 1_000) {
+        events.shed?.({ closed: shedCount, open: conns.size, limit: budget?.limit ?? 0 });
+        shedCount = 0;
+        shedReported = now;
+      }
+    };
+
     server.on('connection', (socket: Socket) => {
-      inFlight.set(socket, 0);
-      socket.once('close', () => inFlight.delete(socket));
+      conns.set(socket, { inFlight: 0, requests: 0, idleSince: Date.now(), bytesAtIdle: 0 });
+      socket.once('close', () => conns.delete(socket));
+      if (conns.size > maxSockets) shed();
     });
     server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-      const socket = req.socket;
-      inFlight.set(socket, (inFlight.get(socket) ?? 0) + 1);
+      const c = conns.get(req.socket);
+      if (!c) return;
+      c.inFlight++;
+      c.requests++;
       res.once('close', () => {
-        const n = (inFlight.get(socket) ?? 1) - 1;
-        if (!inFlight.has(socket)) return;
-        inFlight.set(socket, n);
-        if (closing && n === 0) socket.destroy();
+        c.inFlight--;
+        if (c.inFlight > 0) return;
+        c.idleSince = Date.now();
+        c.bytesAtIdle = req.socket.bytesRead;
+        if (closing) req.socket.destroy();
       });
     });
     server.on('request', app);
     server.closeIdleConnections = (): void => {
-      for (const [socket, n] of inFlight) if (n === 0) socket.destroy();
+      // while closing, the drain check below decides (after its grace)
+      if (closing) return;
+      for (const [socket, c] of conns) if (idle(socket, c)) socket.destroy();
     };
+
+    // A connection that never sent a byte is not in Node's header-timeout check (it starts at
+    // the first byte): closed here, with the same 408, once the header timeout has passed.
+    const sweep = setInterval(() => {
+      const now = Date.now();
+      for (const [socket, c] of conns) {
+        if (c.requests === 0 && c.inFlight === 0 && socket.bytesRead === 0 && now - c.idleSince >= headersTimeout) {
+          requestTimedOut(socket);
+        }
+      }
+    }, checkEvery);
+    sweep.unref();
+    server.once('close', () => clearInterval(sweep));
+
     server.once('error', reject);
     server.listen(port, host, () => {
       server.off('error', reject);
@@ -61,10 +146,21 @@ export function startServer(app: RequestListener, host: string, port: number, li
         url: `http://${h}:${addr.port}`,
         close: (forceAfterMs = 10_000) => closed ??= new Promise<boolean>((done) => {
           closing = true;
-          const force = setTimeout(() => { server.closeAllConnections(); done(false); }, forceAfterMs);
-          // stops listening and closes the idle connections (ours, above); busy ones close
-          // once their response is out
-          server.close(() => { clearTimeout(force); done(true); });
+          const force = setTimeout(() => { clearInterval(idleCheck); server.closeAllConnections(); done(false); }, forceAfterMs);
+          // Requests already sent may still be in the kernel's buffers: connections are closed
+          // as idle only once they have delivered nothing new for DRAIN_GRACE_MS.
+          const quietSince = new Map<Socket, number>();
+          const idleCheck = setInterval(() => {
+            const now = Date.now();
+            for (const [socket, c] of conns) {
+              if (!idle(socket, c)) { quietSince.delete(socket); continue; }
+              const since = quietSince.get(socket) ?? now;
+              quietSince.set(socket, since);
+              if (now - since >= DRAIN_GRACE_MS) socket.destroy();
+            }
+          }, 50);
+          // stops listening; connections close through the drain check above
+          server.close(() => { clearTimeout(force); clearInterval(idleCheck); done(true); });
         }),
       });
     });

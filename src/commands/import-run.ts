@@ -76,7 +76,7 @@ export class ImportRecordError extends Error {}
  * Removes `.<name>.tmp-<pid>-<hex>` files (and their -journal / -wal / -shm) beside `out` left by a killed import (their pid is
  * gone). Files of a live import (another process still writing) are left alone.
  */
-export function cleanStaleTemps(out: string): string[] {
+export function cleanStaleTemps(out: string, ownToo = false): string[] {
   const dir = dirname(resolve(out));
   const re = new RegExp(`^\\.${escapeRe(basename(out))}\\.tmp-(\\d+)-[0-9a-f]+(?:-journal|-wal|-shm)?$`);
   const removed: string[] = [];
@@ -86,7 +86,7 @@ export function cleanStaleTemps(out: string): string[] {
     const m = re.exec(name);
     if (!m) continue;
     const pid = Number(m[1]);
-    if (pidAlive(pid)) continue; // a live import (this process included) owns it
+    if (!(ownToo && pid === process.pid) && pidAlive(pid)) continue; // a live import (this process included) owns it
     try { unlinkSync(join(dir, name)); removed.push(name); } catch { /* raced with another cleaner */ }
   }
   return removed;
@@ -170,16 +170,16 @@ export async function runImport(o: ImportOptions): Promise<ImportResult> {
   let source: ImportSource | undefined;
   const progress = new StageProgress(!o.quiet && !o.json && process.stderr.isTTY === true, (s) => source?.total?.(s));
   let writer: SnapshotWriter | undefined;
+  const outExisted = existsSync(o.out);
   const abortWriter = (): void => {
-    if (!writer) return;
-    writer.abort();
-    for (const ext of ['-journal', '-wal', '-shm']) {
-      try { unlinkSync(writer.tempPath + ext); } catch { /* not there */ }
-    }
+    writer?.abort();
+    // this run's temporary files, also one whose writer failed while being set up (disk full)
+    cleanStaleTemps(o.out, true);
   };
   const onSignal = (signal: NodeJS.Signals): void => {
     abortWriter();
     source?.dispose?.();
+    process.stderr.write(`indexer-api import: interrupted by ${signal}; ${outExisted ? `${o.out} is unchanged` : `${o.out} was not written`} and the partial file was removed\n`);
     process.exit(o.signalExitCode ?? (signal === 'SIGINT' ? 130 : 143));
   };
   process.once('SIGINT', onSignal);
@@ -212,6 +212,11 @@ export async function runImport(o: ImportOptions): Promise<ImportResult> {
     // records of a database, an API or a base snapshot are named by the source and the record.
     if (e instanceof DumpError && (!source.lineBased || e.line === 0)) {
       throw new ImportRecordError(`bad record from ${source.describe}: ${dumpErrorText(e, false)}`);
+    }
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'SQLITE_FULL' || code === 'ENOSPC') {
+      throw new Error(`no space left on the device of ${dirname(resolve(o.out))} (${(e as Error).message}); `
+        + `${outExisted ? `${o.out} is unchanged` : `${o.out} was not written`} and the partial file was removed`);
     }
     throw e;
   } finally {

@@ -16,6 +16,7 @@ export interface ServeOptions {
   host: string;
   port: number;
   corsOrigin: string;
+  /** quick-check the file before listening (hot-swapped files are always checked) */
   verify: boolean;
   /** answer one GET in-process, print the body, exit 0 iff 200 */
   get?: string;
@@ -59,11 +60,11 @@ const DEFAULT_CACHE_ENTRIES = 100_000;
  * critical path of cold start.
  */
 async function httpStack() {
-  const [{ createApp, createRequestListener }, { createMetrics }, { loadOpenApi }, { startServer }, { SnapshotHolder }, { ResponseCache }, live] = await Promise.all([
+  const [{ createApp, createRequestListener }, { createMetrics }, { loadOpenApi }, { startServer }, { SnapshotHolder }, { ResponseCache }, live, verify] = await Promise.all([
     import('../app'), import('../http/ops'), import('../openapi'), import('../server'), import('../snapshot/holder'), import('../http/caching'),
-    import('../follow/live'),
+    import('../follow/live'), import('../snapshot/verify'),
   ]);
-  return { createApp, createRequestListener, createMetrics, loadOpenApi, startServer, SnapshotHolder, ResponseCache, live };
+  return { createApp, createRequestListener, createMetrics, loadOpenApi, startServer, SnapshotHolder, ResponseCache, live, verify };
 }
 
 /** Opens the snapshot (or the bundled demo), serves it until SIGTERM/SIGINT, then exits 0. */
@@ -117,7 +118,7 @@ function describe(s: Snapshot): Record<string, unknown> {
 }
 
 /** Resolves with the signal that asks this process to stop; `off()` removes the handlers. */
-function stopSignal(): { stopped: Promise<string>; off(): void } {
+function stopSignal(): { stopped: Promise<string>; stop(reason: string): void; off(): void } {
   let stop: (signal: string) => void = () => {};
   const stopped = new Promise<string>((resolve) => { stop = resolve; });
   const onTerm = (): void => stop('SIGTERM');
@@ -129,6 +130,7 @@ function stopSignal(): { stopped: Promise<string>; off(): void } {
   if (cluster.isWorker) process.on('disconnect', onDisconnect);
   return {
     stopped,
+    stop: (reason) => stop(reason),
     off() {
       process.off('SIGTERM', onTerm);
       process.off('SIGINT', onInt);
@@ -149,12 +151,15 @@ async function serve(file: string, o: ServeOptions, logger: Logger, gate?: Stdou
   let puller: import('../pull/puller').Puller | undefined;
   try {
     stack = await httpStack();
-    // A cluster worker serves what its primary pulls (the rename is a hot swap).
+    // Every replacement is quick-checked on a worker thread before it is swapped in (the old
+    // file serves meanwhile); --no-verify only skips the check at start. A cluster worker serves
+    // what its primary pulls (the rename is a hot swap).
+    const check = stack.verify.checkPages;
     if (o.pull !== undefined && !cluster.isWorker) {
       const { holderForPull } = await import('../pull/serve-pull');
-      ({ holder: opened, puller } = await holderForPull(file, pullOptions(o), stack.SnapshotHolder, logger));
+      ({ holder: opened, puller } = await holderForPull(file, pullOptions(o), stack.SnapshotHolder, logger, check));
     } else {
-      opened = stack.SnapshotHolder.open(file, { verify: o.verify });
+      opened = stack.SnapshotHolder.open(file, { check });
     }
   } catch (e) {
     signals.off();
@@ -182,23 +187,31 @@ async function serve(file: string, o: ServeOptions, logger: Logger, gate?: Stdou
     metrics.swapFailed();
     logger.error('new snapshot refused; still serving the old one', { reason, error: err instanceof Error ? err.message : String(err) });
   });
+  holder.on('fault', (s: Snapshot, err: Error & { code?: string }) => {
+    logger.error('snapshot file is damaged: /ready answers 503 until a good file is swapped in', { file: s.file, code: err.code, error: err.message });
+  });
   holder.on('closed', (s: Snapshot) => logger.debug('snapshot closed', describe(s)));
   holder.on('watch-error', (err: unknown) => logger.warn('cannot watch the snapshot directory; polling only', errorFields(err)));
 
   let draining = false;
+  // The start-up quick check reads the whole file (≈10 s per GB, docs/reliability.md): it runs
+  // on a thread while the server listens with /ready 503; a failure stops the server (exit 1).
+  let verifying = o.verify;
+  let refusal: string | undefined;
   const limits = limitsOf(o);
-  if (cluster.isWorker) {
-    const m = (holder.current() as Snapshot).meta;
-    void tellPrimary({ indexerApi: 'serving', chainId: m.chainId, vmType: m.vmType, height: m.height });
-  }
   const app = createRequestListener({
     snapshots: holder, openapi: loadOpenApi(), logger, metrics, responseCache,
-    options: { corsOrigin: o.corsOrigin, cacheMaxAge: o.cacheMaxAge ?? 1, maxUrlLength: limits.maxUrlLength, draining: () => draining,
-      explorer: o.explorer ?? true, stale: live.staleness(o.maxLagS) },
+    options: {
+      corsOrigin: o.corsOrigin, cacheMaxAge: o.cacheMaxAge ?? 1, maxUrlLength: limits.maxUrlLength, draining: () => draining,
+      explorer: o.explorer ?? true, stale: live.staleness(o.maxLagS),
+      notReady: () => (verifying ? 'verifying the snapshot (quick check)' : undefined),
+    },
   });
   let running;
   try {
-    running = await startServer(app, o.host, o.port, limits);
+    running = await startServer(app, o.host, o.port, limits, {
+      shed: (info) => logger.warn('near the file-descriptor limit: closed the oldest idle connections', info),
+    });
   } catch (e) {
     holder.close();
     signals.off();
@@ -212,10 +225,30 @@ async function serve(file: string, o: ServeOptions, logger: Logger, gate?: Stdou
   puller?.start();
   const first = holder.current();
   logger.info('listening', { url: running.url, pid: process.pid, ...(first ? describe(first) : { file, pull: o.pull }) });
-  if (cluster.isPrimary) {
-    process.stderr.write(first
-      ? `indexer-api: serving ${file} (${first.meta.chainId}, ${first.meta.vmType}, height ${first.meta.height}) on ${running.url}\n`
-      : `indexer-api: serving nothing yet on ${running.url} (/ready is 503 until ${o.pull} names a file that downloads and verifies)\n`);
+  // The one "serving" line on stderr says the server is ready (its snapshot checked).
+  const announce = (): void => {
+    if (!first) {
+      if (cluster.isPrimary) process.stderr.write(`indexer-api: serving nothing yet on ${running.url} (/ready is 503 until ${o.pull} names a file that downloads and verifies)\n`);
+      return;
+    }
+    const m = first.meta;
+    if (cluster.isWorker) void tellPrimary({ indexerApi: 'serving', chainId: m.chainId, vmType: m.vmType, height: m.height });
+    else process.stderr.write(`indexer-api: serving ${file} (${m.chainId}, ${m.vmType}, height ${m.height}) on ${running.url}\n`);
+  };
+  if (!verifying || !first) {
+    verifying = false;
+    announce();
+  } else {
+    const started = process.hrtime.bigint();
+    stack.verify.checkPages(file).then(() => {
+      verifying = false;
+      logger.info('snapshot verified', { file, ms: Math.round(Number(process.hrtime.bigint() - started) / 1e6) });
+      if (!draining) announce();
+    }, (e: unknown) => {
+      refusal = e instanceof Error ? e.message : String(e);
+      logger.error('snapshot failed its start-up check; stopping', { file, error: refusal });
+      signals.stop('start-up check failed');
+    });
   }
 
   const signal = await signals.stopped;
@@ -230,9 +263,14 @@ async function serve(file: string, o: ServeOptions, logger: Logger, gate?: Stdou
   logger.flush();
   signals.off();
   process.off('SIGHUP', reload);
+  if (refusal !== undefined) {
+    // one line, like every start-up refusal (a cluster's primary prints it once for all)
+    if (cluster.isWorker) await tellPrimary({ indexerApi: 'refused', message: refusal });
+    else process.stderr.write(`indexer-api: ${refusal}\n`);
+  }
   // The IPC channel to the primary would keep a worker alive.
   if (cluster.isWorker) cluster.worker?.disconnect();
-  return 0;
+  return refusal === undefined ? 0 : 1;
 }
 
 /** --get: answer one request in-process and print the body (stdout carries only the body). */
@@ -262,7 +300,7 @@ export const serveCommand: CommandModule<object, ServeOptions> = {
     .option('host', { type: 'string', default: '127.0.0.1', describe: 'Address to listen on (0.0.0.0 for all interfaces)' })
     .option('port', { type: 'number', default: 8080, describe: 'TCP port to listen on; 0 picks a free one and prints `listening http://HOST:PORT` as the first line of stdout' })
     .option('cors-origin', { type: 'string', default: '*', describe: "Allowed CORS origins: '*', a comma-separated list (with *.domain patterns), or '' to disable" })
-    .option('verify', { type: 'boolean', default: false, describe: 'Run a full quick_check of the snapshot before serving (reads the whole file)' })
+    .option('verify', { type: 'boolean', default: true, describe: 'Quick-check every page of the snapshot before listening (reads the whole file; see docs/reliability.md for the cost per GB). --no-verify skips it at start; a hot-swapped file is always checked' })
     .option('explorer', { type: 'boolean', default: true, describe: 'Serve the built-in explorer (HTML) at / and its pages; --no-explorer leaves only the API (/ answers the JSON 404)' })
     .option('get', { type: 'string', describe: 'Answer one GET request for this path in-process, print the body and exit (0 iff status 200)' })
     .option('workers', { type: 'number', default: availableParallelism(), defaultDescription: 'number of cores', describe: 'Processes serving the port (node:cluster); 1 = a single process, no cluster' })

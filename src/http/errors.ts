@@ -1,4 +1,4 @@
-import type { ErrorRequestHandler, Response } from 'express';
+import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
 import { ApiError, errorJson, GRPC } from '../lib/api-errors';
 
 /**
@@ -13,6 +13,13 @@ export function sendError(res: Response, status: number, code: number, message: 
   res.status(status).type('application/json').send(errorJson(code, message));
 }
 
+/** 405 for a method other than GET/HEAD on a route Express answers itself (ops, Swagger). */
+export const methodNotAllowed: RequestHandler = (req, res) => {
+  res.setHeader('Allow', 'GET, HEAD');
+  res.setHeader('Cache-Control', 'no-store');
+  sendError(res, 405, GRPC.UNIMPLEMENTED, `method not allowed: ${req.method} ${req.path}`);
+};
+
 interface ValidatorErrorItem { path?: string; message?: string; errorCode?: string }
 interface ValidatorError { status?: number; errors?: ValidatorErrorItem[]; message?: string }
 
@@ -22,7 +29,14 @@ function describeValidatorError(item: ValidatorErrorItem | undefined, req: Param
   if (!m || !item) return undefined;
   const name = m[2];
   const raw = m[1] === 'query' ? rawQueryValue(req.originalUrl, name) : rawPathValue(req, name);
-  return `invalid value for ${name}: ${raw ?? ''} (${item.message ?? 'is invalid'})`;
+  return `invalid value for ${name}: ${shorten(raw ?? '')} (${item.message ?? 'is invalid'})`;
+}
+
+/** A bad value is echoed up to this many characters (a 100 KB value must not make a 100 KB error). */
+const MAX_ECHO = 200;
+
+function shorten(value: string): string {
+  return value.length <= MAX_ECHO ? value : `${value.slice(0, MAX_ECHO)}… (${value.length} characters)`;
 }
 
 /**
@@ -49,13 +63,29 @@ function rawQueryValue(url: string, name: string): string | undefined {
 }
 
 /**
+ * SQLite's "the file is damaged or unreadable" errors (extended codes too, e.g.
+ * SQLITE_IOERR_SHORT_READ): the snapshot, not the request, is at fault.
+ */
+export function isStorageError(err: unknown): err is Error & { code: string } {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^SQLITE_(CORRUPT|IOERR|NOTADB)(_|$)/.test(code);
+}
+
+/**
  * The single error middleware: our ApiErrors, express-openapi-validator errors (which carry
  * `status` and `errors`), malformed URLs, and anything else as an opaque 500 that never leaks a
  * stack, SQL or a path (the real error goes to the log).
  */
-export function errorMiddleware(log: (err: unknown) => void): ErrorRequestHandler {
+export function errorMiddleware(log: (err: unknown) => void, onStorageError?: (err: Error & { code: string }, res: Response) => void): ErrorRequestHandler {
   return (err, req, res, next) => {
     if (res.headersSent) { next(err); return; }
+    if (isStorageError(err)) {
+      // a broken replica: 503 (the client may retry elsewhere), and the replica leaves rotation
+      onStorageError?.(err, res);
+      res.setHeader('Retry-After', '1');
+      sendError(res, 503, GRPC.UNAVAILABLE, 'snapshot unavailable: the file is damaged; try another replica');
+      return;
+    }
     if (err instanceof ApiError) { sendError(res, err.status, err.grpcCode, err.message); return; }
     const v = err as ValidatorError;
     if (v.status === 400 && Array.isArray(v.errors)) {

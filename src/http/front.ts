@@ -12,6 +12,12 @@ import type { Metrics } from './ops';
  * nothing.
  */
 export function normalizeUrl(url: string): string {
+  // absolute form (`GET http://host/status HTTP/1.1`, RFC 9112 §3.2.2): the path and query
+  if (url.charCodeAt(0) !== 47) {
+    const m = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i.exec(url);
+    if (m) url = url.slice(m[0].length) || '/';
+    if (url.charCodeAt(0) === 63) url = `/${url}`;
+  }
   const q = url.indexOf('?');
   const end = q < 0 ? url.length : q;
   const leading = url.charCodeAt(0) === 47 && url.charCodeAt(1) === 47;

@@ -52,6 +52,18 @@ export function onClientError(err: NodeJS.ErrnoException, socket: Socket): void 
   let message = `malformed request: ${err.code ?? err.message}`;
   if (err.code === 'HPE_HEADER_OVERFLOW') { status = 431; message = 'request headers are too large'; }
   else if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') { status = 408; message = 'request not received in time'; }
+  endWith(socket, status, message);
+}
+
+/** A connection that sent no request within the header timeout (src/server.ts): 408, closed. */
+export function requestTimedOut(socket: Socket): void {
+  if (!socket.writable) { socket.destroy(); return; }
+  endWith(socket, 408, 'request not received in time');
+  // a client that does not read its answer does not hold the socket
+  setTimeout(() => socket.destroy(), 1_000).unref();
+}
+
+function endWith(socket: Socket, status: number, message: string): void {
   // 408 is gRPC CANCELLED (1) in grpc-gateway's mapping; the others are bad input.
   const body = errorJson(status === 408 ? 1 : GRPC.INVALID_ARGUMENT, message);
   socket.end(`HTTP/1.1 ${status} ${REASONS[status]}\r\nContent-Type: application/json; charset=utf-8\r\n`

@@ -2,7 +2,7 @@ import { Request, Response, Router } from 'express';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Snapshot } from '../snapshot/open';
 import type { ResponseCache } from './caching';
-import { errorJson, GRPC } from './errors';
+import { errorJson, GRPC, methodNotAllowed } from './errors';
 
 /**
  * Operations endpoints, mounted before the OpenAPI validator: `/health` (the process is up),
@@ -25,6 +25,8 @@ export interface Metrics {
   observeRoute(method: string, route: string, status: number, seconds: number): void;
   swapped(): void;
   swapFailed(): void;
+  /** a request met SQLITE_CORRUPT / IOERR / NOTADB (answered 503) */
+  storageError(code: string): void;
 }
 
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
@@ -66,6 +68,10 @@ export function createMetrics(current: () => Snapshot | undefined, cache?: Respo
     name: 'indexer_api_snapshot_swap_failures_total', help: 'Replacement snapshots refused (corrupt or incompatible); the old one kept serving',
     registers: [registry],
   });
+  const storage = new Counter({
+    name: 'indexer_api_storage_errors_total', help: 'Requests answered 503 because the snapshot file is damaged (SQLite error code)',
+    labelNames: ['code'] as const, registers: [registry],
+  });
   if (cache) {
     new Counter({
       name: 'indexer_api_response_cache_hits_total', help: 'Responses (200 or 304) answered from the in-process response cache', registers: [registry],
@@ -94,13 +100,16 @@ export function createMetrics(current: () => Snapshot | undefined, cache?: Respo
     observeRoute,
     swapped: () => swaps.inc(),
     swapFailed: () => failed.inc(),
+    storageError: (code) => storage.inc({ code }),
   };
 }
 
-export function opsRouter({ current, draining, metrics, stale }: {
+export function opsRouter({ current, draining, metrics, stale, notReady = () => undefined }: {
   current: () => Snapshot | undefined; draining: () => boolean; metrics: Metrics;
   /** serve --max-lag-s (src/follow/live.ts): why the snapshot is too old to be ready, if it is */
   stale?: (s: Snapshot) => string | undefined;
+  /** why the loaded snapshot must not take traffic yet (being verified, found damaged), if so */
+  notReady?: () => string | undefined;
 }): Router {
   const noStore = (res: Response): Response => res.set('Cache-Control', 'no-store');
   return Router()
@@ -110,12 +119,16 @@ export function opsRouter({ current, draining, metrics, stale }: {
       noStore(res).type('application/json');
       if (!s) res.status(503).send(errorJson(GRPC.UNAVAILABLE, 'no snapshot is loaded'));
       else if (draining()) res.status(503).send(errorJson(GRPC.UNAVAILABLE, 'shutting down'));
-      else if (stale?.(s) !== undefined) res.status(503).send(errorJson(GRPC.UNAVAILABLE, stale(s) as string));
-      else res.send(JSON.stringify({ status: 'ready', snapshot_id: s.meta.snapshotId, height: s.meta.height }));
+      else {
+        const why = notReady() ?? stale?.(s);
+        if (why) res.status(503).send(errorJson(GRPC.UNAVAILABLE, why));
+        else res.send(JSON.stringify({ status: 'ready', snapshot_id: s.meta.snapshotId, height: s.meta.height }));
+      }
     })
     .get('/metrics', (_req, res, next) => {
       metrics.registry.metrics().then((text) => {
         noStore(res).type(metrics.registry.contentType).send(text);
       }, next);
-    });
+    })
+    .all(['/health', '/ready', '/metrics'], methodNotAllowed);
 }

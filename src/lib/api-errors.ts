@@ -24,7 +24,7 @@ export class NotFoundError extends ApiError {
   constructor(message: string) { super(404, GRPC.NOT_FOUND, message); }
 }
 
-/** 503: no snapshot is loaded. */
+/** 503: no snapshot is loaded, or the one loaded is damaged. */
 export class UnavailableError extends ApiError {
   constructor(message: string) { super(503, GRPC.UNAVAILABLE, message); }
 }

@@ -29,7 +29,7 @@ export interface PullerOptions {
   /** height of the snapshot serving now; undefined while none is */
   localHeight: () => number | undefined;
   /** called after the verified file was renamed over --db; false = the swap was refused */
-  install: (m: Manifest) => boolean;
+  install: (m: Manifest) => boolean | Promise<boolean>;
   /** first retry delay; doubles per failure up to intervalMs (default 1 s) */
   minBackoffMs?: number;
   fetchTimeoutMs?: number;
@@ -105,7 +105,7 @@ export class Puller extends EventEmitter {
     renameSync(`${this.sidecar}.tmp`, this.sidecar);
     this.installedSha = m.sha256;
     const stats = { ...this.lastDownload, ms: Date.now() - started };
-    if (!this.o.install(m)) throw new Error(`the verified file for height ${m.height} was refused by the hot swap`);
+    if (!(await this.o.install(m))) throw new Error(`the verified file for height ${m.height} was refused by the hot swap`);
     this.emit('installed', m, stats);
     return 'installed';
   }

@@ -42,20 +42,22 @@ async function manifestNow(p: Puller, logger: Logger): Promise<Manifest | undefi
 /** Single process: the holder to serve from and its (not yet started) puller. */
 export async function holderForPull(
   file: string, o: PullServeOptions, Holder: typeof SnapshotHolder, logger: Logger,
+  check?: (file: string) => Promise<void>,
 ): Promise<{ holder: SnapshotHolder; puller: Puller }> {
   let holder: SnapshotHolder | undefined;
   const puller = new Puller({
     manifestUrl: o.pull, db: file, intervalMs: o.pullIntervalMs,
     localHeight: () => holder?.current()?.meta.height,
-    install: (m) => {
-      holder?.reload('pull');
+    // the puller has quick-checked the file before the rename: the holder does not check it again
+    install: async (m) => {
+      await holder?.reload('pull');
       return holder?.current()?.meta.height === m.height;
     },
   });
   logPuller(puller, logger);
   if (existsSync(file)) {
     try {
-      holder = Holder.open(file, { verify: o.verify });
+      holder = Holder.open(file, { check });
     } catch (e) {
       logger.warn('the local file does not open; waiting for a pull', errorOf(e));
     }
@@ -68,7 +70,7 @@ export async function holderForPull(
       holder = undefined;
     }
   }
-  holder ??= Holder.empty(file, { verify: o.verify });
+  holder ??= Holder.empty(file, { check });
   return { holder, puller };
 }
 

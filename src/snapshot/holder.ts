@@ -5,17 +5,24 @@ import { OpenOptions, openSnapshot, Snapshot } from './open';
 
 /**
  * The snapshot being served, and hot swap (docs/architecture.md#serve): on reload() — SIGHUP, or the
- * file at the path replaced — the new file is opened and checked, becomes current() in one
+ * file at the path replaced — the new file is opened and checked (with `check`, e.g. the quick
+ * check on a worker thread, while the old one keeps serving), becomes current() in one
  * assignment (a request sees one snapshot from start to end: it takes it once, with acquire()),
  * and the old one is closed once the last request that acquired it has released it. A new file
  * that does not open is refused and the old one keeps serving.
  *
- * Events: 'swap' (next, previous, reason), 'refused' (error, reason), 'closed' (snapshot).
+ * A snapshot that fails at run time (SQLITE_CORRUPT / IOERR / NOTADB on a request) is marked
+ * faulty() — the replica takes itself out of rotation — until a good swap replaces it.
+ *
+ * Events: 'swap' (next, previous, reason), 'refused' (error, reason), 'closed' (snapshot),
+ * 'fault' (snapshot, error: the first run-time storage error of that snapshot).
  */
 
 export interface HolderOptions extends OpenOptions {
   /** how a file is opened (tests inject failures) */
   open?: (file: string, opts: OpenOptions) => Snapshot;
+  /** run on a new file after it opened, before it is swapped in; rejects (SnapshotError) to refuse it */
+  check?: (file: string) => Promise<void>;
 }
 
 export interface WatchOptions {
@@ -27,6 +34,19 @@ export interface WatchOptions {
 function identity(st: Stats): string {
   return `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}`;
 }
+
+/** Same file (device and inode): written in place, not replaced. */
+function sameInode(a: string, b: string | undefined): boolean {
+  return b !== undefined && a.split(':', 2).join(':') === b.split(':', 2).join(':');
+}
+
+/**
+ * Reloads whose file needs no quick check here: 'new batch' is a transaction `follow` committed
+ * in place through SQLite (src/follow/live.ts), 'pull' a download the puller quick-checked
+ * before renaming it over the path (src/pull/puller.ts). Checking them again would cost a read
+ * of the whole file per batch.
+ */
+const CHECKED_BY_WRITER = new Set(['new batch', 'pull']);
 
 function statOrUndefined(file: string): Stats | undefined {
   try { return statSync(file); } catch { return undefined; }
@@ -42,6 +62,12 @@ export class SnapshotHolder extends EventEmitter {
   private poll: NodeJS.Timeout | undefined;
   private debounce: NodeJS.Timeout | undefined;
   private closed = false;
+  /** the reload in progress, and whether another was asked for meanwhile */
+  private reloading: Promise<boolean> | undefined;
+  private reloadAgain: string | undefined;
+  /** the watcher's look at the path, once a reload ends (it skips looking while one runs) */
+  private afterReload: (() => void) | undefined;
+  private fault: { snapshot: Snapshot; error: Error } | undefined;
   swaps = 0;
   failedSwaps = 0;
 
@@ -89,11 +115,28 @@ export class SnapshotHolder extends EventEmitter {
   }
 
   /**
-   * Opens the file at the path again and switches to it. Returns false (and emits 'refused')
-   * when it cannot be opened; the current snapshot is kept. The same file, unchanged, is not a
-   * swap.
+   * Opens the file at the path again, checks it, and switches to it. Resolves false (and emits
+   * 'refused') when it cannot be opened or fails its check; the current snapshot is kept. The
+   * same file, unchanged, is not a swap. Reloads never overlap: one asked for while another
+   * runs starts when it ends.
    */
-  reload(reason: string): boolean {
+  reload(reason: string): Promise<boolean> {
+    if (this.reloading) {
+      this.reloadAgain = reason;
+      return this.reloading.then(() => this.reloading ?? this.reload(reason));
+    }
+    const run = this.reloadNow(reason).finally(() => {
+      this.reloading = undefined;
+      const again = this.reloadAgain;
+      this.reloadAgain = undefined;
+      if (again !== undefined) void this.reload(again);
+      else this.afterReload?.();
+    });
+    this.reloading = run;
+    return run;
+  }
+
+  private async reloadNow(reason: string): Promise<boolean> {
     if (this.closed) return false;
     const st = statOrUndefined(this.file);
     const id = st && identity(st);
@@ -101,22 +144,62 @@ export class SnapshotHolder extends EventEmitter {
     try {
       next = this.openFile();
     } catch (e) {
-      this.seen = id;
-      this.failedSwaps++;
-      this.emit('refused', e, reason);
-      return false;
+      return this.refuse(id, e, reason);
     }
     const previous = this.snapshot;
-    if (previous && id !== undefined && id === this.seen && next.meta.snapshotId === previous.meta.snapshotId) {
+    if (previous && id !== undefined && sameInode(id, this.seen) && next.meta.snapshotId === previous.meta.snapshotId) {
+      // the same file with the same data (e.g. a follower's WAL checkpoint moved its mtime)
+      this.seen = id;
       next.close();
       return false;
+    }
+    // Written in place (same inode): only SQLite writes a live file in place (`follow`'s
+    // transactions), so only a new file — renamed over the path — is checked here.
+    const inPlace = previous !== undefined && id !== undefined && sameInode(id, this.seen);
+    if (this.opts.check && !inPlace && !CHECKED_BY_WRITER.has(reason)) {
+      try {
+        await this.opts.check(this.file);
+      } catch (e) {
+        next.close();
+        return this.refuse(id, e, reason);
+      }
+      const after = statOrUndefined(this.file);
+      if (this.closed || !after || identity(after) !== id) {
+        // replaced while being checked: what was checked may not be what was opened
+        next.close();
+        if (!this.closed) this.reloadAgain ??= reason;
+        return false;
+      }
     }
     this.seen = id;
     this.snapshot = next;
     this.swaps++;
+    this.fault = undefined;
     if (previous) this.retire(previous);
     this.emit('swap', next, previous, reason);
     return true;
+  }
+
+  private refuse(id: string | undefined, e: unknown, reason: string): false {
+    this.seen = id;
+    this.failedSwaps++;
+    this.emit('refused', e, reason);
+    return false;
+  }
+
+  /**
+   * A request on `s` met a storage error: the current snapshot is marked faulty (emits 'fault'
+   * once per snapshot). Errors on a snapshot already swapped out change nothing.
+   */
+  reportFault(s: Snapshot, error: Error): void {
+    if (s !== this.snapshot || this.fault) return;
+    this.fault = { snapshot: s, error };
+    this.emit('fault', s, error);
+  }
+
+  /** the first storage error of the current snapshot, if a request met one */
+  faulty(): Error | undefined {
+    return this.fault?.error;
   }
 
   /** Reloads when the file at the path is replaced: fs.watch on its directory, plus a stat poll. */
@@ -125,9 +208,10 @@ export class SnapshotHolder extends EventEmitter {
     const check = (): void => {
       const st = statOrUndefined(this.file);
       // Missing (between unlink and rename, or deleted): keep serving what is open.
-      if (!st || identity(st) === this.seen) return;
-      this.reload('file replaced');
+      if (this.reloading || !st || identity(st) === this.seen) return;
+      void this.reload('file replaced');
     };
+    this.afterReload = check;
     try {
       this.watcher = watch(dirname(this.file), { persistent: false }, (_event, filename) => {
         if (filename !== null && filename !== name) return;

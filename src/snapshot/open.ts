@@ -7,6 +7,7 @@ import { prepareRichListQueries } from './queries/richlist';
 import { statusJson } from '../wire/status';
 import { prepareTxQueries } from './queries/tx';
 import { openDatabase } from '../sqlite';
+import { quickCheck, quickCheckMessage } from './quick-check';
 import { SCHEMA_VERSION } from './schema';
 import { WIRE_FORMAT_META_KEY, WIRE_FORMAT_VERSION, wireFormatOf } from '../wire/format';
 
@@ -121,12 +122,17 @@ export function openSnapshot(file: string, opts: OpenOptions = {}): Snapshot {
         : `snapshot schema version ${version}, this indexer-api reads version ${SCHEMA_VERSION} (re-import it): ${file}`);
     }
     if (opts.verify) {
-      const check = db.pragma('quick_check', { simple: true });
-      if (check !== 'ok') throw new SnapshotError(`snapshot failed its quick check (${String(check)}): ${file}`);
+      const check = quickCheck(file);
+      if (check.problems > 0) throw new SnapshotError(quickCheckMessage(file, check));
     }
     const kv = new Map((db.prepare('SELECT key, value FROM meta').all() as { key: string; value: string }[]).map((r) => [r.key, r.value]));
     for (const k of REQUIRED_META) if (!kv.has(k)) throw new SnapshotError(`snapshot meta lacks ${k}: ${file}`);
     checkWireFormat(wireFormatOf(kv.get(WIRE_FORMAT_META_KEY)), file, opts);
+    // user_version is the file's shape; meta schema_version is what the import wrote: both must agree.
+    const metaVersion = kv.get('schema_version');
+    if (metaVersion !== undefined && metaVersion !== String(SCHEMA_VERSION)) {
+      throw new SnapshotError(`snapshot meta schema_version is ${JSON.stringify(metaVersion).slice(0, 40)}, this indexer-api reads version ${SCHEMA_VERSION} (re-import it): ${file}`);
+    }
     const num = (k: string): number => Number(kv.get(k) ?? 0);
     const meta: SnapshotMeta = {
       chainId: kv.get('chain_id') as string,

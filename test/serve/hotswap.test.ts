@@ -81,13 +81,13 @@ describe('serve: hot swap', function () {
       publish(snaps[0].file, db);
     });
 
-    it('switches on reload and closes the old snapshot only when its last request releases it', () => {
+    it('switches on reload and closes the old snapshot only when its last request releases it', async () => {
       const holder = SnapshotHolder.open(db);
       const closed: Snapshot[] = [];
       holder.on('closed', (s: Snapshot) => closed.push(s));
       const old = holder.acquire() as Snapshot;
       publish(snaps[1].file, db);
-      expect(holder.reload('test')).to.equal(true);
+      expect(await holder.reload('test')).to.equal(true);
       expect(holder.current()?.meta.height).to.equal(snaps[1].height);
       expect(closed).to.deep.equal([]);
       expect(old.db.open).to.equal(true);
@@ -98,13 +98,13 @@ describe('serve: hot swap', function () {
       holder.close();
     });
 
-    it('refuses a file that is not a snapshot and keeps serving the old one', () => {
+    it('refuses a file that is not a snapshot and keeps serving the old one', async () => {
       const holder = SnapshotHolder.open(db);
       const refused: unknown[] = [];
       holder.on('refused', (e: unknown) => refused.push(e));
       const before = holder.current();
       publishGarbage(db);
-      expect(holder.reload('test')).to.equal(false);
+      expect(await holder.reload('test')).to.equal(false);
       expect(holder.current()).to.equal(before);
       expect(before?.db.open).to.equal(true);
       expect(holder.failedSwaps).to.equal(1);
@@ -113,7 +113,7 @@ describe('serve: hot swap', function () {
       holder.close();
     });
 
-    it('refuses a snapshot whose statements do not prepare (incompatible) and keeps the old one', () => {
+    it('refuses a snapshot whose statements do not prepare (incompatible) and keeps the old one', async () => {
       const holder = SnapshotHolder.open(db, {
         open: (file, opts) => {
           const s = openSnapshot(file, opts);
@@ -122,15 +122,15 @@ describe('serve: hot swap', function () {
         },
       });
       publish(snaps[2].file, db);
-      expect(holder.reload('test')).to.equal(false);
+      expect(await holder.reload('test')).to.equal(false);
       expect(holder.current()?.meta.height).to.equal(snaps[0].height);
       holder.close();
     });
 
-    it('does not count reloading the same unchanged file as a swap', () => {
+    it('does not count reloading the same unchanged file as a swap', async () => {
       const holder = SnapshotHolder.open(db);
       const before = holder.current();
-      expect(holder.reload('SIGHUP')).to.equal(false);
+      expect(await holder.reload('SIGHUP')).to.equal(false);
       expect(holder.current()).to.equal(before);
       expect(holder.swaps).to.equal(0);
       holder.close();
