@@ -12,6 +12,7 @@ import { COMMANDS } from '../src/cli';
 import { generateCommand } from '../src/commands/generate';
 import { importCommand } from '../src/commands/import';
 import { serveCommand } from '../src/commands/serve';
+import { publishCommand } from '../src/commands/publish';
 import { cleanEnv, CLI, DEMO, get, ROOT, serveTmp } from './serve/helpers';
 
 const BUNDLE = join(ROOT, 'build', 'bundle', 'indexer-api.js');
@@ -112,6 +113,7 @@ process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(repor
   it('the top-level help lists each command as its module describes it', () => {
     const modules: Record<string, CommandModule<object, never>> = {
       serve: serveCommand as CommandModule<object, never>,
+      publish: publishCommand as CommandModule<object, never>,
       import: importCommand as CommandModule<object, never>,
       generate: generateCommand as CommandModule<object, never>,
     };
