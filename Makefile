@@ -11,7 +11,7 @@ all: build fixtures ## Install dependencies, compile, build the demo snapshots
 
 deps: node_modules/.installed ## Install npm dependencies (better-sqlite3 builds from source)
 
-node_modules/.installed: package.json package-lock.json
+node_modules/.installed: package.json package-lock.json $(wildcard patches/*.patch)
 	npm ci --no-audit --no-fund
 	@touch $@
 
