@@ -24,9 +24,27 @@ export class NotFoundError extends ApiError {
   constructor(message: string) { super(404, GRPC.NOT_FOUND, message); }
 }
 
+/** 405: the route exists, the method does not (every route answers GET and HEAD only). */
+export class MethodNotAllowedError extends ApiError {
+  constructor(method: string, path: string) { super(405, GRPC.UNIMPLEMENTED, `method not allowed: ${method} ${shown(path)}`); }
+}
+
 /** 503: no snapshot is loaded. */
 export class UnavailableError extends ApiError {
   constructor(message: string) { super(503, GRPC.UNAVAILABLE, message); }
+}
+
+/** A client's value is shown in an error message up to this many characters, then cut with "…". */
+export const SHOWN_VALUE_CHARS = 100;
+
+/** `value` as an error message shows it: a 100 KB bad value must not become a 100 KB error body. */
+export function shown(value: string): string {
+  return value.length <= SHOWN_VALUE_CHARS ? value : `${value.slice(0, SHOWN_VALUE_CHARS)}…`;
+}
+
+/** The one wording of a 400 about a request value: `invalid value for <name>: <value, cut> (<why>)`. */
+export function invalidValue(name: string, value: string, why: string): BadRequestError {
+  return new BadRequestError(`invalid value for ${name}: ${shown(value)} (${why})`);
 }
 
 export function errorJson(code: number, message: string): string {
@@ -46,7 +64,7 @@ function describeValidatorError(item: ValidatorErrorItem | undefined, req: Param
   if (!m || !item) return undefined;
   const name = m[2];
   const raw = m[1] === 'query' ? rawQueryValue(req.originalUrl, name) : rawPathValue(req, name);
-  return `invalid value for ${name}: ${raw ?? ''} (${item.message ?? 'is invalid'})`;
+  return invalidValue(name, raw ?? '', item.message ?? 'is invalid').message;
 }
 
 /**
@@ -80,21 +98,21 @@ function rawQueryValue(url: string, name: string): string | undefined {
 export function errorMiddleware(log: (err: unknown) => void): ErrorRequestHandler {
   return (err, req, res, next) => {
     if (res.headersSent) { next(err); return; }
-    if (err instanceof ApiError) { sendError(res, err.status, err.grpcCode, err.message); return; }
+    if (err instanceof ApiError && !(err instanceof MethodNotAllowedError)) { sendError(res, err.status, err.grpcCode, err.message); return; }
     const v = err as ValidatorError;
     if (v.status === 400 && Array.isArray(v.errors)) {
       const message = describeValidatorError(v.errors[0], req) ?? v.errors.map((e) => `${e.path ?? ''} ${e.message ?? ''}`.trim()).join('; ');
       sendError(res, 400, GRPC.INVALID_ARGUMENT, message);
       return;
     }
-    if (v.status === 404) { sendError(res, 404, GRPC.NOT_FOUND, `not found: ${req.method} ${req.path}`); return; }
-    if (v.status === 405) {
+    if (v.status === 404) { sendError(res, 404, GRPC.NOT_FOUND, `not found: ${req.method} ${shown(req.path)}`); return; }
+    if (err instanceof MethodNotAllowedError || v.status === 405) {
       res.setHeader('Allow', 'GET, HEAD');
-      sendError(res, 405, GRPC.UNIMPLEMENTED, `method not allowed: ${req.method} ${req.path}`);
+      sendError(res, 405, GRPC.UNIMPLEMENTED, `method not allowed: ${req.method} ${shown(req.path)}`);
       return;
     }
     if (err instanceof URIError || (err as { status?: number }).status === 400) {
-      sendError(res, 400, GRPC.INVALID_ARGUMENT, `malformed request: ${(err as Error).message}`);
+      sendError(res, 400, GRPC.INVALID_ARGUMENT, `malformed request: ${shown((err as Error).message)}`);
       return;
     }
     log(err);

@@ -1,5 +1,6 @@
 import { Router } from 'express';
 import { readBinaryAsset } from '../assets';
+import { methodNotAllowed } from './ops';
 
 const UI_DIR = 'node_modules/swagger-ui-dist';
 const ASSETS: Record<string, string> = {
@@ -25,5 +26,6 @@ export function swaggerRouter(docJson: string): Router {
       res.type(type).set('Cache-Control', 'public, max-age=86400').send(body);
     });
   }
+  router.all(['/swagger', '/swagger/doc.json', ...Object.keys(ASSETS).map((f) => `/swagger/${f}`)], methodNotAllowed);
   return router;
 }
