@@ -60,7 +60,11 @@ export async function runServe(o: ServeOptions): Promise<number> {
   if (!Number.isSafeInteger(workers) || workers < 1) throw new Error(`--workers must be a whole number ≥ 1, got ${o.workers}`);
   // In a cluster every process writes to the same stdout: each line says whose it is.
   const logger = createLogger(o.logLevel ?? 'info', undefined, workers > 1 ? { pid: process.pid } : {});
-  if (workers > 1 && cluster.isPrimary) return runPrimary({ file, workers, logger });
+  if (workers > 1 && cluster.isPrimary) {
+    // Refusals a worker would meet are found here first: one line, exit 1, nothing forked.
+    await preflight(file, o);
+    return runPrimary({ file, workers, logger });
+  }
   if (o.get !== undefined) return answerOne(file, o, o.get);
   if (!cluster.isWorker) return serve(file, o, logger);
   try {
@@ -71,6 +75,25 @@ export async function runServe(o: ServeOptions): Promise<number> {
     cluster.worker?.disconnect();
     return 1;
   }
+}
+
+/**
+ * What the cluster primary checks before it forks: the snapshot opens (the same checks a worker
+ * makes, without --verify's full scan, which the workers still run) and the address can be
+ * listened on. Each failure throws one message (the CLI prints it as one line).
+ */
+async function preflight(file: string, o: ServeOptions): Promise<void> {
+  const { openSnapshot } = await import('../snapshot/open');
+  openSnapshot(file).close();
+  if (o.port === 0) return;
+  const { createServer } = await import('node:net');
+  await new Promise<void>((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', (e: NodeJS.ErrnoException) => {
+      reject(new Error(`cannot listen on ${o.host}:${o.port}: ${e.code === 'EADDRINUSE' ? 'address in use' : e.code ?? e.message}`));
+    });
+    probe.listen(o.port, o.host, () => probe.close(() => resolve()));
+  });
 }
 
 function limitsOf(o: ServeOptions): Limits {
