@@ -4,7 +4,7 @@ import * as OpenApiValidator from 'express-openapi-validator';
 import { httpCaching, ResponseCache } from './http/caching';
 import { cors, corsHeaders } from './http/cors';
 import { cachedFront } from './http/front';
-import { errorMiddleware, GRPC, sendError, UnavailableError } from './http/errors';
+import { errorMiddleware, GRPC, sendError, shown, UnavailableError } from './http/errors';
 import { urlLengthLimit } from './http/limits';
 import { errorFields, Logger, silentLogger } from './http/log';
 import { ObserveRequest, requestObserver } from './http/observe';
@@ -136,7 +136,7 @@ export function createApp({ snapshots, openapi, options, logger = silentLogger, 
     useRequestUrl: true,
   }) as RequestHandler[]);
   app.use(statusRouter(), blockRouter(), txRouter(), evmRouter(), nftRouter(), richListRouter());
-  app.use((req, res) => { uncacheable(res); sendError(res, 404, GRPC.NOT_FOUND, `not found: ${req.method} ${req.path}`); });
+  app.use((req, res) => { uncacheable(res); sendError(res, 404, GRPC.NOT_FOUND, `not found: ${req.method} ${shown(req.path)}`); });
   const onError: ErrorRequestHandler = (err, _req, res, next) => { if (!res.headersSent) uncacheable(res); next(err); };
   app.use(onError, errorMiddleware(logError));
   return app;

@@ -162,6 +162,9 @@ describe('the request pipeline: methods, OPTIONS, request targets, booleans, err
       expect(r.body.length).to.be.lessThan(400);
       expect(JSON.parse(r.body).message).to.match(/: [A9]{100}… \(/);
     }
+    const notFound = await exchange(servers.plain.url, 'GET', `/no/${'x'.repeat(5000)}`);
+    expect(notFound.status).to.equal(404);
+    expect(JSON.parse(notFound.body).message).to.equal(`not found: GET /no/${'x'.repeat(96)}…`);
   });
 
   it('treats the rest of a by_name path as the collection name (IBC names keep their "/")', async () => {
