@@ -87,9 +87,18 @@ export function createMetrics(current: () => Snapshot | undefined, cache?: Respo
       collect() { this.set(cache.bytes); },
     });
   }
+  // The labelled children, looked up once per (method, route, status) rather than by hashing a
+  // label object on every request; bounded: route patterns, Node's method list, status codes.
+  const children = new Map<string, { count: { inc(): void }; time: { observe(v: number): void } }>();
   const observeRoute = (method: string, route: string, status: number, seconds: number): void => {
-    requests.inc({ method, route, status });
-    latency.observe({ method, route }, seconds);
+    const key = `${method} ${status} ${route}`;
+    let c = children.get(key);
+    if (c === undefined) {
+      c = { count: requests.labels(method, route, String(status)), time: latency.labels(method, route) };
+      children.set(key, c);
+    }
+    c.count.inc();
+    c.time.observe(seconds);
   };
   return {
     registry,
