@@ -18,16 +18,14 @@ node_modules/.installed: package.json package-lock.json $(wildcard patches/*.pat
 # Each step runs only when its inputs changed, so a second `make serve` on an up-to-date tree
 # does no rebuild work (make's dependencies; build/.tsc-stamp stands for tsc's output).
 TS_SOURCES := $(shell find src test bench -name '*.ts' 2>/dev/null) tsconfig.json
-GIT_HEAD := $(wildcard .git/HEAD .git/refs/heads/* .git)
 
-build: deps build/.tsc-stamp build/build-info.json build/bundle/indexer-api.js ## Compile TypeScript into build/, record version + commit, bundle for start-up (bin/indexer-api)
+# build-info.json (version + commit) is checked every time (one node start) and rewritten only when it changed.
+build: deps build/.tsc-stamp build/bundle/indexer-api.js ## Compile TypeScript into build/, record version + commit, bundle for start-up (bin/indexer-api)
+	@node -e 'const fs=require("fs"); const v=require("./package.json").version; let c="unknown"; try { c=require("child_process").execSync("git rev-parse --short=12 HEAD",{stdio:["ignore","pipe","ignore"]}).toString().trim(); } catch {} const f="build/build-info.json", t=JSON.stringify({version:v, commit:c})+"\n"; let o=""; try { o=fs.readFileSync(f,"utf8"); } catch {} if (o!==t) fs.writeFileSync(f, t);'
 
 build/.tsc-stamp: $(TS_SOURCES) node_modules/.installed
 	$(NODE_BIN)/tsc -p tsconfig.json
 	@touch $@
-
-build/build-info.json: package.json $(GIT_HEAD) | build/.tsc-stamp
-	@node -e 'const v=require("./package.json").version; let c="unknown"; try { c=require("child_process").execSync("git rev-parse --short=12 HEAD",{stdio:["ignore","pipe","ignore"]}).toString().trim(); } catch {} const f="build/build-info.json", t=JSON.stringify({version:v, commit:c})+"\n"; let o=""; try { o=require("fs").readFileSync(f,"utf8"); } catch {} if (o!==t) require("fs").writeFileSync(f, t); else { const n=new Date(); require("fs").utimesSync(f, n, n); }'
 
 build/bundle/indexer-api.js: build/.tsc-stamp openapi.yaml scripts/build-bundle.js
 	node scripts/build-bundle.js
