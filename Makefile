@@ -11,17 +11,29 @@ all: build fixtures ## Install dependencies, compile, build the demo snapshots
 
 deps: node_modules/.installed ## Install npm dependencies (better-sqlite3 builds from source)
 
-node_modules/.installed: package.json package-lock.json
+node_modules/.installed: package.json package-lock.json $(wildcard patches/*.patch)
 	npm ci --no-audit --no-fund
 	@touch $@
 
-build: deps ## Compile TypeScript into build/, record version + commit, bundle for start-up (bin/indexer-api)
+# Each step runs only when its inputs changed, so a second `make serve` on an up-to-date tree
+# does no rebuild work (make's dependencies; build/.tsc-stamp stands for tsc's output).
+TS_SOURCES := $(shell find src test bench -name '*.ts' 2>/dev/null) tsconfig.json tsconfig.types.json
+
+# build-info.json (version + commit) is checked every time (one node start) and rewritten only when it changed.
+build: deps build/.tsc-stamp build/bundle/indexer-api.js ## Compile TypeScript into build/, record version + commit, bundle for start-up (bin/indexer-api)
+	@node -e 'const fs=require("fs"); const v=require("./package.json").version; let c="unknown"; try { c=require("child_process").execSync("git rev-parse --short=12 HEAD",{stdio:["ignore","pipe","ignore"]}).toString().trim(); } catch {} const f="build/build-info.json", t=JSON.stringify({version:v, commit:c})+"\n"; let o=""; try { o=fs.readFileSync(f,"utf8"); } catch {} if (o!==t) fs.writeFileSync(f, t);'
+
+build/.tsc-stamp: $(TS_SOURCES) node_modules/.installed
 	$(NODE_BIN)/tsc -p tsconfig.json
 	$(NODE_BIN)/tsc -p tsconfig.types.json
-	@node -e 'const v=require("./package.json").version; let c="unknown"; try { c=require("child_process").execSync("git rev-parse --short=12 HEAD",{stdio:["ignore","pipe","ignore"]}).toString().trim(); } catch {} require("fs").writeFileSync("build/build-info.json", JSON.stringify({version:v, commit:c})+"\n")'
+	@touch $@
+
+build/bundle/indexer-api.js: build/.tsc-stamp openapi.yaml scripts/build-bundle.js
 	node scripts/build-bundle.js
 
-fixtures: build $(DEMO_DBS) ## Generate the demo dumps and import them into fixtures/demo/*.sqlite; the bundle's code cache
+fixtures: build $(DEMO_DBS) build/bundle/indexer-api.js.cache ## Generate the demo dumps and import them into fixtures/demo/*.sqlite; the bundle's code cache
+
+build/bundle/indexer-api.js.cache: build/bundle/indexer-api.js $(DEMO_DBS)
 	node scripts/build-bundle.js --code-cache
 
 fixtures/demo/%.sqlite: build/src/generate/index.js build/src/import/from-dump.js sql/001-tables.sql sql/002-indexes.sql

@@ -39,6 +39,8 @@ export interface LoadOptions {
   rotate?: boolean;
   /** where to write the wrk script for `rotate` */
   scratch?: string;
+  /** a wrk Lua script of the caller's (wrk only; e.g. bench/cold-mix.ts's URL walker) */
+  script?: string;
 }
 
 export const ROTATE_PARAM = 'bench_r';
@@ -98,8 +100,8 @@ interface AutocannonJson {
 
 export async function runLoad(o: LoadOptions): Promise<LoadResult> {
   if (o.tool === 'wrk') {
-    const script: string[] = [];
-    if (o.rotate) {
+    const script: string[] = o.script ? ['-s', o.script] : [];
+    if (o.rotate && !o.script) {
       const u = new URL(o.url);
       const path = u.pathname + u.search;
       const file = join(o.scratch ?? tmpdir(), `rotate-${process.pid}-${Math.random().toString(36).slice(2)}.lua`);

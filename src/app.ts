@@ -1,15 +1,18 @@
 import type { RequestListener } from 'node:http';
-import express, { ErrorRequestHandler, Express, Request, RequestHandler, Response } from 'express';
+import express, { ErrorRequestHandler, Express, RequestHandler, Response } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
 import { httpCaching, ResponseCache } from './http/caching';
-import { cors } from './http/cors';
 import { explorerRouter } from './explorer/router';
-import { cachedFront, normalizeUrl } from './http/front';
-import { errorMiddleware, GRPC, sendError, UnavailableError } from './http/errors';
+import { cors, corsHeaders } from './http/cors';
+import { cachedFront } from './http/front';
+import { errorMiddleware, GRPC, sendError, shown, UnavailableError } from './http/errors';
 import { urlLengthLimit } from './http/limits';
 import { errorFields, Logger, silentLogger } from './http/log';
-import { createMetrics, Metrics, opsRouter } from './http/ops';
+import { ObserveRequest, requestObserver } from './http/observe';
+import { createMetrics, Metrics, opsRouter, routeOf } from './http/ops';
+import { booleanQueryParameters, goBooleans } from './http/params';
 import { swaggerRouter } from './http/swagger';
+import { normalizeUrl } from './http/url';
 import { OpenApiDocument, validatorDocument } from './openapi';
 import { blockRouter } from './routes/block/router';
 import { evmRouter, evmUnavailable } from './routes/evm/router';
@@ -48,8 +51,6 @@ export interface AppOptions {
   draining?: () => boolean;
   /** why /ready must answer 503 although a snapshot is loaded (e.g. its start-up check is running) */
   notReady?: () => string | undefined;
-  /** URLs whose validation is remembered (default 10000; 0 = validate every request) */
-  validationCacheEntries?: number;
   /** serve the built-in explorer at / and its pages (src/explorer; default off here, on in `serve`) */
   explorer?: boolean;
   /** serve --max-lag-s: /ready answers 503 with this reason (src/follow/live.ts staleness) */
@@ -78,28 +79,11 @@ const headAsGet: RequestHandler = (req, _res, next) => {
   next();
 };
 
-/**
- * Times every request; when it ends (or is aborted) writes its log line and metrics. Outermost,
- * so it sees 414s and 503s too.
- */
-function observeRequests(logger: Logger, metrics: Metrics, draining: () => boolean): RequestHandler {
-  const logRequests = logger.enabled('info');
+/** Log line + metrics (observe.ts) for every request the app answers; closes connections while draining. */
+function observeRequests(observe: ObserveRequest, draining: () => boolean): RequestHandler {
   return (req, res, next) => {
-    const started = process.hrtime.bigint();
-    const method = req.method;
-    const path = req.originalUrl;
     if (draining()) res.setHeader('Connection', 'close');
-    res.once('close', () => {
-      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      metrics.observe(req, res, seconds);
-      if (!logRequests) return;
-      const sentBody = method !== 'HEAD' && res.statusCode !== 304 && res.statusCode !== 204;
-      logger.info('request', {
-        method, path, status: res.statusCode, ms: Math.round(seconds * 1e6) / 1e3,
-        bytes: sentBody ? Number(res.getHeader('content-length') ?? 0) : 0,
-        ...(res.writableFinished ? {} : { aborted: true }),
-      });
-    });
+    observe(req, res, () => routeOf(req));
     next();
   };
 }
@@ -115,117 +99,6 @@ function takeSnapshot(snapshots: SnapshotSource): RequestHandler {
       res.once('close', () => release(snapshot));
     }
     next();
-  };
-}
-
-interface SpecValidator { validate(doc: unknown): { errors: unknown[] } }
-type SpecValidatorClass = new (opts: { version: string; validateApiSpec: boolean }) => SpecValidator;
-
-/**
- * express-openapi-validator 5.x compiles the whole OpenAPI 3 meta-schema with Ajv at start-up
- * even with `validateApiSpec: false`, and then never uses it (framework/index.js constructs
- * OpenAPISchemaValidator unconditionally): ~200 ms of every cold start. The compilation is
- * deferred to the first validate() call — which, with validateApiSpec off, never comes. A
- * version without that module keeps its own behaviour.
- */
-function deferSpecValidatorCompile(): void {
-  let mod: { OpenAPISchemaValidator?: SpecValidatorClass & { deferred?: true } };
-  try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    mod = require('express-openapi-validator/dist/framework/openapi.schema.validator');
-  } catch {
-    return;
-  }
-  if (!mod.OpenAPISchemaValidator || mod.OpenAPISchemaValidator.deferred) return;
-  const Compiled: SpecValidatorClass = mod.OpenAPISchemaValidator;
-  class Deferred implements SpecValidator {
-    static deferred = true as const;
-    private compiled?: SpecValidator;
-    constructor(private readonly opts: { version: string; validateApiSpec: boolean }) {}
-    validate(doc: unknown): { errors: unknown[] } {
-      this.compiled ??= new Compiled(this.opts);
-      return this.compiled.validate(doc);
-    }
-  }
-  mod.OpenAPISchemaValidator = Deferred;
-}
-
-type PathToRegexp = (path: string, opts?: { sensitive?: boolean; strict?: boolean }) => { regexp: RegExp; keys: unknown[] };
-
-/**
- * express-openapi-validator's route lookup (middlewares/openapi.metadata.js `lookupRoute`)
- * compiles every route's path pattern with path-to-regexp on every request it validates —
- * ~10 % of a request the validator has not seen. The compilation is a pure function of the
- * pattern and options and its RegExp is stateless (no g/y flag), so it is remembered here. A
- * version laid out differently keeps its own behaviour.
- */
-function memoizeValidatorRouteRegexps(): void {
-  let mod: { pathToRegexp?: PathToRegexp & { memoized?: true } };
-  try {
-    // The validator's own copy (express has an older path-to-regexp at the top level). A static
-    // path, so that esbuild's bundles (build/bundle, the single executable) patch the very module
-    // instance the validator calls.
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    mod = require('express-openapi-validator/node_modules/path-to-regexp');
-  } catch {
-    return;
-  }
-  const compile = mod.pathToRegexp;
-  if (typeof compile !== 'function' || compile.memoized) return;
-  const seen = new Map<string, ReturnType<PathToRegexp>>();
-  const memoized = Object.assign((path: string, opts: { sensitive?: boolean; strict?: boolean } = {}) => {
-    if (typeof path !== 'string') return compile(path, opts);
-    const key = `${opts.sensitive ? 1 : 0}${opts.strict ? 1 : 0}${path}`;
-    let r = seen.get(key);
-    if (r === undefined) {
-      r = compile(path, opts);
-      if (r.regexp.global || r.regexp.sticky || seen.size >= 1000) return r;
-      seen.set(key, r);
-    }
-    return r;
-  }, { memoized: true as const });
-  try { mod.pathToRegexp = memoized; } catch { /* read-only export: leave it */ }
-}
-
-interface Validated { query: unknown; openapi: unknown }
-
-/**
- * Request validation (express-openapi-validator) is a pure function of method + URL — the
- * contract has no header or body parameters — and it is most of a request's cost (it compiles
- * every route's path pattern again on each request). So a URL that passed once is not
- * validated again: its coerced query and route match are remembered (bounded, least recently
- * used out) and restored. Rejections are never remembered.
- */
-function validateOnce(validator: RequestHandler[], maxEntries: number): RequestHandler {
-  const run = express.Router().use(validator);
-  if (maxEntries <= 0) return run;
-  const seen = new Map<string, Validated>();
-  // The oldest entry, by an iterator kept between evictions: a fresh iterator would skip every
-  // entry deleted since the last rehash (O(entries) per eviction).
-  let oldest = seen.keys();
-  const evictOne = (): void => {
-    let k = oldest.next();
-    if (k.done) { oldest = seen.keys(); k = oldest.next(); }
-    if (!k.done) seen.delete(k.value);
-  };
-  return (req, res, next) => {
-    // by method too: a URL validated for GET says nothing about a POST to it (405)
-    const key = `${req.method} ${req.url}`;
-    const hit = seen.get(key);
-    if (hit) {
-      seen.delete(key);
-      seen.set(key, hit);
-      req.query = { ...(hit.query as Request['query']) };
-      (req as { openapi?: unknown }).openapi = hit.openapi;
-      next();
-      return;
-    }
-    run(req, res, (err?: unknown) => {
-      if (err) { next(err); return; }
-      seen.set(key, { query: { ...req.query }, openapi: (req as { openapi?: unknown }).openapi });
-      if (seen.size > maxEntries) evictOne();
-      next();
-    });
   };
 }
 
@@ -252,7 +125,9 @@ export function createApp({ snapshots, openapi, options, logger = silentLogger, 
   const ops = metrics ?? createMetrics(current, responseCache);
   app.locals.metrics = ops;
 
-  app.use(observeRequests(logger, ops, draining), urlLengthLimit(options.maxUrlLength ?? 8192));
+  const observe = requestObserver(logger, ops);
+  app.locals.observe = observe;
+  app.use(observeRequests(observe, draining), urlLengthLimit(options.maxUrlLength ?? 8192));
   app.use(normalizeRequestUrl, headAsGet, cors(options.corsOrigin));
   const notReady = (): string | undefined => options.notReady?.()
     ?? (snapshots.faulty?.() ? 'snapshot file is damaged; waiting for a good file' : undefined);
@@ -261,20 +136,20 @@ export function createApp({ snapshots, openapi, options, logger = silentLogger, 
   if (options.explorer) app.use(explorerRouter());
   app.use(takeSnapshot(snapshots), evmUnavailable());
   app.use(httpCaching(options.cacheMaxAge ?? 1, responseCache));
-  deferSpecValidatorCompile();
-  memoizeValidatorRouteRegexps();
-  const validator = OpenApiValidator.middleware({
-    // $refs inlined: same constraints, much less start-up work (src/openapi.ts)
-    apiSpec: validatorDocument(openapi, options.validateResponses ?? false) as never,
+  // $refs inlined: same constraints, much less start-up work (src/openapi.ts)
+  const apiSpec = validatorDocument(openapi, options.validateResponses ?? false);
+  app.use(goBooleans(booleanQueryParameters(apiSpec)));
+  // Every request is validated (no memo: a validated URL must still be checked for its method).
+  // The validator's route matcher cache and lazy meta-schema come from patches/ (patch-package).
+  app.use(OpenApiValidator.middleware({
+    apiSpec: apiSpec as never,
     validateRequests: { coerceTypes: true, allowUnknownQueryParameters: true },
     validateResponses: options.validateResponses ?? false,
     validateApiSpec: false,
     useRequestUrl: true,
-  }) as RequestHandler[];
-  // With response validation (tests) the validator must see every request.
-  app.use(validateOnce(validator, options.validateResponses ? 0 : options.validationCacheEntries ?? 10_000));
+  }) as RequestHandler[]);
   app.use(statusRouter(), blockRouter(), txRouter(), evmRouter(), nftRouter(), richListRouter());
-  app.use((req, res) => { uncacheable(res); sendError(res, 404, GRPC.NOT_FOUND, `not found: ${req.method} ${req.path}`); });
+  app.use((req, res) => { uncacheable(res); sendError(res, 404, GRPC.NOT_FOUND, `not found: ${req.method} ${shown(req.path)}`); });
   const onError: ErrorRequestHandler = (err, _req, res, next) => { if (!res.headersSent) uncacheable(res); next(err); };
   app.use(onError, errorMiddleware(logError, (err, res) => {
     ops.storageError(err.code);
@@ -291,10 +166,10 @@ export function createApp({ snapshots, openapi, options, logger = silentLogger, 
  */
 export function createRequestListener(args: Parameters<typeof createApp>[0]): RequestListener {
   const app = createApp(args);
-  const { responseCache, logger = silentLogger, options, snapshots } = args;
+  const { responseCache, options, snapshots } = args;
   if (!responseCache) return app;
   return cachedFront(app, {
-    cache: responseCache, snapshots, corsOrigin: options.corsOrigin, maxUrlLength: options.maxUrlLength ?? 8192,
-    draining: options.draining ?? ((): boolean => false), logger, metrics: app.locals.metrics as Metrics,
+    cache: responseCache, snapshots, cors: corsHeaders(options.corsOrigin), maxUrlLength: options.maxUrlLength ?? 8192,
+    draining: options.draining ?? ((): boolean => false), observe: app.locals.observe as ObserveRequest,
   });
 }

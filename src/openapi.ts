@@ -26,8 +26,6 @@ export function loadOpenApi(): OpenApiDocument {
 }
 
 const dereferenced = new WeakMap<OpenApiDocument, Map<boolean, OpenApiDocument>>();
-/** Top-level extension key marking a document validatorDocument() made (it has no $ref). */
-export const DEREFERENCED = 'x-indexer-api-dereferenced';
 
 /**
  * What express-openapi-validator is given: the same document with every local `$ref`
@@ -37,7 +35,8 @@ export const DEREFERENCED = 'x-indexer-api-dereferenced';
  * only response validation reads. The request constraints are the same, but the validator no
  * longer compiles an Ajv validator for each referenced response only to look up what the `$ref`
  * points at (its SchemaPreprocessor resolves a `$ref` with `ajv.getSchema`), nor runs
- * json-schema-ref-parser over it (takeDereferencedAsIs), and the document it clones and walks —
+ * json-schema-ref-parser over it (with patches/express-openapi-validator+*.patch a document
+ * without $ref is taken as is), and the document it clones and walks —
  * once at start-up and twice more for each route's first request (Ajv's addSchema traverses
  * every key of the route schema, which embeds `paths`) — is a third of the size: together most
  * of the validator's start-up. /swagger/doc.json still serves the document as written. Memoized
@@ -50,11 +49,10 @@ export function validatorDocument(doc: OpenApiDocument, withResponses: boolean):
   let out = byFlag.get(withResponses);
   if (!out) {
     const { components: _components, ...rest } = inlineRefs(doc, doc, [], new Map()) as OpenApiDocument;
-    out = { ...rest, [DEREFERENCED]: true };
+    out = rest;
     if (!withResponses) out.paths = withoutResponseBodies(out.paths as Record<string, Record<string, unknown>>);
     byFlag.set(withResponses, out);
   }
-  takeDereferencedAsIs();
   return out;
 }
 
@@ -76,32 +74,6 @@ function withoutResponseBodies(paths: Record<string, Record<string, unknown>>): 
     out[path] = copy;
   }
   return out;
-}
-
-interface Framework { prototype: { loadSpec: ((doc: unknown, refParser?: unknown) => Promise<unknown>) & { takesDereferenced?: true } } }
-
-/**
- * express-openapi-validator 5.x runs json-schema-ref-parser's `bundle` over the document it is
- * given (framework/index.js loadSpec), which crawls all of it to resolve $refs. A document from
- * validatorDocument() has none, so it is taken as is — what `bundle` returns for it. A version
- * without that module keeps its own behaviour.
- */
-function takeDereferencedAsIs(): void {
-  let mod: { OpenAPIFramework?: Framework };
-  try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    mod = require('express-openapi-validator/dist/framework/index');
-  } catch {
-    return;
-  }
-  const proto = mod.OpenAPIFramework?.prototype;
-  if (!proto || typeof proto.loadSpec !== 'function' || proto.loadSpec.takesDereferenced) return;
-  const original = proto.loadSpec;
-  const loadSpec = function (this: unknown, doc: unknown, refParser?: unknown): Promise<unknown> {
-    if (doc !== null && typeof doc === 'object' && (doc as Record<string, unknown>)[DEREFERENCED] === true) return Promise.resolve(doc);
-    return original.call(this, doc, refParser);
-  };
-  proto.loadSpec = Object.assign(loadSpec, { takesDereferenced: true as const });
 }
 
 function resolvePointer(root: unknown, ref: string): unknown {

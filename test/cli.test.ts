@@ -206,13 +206,31 @@ describe('indexer-api (the command line)', function () {
   });
 
   describe('serve', () => {
+    /** In-process (--get) and as a cluster (--workers 2): one line, nothing on stdout, no worker forked. */
     const refuses = async (file: string, problem: RegExp): Promise<void> => {
-      const r = await cli(['serve', '--db', file, '--get', '/status']);
-      expect(r.code, r.stderr).to.not.equal(0);
-      expect(r.stdout).to.equal('');
-      const line = oneLine(r.stderr);
-      expect(line).to.contain(file).and.match(problem);
+      for (const how of [['--get', '/status'], ['--workers', '2', '--port', '0']]) {
+        const r = await cli(['serve', '--db', file, ...how]);
+        expect(r.code, r.stderr).to.not.equal(0);
+        expect(r.stdout, `${how.join(' ')}: no worker log lines`).to.equal('');
+        const line = oneLine(r.stderr);
+        expect(line).to.contain(file).and.match(problem);
+      }
     };
+
+    it('refuses a port in use with one line before forking any worker', async () => {
+      const port = await freePort();
+      const { createServer } = await import('node:net');
+      const taken = createServer();
+      await new Promise<void>((done) => taken.listen(port, '127.0.0.1', done));
+      try {
+        const r = await cli(['serve', '--db', (await testChain('move')).file, '--workers', '2', '--port', String(port)]);
+        expect(r.code, r.stderr).to.not.equal(0);
+        expect(r.stdout).to.equal('');
+        expect(oneLine(r.stderr)).to.contain(`127.0.0.1:${port}`).and.contain('address in use');
+      } finally {
+        taken.close();
+      }
+    });
 
     it('refuses a missing file with one line naming it', async () => {
       await refuses(join(dir('serve-missing'), 'nope.sqlite'), /not found|no such|missing|does not exist/i);

@@ -82,8 +82,13 @@ export async function runServe(o: ServeOptions): Promise<number> {
     if (o.pull !== undefined && o.get === undefined) {
       const { pullBeforeFork } = await import('../pull/serve-pull');
       const puller = await pullBeforeFork(file, pullOptions(o), logger);
-      try { return await runPrimary({ file, workers, logger }); } finally { puller.close(); }
+      try {
+        await preflight(file, o);
+        return await runPrimary({ file, workers, logger });
+      } finally { puller.close(); }
     }
+    // Refusals a worker would meet are found here first: one line, exit 1, nothing forked.
+    await preflight(file, o);
     return runPrimary({ file, workers, logger });
   }
   if (gate && cluster.isWorker) awaitPrimaryAnnouncement(gate);
@@ -101,6 +106,25 @@ export async function runServe(o: ServeOptions): Promise<number> {
 
 function pullOptions(o: ServeOptions): { pull: string; pullIntervalMs: number; verify: boolean } {
   return { pull: o.pull as string, pullIntervalMs: parseDuration(o.pullInterval ?? '30s', '--pull-interval'), verify: o.verify };
+}
+
+/**
+ * What the cluster primary checks before it forks: the snapshot opens (the same checks a worker
+ * makes, without --verify's full scan, which the workers still run) and the address can be
+ * listened on. Each failure throws one message (the CLI prints it as one line).
+ */
+async function preflight(file: string, o: ServeOptions): Promise<void> {
+  const { openSnapshot } = await import('../snapshot/open');
+  openSnapshot(file).close();
+  if (o.port === 0) return;
+  const { createServer } = await import('node:net');
+  await new Promise<void>((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', (e: NodeJS.ErrnoException) => {
+      reject(new Error(`cannot listen on ${o.host}:${o.port}: ${e.code === 'EADDRINUSE' ? 'address in use' : e.code ?? e.message}`));
+    });
+    probe.listen(o.port, o.host, () => probe.close(() => resolve()));
+  });
 }
 
 function limitsOf(o: ServeOptions): Limits {

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import type { RequestHandler, Response } from 'express';
 import type { Snapshot } from '../snapshot/open';
 
@@ -54,9 +55,28 @@ export class ResponseCache {
   readonly maxEntryBytes: number;
   hits = 0;
   misses = 0;
+  /** 200s not stored because their URL was seen for the first time (admission, see admit) */
+  notAdmitted = 0;
+  private readonly doorkeeper: Doorkeeper | undefined;
 
-  constructor(readonly maxBytes: number, readonly maxEntries = Infinity) {
+  /**
+   * `admitOnSecondSight` (the default): a URL's 200 is stored only when the URL is requested
+   * the second time (TinyLFU's "doorkeeper"): a crawler's one-off URLs then cost a miss only a
+   * hash and a bit-set lookup, not a copy of the body, its header list and an eviction.
+   */
+  constructor(readonly maxBytes: number, readonly maxEntries = Infinity, admitOnSecondSight = true) {
     this.maxEntryBytes = Math.floor(maxBytes / 8);
+    this.doorkeeper = admitOnSecondSight ? new Doorkeeper(DOORKEEPER_BITS) : undefined;
+  }
+
+  /**
+   * Whether a 200 for `url` should be stored: true when the URL was seen before (or admission is
+   * off); a first sighting is remembered and answered false.
+   */
+  admit(url: string): boolean {
+    if (this.doorkeeper === undefined || this.doorkeeper.seen(url)) return true;
+    this.notAdmitted++;
+    return false;
   }
 
   get size(): number { return this.map.size; }
@@ -99,10 +119,47 @@ export class ResponseCache {
   }
 
   clear(): void {
+    this.doorkeeper?.clear();
     this.map.clear();
     this.cursor = this.map.entries();
     this.used = 0;
     this.snapshotId = undefined;
+  }
+}
+
+/** 2^20 bits (128 KiB): ~100k distinct URLs remembered at < 10 % false "seen before". */
+const DOORKEEPER_BITS = 1 << 20;
+
+/**
+ * A Bloom filter of URLs seen once (two probes from one 32-bit FNV-1a hash and its mix), reset
+ * when a quarter of its bits are set so that old one-off URLs age out. A false "seen" only means
+ * a one-off URL is stored, as without admission.
+ */
+class Doorkeeper {
+  private readonly bits: Uint32Array;
+  private set = 0;
+  constructor(private readonly size: number) { this.bits = new Uint32Array(size >>> 5); }
+
+  /** Whether `key` was seen since the last reset; records it. */
+  seen(key: string): boolean {
+    let h = 0x811c9dc5;
+    for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
+    const a = (h >>> 0) & (this.size - 1);
+    const b = (Math.imul(h ^ (h >>> 16), 0x85ebca6b) >>> 0) & (this.size - 1);
+    const hadA = this.test(a);
+    const hadB = this.test(b);
+    if (hadA && hadB) return true;
+    if (this.set >= this.size >>> 2) this.clear();
+    this.mark(a);
+    this.mark(b);
+    return false;
+  }
+
+  clear(): void { this.bits.fill(0); this.set = 0; }
+
+  private test(i: number): boolean { return (this.bits[i >>> 5] & (1 << (i & 31))) !== 0; }
+  private mark(i: number): void {
+    if (!this.test(i)) { this.bits[i >>> 5] |= 1 << (i & 31); this.set++; }
   }
 }
 
@@ -116,8 +173,9 @@ const NO_CACHE = /(?:^|,)\s*?no-cache\s*?(?:,|$)/;
 const TOKEN_SEPARATORS = /[ ,]+/;
 
 /**
- * Whether a request with these headers gets a 304 for a 200 with this ETag — the same decision
- * as Express's `req.fresh` (the `fresh` package): If-None-Match compared weakly, `*` matches,
+ * Whether a request with these headers gets a 304 for a 200 with this ETag — the one conditional
+ * GET decision (the response cache and sendJson both use it), the same as Express's `req.fresh`
+ * (the `fresh` package): If-None-Match compared weakly, `*` matches,
  * `Cache-Control: no-cache` in the request forces a full answer, If-Modified-Since alone never
  * matches (we send no Last-Modified).
  */
@@ -131,6 +189,12 @@ export function isFresh(ifNoneMatch: string | undefined, cacheControl: string | 
     if (t === etag || t === `W/${etag}` || `W/${t}` === etag) return true;
   }
   return false;
+}
+
+/** Whether `req` (conditional GET) gets a 304 for a 200 with this ETag: isFresh on its headers. */
+export function requestIsFresh(req: IncomingMessage, etag: string): boolean {
+  const h = req.headers;
+  return isFresh(h['if-none-match'], h['cache-control'], h['if-modified-since'], etag);
 }
 
 /** Request headers that belong to the request, not to the cached answer (CORS, draining). */
@@ -154,6 +218,7 @@ export function httpCaching(maxAge: number, cache?: ResponseCache): RequestHandl
     res.setHeader('Cache-Control', cacheControl);
     if (cache) {
       cache.misses++;
+      if (!cache.admit(url)) { next(); return; }
       captureBody(res, (body) => {
         if (!req.route) return;
         const route = req.baseUrl + (req.route as { path: string }).path;

@@ -1,5 +1,5 @@
-import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
-import { ApiError, errorJson, GRPC } from '../lib/api-errors';
+import type { ErrorRequestHandler, Response } from 'express';
+import { ApiError, errorJson, GRPC, invalidValue, MethodNotAllowedError, shown } from '../lib/api-errors';
 
 /**
  * One error shape for every error (docs/api-contract.md#errors), the key-value indexer's gRPC-gateway body:
@@ -7,18 +7,13 @@ import { ApiError, errorJson, GRPC } from '../lib/api-errors';
  */
 
 // the error classes live below every layer that throws them; re-exported for the HTTP layer
-export { ApiError, BadRequestError, errorJson, GRPC, NotFoundError, UnavailableError } from '../lib/api-errors';
+export {
+  ApiError, BadRequestError, errorJson, GRPC, invalidValue, MethodNotAllowedError, NotFoundError, shown, SHOWN_VALUE_CHARS, UnavailableError,
+} from '../lib/api-errors';
 
 export function sendError(res: Response, status: number, code: number, message: string): void {
   res.status(status).type('application/json').send(errorJson(code, message));
 }
-
-/** 405 for a method other than GET/HEAD on a route Express answers itself (ops, Swagger). */
-export const methodNotAllowed: RequestHandler = (req, res) => {
-  res.setHeader('Allow', 'GET, HEAD');
-  res.setHeader('Cache-Control', 'no-store');
-  sendError(res, 405, GRPC.UNIMPLEMENTED, `method not allowed: ${req.method} ${req.path}`);
-};
 
 interface ValidatorErrorItem { path?: string; message?: string; errorCode?: string }
 interface ValidatorError { status?: number; errors?: ValidatorErrorItem[]; message?: string }
@@ -29,14 +24,7 @@ function describeValidatorError(item: ValidatorErrorItem | undefined, req: Param
   if (!m || !item) return undefined;
   const name = m[2];
   const raw = m[1] === 'query' ? rawQueryValue(req.originalUrl, name) : rawPathValue(req, name);
-  return `invalid value for ${name}: ${shorten(raw ?? '')} (${item.message ?? 'is invalid'})`;
-}
-
-/** A bad value is echoed up to this many characters (a 100 KB value must not make a 100 KB error). */
-const MAX_ECHO = 200;
-
-function shorten(value: string): string {
-  return value.length <= MAX_ECHO ? value : `${value.slice(0, MAX_ECHO)}… (${value.length} characters)`;
+  return invalidValue(name, raw ?? '', item.message ?? 'is invalid').message;
 }
 
 /**
@@ -86,21 +74,21 @@ export function errorMiddleware(log: (err: unknown) => void, onStorageError?: (e
       sendError(res, 503, GRPC.UNAVAILABLE, 'snapshot unavailable: the file is damaged; try another replica');
       return;
     }
-    if (err instanceof ApiError) { sendError(res, err.status, err.grpcCode, err.message); return; }
+    if (err instanceof ApiError && !(err instanceof MethodNotAllowedError)) { sendError(res, err.status, err.grpcCode, err.message); return; }
     const v = err as ValidatorError;
     if (v.status === 400 && Array.isArray(v.errors)) {
       const message = describeValidatorError(v.errors[0], req) ?? v.errors.map((e) => `${e.path ?? ''} ${e.message ?? ''}`.trim()).join('; ');
       sendError(res, 400, GRPC.INVALID_ARGUMENT, message);
       return;
     }
-    if (v.status === 404) { sendError(res, 404, GRPC.NOT_FOUND, `not found: ${req.method} ${req.path}`); return; }
-    if (v.status === 405) {
+    if (v.status === 404) { sendError(res, 404, GRPC.NOT_FOUND, `not found: ${req.method} ${shown(req.path)}`); return; }
+    if (err instanceof MethodNotAllowedError || v.status === 405) {
       res.setHeader('Allow', 'GET, HEAD');
-      sendError(res, 405, GRPC.UNIMPLEMENTED, `method not allowed: ${req.method} ${req.path}`);
+      sendError(res, 405, GRPC.UNIMPLEMENTED, `method not allowed: ${req.method} ${shown(req.path)}`);
       return;
     }
     if (err instanceof URIError || (err as { status?: number }).status === 400) {
-      sendError(res, 400, GRPC.INVALID_ARGUMENT, `malformed request: ${(err as Error).message}`);
+      sendError(res, 400, GRPC.INVALID_ARGUMENT, `malformed request: ${shown((err as Error).message)}`);
       return;
     }
     log(err);

@@ -2,11 +2,12 @@ import { Request, Response, Router } from 'express';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Snapshot } from '../snapshot/open';
 import type { ResponseCache } from './caching';
-import { errorJson, GRPC, methodNotAllowed } from './errors';
+import { errorJson, GRPC, MethodNotAllowedError } from './errors';
 
 /**
  * Operations endpoints, mounted before the OpenAPI validator: `/health` (the process is up),
  * `/ready` (a snapshot is loaded and the server is not draining), `/metrics` (Prometheus text).
+ * Like every route, they answer GET and HEAD; any other method gets a 405.
  */
 
 /** The Express route pattern a request matched, never the raw URL (bounded label values). */
@@ -19,9 +20,7 @@ export function routeOf(req: Request): string {
 
 export interface Metrics {
   readonly registry: Registry;
-  /** one finished (or aborted) request */
-  observe(req: Request, res: Response, seconds: number): void;
-  /** the same, for a request answered outside Express (the response cache in front of it) */
+  /** one finished (or aborted) request, by route pattern (src/http/observe.ts) */
   observeRoute(method: string, route: string, status: number, seconds: number): void;
   swapped(): void;
   swapFailed(): void;
@@ -81,6 +80,10 @@ export function createMetrics(current: () => Snapshot | undefined, cache?: Respo
       name: 'indexer_api_response_cache_misses_total', help: 'GET/HEAD API requests the in-process response cache could not answer (computed by the app)', registers: [registry],
       collect() { this.reset(); this.inc(cache.misses); },
     });
+    new Counter({
+      name: 'indexer_api_response_cache_not_admitted_total', help: '200s not stored because their URL was seen for the first time (admission on second sight)', registers: [registry],
+      collect() { this.reset(); this.inc(cache.notAdmitted); },
+    });
     new Gauge({
       name: 'indexer_api_response_cache_entries', help: 'Entries in the in-process response cache', registers: [registry],
       collect() { this.set(cache.size); },
@@ -90,13 +93,21 @@ export function createMetrics(current: () => Snapshot | undefined, cache?: Respo
       collect() { this.set(cache.bytes); },
     });
   }
+  // The labelled children, looked up once per (method, route, status) rather than by hashing a
+  // label object on every request; bounded: route patterns, Node's method list, status codes.
+  const children = new Map<string, { count: { inc(): void }; time: { observe(v: number): void } }>();
   const observeRoute = (method: string, route: string, status: number, seconds: number): void => {
-    requests.inc({ method, route, status });
-    latency.observe({ method, route }, seconds);
+    const key = `${method} ${status} ${route}`;
+    let c = children.get(key);
+    if (c === undefined) {
+      c = { count: requests.labels(method, route, String(status)), time: latency.labels(method, route) };
+      children.set(key, c);
+    }
+    c.count.inc();
+    c.time.observe(seconds);
   };
   return {
     registry,
-    observe: (req, res, seconds) => observeRoute(req.method, routeOf(req), res.statusCode, seconds),
     observeRoute,
     swapped: () => swaps.inc(),
     swapFailed: () => failed.inc(),
@@ -132,3 +143,8 @@ export function opsRouter({ current, draining, metrics, stale, notReady = () => 
     })
     .all(['/health', '/ready', '/metrics'], methodNotAllowed);
 }
+
+/** Any other method on a route that answers GET and HEAD: 405 with the JSON error (errors.ts). */
+export const methodNotAllowed = (req: Request, _res: Response, next: (err: unknown) => void): void => {
+  next(new MethodNotAllowedError(req.method, req.path));
+};

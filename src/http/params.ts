@@ -1,6 +1,6 @@
-import type { Request } from 'express';
+import type { Request, RequestHandler } from 'express';
 import { AddressError, canonicalAddress } from '../lib/address';
-import { BadRequestError, rawQueryValues } from './errors';
+import { invalidValue, rawQueryValues } from './errors';
 import { PageRequest, PaginationQuery, parsePageRequest } from '../snapshot/pagination';
 
 /**
@@ -25,7 +25,7 @@ const DECIMAL = /^\+?[0-9]{1,16}$/;
 function strictInt(name: string, raw: string): number {
   const n = Number(raw);
   if (!DECIMAL.test(raw) || !Number.isSafeInteger(n)) {
-    throw new BadRequestError(`invalid value for ${name}: ${raw} (must be a decimal integer)`);
+    throw invalidValue(name, raw, 'must be a decimal integer');
   }
   return n;
 }
@@ -51,7 +51,7 @@ export function address(name: string, value: string, prefix: string): Buffer {
   try {
     return canonicalAddress(value, prefix);
   } catch (e) {
-    if (e instanceof AddressError) throw new BadRequestError(`invalid value for ${name}: ${value} (${e.message})`);
+    if (e instanceof AddressError) throw invalidValue(name, value, e.message);
     throw e;
   }
 }
@@ -60,7 +60,7 @@ export function address(name: string, value: string, prefix: string): Buffer {
 export function txHash(value: string): Buffer {
   const hex = value.replace(/^0[xX]/, '');
   if (!/^[0-9a-fA-F]*$/.test(hex) || hex.length === 0) {
-    throw new BadRequestError(`invalid value for tx_hash: ${value} (must be hex, with or without 0x)`);
+    throw invalidValue('tx_hash', value, 'must be hex, with or without 0x');
   }
   return Buffer.from(hex.length % 2 ? `0${hex}` : hex, 'hex');
 }
@@ -86,4 +86,41 @@ export function tokenIdCandidates(req: Request): [string, string] | undefined {
   let decoded = v;
   try { decoded = decodeURIComponent(v); } catch { /* not an escape sequence: exact match only */ }
   return [v, decoded];
+}
+
+/**
+ * Booleans as rollytics reads them (Go's strconv.ParseBool): `1 t T TRUE true True` and
+ * `0 f F FALSE false False`. Each boolean query parameter of the contract holding one of these
+ * is rewritten to `true` / `false` before validation; anything else reaches the validator as
+ * sent and is a 400 naming the parameter.
+ */
+const GO_BOOL: Record<string, 'true' | 'false'> = {
+  1: 'true', t: 'true', T: 'true', TRUE: 'true', true: 'true', True: 'true',
+  0: 'false', f: 'false', F: 'false', FALSE: 'false', false: 'false', False: 'false',
+};
+
+export function goBooleans(names: ReadonlySet<string>): RequestHandler {
+  return (req, _res, next) => {
+    const q = req.query as Record<string, unknown>;
+    for (const name in q) {
+      const v = q[name];
+      if (typeof v === 'string' && names.has(name) && Object.hasOwn(GO_BOOL, v)) q[name] = GO_BOOL[v];
+    }
+    next();
+  };
+}
+
+/** The names of the query parameters declared `type: boolean` anywhere in a document without $refs. */
+export function booleanQueryParameters(doc: Record<string, unknown>): Set<string> {
+  const names = new Set<string>();
+  for (const item of Object.values((doc.paths ?? {}) as Record<string, Record<string, unknown>>)) {
+    for (const op of [item, ...Object.values(item)]) {
+      const params = (op as { parameters?: unknown } | null)?.parameters;
+      if (!Array.isArray(params)) continue;
+      for (const p of params as { in?: string; name?: string; schema?: { type?: string } }[]) {
+        if (p.in === 'query' && p.schema?.type === 'boolean' && p.name) names.add(p.name);
+      }
+    }
+  }
+  return names;
 }

@@ -1,4 +1,5 @@
 import type { Response } from 'express';
+import { requestIsFresh } from './caching';
 import { listResponse, Page } from '../snapshot/pagination';
 
 export const JSON_TYPE = 'application/json; charset=utf-8';
@@ -7,7 +8,7 @@ export const JSON_TYPE = 'application/json; charset=utf-8';
  * Sends a pre-rendered JSON body (a Buffer of UTF-8, or a string). What Express's res.send does
  * for it, without the parts that cost and do nothing here (content-type parsing and charset
  * rewriting, string → Buffer when it is one already, ETag generation is off anyway): the
- * Content-Type and Content-Length headers, a 304 when the request is fresh (req.fresh, against
+ * Content-Type and Content-Length headers, a 304 when the request is fresh (requestIsFresh, against
  * the ETag set by src/http/caching.ts), no body to a HEAD. With response validation on (tests),
  * the body goes through res.json so express-openapi-validator checks it against openapi.yaml.
  */
@@ -16,7 +17,8 @@ export function sendJson(res: Response, body: Buffer | string): void {
     res.json(JSON.parse(body.toString()));
     return;
   }
-  if (res.req.fresh) {
+  const etag = res.getHeader('ETag');
+  if (typeof etag === 'string' && requestIsFresh(res.req, etag)) {
     res.statusCode = 304;
     res.end();
     return;

@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import { readBinaryAsset } from '../assets';
-import { methodNotAllowed } from './errors';
+import { methodNotAllowed } from './ops';
 
 const UI_DIR = 'node_modules/swagger-ui-dist';
 const ASSETS: Record<string, string> = {

@@ -24,9 +24,27 @@ export class NotFoundError extends ApiError {
   constructor(message: string) { super(404, GRPC.NOT_FOUND, message); }
 }
 
+/** 405: the route exists, the method does not (every route answers GET and HEAD only). */
+export class MethodNotAllowedError extends ApiError {
+  constructor(method: string, path: string) { super(405, GRPC.UNIMPLEMENTED, `method not allowed: ${method} ${shown(path)}`); }
+}
+
 /** 503: no snapshot is loaded, or the one loaded is damaged. */
 export class UnavailableError extends ApiError {
   constructor(message: string) { super(503, GRPC.UNAVAILABLE, message); }
+}
+
+/** A client's value is shown in an error message up to this many characters, then cut with "…". */
+export const SHOWN_VALUE_CHARS = 100;
+
+/** `value` as an error message shows it: a 100 KB bad value must not become a 100 KB error body. */
+export function shown(value: string): string {
+  return value.length <= SHOWN_VALUE_CHARS ? value : `${value.slice(0, SHOWN_VALUE_CHARS)}…`;
+}
+
+/** The one wording of a 400 about a request value: `invalid value for <name>: <value, cut> (<why>)`. */
+export function invalidValue(name: string, value: string, why: string): BadRequestError {
+  return new BadRequestError(`invalid value for ${name}: ${shown(value)} (${why})`);
 }
 
 export function errorJson(code: number, message: string): string {

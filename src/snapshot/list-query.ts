@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import { amountFromKey, amountKey, isAmount } from '../lib/amount';
-import { BadRequestError } from '../lib/api-errors';
+import { BadRequestError, shown } from '../lib/api-errors';
 import { encodeKey, KeyValue, Page, PageRequest, paginationJson, previousKey } from './pagination';
 
 /**
@@ -133,7 +133,7 @@ export class ListQuery {
 }
 
 function badKey(col: OrderColumn, want: string, got: unknown): BadRequestError {
-  return new BadRequestError(`invalid value for pagination.key: field ${col.field} must be ${want}, got ${JSON.stringify(got)}`);
+  return new BadRequestError(`invalid value for pagination.key: field ${col.field} must be ${want}, got ${shown(JSON.stringify(got) ?? String(got))}`);
 }
 
 function toSqlValue(col: OrderColumn, v: unknown): unknown {

@@ -1,4 +1,4 @@
-import { BadRequestError } from '../lib/api-errors';
+import { invalidValue } from '../lib/api-errors';
 
 /**
  * Pagination per docs/api-contract.md#pagination. Parameter defaults match rollytics
@@ -53,22 +53,22 @@ const BASE64 = /^[A-Za-z0-9+/\-_]*={0,2}$/;
  */
 export function decodeKey(raw: string): PageKey {
   const b64 = raw.replace(/ /g, '+');
-  if (!BASE64.test(b64)) throw new BadRequestError(`invalid value for pagination.key: ${raw} (must be a base64 string)`);
+  if (!BASE64.test(b64)) throw invalidValue('pagination.key', raw, 'must be a base64 string');
   const text = Buffer.from(b64.replace(/-/g, '+').replace(/_/g, '/'), 'base64').toString('utf8').trim();
   if (text.startsWith('{')) {
     let fields: unknown;
     try {
       fields = JSON.parse(text);
     } catch {
-      throw new BadRequestError(`invalid value for pagination.key: ${raw} (not a valid key)`);
+      throw invalidValue('pagination.key', raw, 'not a valid key');
     }
     if (!fields || typeof fields !== 'object' || Array.isArray(fields)) {
-      throw new BadRequestError(`invalid value for pagination.key: ${raw} (not a valid key)`);
+      throw invalidValue('pagination.key', raw, 'not a valid key');
     }
     return { kind: 'cursor', fields: fields as Record<string, unknown> };
   }
   if (/^[0-9]{1,15}$/.test(text)) return { kind: 'offset', offset: Number(text) };
-  throw new BadRequestError(`invalid value for pagination.key: ${raw} (must decode to a JSON cursor or a non-negative integer)`);
+  throw invalidValue('pagination.key', raw, 'must decode to a JSON cursor or a non-negative integer');
 }
 
 /** Our keys: base64 of compact JSON with keys sorted, like rollytics' Go map encoding. */

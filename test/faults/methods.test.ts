@@ -86,6 +86,6 @@ describe('faults: unusual request lines and huge values', function () {
     const r = await send(`${s.url}/indexer/block/v1/blocks?pagination.limit=${'9'.repeat(7000)}x`, 'GET');
     expect(r.status).to.equal(400);
     expect(r.body.length).to.be.below(600);
-    expect(JSON.parse(r.body).message).to.match(/^invalid value for pagination\.limit: 9{200}… \(7001 characters\)/);
+    expect(JSON.parse(r.body).message).to.match(/^invalid value for pagination\.limit: 9{100}… \(/);
   });
 });

@@ -105,7 +105,10 @@ describe('serve: ETag, Cache-Control, 304 and the response cache', function () {
     it('serves a repeated 200 from the cache with the same bytes and headers', async () => {
       const url = `${s.url}/indexer/tx/v1/txs?pagination.limit=3`;
       const hits = await cacheMetric('indexer_api_response_cache_hits_total');
-      const a = await get(url);
+      const notAdmitted = await cacheMetric('indexer_api_response_cache_not_admitted_total');
+      const a = await get(url); // first sight: computed, not stored
+      expect(await cacheMetric('indexer_api_response_cache_not_admitted_total')).to.equal(notAdmitted + 1);
+      expect((await get(url)).body).to.equal(a.body); // second sight: computed and stored
       const b = await get(url);
       expect(await cacheMetric('indexer_api_response_cache_hits_total')).to.equal(hits + 1);
       expect(b.status).to.equal(200);
@@ -117,22 +120,22 @@ describe('serve: ETag, Cache-Control, 304 and the response cache', function () {
     });
 
     it('counts a cache hit under its route pattern in the metrics', async () => {
-      await get(`${s.url}/indexer/block/v1/blocks/3`);
-      await get(`${s.url}/indexer/block/v1/blocks/3`);
+      for (let i = 0; i < 3; i++) await get(`${s.url}/indexer/block/v1/blocks/3`); // miss, miss (stored), hit
       const text = (await get(`${s.url}/metrics`)).body;
-      expect(metric(text, 'indexer_api_http_requests_total', 'method="GET",route="/indexer/block/v1/blocks/:height",status="200"')).to.equal(2);
+      expect(metric(text, 'indexer_api_http_requests_total', 'method="GET",route="/indexer/block/v1/blocks/:height",status="200"')).to.equal(3);
     });
 
     it('writes the same request log line for a hit as for the miss before it', async () => {
       const path = '/indexer/block/v1/blocks?pagination.limit=4';
+      await get(s.url + path); // first sight, not stored
       const a = await get(s.url + path);
       const hits = await cacheMetric('indexer_api_response_cache_hits_total');
       await get(s.url + path);
       await fetch(s.url + path, { method: 'HEAD' });
       expect(await cacheMetric('indexer_api_response_cache_hits_total')).to.equal(hits + 2);
       const lines = () => s.lines.filter((l) => l.msg === 'request' && l.path === path);
-      await eventually('the log lines', async () => lines().length === 3);
-      const [miss, hit, head] = lines();
+      await eventually('the log lines', async () => lines().length === 4);
+      const [, miss, hit, head] = lines();
       const shape = (l: Record<string, unknown>) => ({ ...l, time: undefined, ms: undefined });
       expect(shape(hit)).to.deep.equal(shape(miss));
       expect(miss).to.include({ level: 'info', method: 'GET', status: 200, bytes: Buffer.byteLength(a.body) });
@@ -161,10 +164,43 @@ describe('serve: ETag, Cache-Control, 304 and the response cache', function () {
     });
   });
 
+  describe('ResponseCache admission (second sight)', () => {
+    it('admits a URL the second time it is seen, never the first', () => {
+      const c = new ResponseCache(1 << 20);
+      c.adopt('s1');
+      for (let i = 0; i < 1000; i++) expect(c.admit(`/u/${i}`), `first sight of /u/${i}`).to.equal(false);
+      let admitted = 0;
+      for (let i = 0; i < 1000; i++) if (c.admit(`/u/${i}`)) admitted++;
+      expect(admitted).to.equal(1000);
+      expect(c.notAdmitted).to.equal(1000);
+    });
+
+    it('forgets one-off URLs over time (the filter resets) and on a new snapshot', () => {
+      const c = new ResponseCache(1 << 20);
+      c.adopt('s1');
+      c.admit('/once');
+      for (let i = 0; i < 400_000; i++) c.admit(`/crawl/${i}`);
+      expect(c.admit('/once')).to.equal(false);
+      // a Bloom filter: a URL never seen is taken for seen now and then, never often
+      let wronglyAdmitted = 0;
+      for (let i = 0; i < 1000; i++) if (c.admit(`/new/${i}`)) wronglyAdmitted++;
+      expect(wronglyAdmitted).to.be.below(100);
+      c.admit('/again');
+      expect(c.admit('/again')).to.equal(true);
+      c.adopt('s2');
+      expect(c.admit('/again')).to.equal(false);
+    });
+
+    it('admits everything when admission is off', () => {
+      const c = new ResponseCache(1 << 20, Infinity, false);
+      expect(c.admit('/x')).to.equal(true);
+    });
+  });
+
   describe('ResponseCache', () => {
     const entry = (n: number) => ({ body: Buffer.alloc(n, 'x'), etag: '"e"', route: '/r', headers: [], headers304: [] });
     const cache = (maxBytes: number, maxEntries?: number): ResponseCache => {
-      const c = new ResponseCache(maxBytes, maxEntries);
+      const c = new ResponseCache(maxBytes, maxEntries, false);
       c.adopt('s1');
       return c;
     };

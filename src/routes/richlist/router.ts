@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import { BadRequestError } from '../../http/errors';
+import { invalidValue } from '../../http/errors';
 import { page, pathParam } from '../../http/params';
 import { sendPage } from '../../http/send';
 import { snapshotOf } from '../context';
@@ -10,7 +10,7 @@ export function richListRouter(): Router {
     const q = snapshotOf(res).q.richlist;
     const denom = pathParam(req, 'denom');
     const stored = q.storedDenom(denom);
-    if (stored === undefined) throw new BadRequestError(`invalid value for denom: ${denom} (no ERC-20 contract is known for this denom)`);
+    if (stored === undefined) throw invalidValue('denom', denom, 'no ERC-20 contract is known for this denom');
     sendPage(res, 'holders', q.holders(stored, page(req)));
   });
 }

@@ -1,0 +1,69 @@
+import { createServer, IncomingMessage } from 'node:http';
+import { canonicalAddress } from '../src/lib/address';
+import { emptyPage, listResponse, Page, PageRequest, parsePageRequest, PaginationQuery } from '../src/snapshot/pagination';
+import { blockResponse } from '../src/wire/block';
+import { txResponse } from '../src/wire/tx';
+import { openSnapshot } from '../src/snapshot/open';
+
+/**
+ * The minimal server of the cold-mix comparison (bench/cold-mix.ts): node:http + better-sqlite3
+ * through the same snapshot queries (the same SQL statements) and the same serializers as
+ * indexer-api, so its bodies are byte-identical — and nothing else: no Express, no OpenAPI
+ * validation, no ETag, no logging, no metrics, no CORS. Five route families (what the cold mix
+ * requests); unknown query parameters (bench_r) are ignored, bad input is not checked.
+ *
+ *   node build/bench/minimal.js <snapshot.sqlite> <port>
+ */
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+function pageOf(search: URLSearchParams): PageRequest {
+  const q: PaginationQuery = {};
+  const num = (k: 'pagination.limit' | 'pagination.offset'): void => { const v = search.get(k); if (v !== null) q[k] = Number(v); };
+  const bool = (k: 'pagination.count_total' | 'pagination.reverse'): void => { const v = search.get(k); if (v !== null) q[k] = v === 'true'; };
+  num('pagination.limit'); num('pagination.offset'); bool('pagination.count_total'); bool('pagination.reverse');
+  const key = search.get('pagination.key');
+  if (key !== null) q['pagination.key'] = key;
+  return parsePageRequest(q);
+}
+
+if (require.main === module) {
+  const [file, port] = process.argv.slice(2);
+  const s = openSnapshot(file);
+  const tx = s.q.tx;
+  const none = { msgTypes: undefined };
+  const answer = (req: IncomingMessage): Buffer | string | undefined => {
+    const url = req.url as string;
+    const qi = url.indexOf('?');
+    const path = qi < 0 ? url : url.slice(0, qi);
+    const search = new URLSearchParams(qi < 0 ? '' : url.slice(qi + 1));
+    let m: RegExpExecArray | null;
+    if (path === '/indexer/tx/v1/txs') return listResponse('txs', tx.list(none, pageOf(search)));
+    if ((m = /^\/indexer\/tx\/v1\/txs\/by_account\/([^/]+)$/.exec(path))) {
+      const p = pageOf(search);
+      const account = tx.account(canonicalAddress(decodeURIComponent(m[1]), s.meta.prefix));
+      const page: Page = account ? tx.byAccount(account, search.get('is_signer') === 'true', none, p) : emptyPage(p);
+      return listResponse('txs', page);
+    }
+    if ((m = /^\/indexer\/tx\/v1\/txs\/by_height\/(\d+)$/.exec(path))) return listResponse('txs', tx.byHeight(Number(m[1]), none, pageOf(search)));
+    if ((m = /^\/indexer\/tx\/v1\/txs\/(?:0x)?([0-9A-Fa-f]+)$/.exec(path))) {
+      const json = tx.byHash(Buffer.from(m[1], 'hex'));
+      return json === undefined ? undefined : txResponse(json);
+    }
+    if ((m = /^\/indexer\/block\/v1\/blocks\/(\d+)$/.exec(path))) {
+      const json = s.q.block.byHeight(Number(m[1]));
+      return json === undefined ? undefined : blockResponse(json);
+    }
+    return undefined;
+  };
+  const server = createServer((req, res) => {
+    const body = answer(req);
+    if (body === undefined) { res.writeHead(404).end(); return; }
+    const bytes = typeof body === 'string' ? Buffer.from(body) : body;
+    res.writeHead(200, { 'Content-Type': JSON_TYPE, 'Content-Length': bytes.length });
+    res.end(bytes);
+  });
+  server.keepAliveTimeout = 5_000;
+  server.listen(Number(port), '127.0.0.1', () => { process.stdout.write('listening\n'); });
+  process.on('SIGTERM', () => server.close(() => { s.close(); process.exit(0); }));
+}

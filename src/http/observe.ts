@@ -1,0 +1,36 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from './log';
+import type { Metrics } from './ops';
+
+/**
+ * Per-request observation, written once for both ways a request is answered (the Express app and
+ * the response cache in front of it): when the response closes (its last byte handed to the OS,
+ * or the client gone), one log line at info and the request counter + latency histogram.
+ * HEAD is counted as GET (it is answered as GET); the log line keeps the method as sent.
+ * `bodyBytes`: the body's length when the response's headers were written as a raw list
+ * (the cache's hits), else its Content-Length header.
+ */
+export type ObserveRequest = (req: IncomingMessage, res: ServerResponse, route: () => string, bodyBytes?: () => number) => void;
+
+const contentLength = (res: ServerResponse): number => Number(res.getHeader('content-length') ?? 0);
+
+export function requestObserver(logger: Logger, metrics: Metrics): ObserveRequest {
+  const logRequests = logger.enabled('info');
+  return (req, res, route, bodyBytes) => {
+    const started = process.hrtime.bigint();
+    const method = req.method as string;
+    const path = req.url as string;
+    res.once('close', () => {
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const status = res.statusCode;
+      metrics.observeRoute(method === 'HEAD' ? 'GET' : method, route(), status, seconds);
+      if (!logRequests) return;
+      const sentBody = method !== 'HEAD' && status !== 304 && status !== 204;
+      logger.info('request', {
+        method, path, status, ms: Math.round(seconds * 1e6) / 1e3,
+        bytes: sentBody ? (bodyBytes ? bodyBytes() : contentLength(res)) : 0,
+        ...(res.writableFinished ? {} : { aborted: true }),
+      });
+    });
+  };
+}
