@@ -109,13 +109,14 @@ function pullOptions(o: ServeOptions): { pull: string; pullIntervalMs: number; v
 }
 
 /**
- * What the cluster primary checks before it forks: the snapshot opens (the same checks a worker
- * makes, without --verify's full scan, which the workers still run) and the address can be
+ * What the cluster primary checks before it forks, without loading better-sqlite3 (a primary
+ * stays light): the snapshot file's path, SQLite header, size and schema version (the checks
+ * that need SQLite — meta, --verify — stay in the workers), and that the address can be
  * listened on. Each failure throws one message (the CLI prints it as one line).
  */
 async function preflight(file: string, o: ServeOptions): Promise<void> {
-  const { openSnapshot } = await import('../snapshot/open');
-  openSnapshot(file).close();
+  const { checkSnapshotHeader } = await import('../snapshot/file-check');
+  checkSnapshotHeader(file);
   if (o.port === 0) return;
   const { createServer } = await import('node:net');
   await new Promise<void>((resolve, reject) => {

@@ -1,5 +1,4 @@
 import type Database from 'better-sqlite3';
-import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import { prepareBlockQueries } from './queries/block';
 import { prepareEvmQueries } from './queries/evm';
 import { prepareNftQueries } from './queries/nft';
@@ -8,6 +7,7 @@ import { statusJson } from '../wire/status';
 import { prepareTxQueries } from './queries/tx';
 import { openDatabase } from '../sqlite';
 import { quickCheck, quickCheckMessage } from './quick-check';
+import { checkSnapshotFile, schemaVersionError, SnapshotError } from './file-check';
 import { SCHEMA_VERSION } from './schema';
 import { WIRE_FORMAT_META_KEY, WIRE_FORMAT_VERSION, wireFormatOf } from '../wire/format';
 
@@ -31,8 +31,7 @@ export interface SnapshotMeta {
   countCollections: number;
 }
 
-/** A snapshot that cannot be served; the message is the one line `serve` prints. */
-export class SnapshotError extends Error {}
+export { SnapshotError };
 
 /** An open, checked, read-only snapshot with every statement prepared. */
 export interface Snapshot {
@@ -59,7 +58,6 @@ export interface OpenOptions {
   verify?: boolean;
 }
 
-const SQLITE_MAGIC = 'SQLite format 3\u0000';
 const REQUIRED_META = ['chain_id', 'vm_type', 'bech32_prefix', 'snapshot_id', 'count_blocks', 'count_txs', 'count_collections'];
 
 /** The stored JSON must be what this build renders (docs/api-contract.md#stored-wire-format). */
@@ -70,35 +68,13 @@ function checkWireFormat(version: number, file: string, opts: OpenOptions): void
     : `snapshot's stored JSON is wire format ${version}, newer than this indexer-api renders (${WIRE_FORMAT_VERSION}): use the indexer-api that built it: ${file}`);
 }
 
-function readHeader(file: string): Buffer {
-  const fd = openSync(file, 'r');
-  try {
-    const buf = Buffer.alloc(100);
-    const n = readSync(fd, buf, 0, 100, 0);
-    return buf.subarray(0, n);
-  } finally {
-    closeSync(fd);
-  }
-}
-
 /**
  * Opens a snapshot read-only and refuses, with one line naming the file, anything that is not
  * a complete snapshot of this schema version: missing, not SQLite, truncated, wrong version,
  * unfinished import, or (with verify) a failed quick check.
  */
 export function openSnapshot(file: string, opts: OpenOptions = {}): Snapshot {
-  if (!existsSync(file)) throw new SnapshotError(`snapshot not found: ${file}`);
-  const st = statSync(file);
-  if (!st.isFile()) throw new SnapshotError(`snapshot is not a regular file: ${file}`);
-  const header = readHeader(file);
-  if (header.length < 100 || header.subarray(0, 16).toString('latin1') !== SQLITE_MAGIC) {
-    throw new SnapshotError(`not a SQLite database: ${file}`);
-  }
-  const pageSize = header.readUInt16BE(16) === 1 ? 65536 : header.readUInt16BE(16);
-  const pageCount = header.readUInt32BE(28);
-  if (pageCount > 0 && st.size < pageSize * pageCount) {
-    throw new SnapshotError(`snapshot is truncated (${st.size} bytes, header says ${pageSize * pageCount}): ${file}`);
-  }
+  checkSnapshotFile(file);
   let db: Database.Database;
   try {
     db = openDatabase(file, { readonly: true, fileMustExist: true });
@@ -117,9 +93,7 @@ export function openSnapshot(file: string, opts: OpenOptions = {}): Snapshot {
     db.pragma('cache_size = -65536');
     const version = db.pragma('user_version', { simple: true }) as number;
     if (version !== SCHEMA_VERSION) {
-      throw new SnapshotError(version === 0
-        ? `not an indexer-api snapshot (or its import did not finish): ${file}`
-        : `snapshot schema version ${version}, this indexer-api reads version ${SCHEMA_VERSION} (re-import it): ${file}`);
+      throw schemaVersionError(version, file);
     }
     if (opts.verify) {
       const check = quickCheck(file);

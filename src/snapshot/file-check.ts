@@ -1,0 +1,56 @@
+import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
+import { SCHEMA_VERSION } from './schema';
+
+/**
+ * The checks of a snapshot file that need no SQLite: its path, its 100-byte SQLite header, its
+ * size. openSnapshot runs them before opening; a cluster primary runs them (with the header's
+ * schema version) before forking, without loading better-sqlite3.
+ */
+
+/** A snapshot that cannot be served; the message is the one line `serve` prints. */
+export class SnapshotError extends Error {}
+
+const SQLITE_MAGIC = 'SQLite format 3\u0000';
+/** SQLite file header: PRAGMA user_version, 4 bytes big-endian (sqlite.org/fileformat.html §1.3) */
+const USER_VERSION_AT = 60;
+
+function readHeader(file: string): Buffer {
+  const fd = openSync(file, 'r');
+  try {
+    const buf = Buffer.alloc(100);
+    const n = readSync(fd, buf, 0, 100, 0);
+    return buf.subarray(0, n);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Missing, not a regular file, not SQLite, truncated: throws SnapshotError; returns the header. */
+export function checkSnapshotFile(file: string): Buffer {
+  if (!existsSync(file)) throw new SnapshotError(`snapshot not found: ${file}`);
+  const st = statSync(file);
+  if (!st.isFile()) throw new SnapshotError(`snapshot is not a regular file: ${file}`);
+  const header = readHeader(file);
+  if (header.length < 100 || header.subarray(0, 16).toString('latin1') !== SQLITE_MAGIC) {
+    throw new SnapshotError(`not a SQLite database: ${file}`);
+  }
+  const pageSize = header.readUInt16BE(16) === 1 ? 65536 : header.readUInt16BE(16);
+  const pageCount = header.readUInt32BE(28);
+  if (pageCount > 0 && st.size < pageSize * pageCount) {
+    throw new SnapshotError(`snapshot is truncated (${st.size} bytes, header says ${pageSize * pageCount}): ${file}`);
+  }
+  return header;
+}
+
+/** The refusal of a snapshot whose user_version is not this build's schema version. */
+export function schemaVersionError(version: number, file: string): SnapshotError {
+  return new SnapshotError(version === 0
+    ? `not an indexer-api snapshot (or its import did not finish): ${file}`
+    : `snapshot schema version ${version}, this indexer-api reads version ${SCHEMA_VERSION} (re-import it): ${file}`);
+}
+
+/** checkSnapshotFile plus the schema version as the header records it. */
+export function checkSnapshotHeader(file: string): void {
+  const version = checkSnapshotFile(file).readUInt32BE(USER_VERSION_AT);
+  if (version !== SCHEMA_VERSION) throw schemaVersionError(version, file);
+}
