@@ -33,6 +33,11 @@ function stdoutWriter(): (text: string) => void {
 
 export function stdoutGate(write: (text: string) => void = stdoutWriter()): StdoutGate {
   let held: string[] | undefined = [];
+  // never listened (e.g. every cluster worker failed to start): the held lines still go out
+  process.once('exit', () => {
+    if (held?.length) write(held.join(''));
+    held = undefined;
+  });
   return {
     write(text) {
       if (held) held.push(text);

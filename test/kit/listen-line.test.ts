@@ -1,5 +1,8 @@
 import { expect } from 'chai';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { cleanEnv, CLI, DEMO, ROOT } from '../serve/helpers';
 
@@ -44,6 +47,23 @@ describe('serve --port 0: the first line of stdout names the free port the kerne
       }
     });
   }
+
+  it('still writes the held log lines when it never listens (a cluster whose workers cannot open the file)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'indexer-api-listen-'));
+    try {
+      const bad = join(dir, 'garbage.sqlite');
+      writeFileSync(bad, 'not a snapshot');
+      const r = spawnSync(process.execPath, [CLI, 'serve', '--db', bad, '--workers', '2', '--port', '0'], { cwd: ROOT, encoding: 'utf8', env: cleanEnv() });
+      expect(r.status).to.equal(1);
+      const lines = r.stdout.split('\n').filter((l) => l !== '');
+      expect(lines.some((l) => l.startsWith('listening'))).to.equal(false);
+      const msgs = lines.map((l) => (JSON.parse(l) as { msg: string }).msg);
+      expect(msgs.filter((m) => m === 'worker started')).to.have.length(2);
+      expect(msgs[msgs.length - 1]).to.equal('stopped');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 
   it('keeps serving after the reader of stdout went away (`serve --port 0 | head -n1`)', async () => {
     const s = await serveFirstLine(['--demo', 'wasm', '--workers', '1']);

@@ -49,7 +49,6 @@ interface Plan {
   tokens: Set<string>;
   liveTokens: Set<string>;
   collections: Set<string>;
-  counts: Record<string, number>;
 }
 
 async function* each(source: ImportSource, kind: string): AsyncGenerator<{ line: NdjsonLine; value: Record<string, unknown> }> {
@@ -92,7 +91,7 @@ async function planCut(source: ImportSource, spec: CutSpec): Promise<Plan> {
   const touches = (set: Set<string>): boolean => { for (const a of set) if (accounts.has(a)) return true; return false; };
   const plan: Plan = {
     sequences: new Set(), blocks: new Map(), evmHashes: new Set(), proposers: new Set(),
-    tokens: new Set(), liveTokens: new Set(), collections: new Set(spec.collections), counts: {},
+    tokens: new Set(), liveTokens: new Set(), collections: new Set(spec.collections),
   };
 
   for await (const { value } of each(source, 'txs')) {
@@ -176,11 +175,9 @@ export function cutSource(source: ImportSource, spec: CutSpec): ImportSource {
     if (!source.records(kind)) return undefined;
     return (async function* () {
       const p = await plan();
-      p.counts[kind] = 0;
       for await (const { line, value } of each(source, kind)) {
         const kept = keep(value, p);
         if (kept === false) continue;
-        p.counts[kind]++;
         yield kept === true ? line : { ...line, text: kept };
       }
     })();
