@@ -9,6 +9,7 @@ import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CommandModule } from 'yargs';
 import { COMMANDS } from '../src/cli';
+import { followCommand } from '../src/commands/follow';
 import { generateCommand } from '../src/commands/generate';
 import { importCommand } from '../src/commands/import';
 import { serveCommand } from '../src/commands/serve';
@@ -115,6 +116,7 @@ process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(repor
       serve: serveCommand as CommandModule<object, never>,
       publish: publishCommand as CommandModule<object, never>,
       import: importCommand as CommandModule<object, never>,
+      follow: followCommand as CommandModule<object, never>,
       generate: generateCommand as CommandModule<object, never>,
     };
     expect(COMMANDS.map((c) => c.name)).to.deep.equal(Object.keys(modules));

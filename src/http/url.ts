@@ -2,7 +2,7 @@
  * The request target as routing sees it — one function, used by the response cache in front of
  * Express (its key) and by the app (req.url), so both agree on what a URL is.
  *
- * - Absolute form (`GET http://host/status HTTP/1.1`, RFC 9112 §3.2.2: servers must accept it):
+ * - Absolute form (`GET http://host/status HTTP/1.1`, RFC 9112 section 3.2.2: servers must accept it):
  *   scheme and authority are dropped.
  * - rollytics' router is case-insensitive and non-strict; clients also send `//indexer/...`
  *   (Celatone joins base URL and path without trimming): leading slashes are collapsed and one

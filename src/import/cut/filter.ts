@@ -4,7 +4,7 @@
  * ordinary loader accepts them and computes every total from what is left:
  *
  * - txs: those whose accounts (the signer, and the accounts derived from events with the same
- *   rules as the loader, reference §5.4) include one of the accounts;
+ *   rules as the loader, docs/api-contract.md#accounts-linked-to-a-tx) include one of the accounts;
  * - EVM: receipts whose accounts (from, to, contract, log addresses and topics) include one of
  *   them, or one of whose internal calls does; all internal calls of a kept receipt;
  * - blocks: exactly the heights holding a kept tx, with `tx_count`, `gas_used`, `gas_wanted`,
