@@ -11,7 +11,7 @@ import { SCHEMA_VERSION } from './schema';
 export class SnapshotError extends Error {}
 
 const SQLITE_MAGIC = 'SQLite format 3\u0000';
-/** SQLite file header: PRAGMA user_version, 4 bytes big-endian (sqlite.org/fileformat.html §1.3) */
+/** SQLite file header: PRAGMA user_version, 4 bytes big-endian (sqlite.org/fileformat.html, section 1.3) */
 const USER_VERSION_AT = 60;
 
 function readHeader(file: string): Buffer {
