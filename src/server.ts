@@ -7,8 +7,9 @@ export interface RunningServer {
   server: Server;
   url: string;
   /**
-   * Stop accepting, answer every request already sent on an accepted connection (bytes still
-   * in the kernel's buffers are waited for, DRAIN_GRACE_MS) and let in-flight ones finish; connections with nothing to answer are
+   * Stop accepting (after DRAIN_GRACE_MS, which empties the accept queue), answer every request
+   * already sent (bytes still in the kernel's buffers are waited for, DRAIN_GRACE_MS) and let
+   * in-flight ones finish; connections with nothing to answer are
    * closed. After `forceAfterMs` the remaining connections are cut; resolves true if everything
    * finished in time.
    */
@@ -21,8 +22,9 @@ export interface ServerEvents {
 }
 
 /**
- * After SIGTERM, how long a connection that has sent nothing new may still deliver a request
- * (already sent, still in the kernel's buffers) before it is treated as idle and closed.
+ * After SIGTERM, how long the server still accepts (connections already in the accept queue)
+ * and how long a connection that has sent nothing new may still deliver a request (already
+ * sent, still in the kernel's buffers) before it is treated as idle and closed.
  */
 export const DRAIN_GRACE_MS = 250;
 /** File descriptors kept free beside the sockets: the snapshot, its quick check, logs, the accept itself. */
@@ -159,8 +161,12 @@ export function startServer(app: RequestListener, host: string, port: number, li
               if (now - since >= DRAIN_GRACE_MS) socket.destroy();
             }
           }, 50);
-          // stops listening; connections close through the drain check above
-          server.close(() => { clearTimeout(force); clearInterval(idleCheck); done(true); });
+          // Stops listening after the grace: a connection the kernel has accepted but Node not yet
+          // (the accept queue) was sent before the signal, and closing the listener would reset it.
+          // Connections close through the drain check above.
+          setTimeout(() => {
+            server.close(() => { clearTimeout(force); clearInterval(idleCheck); done(true); });
+          }, DRAIN_GRACE_MS);
         }),
       });
     });
