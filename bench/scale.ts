@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { chainVersions } from '../test/pull/helpers';
+import { chainVersions, removePullTmp } from '../test/pull/helpers';
 import { converged, ScaleLab } from '../test/support/scale-lab';
 import { runLoad } from './load';
 
@@ -85,6 +85,7 @@ async function main(): Promise<void> {
     console.log(`manifest polls: ${manifests.length} so far, ${Math.round(polls)} bytes each`);
   } finally {
     await lab.stop();
+    removePullTmp();
   }
 }
 

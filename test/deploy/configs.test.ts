@@ -1,10 +1,12 @@
 import { expect } from 'chai';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { loadAll } from 'js-yaml';
 import { NGINX } from '../support/nginx';
+import { freePort } from '../support/net';
+import { DEMO, eventually, get, startServe } from '../serve/helpers';
 
 const ROOT = resolve(__dirname, '..', '..', '..');
 const DEPLOY = join(ROOT, 'deploy');
@@ -14,7 +16,7 @@ const SYSTEMD_ANALYZE = ['/usr/bin/systemd-analyze', '/bin/systemd-analyze'].fin
 /** CI installs haproxy and nginx (.ci/run): there a missing one is a failure, not a skip (systemd-analyze stays optional). */
 const REQUIRED = process.env.TEST_REQUIRE_SCALE === '1';
 
-function itWith(tool: string | undefined, title: string, fn: () => void, required = REQUIRED): void {
+function itWith(tool: string | undefined, title: string, fn: (this: Mocha.Context) => void | Promise<void>, required = REQUIRED): void {
   if (tool || required) it(title, fn);
   else it.skip(`${title} (not installed here)`, fn);
 }
@@ -73,6 +75,38 @@ describe('deploy/', () => {
     expect(r.stderr.split('\n').filter((l) => l.includes('indexer-api.service'))).to.deep.equal([]);
     expect(r.status).to.equal(0);
   }, false);
+
+  itWith(NGINX, 'nginx-upstream.conf, run in front of two replicas: every request answered while one is killed', async function () {
+    this.timeout(60_000);
+    const a = await startServe(['--db', DEMO('wasm')]);
+    const b = await startServe(['--db', DEMO('wasm')]);
+    const port = await freePort();
+    const hostPort = (u: string): string => new URL(u).host;
+    const upstream = readFileSync(join(DEPLOY, 'nginx-upstream.conf'), 'utf8')
+      .replace(/server 10\.0\.0\.11:8080/, `server ${hostPort(a.url)}`)
+      .replace(/server 10\.0\.0\.12:8080/, `server ${hostPort(b.url)}`)
+      .replace(/^\s*server 10\.0\.0\.13:8080.*\n/m, '')
+      .replace('listen 8080;', `listen 127.0.0.1:${port};`);
+    const dir = mkdtempSync(join(tmp, 'lb-'));
+    writeFileSync(join(dir, 'upstream.conf'), upstream);
+    const conf = join(dir, 'nginx.conf');
+    writeFileSync(conf, `daemon off;\nmaster_process off;\npid ${dir}/nginx.pid;\nerror_log ${dir}/error.log;\nevents {}\nhttp {\n  access_log off;\n`
+      + ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((d) => `  ${d}_temp_path ${dir}/${d};\n`).join('')
+      + `  include ${join(dir, 'upstream.conf')};\n}\n`);
+    const lb = spawn(NGINX ?? 'nginx', ['-c', conf, '-e', join(dir, 'error.log')], { stdio: 'ignore' });
+    try {
+      const url = `http://127.0.0.1:${port}`;
+      await eventually('nginx listening', async () => (await get(`${url}/status`).catch(() => ({ status: 0 }))).status === 200 || undefined);
+      const statuses: number[] = [];
+      for (let i = 0; i < 20; i++) statuses.push((await get(`${url}/indexer/block/v1/blocks?pagination.limit=2`)).status);
+      await a.stop('SIGKILL');
+      for (let i = 0; i < 40; i++) statuses.push((await get(`${url}/indexer/block/v1/blocks?pagination.limit=2`)).status);
+      expect(statuses.filter((s) => s !== 200)).to.deep.equal([]);
+    } finally {
+      lb.kill('SIGKILL');
+      await b.stop();
+    }
+  });
 
   it('k8s.yaml: a Deployment ready on /ready with --db on an emptyDir filled by --pull, and a Service selecting it', () => {
     const { deployment, service } = k8s();

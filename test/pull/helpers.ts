@@ -36,6 +36,11 @@ export function chainVersions(): Promise<Version[]> {
   return built;
 }
 
-if (typeof after === 'function') {
-  after(() => { if (tmpRoot) rmSync(tmpRoot, { recursive: true, force: true }); });
+/** Deletes the versions' directory (mocha does it after the run; scripts call it). */
+export function removePullTmp(): void {
+  if (tmpRoot) rmSync(tmpRoot, { recursive: true, force: true });
+  tmpRoot = undefined;
+  built = undefined;
 }
+
+if (typeof after === 'function') after(removePullTmp);

@@ -53,7 +53,10 @@ export async function startNginx(root: string, host: string, port: number, netns
   const conf = originConfig(dir, root, host, port);
   const cmd = netns ? ['ip', 'netns', 'exec', netns, NGINX] : [NGINX];
   const t = spawnSync(cmd[0], [...cmd.slice(1), '-t', '-c', conf, '-e', join(dir, 'error.log')], { encoding: 'utf8' });
-  if (t.status !== 0) throw new Error(`nginx -t: ${t.stderr}`);
+  if (t.status !== 0) {
+    rmSync(dir, { recursive: true, force: true });
+    throw new Error(`nginx -t: ${t.stderr}`);
+  }
   const proc: ChildProcess = spawn(cmd[0], [...cmd.slice(1), '-c', conf, '-e', join(dir, 'error.log')], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   proc.stderr!.on('data', (d: Buffer) => { stderr += d.toString(); });
