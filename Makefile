@@ -5,7 +5,7 @@ VMS := move wasm evm
 DEMO_DBS := $(foreach vm,$(VMS),fixtures/demo/$(vm).sqlite)
 CLI := node bin/indexer-api
 
-.PHONY: all deps build fixtures lint test test-faults serve binary pack bench clean help
+.PHONY: all deps build fixtures lint test test-unit test-faults serve binary pack bench clean help
 
 all: build fixtures ## Install dependencies, compile, build the demo snapshots
 
@@ -45,6 +45,19 @@ lint: deps ## Type-check (tsc --noEmit), lint (ESLint: eslint.config.mjs), check
 	$(NODE_BIN)/tsc -p tsconfig.json --noEmit
 	$(NODE_BIN)/eslint src test bench scripts
 	$(NODE_BIN)/depcruise --config .dependency-cruiser.js src
+
+# The edit–test loop: in-process tests over snapshots imported from the demo dumps, no
+# PostgreSQL, no child processes, no binary. The slow walks (routes/pagination-walk) and every
+# test that spawns the CLI, a cluster, the binary or PostgreSQL run in `make test` only.
+UNIT_TESTS := 'build/test/*.test.js' 'build/test/routes/*.test.js' build/test/import/heap.test.js \
+  build/test/import/progress.test.js build/test/serve/front.test.js build/test/serve/limits.test.js \
+  build/test/serve/ops.test.js
+UNIT_SLOW := build/test/routes/pagination-walk.test.js build/test/cli.test.js build/test/binary.test.js \
+  build/test/bundle.test.js
+
+test-unit: deps ## Run the fast tests (< 1 min on an idle 2-core machine): compile, then mocha without the slow ones
+	$(NODE_BIN)/tsc -p tsconfig.json
+	$(NODE_BIN)/mocha --forbid-only --timeout 60000 --reporter dot $(UNIT_TESTS) $(foreach t,$(UNIT_SLOW),--ignore $(t))
 
 test: build fixtures binary ## Run the test suite (mocha, real snapshot files and servers on 127.0.0.1; the fault suite is test-faults)
 	$(NODE_BIN)/mocha --forbid-only --timeout 60000 --reporter spec --ignore 'build/test/faults/**' 'build/test/**/*.test.js'
