@@ -1,9 +1,11 @@
 import { expect } from 'chai';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import Database from 'better-sqlite3';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { SCHEMA_VERSION } from '../../src/snapshot/schema';
 import { cleanEnv, CLI, DEMO, ROOT } from '../serve/helpers';
 
 /** `serve --port 0 …args`; resolves with stdout's first line once it is there. */
@@ -24,6 +26,20 @@ function serveFirstLine(args: string[]): Promise<{ first: string; stderr: () => 
   });
 }
 
+/** Waits until /ready answers 200 (the start-up quick check runs while the server listens). */
+async function ready(url: string): Promise<void> {
+  const until = Date.now() + 30_000;
+  for (;;) {
+    const res = await fetch(`${url}/ready`);
+    await res.arrayBuffer();
+    if (res.status === 200) break;
+    if (Date.now() > until) throw new Error(`${url}/ready still answers ${res.status}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  // every worker has told the primary, which prints the one line
+  await new Promise((r) => setTimeout(r, 200));
+}
+
 async function status(url: string): Promise<{ chain_id: string }> {
   const res = await fetch(`${url}/status`);
   expect(res.status).to.equal(200);
@@ -41,6 +57,8 @@ describe('serve --port 0: the first line of stdout names the free port the kerne
         expect(m, s.first).to.not.equal(null);
         expect(Number(m?.[2])).to.be.above(0);
         expect((await status(m?.[1] as string)).chain_id).to.equal('minievm-demo-1');
+        // "serving … on URL" (stderr) is printed once the start-up quick check passed: /ready 200
+        await ready(m?.[1] as string);
         expect(s.stderr()).to.include(`on ${m?.[1]}`);
       } finally {
         expect(await s.stop()).to.equal(0);
@@ -51,8 +69,13 @@ describe('serve --port 0: the first line of stdout names the free port the kerne
   it('still writes the held log lines when it never listens (a cluster whose workers cannot open the file)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'indexer-api-listen-'));
     try {
-      const bad = join(dir, 'garbage.sqlite');
-      writeFileSync(bad, 'not a snapshot');
+      // a SQLite file with this build's user_version passes the primary's header check before
+      // forking; the workers then fail to open it (no meta table)
+      const bad = join(dir, 'no-meta.sqlite');
+      const db = new Database(bad);
+      db.pragma(`user_version = ${SCHEMA_VERSION}`);
+      db.exec('CREATE TABLE t (a INTEGER)');
+      db.close();
       const r = spawnSync(process.execPath, [CLI, 'serve', '--db', bad, '--workers', '2', '--port', '0'], { cwd: ROOT, encoding: 'utf8', env: cleanEnv() });
       expect(r.status).to.equal(1);
       const lines = r.stdout.split('\n').filter((l) => l !== '');
