@@ -32,7 +32,6 @@ import { NdjsonLine } from './ndjson';
 import { openSnapshot, Snapshot, SnapshotError } from '../snapshot/open';
 import { concat, ImportSource, record } from './sources/source';
 import type { BaseInfo } from './writer';
-import { STATUS_EXTENSIONS } from '../wire/status';
 
 function* iterate<T>(db: Database.Database, sql: string, ...params: unknown[]): Generator<T> {
   yield* db.prepare(sql).iterate(...params) as IterableIterator<T>;
@@ -49,7 +48,6 @@ function baseRecords(s: Snapshot, kind: string, newValidators: Set<string>): Ite
         chain_id: kv.get('chain_id'), vm_type: kv.get('vm_type'), bech32_prefix: kv.get('bech32_prefix'),
         version: kv.get('version'), commit_hash: kv.get('commit_hash'), source: kv.get('source'),
         internal_tx_height: kv.has('internal_tx_height_derived') ? undefined : Number(kv.get('internal_tx_height') ?? 0), rich_list_height: Number(kv.get('rich_list_height') ?? 0),
-        ...Object.fromEntries(STATUS_EXTENSIONS.filter((k) => kv.has(k)).map((k) => [k, Number(kv.get(k))])),
       }))];
     }
     case 'validators':

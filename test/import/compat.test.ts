@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
@@ -88,6 +88,13 @@ describe('import: rollytics data the replica used to reject', function () {
     // The "0x" side links to no account: the zero address does not list the call.
     const zero = await get<{ internal_txs: Call[] }>(s, '/indexer/tx/v1/evm-internal-txs/by_account/0x0000000000000000000000000000000000000000');
     expect(zero.body.internal_txs.filter((c) => c.hash === call.hash && c.index === call.index)).to.deep.equal([]);
+
+    // An update on top of it (no new meta) keeps the base's fields and rows.
+    const empty = join(work, 'no-new-heights');
+    mkdirSync(empty);
+    const updated = join(work, 'updated.sqlite');
+    await runImport({ base: file, fromDump: empty, out: updated, force: false, quiet: true, json: false });
+    await expectServedAsRollytics(updated, EXTENSIONS, SERVED_STATUS_TAIL);
 
     // API crawl of that server: whatever its /status and its objects show is carried over.
     const crawled = join(work, 'crawled.sqlite');
