@@ -53,7 +53,7 @@ export function evmTxAccounts(r: EvmReceipt, prefix: string): Set<string> {
  */
 export function internalTxAccounts(from: string, to: string, input: string, prefix: string): Set<string> {
   const out = new Set<string>();
-  for (const a of [from, to]) { const h = evmAccount(a, prefix); if (h) out.add(h); }
+  for (const a of [from, to]) { const h = a === '0x' ? undefined : evmAccount(a, prefix); if (h) out.add(h); }
   const args = input.slice(2 + 8);
   for (let i = 0; i + 64 <= args.length; i += 64) {
     const w = args.slice(i, i + 64);
@@ -239,6 +239,8 @@ export async function loadEvm(each: Each, vmType: string, prefix: string, writer
     const addr = (field: string): string => {
       const v = f.string(field);
       if (v === '') return '';
+      // rollytics serves "0x" for an account id missing from its dictionary; kept, and linked to no account
+      if (v === '0x') return '0x';
       const b = f.address(field, prefix);
       if (b.length !== 20) throw f.error(field, `must be a 20-byte EVM address or "", got ${describe(v)}`);
       return toHex0x(b);

@@ -4,6 +4,7 @@ import { DumpError } from './dump-error';
 import { NdjsonLine } from './ndjson';
 
 const UINT_TEXT = /^(0|[1-9][0-9]*)$/;
+const INT_TEXT = /^(0|-?[1-9][0-9]*)$/;
 const HEX32 = /^(0x)?[0-9a-fA-F]{64}$/;
 
 /**
@@ -54,6 +55,15 @@ export class Fields {
     const v = this.obj[field];
     if (v === undefined && opts.optional !== undefined) return opts.optional;
     return checkUint(v, opts.min ?? 0, (reason) => this.error(field, reason));
+  }
+
+  /** A JSON integer ≥ min (which may be negative) within ±2^53, or a decimal string of one. */
+  int(field: string, min: number): number {
+    const v = this.obj[field];
+    const n = typeof v === 'number' ? v : typeof v === 'string' && INT_TEXT.test(v) ? Number(v) : undefined;
+    if (n === undefined) throw this.error(field, v === undefined ? 'missing' : `must be an integer, got ${describe(v)}`);
+    if (!Number.isSafeInteger(n) || n < min) throw this.error(field, `must be an integer ≥ ${min} and < 2^53, got ${describe(v)}`);
+    return n;
   }
 
   time(field: string): UtcTime {

@@ -7,6 +7,7 @@ import { formatMicros, formatSeconds, toMicros } from '../lib/time';
 import { blockJson, Coin } from '../wire/block';
 import { nftJson } from '../wire/nft';
 import { holderJson } from '../wire/richlist';
+import { STATUS_EXTENSION_MIN, STATUS_EXTENSIONS } from '../wire/status';
 import { DumpError } from './dump-error';
 import { loadEvm } from './evm';
 import { describe, Fields } from './fields';
@@ -15,7 +16,7 @@ import { BufferPool } from './parse/buffers';
 import { openTxParsing } from './parse/pool';
 import { heapTrimmer } from './heap';
 import { outputSize, TxJob, TxRows } from './parse/tx';
-import { SnapshotWriter } from './writer';
+import { NO_OWNER, SnapshotWriter } from './writer';
 
 import { VM_TYPES, type VmType } from '../lib/vm';
 
@@ -135,7 +136,10 @@ export async function loadRecords(source: RecordSource, writer: SnapshotWriter, 
     // Absent: computed from evm_internal_txs at the end (src/import/evm.ts).
     if (f.has('internal_tx_height')) writer.setMeta('internal_tx_height', f.uint('internal_tx_height'));
     writer.setMeta('rich_list_height', f.uint('rich_list_height', { optional: 0 }));
-  }, ['chain_id', 'vm_type', 'bech32_prefix', 'version', 'commit_hash', 'source', 'height', 'internal_tx_height', 'rich_list_height']);
+    // rollytics' /status extension fields: recorded when given, served as recorded (src/wire/status.ts).
+    for (const k of STATUS_EXTENSIONS) if (f.has(k)) writer.setMeta(k, f.int(k, STATUS_EXTENSION_MIN[k]));
+  }, ['chain_id', 'vm_type', 'bech32_prefix', 'version', 'commit_hash', 'source', 'height', 'internal_tx_height', 'rich_list_height',
+    ...STATUS_EXTENSIONS]);
   if (!meta) throw new DumpError('meta.ndjson', 1, '(file)', 'holds no record');
   const m: Meta = meta;
 
@@ -217,12 +221,13 @@ export async function loadRecords(source: RecordSource, writer: SnapshotWriter, 
     let objectAddr: Buffer | undefined;
     if (m.vmType === 'move') objectAddr = f.address('object_addr', m.prefix);
     else if (f.has('object_addr')) throw f.error('object_addr', `only Move NFTs have an object address (this is a ${m.vmType} chain)`);
-    const owner = f.address('owner', m.prefix);
+    // "" — no owner account (rollytics serves such NFTs with owner ""; no account lists them).
+    const owner = f.string('owner') === '' ? undefined : f.address('owner', m.prefix);
     const height = f.uint('height');
-    writer.insertNft(collectionAddr, tokenId, height, writer.accountId(owner),
+    writer.insertNft(collectionAddr, tokenId, height, owner ? writer.accountId(owner) : NO_OWNER,
       objectAddr ? writer.accountId(objectAddr) : null, nftJson({
         collectionAddr: toHex0x(collectionAddr), collectionName: c.name, collectionOriginName: c.originName,
-        objectAddr: objectAddr ? toHex0x(objectAddr) : '', owner: toBech32(owner, m.prefix), tokenId,
+        objectAddr: objectAddr ? toHex0x(objectAddr) : '', owner: owner ? toBech32(owner, m.prefix) : '', tokenId,
         uri: f.string('uri'), height, timestamp: formatMicros(f.time('timestamp')),
       }));
   }, ['collection_addr', 'token_id', 'object_addr', 'owner', 'uri', 'height', 'timestamp']);

@@ -43,6 +43,9 @@ class LinkRows {
 }
 
 /** The check run on the finished file before it replaces the target. */
+/** nfts.owner_id of an NFT without an owner account (owner ""): no account has id 0. */
+export const NO_OWNER = 0;
+
 export type FileCheck = 'integrity' | 'quick' | 'none';
 
 export interface WriterOptions {
@@ -437,7 +440,7 @@ export class SnapshotWriter {
       DELETE FROM main.account_collections WHERE account_id IN (SELECT id FROM touched_owners);
       INSERT INTO main.account_collections (account_id, height, collection_addr, nft_count)
         SELECT n.owner_id, c.height, c.addr, count(*) FROM main.nfts n JOIN main.collections c ON c.addr = n.collection_addr
-        WHERE n.owner_id IN (SELECT id FROM touched_owners) GROUP BY n.owner_id, c.addr;
+        WHERE n.owner_id IN (SELECT id FROM touched_owners) AND n.owner_id <> ${NO_OWNER} GROUP BY n.owner_id, c.addr;
       UPDATE main.accounts SET
         nft_count = coalesce((SELECT sum(nft_count) FROM main.account_collections k WHERE k.account_id = accounts.id), 0),
         collection_count = (SELECT count(*) FROM main.account_collections k WHERE k.account_id = accounts.id)
@@ -481,7 +484,7 @@ export class SnapshotWriter {
           WHERE k.collection_addr = collections.addr;
         INSERT INTO account_collections (account_id, height, collection_addr, nft_count)
           SELECT n.owner_id, c.height, c.addr, count(*) FROM nfts n JOIN collections c ON c.addr = n.collection_addr
-          GROUP BY n.owner_id, c.addr;
+          WHERE n.owner_id <> ${NO_OWNER} GROUP BY n.owner_id, c.addr;
         UPDATE accounts SET nft_count = k.n, collection_count = k.c
           FROM (SELECT account_id, sum(nft_count) AS n, count(*) AS c FROM account_collections GROUP BY account_id) AS k
           WHERE k.account_id = accounts.id;

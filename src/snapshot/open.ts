@@ -3,7 +3,7 @@ import { prepareBlockQueries } from './queries/block';
 import { prepareEvmQueries } from './queries/evm';
 import { prepareNftQueries } from './queries/nft';
 import { prepareRichListQueries } from './queries/richlist';
-import { statusJson } from '../wire/status';
+import { STATUS_EXTENSIONS, statusJson, type StatusExtension } from '../wire/status';
 import { prepareTxQueries } from './queries/tx';
 import { openDatabase } from '../sqlite';
 import { quickCheck, quickCheckMessage } from './quick-check';
@@ -23,6 +23,8 @@ export interface SnapshotMeta {
   height: number;
   internalTxHeight: number;
   richListHeight: number;
+  /** rollytics' /status extension fields the import recorded (src/wire/status.ts) */
+  extensions: Partial<Record<StatusExtension, number>>;
   snapshotId: string;
   createdAt: string;
   source: string;
@@ -117,6 +119,7 @@ export function openSnapshot(file: string, opts: OpenOptions = {}): Snapshot {
       height: kv.has('height') ? num('height') : num('max_height'),
       internalTxHeight: num('internal_tx_height'),
       richListHeight: num('rich_list_height'),
+      extensions: Object.fromEntries(STATUS_EXTENSIONS.filter((k) => kv.has(k)).map((k) => [k, num(k)])),
       snapshotId: kv.get('snapshot_id') as string,
       createdAt: kv.get('created_at') ?? '',
       source: kv.get('source') ?? '',

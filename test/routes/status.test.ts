@@ -1,5 +1,13 @@
 import { expect } from 'chai';
-import { makeTestApp, VMS } from '../helpers/app';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import request from 'supertest';
+import { createApp } from '../../src/app';
+import { runImport } from '../../src/commands/import';
+import { loadOpenApi } from '../../src/openapi';
+import { openSnapshot } from '../../src/snapshot/open';
+import { makeTestApp, testChain, VMS } from '../helpers/app';
 
 describe('GET /status', () => {
   for (const vm of VMS) {
@@ -29,6 +37,36 @@ describe('GET /status', () => {
     expect(Number(t.dump.meta.rich_list_height ?? 0)).to.equal(0);
     const res = await t.api.get('/status');
     expect(res.body).to.not.have.any.keys('rich_list_height', 'internal_tx_height');
+  });
+
+  it("passes rollytics' cleanup-progress fields through after the core fields, in rollytics' order, omitting zeros", async () => {
+    const chain = await testChain('evm');
+    const work = mkdtempSync(join(tmpdir(), 'indexer-api-status-ext-'));
+    try {
+      const dir = join(work, 'dump');
+      cpSync(chain.dumpDir, dir, { recursive: true });
+      const metaFile = join(dir, 'meta.ndjson');
+      const meta = JSON.parse(readFileSync(metaFile, 'utf8').split('\n')[0]) as Record<string, unknown>;
+      // given in another order than rollytics emits them, one as a decimal string, one 0
+      writeFileSync(metaFile, JSON.stringify({
+        ...meta, tx_account_cleanup_inserted: -1, tx_account_cleanup_deleted: 0, evm_ret_cleanup_height: '4100', tx_account_cleanup_sequence: 77,
+      }) + '\n');
+      const file = join(work, 'ext.sqlite');
+      await runImport({ fromDump: dir, out: file, force: false, quiet: true, json: false });
+      const snapshot = openSnapshot(file);
+      try {
+        const app = createApp({ snapshots: { current: () => snapshot }, openapi: loadOpenApi(), options: { corsOrigin: '*', validateResponses: true } });
+        const res = await request(app).get('/status');
+        expect(res.status).to.equal(200);
+        const base = (await makeTestApp('evm')).api;
+        const core = (await base.get('/status')).text.slice(0, -1);
+        expect(res.text).to.equal(core + ',"evm_ret_cleanup_height":4100,"tx_account_cleanup_sequence":77,"tx_account_cleanup_inserted":-1}');
+      } finally {
+        snapshot.close();
+      }
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
   });
 
   it('reports rich_list_height as a number on the EVM demo', async () => {

@@ -52,6 +52,7 @@ import { rawMembers } from '../../lib/raw-json';
 import { HttpClient, HttpError, forEachConcurrent } from './http';
 import { rawElements } from './raw';
 import { ImportSource, ndjsonFile, record } from './source';
+import { STATUS_EXTENSIONS, type StatusExtension } from '../../wire/status';
 
 export interface ApiSourceOptions {
   url: string;
@@ -89,7 +90,9 @@ const PAGE = 1000;
 
 const key = (fields: Record<string, number>): string => encodeURIComponent(Buffer.from(JSON.stringify(fields)).toString('base64'));
 
-interface Status { chain_id: string; height: number; version?: string; commit_hash?: string; rich_list_height?: number; internal_tx_height?: number }
+interface Status extends Partial<Record<StatusExtension, unknown>> {
+  chain_id: string; height: number; version?: string; commit_hash?: string; rich_list_height?: number; internal_tx_height?: number;
+}
 
 function parseJson<T>(url: string, text: string): T {
   try {
@@ -478,6 +481,8 @@ function sourceFromStaging(db: Database.Database, c: Crawl, o: ApiSourceOptions,
       version: c.status.version ?? 'dev', commit_hash: c.status.commit_hash ?? 'unknown', source: `api ${base}`,
       ...(c.to === c.status.height ? { height: c.status.height } : {}),
       internal_tx_height: c.status.internal_tx_height ?? 0, rich_list_height: c.status.rich_list_height ?? 0,
+      // rollytics' cleanup progress, passed on as the source shows it (the loader checks the values)
+      ...Object.fromEntries(STATUS_EXTENSIONS.filter((k) => c.status[k] !== undefined).map((k) => [k, c.status[k]])),
     }))],
     validators: () => (o.validatorsFile ? ndjsonFile(o.validatorsFile) : (function* () {
       for (const v of rows<{ operator: string; moniker: string }>('SELECT operator, moniker FROM validators ORDER BY operator')) {

@@ -29,6 +29,7 @@ import { NdjsonLine } from '../ndjson';
 import { HttpOptions } from './http';
 import { validatorsFromRest } from './node-rest';
 import { ImportSource, ndjsonFile, record, recordError, redactDsn } from './source';
+import type { StatusExtension } from '../../wire/status';
 
 export interface PostgresSourceOptions {
   dsn: string;
@@ -151,6 +152,7 @@ export async function openPostgresSource(o: PostgresSourceOptions): Promise<Impo
     }
   }
   const richListHeight = (await q<{ h: string | null }>('SELECT max(height)::text AS h FROM rich_list_status'))[0]?.h ?? '0';
+  const statusExtensions = await cleanupStatus(q);
   const seqOf = async (name: string): Promise<number | undefined> => {
     const v = (await q<{ s: string | null }>('SELECT max(sequence)::text AS s FROM seq_info WHERE name = $1', [name]))[0]?.s;
     return v != null ? Number(v) : undefined;
@@ -219,6 +221,7 @@ export async function openPostgresSource(o: PostgresSourceOptions): Promise<Impo
         version: o.statusVersion ?? 'dev', commit_hash: o.statusCommit ?? 'unknown',
         // With the EVM tables the importer derives internal_tx_height as rollytics' /status does.
         source: `postgres ${where}`, ...(evm ? {} : { internal_tx_height: 0 }), rich_list_height: richListHeight,
+        ...statusExtensions,
       }));
     })(),
 
@@ -309,11 +312,11 @@ export async function openPostgresSource(o: PostgresSourceOptions): Promise<Impo
           FROM nft n LEFT JOIN account_dict o ON o.id = n.owner_id
           ORDER BY n.collection_addr, n.token_id`)) {
         const label = `table nft, collection_addr 0x${(r.collection_addr as string | null) ?? ''}, token_id ${JSON.stringify(r.token_id)}`;
-        if (r.owner === null) throw recordError(label, 'owner_id', `account_id ${String(r.owner_id)} is not in account_dict`);
         yield record(label, JSON.stringify({
           collection_addr: hex0x(r.collection_addr), token_id: r.token_id ?? undefined,
           object_addr: o.vmType === 'move' || r.addr !== null ? hex0x(r.addr) : undefined,
-          owner: hex0x(r.owner), uri: r.uri ?? '', height: r.height ?? undefined, timestamp: r.ts ?? undefined,
+          // an owner_id missing from account_dict (or empty bytes): rollytics serves owner ""
+          owner: r.owner === null || r.owner === '' ? '' : hex0x(r.owner), uri: r.uri ?? '', height: r.height ?? undefined, timestamp: r.ts ?? undefined,
         }));
       }
     })(),
@@ -394,20 +397,19 @@ export async function openPostgresSource(o: PostgresSourceOptions): Promise<Impo
           ORDER BY i.sequence`)) {
         const label = `table evm_internal_tx, sequence ${r.sequence as string} (height ${r.height as string}, index ${r.index as string})`;
         if (r.hash === null) throw recordError(label, 'hash_id', `id ${String(r.hash_id)} is not in evm_tx_hash_dict`);
-        const account = (field: string, id: unknown, hex: unknown): string => {
+        const account = (id: unknown, hex: unknown): string => {
           if (id === null || id === '0') return '';
-          if (hex === null) throw recordError(label, field, `account_id ${String(id)} is not in account_dict`);
-          return '0x' + (hex as string);
+          // an id missing from account_dict: rollytics serves "0x" (0x + hex of no bytes)
+          return '0x' + ((hex as string | null) ?? '');
         };
-        const accounts = (r.accounts as string[] | null) ?? [];
-        for (const a of accounts) {
-          if (a.startsWith('!')) throw recordError(label, 'evm_internal_tx_accounts', `account_id ${a.slice(1)} is not in account_dict`);
-        }
+        // Links to an account_id missing from account_dict (or of no bytes) no address can reach in
+        // rollytics either: dropped.
+        const accounts = ((r.accounts as string[] | null) ?? []).filter((a) => !a.startsWith('!') && a !== '');
         const bytes = (v: unknown): string => '0x' + ((v as string | null) ?? '');
         yield record(label, JSON.stringify({
           sequence: r.sequence, height: r.height, hash: '0x' + (r.hash as string),
           index: Number(r.index), parent_index: Number(r.parent_index), type: r.type ?? undefined,
-          from: account('from_id', r.from_id, r.from_account), to: account('to_id', r.to_id, r.to_account),
+          from: account(r.from_id, r.from_account), to: account(r.to_id, r.to_account),
           input: bytes(r.input), output: bytes(r.output), value: bytes(r.value), gas: bytes(r.gas), gasUsed: bytes(r.gas_used),
           accounts: accounts.map((a) => '0x' + a),
         }));
@@ -440,4 +442,30 @@ function scrub(text: string, dsn: string): string {
   let pw: string | undefined;
   try { pw = decodeURIComponent(new URL(dsn).password); } catch { pw = /password\s*=\s*'?([^'\s]+)/i.exec(dsn)?.[1]; }
   return pw ? text.split(pw).join('***') : text;
+}
+
+type Query = <T extends Row>(sql: string, params?: unknown[]) => Promise<T[]>;
+
+/**
+ * Rollytics' cleanup progress as its /status shows it (docs/api-contract.md#status): the first
+ * row of evm_ret_cleanup_status and of tx_account_cleanup_status, when those tables exist and
+ * hold one. Without a row nothing is recorded (rollytics' −1 means "enabled, no row yet", which
+ * the database cannot tell).
+ */
+async function cleanupStatus(q: Query): Promise<Partial<Record<StatusExtension, string>>> {
+  const out: Partial<Record<StatusExtension, string>> = {};
+  const exists = async (table: string): Promise<boolean> =>
+    (await q<{ t: string | null }>('SELECT to_regclass($1)::text AS t', [table]))[0]?.t != null;
+  if (await exists('evm_ret_cleanup_status')) {
+    const r = (await q<{ h: string | null }>('SELECT last_cleaned_height::text AS h FROM evm_ret_cleanup_status LIMIT 1'))[0];
+    if (r?.h != null) out.evm_ret_cleanup_height = r.h;
+  }
+  if (await exists('tx_account_cleanup_status')) {
+    const r = (await q<{ s: string | null; d: string | null; i: string | null }>(`SELECT last_cleaned_sequence::text AS s,
+      deleted_records::text AS d, inserted_records::text AS i FROM tx_account_cleanup_status LIMIT 1`))[0];
+    if (r?.s != null) out.tx_account_cleanup_sequence = r.s;
+    if (r?.d != null) out.tx_account_cleanup_deleted = r.d;
+    if (r?.i != null) out.tx_account_cleanup_inserted = r.i;
+  }
+  return out;
 }
