@@ -4,7 +4,7 @@
  * hidden_* tables) and revealed by this script as an indexer would write them.
  *
  *   node build/bench/follow-pg.js --dump DIR [--dump DIR2] --work DIR [--start 1000] [--one-block 7]
- *     [--lag-seconds 60] [--lag-tps 100] [--wrk-seconds 15]
+ *     [--lag-seconds 60] [--lag-tps 100] [--wrk-seconds 15] [--cli bin/indexer-api --cli OTHER/bin/indexer-api]
  *
  * Per dump:
  * 1. one-block: `follow --interval 50ms` and `serve --commit-poll-ms 50` on the replica; one
@@ -45,8 +45,8 @@ async function height(url: string): Promise<number> {
   try { return ((await (await fetch(`${url}/status`)).json()) as { height: number }).height; } catch { return -1; }
 }
 
-function proc(args: string[], ready: RegExp): Promise<{ p: ChildProcess; m: RegExpExecArray; err: () => string }> {
-  const p = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+function proc(args: string[], ready: RegExp, cli = CLI): Promise<{ p: ChildProcess; m: RegExpExecArray; err: () => string }> {
+  const p = spawn(process.execPath, [cli, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
   p.stderr!.setEncoding('utf8').on('data', (s: string) => { err += s; });
   return new Promise((done, fail) => {
@@ -76,7 +76,8 @@ request = function() i = i + 1; return wrk.format("GET", paths[(i % #paths) + 1]
 async function main(): Promise<void> {
   const work = all('work')[0] ?? '/tmp/indexer-bench-follow-pg';
   mkdirSync(work, { recursive: true });
-  const start = num('start', 1000);
+  // --start per --dump (in order; the last one for the rest): the replica's height before the one-block runs
+  const starts = all('start').map(Number);
   const oneBlock = num('one-block', 7);
   const lagSeconds = num('lag-seconds', 0);
   const tps = num('lag-tps', 100);
@@ -84,6 +85,7 @@ async function main(): Promise<void> {
   const pg = await startPostgres();
   try {
     for (const [i, dump] of all('dump').entries()) {
+      const start = starts[Math.min(i, starts.length - 1)] ?? 1000;
       const dsn = await pg.createDatabase(`chain_${i}`);
       let t = Date.now();
       await loadRollyticsDb(dsn, dump);
@@ -94,6 +96,13 @@ async function main(): Promise<void> {
       await c.query('BEGIN');
       for (const [tb, cond] of HISTORY) await c.query(`CREATE TABLE hidden_${tb} AS SELECT * FROM ${tb} WHERE ${cond}`, [start]);
       for (const [tb, cond] of HISTORY) await c.query(`DELETE FROM ${tb} WHERE ${cond}`, [start]);
+      // The nft table holds the chain's final state: an NFT whose height (its last change) is
+      // above the start is "not written yet" either; it appears when its height is revealed (as
+      // a mint, nft_collection.nft_count following), so every revealed height changes a few NFTs.
+      await c.query('CREATE TABLE hidden_nft AS SELECT * FROM nft WHERE height > $1', [start]);
+      await c.query('DELETE FROM nft WHERE height > $1', [start]);
+      await c.query('UPDATE nft_collection c SET nft_count = (SELECT count(*) FROM nft n WHERE n.collection_addr = c.addr)');
+      await c.query('CREATE INDEX ON hidden_nft (height)');
       await c.query('CREATE INDEX ON hidden_tx (sequence); CREATE INDEX ON hidden_tx (height); CREATE INDEX ON hidden_block (height)');
       for (const tb of ['tx_accounts', 'tx_msg_types', 'tx_nfts']) await c.query(`CREATE INDEX ON hidden_${tb} (sequence)`);
       await c.query('COMMIT');
@@ -107,27 +116,48 @@ async function main(): Promise<void> {
             ? `INSERT INTO ${tb} SELECT * FROM hidden_${tb} WHERE height BETWEEN $1 AND $2`
             : `INSERT INTO ${tb} SELECT h.* FROM hidden_${tb} h JOIN hidden_tx x ON x.sequence = h.sequence WHERE x.height BETWEEN $1 AND $2`, [revealed + 1, upTo]);
         }
+        await c.query('INSERT INTO nft SELECT * FROM hidden_nft WHERE height BETWEEN $1 AND $2', [revealed + 1, upTo]);
+        await c.query(`UPDATE nft_collection c SET nft_count = nft_count + k.n
+          FROM (SELECT collection_addr, count(*) AS n FROM hidden_nft WHERE height BETWEEN $1 AND $2 GROUP BY 1) k WHERE k.collection_addr = c.addr`, [revealed + 1, upTo]);
         await c.query('COMMIT');
         revealed = upTo;
       };
-      const db = join(work, `replica-${i}.sqlite`);
-      for (const ext of ['', '-wal', '-shm']) rmSync(db + ext, { force: true });
-      const validators = join(dump, 'validators.ndjson');
-      t = Date.now();
-      const follow = await proc(['follow', '--db', db, '--from-postgres', dsn, '--vm-type', 'wasm', '--validators', validators, '--interval', '50ms', '--quiet'], /following postgres/);
-      log(`first import (height ${start}) in ${((Date.now() - t) / 1000).toFixed(1)} s`);
-      const serve = await proc(['serve', '--db', db, '--port', '0', '--workers', '1', '--log-level', 'error', '--commit-poll-ms', '50'], / on (http:\S+)/);
-      const url = serve.m[1];
-      const times: number[] = [];
-      for (let k = 0; k < oneBlock; k++) {
-        await sleep(300);
-        const h = revealed + 1;
-        await reveal(h);
-        const t0 = process.hrtime.bigint(); // the source has it: committed in PostgreSQL
-        while ((await height(url)) < h) await sleep(5);
-        times.push(Number(process.hrtime.bigint() - t0) / 1e6);
+      // --cli PATH (repeatable): the same measurement with other builds (e.g. before / after a
+      // change), on the same database and load; the lag run uses the last one's serve.
+      const clis = all('cli').length ? all('cli') : [CLI];
+      let db = '';
+      let url = '';
+      let follow: Awaited<ReturnType<typeof proc>> | undefined;
+      let serve: Awaited<ReturnType<typeof proc>> | undefined;
+      for (const [j, cli] of clis.entries()) {
+        follow?.p.kill('SIGTERM');
+        serve?.p.kill('SIGTERM');
+        await sleep(500);
+        db = join(work, `replica-${i}-${j}.sqlite`);
+        for (const ext of ['', '-wal', '-shm']) rmSync(db + ext, { force: true });
+        const validators = join(dump, 'validators.ndjson');
+        t = Date.now();
+        // not --quiet: each batch's own time (source read + write + commit) is in its log line
+        follow = await proc(['follow', '--db', db, '--from-postgres', dsn, '--vm-type', 'wasm', '--validators', validators, '--interval', '50ms'], /following postgres/, cli);
+        log(`${cli}: first import (height ${revealed}) in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+        serve = await proc(['serve', '--db', db, '--port', '0', '--workers', '1', '--log-level', 'error', '--commit-poll-ms', '50'], / on (http:\S+)/, cli);
+        url = serve.m[1];
+        const times: number[] = [];
+        for (let k = 0; k < oneBlock; k++) {
+          await sleep(300);
+          const h = revealed + 1;
+          await reveal(h);
+          const t0 = process.hrtime.bigint(); // the source has it: committed in PostgreSQL
+          while ((await height(url)) < h) await sleep(5);
+          times.push(Number(process.hrtime.bigint() - t0) / 1e6);
+        }
+        log(`one-block (${txsTotal} txs chain, ${cli}): ${times.map((x) => x.toFixed(0)).join(', ')} ms; median ${pct(times, 0.5).toFixed(0)} ms; load ${loadavg()[0].toFixed(1)}`);
+        const batchMs = [...follow.err().matchAll(/applied in (\d+) ms/g)].map((m) => Number(m[1])).slice(-oneBlock);
+        log(`  the follower's own batch times: ${batchMs.join(', ')} ms; median ${pct(batchMs, 0.5).toFixed(0)} ms`);
+        for (const l of follow.err().split('\n').filter((x) => /applied in/.test(x)).slice(-2)) log(`  ${l}`);
       }
-      log(`one-block (${txsTotal} txs chain): ${times.map((x) => x.toFixed(0)).join(', ')} ms; median ${pct(times, 0.5).toFixed(0)} ms; load ${loadavg()[0].toFixed(1)}`);
+      if (!follow || !serve) throw new Error('no --cli');
+      const validators = join(dump, 'validators.ndjson');
       follow.p.kill('SIGTERM');
       await sleep(500);
       if (i === all('dump').length - 1 && lagSeconds > 0) {

@@ -17,7 +17,7 @@ import { DumpError } from '../import/dump-error';
 import { loadRecords } from '../import/from-dump';
 import { incrementalSource } from '../import/incremental';
 import { StageProgress } from '../import/sources/progress';
-import { dumpErrorText, ImportSource } from '../import/sources/source';
+import { dumpErrorText, ImportSource, NftStateProbe } from '../import/sources/source';
 import { SnapshotWriter } from '../import/writer';
 import { openDatabase } from '../sqlite';
 import type { FollowSource, Tip } from './source';
@@ -86,6 +86,30 @@ function readOurs(db: Database.Database): Ours {
     tip: { height: top?.height ?? 0, evmTxs: max('SELECT max(sequence) FROM evm_txs'), evmInternalTxs: max('SELECT max(sequence) FROM evm_internal_txs') },
     hash: top?.hash ?? undefined,
     newestBlockMs: top ? Math.floor(top.time_us / 1000) : 0,
+  };
+}
+
+/** What our snapshot holds of the NFT state, read on our own connection (the last commit). */
+function nftProbe(db: Database.Database): NftStateProbe {
+  const has = db.prepare('SELECT 1 FROM nfts WHERE collection_addr = ? AND token_id = ?').pluck();
+  return {
+    collections() {
+      const rows = db.prepare('SELECT lower(hex(addr)) AS addr, nft_count, name, origin_name FROM collections').all() as
+        { addr: string; nft_count: number; name: string; origin_name: string }[];
+      return new Map(rows.map((r) => [r.addr, { count: r.nft_count, name: r.name, originName: r.origin_name }]));
+    },
+    hasToken: (collectionHex, tokenId) => has.get(Buffer.from(collectionHex, 'hex'), tokenId) !== undefined,
+  };
+}
+
+/** Milliseconds since `from`, then since the previous call (a batch's log line splits its time). */
+function stopwatch(from: bigint): () => number {
+  let t = from;
+  return () => {
+    const now = process.hrtime.bigint();
+    const ms = Number(now - t) / 1e6;
+    t = now;
+    return ms;
   };
 }
 
@@ -168,7 +192,9 @@ export class Follower {
     let records: ImportSource | undefined;
     let writer: SnapshotWriter | undefined;
     try {
-      records = await src.batch(from, to, ours.tip);
+      const lap = stopwatch(started);
+      records = await src.batch(from, to, ours.tip, nftProbe(this.db));
+      const openMs = lap();
       if (stop.stopped) { // nothing written yet: the batch is dropped
         records.dispose?.();
         await records.close();
@@ -177,20 +203,27 @@ export class Follower {
       const inc = await incrementalSource(this.o.db, records);
       records = inc.source;
       writer = SnapshotWriter.inPlace(inc.base);
+      const baseMs = lap();
       const progress = new StageProgress(false, () => undefined);
       // Parser threads pay for their start-up only on big batches (catching up).
       const summary = await loadRecords(records, writer, progress, { parseThreads: to - from < 500 ? 0 : undefined });
+      const loadMs = lap();
+      const partial = records.partialKinds?.() ?? new Set<string>();
+      const fullState = records.fullStateReason?.();
       await records.close();
-      writer.finish({ prefix: summary.prefix });
+      writer.finish({ prefix: summary.prefix, partial });
       writer = undefined;
+      const finishMs = lap();
       const after = readOurs(this.db);
       st.height = after.tip.height;
       st.newestBlockMs = after.newestBlockMs;
       st.batches++;
       if (st.height >= st.sourceHeight) st.behindSinceMs = undefined;
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      this.o.log(`follow: heights ${from}..${to} (${summary.counts.blocks ?? 0} blocks, ${summary.counts.txs ?? 0} txs) applied in ${ms.toFixed(0)} ms; `
-        + `source at ${st.sourceHeight}, ${st.sourceHeight - st.height} behind`);
+      this.o.log(`follow: heights ${from}..${to} (${summary.counts.blocks ?? 0} blocks, ${summary.counts.txs ?? 0} txs) applied in ${ms.toFixed(0)} ms `
+        + `(source ${openMs.toFixed(0)}, base ${baseMs.toFixed(0)}, records ${loadMs.toFixed(0)}, counts + state + commit ${finishMs.toFixed(0)} ms); `
+        + `source at ${st.sourceHeight}, ${st.sourceHeight - st.height} behind`
+        + (fullState === undefined ? '' : `; NFT state read whole: ${fullState}`));
       return true;
     } catch (e) {
       writer?.abort();

@@ -11,7 +11,7 @@ import type { VmType } from '../import/from-dump';
 import { openApiSource } from '../import/sources/api';
 import { HttpClient } from '../import/sources/http';
 import { openPostgresSource } from '../import/sources/postgres';
-import { ImportSource, redactDsn } from '../import/sources/source';
+import { ImportSource, NftStateProbe, redactDsn } from '../import/sources/source';
 
 export interface FollowSourceOptions {
   fromApi?: string;
@@ -45,8 +45,12 @@ export interface FollowSource {
   head(): Promise<number>;
   /** the source's block hash at `height` (lower-case hex), undefined if it has no such block */
   hashAt(height: number): Promise<string | undefined>;
-  /** the records of heights from..to (plus the current NFT / rich-list state) */
-  batch(from: number, to: number, tip: Tip): Promise<ImportSource>;
+  /**
+   * the records of heights from..to plus the current NFT / rich-list state — from PostgreSQL
+   * only the NFTs changed since `from` when `ours` proves that enough (openPostgresSource's
+   * nftChangesSince)
+   */
+  batch(from: number, to: number, tip: Tip, ours: NftStateProbe): Promise<ImportSource>;
   close(): Promise<void>;
 }
 
@@ -127,8 +131,9 @@ function postgresSource(o: FollowSourceOptions & { fromPostgres: string }): Foll
       const v = await one(`SELECT encode(hash, 'hex') AS v FROM block WHERE height = $1 AND ${chain()}`, [height, ...chainParam()]);
       return v == null ? undefined : v.toLowerCase();
     },
-    batch(from, to) {
+    batch(from, to, _tip, ours) {
       return openPostgresSource({
+        nftChangesSince: { height: from, ours },
         dsn: o.fromPostgres, vmType: o.vmType, prefix: o.prefix, chainId: o.chainId, validatorsFile: o.validators,
         restUrl: o.restUrl, restHttp: { concurrency: o.concurrency, rate: o.rate, retries: 0, timeoutMs: o.timeout },
         denomContractsFile: o.denomContracts, statusVersion: o.statusVersion, statusCommit: o.statusCommit,

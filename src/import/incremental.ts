@@ -163,6 +163,8 @@ export async function incrementalSource(basePath: string, next: ImportSource): P
         lineBatches: next.lineBatches ? (kind, alloc) => next.lineBatches?.(kind, alloc) : undefined,
         total: (kind) => next.total?.(kind),
         stats: next.stats ? () => next.stats?.() ?? {} : undefined,
+        partialKinds: next.partialKinds ? () => next.partialKinds?.() ?? new Set() : undefined,
+        fullStateReason: () => next.fullStateReason?.(),
         dispose() { next.dispose?.(); },
         async close() { await next.close(); },
       },

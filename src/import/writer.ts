@@ -398,10 +398,19 @@ export class SnapshotWriter {
    * recounts only what the changed rows touch (their collections, their old and new owners).
    * Returns the collections whose JSON must be rendered again.
    */
-  private applyNftState(): void {
+  private applyNftState(partial: ReadonlySet<string>): void {
     const db = this.db;
     const cols = this.replaced.has('collections');
     const toks = this.replaced.has('tokens');
+    if (partial.has('collections')) throw new Error('internal: collections are always delivered whole');
+    // Whole state: a base row without an identical delivered row goes. Changed rows only
+    // (follow): a base row goes only when a delivered row of its key differs (walks the delivered rows).
+    const same = `n.height = o.height AND n.owner_id = o.owner_id AND n.object_account_id IS o.object_account_id AND n.json = o.json`;
+    const goneSql = partial.has('tokens')
+      ? `SELECT o.collection_addr, o.token_id, o.owner_id FROM new_nfts n
+           JOIN main.nfts o ON o.collection_addr = n.collection_addr AND o.token_id = n.token_id WHERE NOT (${same})`
+      : `SELECT o.collection_addr, o.token_id, o.owner_id FROM main.nfts o WHERE NOT EXISTS (
+           SELECT 1 FROM new_nfts n WHERE n.collection_addr = o.collection_addr AND n.token_id = o.token_id AND ${same})`;
     db.exec(`CREATE TEMP TABLE touched_collections (addr BLOB PRIMARY KEY) WITHOUT ROWID;
              CREATE TEMP TABLE touched_owners (id INTEGER PRIMARY KEY);`);
     if (cols) {
@@ -422,9 +431,7 @@ export class SnapshotWriter {
     }
     if (toks) {
       db.exec(`
-        CREATE TEMP TABLE gone AS SELECT o.collection_addr, o.token_id, o.owner_id FROM main.nfts o WHERE NOT EXISTS (
-          SELECT 1 FROM new_nfts n WHERE n.collection_addr = o.collection_addr AND n.token_id = o.token_id AND n.height = o.height
-            AND n.owner_id = o.owner_id AND n.object_account_id IS o.object_account_id AND n.json = o.json);
+        CREATE TEMP TABLE gone AS ${goneSql};
         CREATE TEMP TABLE came AS SELECT * FROM new_nfts n WHERE NOT EXISTS (
           SELECT 1 FROM main.nfts o WHERE n.collection_addr = o.collection_addr AND n.token_id = o.token_id AND n.height = o.height
             AND n.owner_id = o.owner_id AND n.object_account_id IS o.object_account_id AND n.json = o.json);
@@ -465,7 +472,7 @@ export class SnapshotWriter {
   }
 
   /** Index, count, render, check, then atomically replace the target. */
-  finish(meta: { prefix: string }): void {
+  finish(meta: { prefix: string; partial?: ReadonlySet<string> }): void {
     const step = this.opts.onStep ?? ((): void => undefined);
     const db = this.db;
     this.txAccounts.flush();
@@ -499,7 +506,7 @@ export class SnapshotWriter {
         db.exec('INSERT INTO richlist_denoms (denom, holder_count) SELECT denom, count(*) FROM richlist GROUP BY denom');
       }
       step('collections');
-      this.applyNftState();
+      this.applyNftState(meta.partial ?? new Set());
       this.renderCollections(meta.prefix, 'temp.touched_collections');
       db.exec('DROP TABLE temp.touched_collections; DROP TABLE temp.touched_owners;');
       // In place, the meta below belongs to the same transaction: readers see all or nothing.

@@ -73,4 +73,75 @@ describe('follow --from-postgres (real PostgreSQL)', function () {
       await c.end();
     }
   });
+
+  it('applies minted, transferred and changed NFTs from the changed rows alone, reads the whole nft table after a burn, and ends equal to a fresh import', async () => {
+    const dir = await demoDump('wasm');
+    const dsn = await pg!.createDatabase('rollytics_follow_nfts');
+    await loadRollyticsDb(dsn, dir);
+    const work = mkdtempSync(join(tmpdir(), 'indexer-api-follow-pg-nfts-'));
+    const validators = join(dir, 'validators.ndjson');
+    const c = new Client({ connectionString: dsn });
+    await c.connect();
+    const db = join(work, 'live.sqlite');
+    let follow;
+    const reveal = async (upTo: number, nftChanges: string): Promise<void> => {
+      await c.query('BEGIN');
+      for (const [t] of [...HISTORY].reverse()) {
+        await c.query(`INSERT INTO ${t} SELECT * FROM hidden_${t} h WHERE ${t === 'block' || t === 'tx' ? 'h.height' : '(SELECT height FROM hidden_tx x WHERE x.sequence = h.sequence)'} <= $1
+          ON CONFLICT DO NOTHING`, [upTo]);
+      }
+      await c.query(nftChanges);
+      await c.query('COMMIT');
+    };
+    const fresh = async (name: string): Promise<string> => {
+      const f = join(work, name);
+      await runImport({ fromPostgres: dsn, vmType: 'wasm', validators, out: f, force: false, quiet: true, json: false });
+      return f;
+    };
+    // the n-th NFT (in key order) of the database, and the block time of a height
+    const nth = (n: number): string => `(SELECT collection_addr, token_id FROM nft ORDER BY collection_addr, token_id OFFSET ${n} LIMIT 1)`;
+    const at = (h: number): string => `(SELECT "timestamp" FROM block WHERE height = ${h})`;
+    try {
+      await c.query('BEGIN');
+      for (const [t, cond] of HISTORY) await c.query(`CREATE TABLE hidden_${t} AS SELECT * FROM ${t} WHERE ${cond}`, [250]);
+      for (const [t, cond] of HISTORY) await c.query(`DELETE FROM ${t} WHERE ${cond}`, [250]);
+      await c.query('COMMIT');
+      follow = startFollow(['--db', db, '--from-postgres', dsn, '--vm-type', 'wasm', '--validators', validators, '--interval', '100ms', '--batch-blocks', '50']);
+      await follow.until('the first import', /following postgres .* from height 250/);
+
+      // Heights 251..320 (two batches) transfer one NFT, change another's uri, mint one into an
+      // existing collection and create a collection with one NFT: no burn, so changed rows suffice.
+      await reveal(320, `
+        UPDATE nft SET owner_id = (SELECT min(id) FROM account_dict WHERE id <> nft.owner_id), height = 300, "timestamp" = ${at(300)}
+          WHERE (collection_addr, token_id) = ${nth(0)};
+        UPDATE nft SET uri = uri || '#v2', height = 310, "timestamp" = ${at(310)} WHERE (collection_addr, token_id) = ${nth(1)};
+        INSERT INTO nft (collection_addr, token_id, addr, height, "timestamp", owner_id, uri)
+          SELECT collection_addr, token_id || '-minted', addr, 315, ${at(315)}, owner_id, 'ipfs://minted' FROM nft WHERE (collection_addr, token_id) = ${nth(2)};
+        UPDATE nft_collection SET nft_count = nft_count + 1 WHERE addr = (SELECT collection_addr FROM ${nth(2)} x);
+        INSERT INTO nft_collection (addr, height, "timestamp", name, origin_name, creator_id, nft_count)
+          SELECT decode(repeat('ab', octet_length(addr)), 'hex'), 318, ${at(318)}, 'Followed Later', '', creator_id, 1 FROM nft_collection ORDER BY addr LIMIT 1;
+        INSERT INTO nft (collection_addr, token_id, addr, height, "timestamp", owner_id, uri)
+          SELECT decode(repeat('ab', octet_length(collection_addr)), 'hex'), 'one', NULL, 318, ${at(318)}, owner_id, 'ipfs://one' FROM nft ORDER BY collection_addr LIMIT 1;`);
+      await follow.until('heights up to 320', /heights \d+\.\.320 /);
+      expect(follow.lines.filter((l) => /read whole/.test(l))).to.deep.equal([]);
+      expect(differences(db, await fresh('fresh-320.sqlite'))).to.deep.equal([]);
+
+      // Heights 321..400 burn an NFT and mint another into the same collection (its count is
+      // unchanged): the changed rows cannot show the burn, the whole nft table is read.
+      await reveal(400, `
+        DELETE FROM nft WHERE (collection_addr, token_id) = (SELECT collection_addr, token_id FROM nft
+          WHERE collection_addr = (SELECT collection_addr FROM ${nth(5)} x) ORDER BY token_id DESC LIMIT 1);
+        INSERT INTO nft (collection_addr, token_id, addr, height, "timestamp", owner_id, uri)
+          SELECT collection_addr, token_id || '-reminted', addr, 330, ${at(330)}, owner_id, 'ipfs://again' FROM nft WHERE (collection_addr, token_id) = ${nth(5)};`);
+      const burned = await c.query('SELECT count(*)::int AS n FROM nft GROUP BY collection_addr HAVING collection_addr = (SELECT collection_addr FROM nft WHERE token_id LIKE $1)', ['%-reminted']);
+      expect(burned.rows).to.have.length(1); // the burn and the mint hit the same collection
+      await follow.until('heights up to 400', /heights \d+\.\.400 /);
+      expect(follow.lines.filter((l) => /read whole/.test(l)).join('\n')).to.match(/NFT state read whole: collection 0x[0-9a-f]+ has \d+ NFTs, \d+ expected from the changed ones \(a burn\)/);
+      expect(await follow.stop('SIGINT')).to.deep.equal({ code: 0, signal: null });
+      expect(differences(db, await fresh('fresh-400.sqlite'))).to.deep.equal([]);
+    } finally {
+      await follow?.stop('SIGKILL');
+      await c.end();
+    }
+  });
 });

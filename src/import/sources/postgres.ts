@@ -28,7 +28,7 @@ import type { VmType } from '../from-dump';
 import { NdjsonLine } from '../ndjson';
 import { HttpOptions } from './http';
 import { validatorsFromRest } from './node-rest';
-import { ImportSource, ndjsonFile, record, recordError, redactDsn } from './source';
+import { ImportSource, ndjsonFile, NftStateProbe, record, recordError, redactDsn } from './source';
 import type { StatusExtension } from '../../wire/status';
 
 export interface PostgresSourceOptions {
@@ -56,10 +56,18 @@ export interface PostgresSourceOptions {
   batchRows?: number;
   /**
    * only the history of these heights (blocks, txs, NFT ↔ tx links, EVM rows; `follow` and
-   * updates on a base); current state (NFTs, rich list) is always read whole
+   * updates on a base); current state (NFTs, rich list) is read whole (but see nftChangesSince)
    */
   fromHeight?: number;
   toHeight?: number;
+  /**
+   * follow: deliver only the NFTs whose `height` ≥ `height` (rollytics sets an NFT's height on
+   * every change: mint, transfer, update) — when that is provably the whole change: per
+   * collection, `ours`' count plus the delivered NFTs it does not hold must equal
+   * `nft_collection.nft_count`, and the names must match. Otherwise (a burn, a renamed or
+   * removed collection) the whole `nft` table is delivered, as without this option.
+   */
+  nftChangesSince?: { height: number; ours: NftStateProbe };
 }
 
 /** EVM tables (docs/api-contract.md#rollytics-tables), read when all of them are present on an EVM chain. */
@@ -214,6 +222,34 @@ export async function openPostgresSource(o: PostgresSourceOptions): Promise<Impo
 
   const hex0x = (v: unknown): string | undefined => (typeof v === 'string' ? '0x' + v : undefined);
 
+  /** why the whole nft table was read although nftChangesSince was given (undefined: it was not) */
+  let fullNftReason: string | undefined;
+  /** Why "ours + changed" would not be the source's NFT state, or undefined when it is. */
+  async function nftChangesIncomplete(changed: Row[], ours: NftStateProbe): Promise<string | undefined> {
+    const mine = ours.collections();
+    const expected = new Map<string, number>();
+    for (const [addr, c] of mine) expected.set(addr, c.count);
+    for (const r of changed) {
+      const addr = r.collection_addr;
+      if (typeof addr !== 'string' || typeof r.token_id !== 'string') return 'an NFT without collection_addr or token_id'; // the whole read reports it
+      if (!ours.hasToken(addr, r.token_id)) expected.set(addr, (expected.get(addr) ?? 0) + 1);
+    }
+    const theirs = new Set<string>();
+    for await (const r of rows('table nft_collection', `SELECT encode(addr, 'hex') AS addr, nft_count::text AS n, name, origin_name FROM nft_collection`)) {
+      const addr = r.addr as string;
+      theirs.add(addr);
+      const n = Number(r.n ?? 0);
+      const want = expected.get(addr) ?? 0;
+      if (n !== want) return `collection 0x${addr} has ${n} NFTs, ${want} expected from the changed ones${n < want ? ' (a burn)' : ''}`;
+      const m = mine.get(addr);
+      if (m && (m.name !== (r.name ?? '') || m.originName !== (r.origin_name ?? ''))) return `collection 0x${addr} was renamed`;
+    }
+    for (const [addr, want] of expected) {
+      if (!theirs.has(addr) && want > 0) return `collection 0x${addr} is gone`;
+    }
+    return undefined;
+  }
+
   const kinds: Record<string, () => AsyncIterable<NdjsonLine> | undefined> = {
     meta: () => (async function* () {
       yield record('meta', JSON.stringify({
@@ -305,12 +341,19 @@ export async function openPostgresSource(o: PostgresSourceOptions): Promise<Impo
     })(),
 
     tokens: () => (async function* () {
-      for await (const r of rows('table nft', `
-          SELECT encode(n.collection_addr, 'hex') AS collection_addr, n.token_id, encode(n.addr, 'hex') AS addr,
+      const select = `SELECT encode(n.collection_addr, 'hex') AS collection_addr, n.token_id, encode(n.addr, 'hex') AS addr,
                  n.owner_id::text AS owner_id, encode(o.account, 'hex') AS owner, n.uri, n.height::text AS height,
                  ${TIME('n."timestamp"')} AS ts
-          FROM nft n LEFT JOIN account_dict o ON o.id = n.owner_id
-          ORDER BY n.collection_addr, n.token_id`)) {
+          FROM nft n LEFT JOIN account_dict o ON o.id = n.owner_id`;
+      let changed: Row[] | undefined;
+      const since = o.nftChangesSince;
+      if (since) {
+        changed = [];
+        for await (const r of rows('table nft', `${select} WHERE n.height >= $1 ORDER BY n.collection_addr, n.token_id`, [since.height])) changed.push(r);
+        fullNftReason = await nftChangesIncomplete(changed, since.ours);
+        if (fullNftReason !== undefined) changed = undefined;
+      }
+      for await (const r of changed ?? rows('table nft', `${select} ORDER BY n.collection_addr, n.token_id`)) {
         const label = `table nft, collection_addr 0x${(r.collection_addr as string | null) ?? ''}, token_id ${JSON.stringify(r.token_id)}`;
         yield record(label, JSON.stringify({
           collection_addr: hex0x(r.collection_addr), token_id: r.token_id ?? undefined,
@@ -325,9 +368,11 @@ export async function openPostgresSource(o: PostgresSourceOptions): Promise<Impo
       for await (const r of rows('table tx_nfts', `
           SELECT tn.nft_id::text AS nft_id, tn.sequence::text AS sequence,
                  encode(d.collection_addr, 'hex') AS collection_addr, d.token_id, d.id IS NOT NULL AS known
-          FROM tx_nfts tn LEFT JOIN nft_dict d ON d.id = tn.nft_id
-          ${o.fromHeight === undefined && o.toHeight === undefined ? ''
-    : `WHERE EXISTS (SELECT 1 FROM tx t WHERE t.sequence = tn.sequence AND ${inRange('t.height')})`}
+          ${o.fromHeight === undefined && o.toHeight === undefined ? 'FROM tx_nfts tn'
+    // a height range walks the range's txs (index tx_height), then their links (tx_nfts_sequence_idx):
+    // not every link of the chain
+    : `FROM tx t JOIN tx_nfts tn ON tn.sequence = t.sequence AND ${inRange('t.height')}`}
+          LEFT JOIN nft_dict d ON d.id = tn.nft_id
           ORDER BY tn.nft_id, tn.sequence`)) {
         const label = `table tx_nfts, nft_id ${r.nft_id as string}, sequence ${r.sequence as string}`;
         if (!r.known) throw recordError(label, 'nft_id', `nft_id ${r.nft_id as string} is not in nft_dict`);
@@ -422,6 +467,8 @@ export async function openPostgresSource(o: PostgresSourceOptions): Promise<Impo
     lineBased: false,
     records: (kind) => kinds[kind]?.(),
     total: (kind) => totals[kind],
+    partialKinds: () => new Set(o.nftChangesSince && fullNftReason === undefined ? ['tokens'] : []),
+    fullStateReason: () => fullNftReason,
     ...(restValidators ? { stats: () => ({ rest_validators: restValidators?.length ?? 0, rest_unknown_proposers: unknownProposers }) } : {}),
     async close() {
       try { await client.query('COMMIT'); } catch { /* the connection may already be gone */ }

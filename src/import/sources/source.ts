@@ -14,6 +14,13 @@ export interface ImportSource extends RecordSource {
   total?(kind: string): number | undefined;
   /** counters for the --json summary (e.g. HTTP requests of a crawl) */
   stats?(): Record<string, number>;
+  /**
+   * current-state kinds this source delivered as CHANGED ROWS ONLY (not the whole set); asked
+   * after the records were read. Such rows are upserted on the base, the base's other rows kept.
+   */
+  partialKinds?(): ReadonlySet<string>;
+  /** a source able to deliver changed rows only that delivered the whole state: why (for the log) */
+  fullStateReason?(): string | undefined;
   /** synchronous cleanup on SIGINT / SIGTERM (temporary files) */
   dispose?(): void;
   close(): Promise<void>;
@@ -69,4 +76,15 @@ export function redactDsn(dsn: string): string {
 /** Concatenates record streams (used to emit a base snapshot's records, then new ones). */
 export async function* concat(...parts: (AsyncIterable<NdjsonLine> | Iterable<NdjsonLine> | undefined)[]): AsyncGenerator<NdjsonLine> {
   for (const p of parts) if (p) yield* p;
+}
+
+/**
+ * What a snapshot holds of the NFT state, for a source that can deliver only the changed NFTs
+ * (follow): it checks that "ours + the changed rows" is the whole state before doing so.
+ */
+export interface NftStateProbe {
+  /** per collection (lower-case hex address, no 0x): its NFT count and names */
+  collections(): Map<string, { count: number; name: string; originName: string }>;
+  /** whether the snapshot holds this NFT */
+  hasToken(collectionHex: string, tokenId: string): boolean;
 }
