@@ -21,6 +21,7 @@ import { createInterface } from 'node:readline';
 import { runCut } from '../src/commands/cut';
 import { startServer } from '../src/index';
 import { openDatabase } from '../src/sqlite';
+import { pickAccounts } from '../test/helpers/fixture-accounts';
 
 const ROOT = resolve(__dirname, '..', '..');
 const DEMO = (vm: string): string => join(ROOT, 'fixtures', 'demo', `${vm}.sqlite`);
@@ -30,18 +31,6 @@ const RUNS = runsArg > 0 ? Number(process.argv[runsArg + 1]) : 5;
 const median = (xs: number[]): number => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]; };
 const ms = (t0: bigint): number => Number(process.hrtime.bigint() - t0) / 1e6;
 
-function pickAccounts(file: string): string[] {
-  const db = openDatabase(file, { readonly: true, fileMustExist: true });
-  try {
-    const q = (sql: string): string => `0x${(db.prepare(sql).pluck().get() as Buffer).toString('hex')}`;
-    return [
-      q('SELECT addr FROM accounts WHERE tx_count > 0 AND nft_count > 0 AND length(addr) = 20 ORDER BY tx_count, id LIMIT 1'),
-      q('SELECT addr FROM accounts WHERE tx_count = 1 AND length(addr) = 20 ORDER BY id LIMIT 1'),
-    ];
-  } finally {
-    db.close();
-  }
-}
 
 function firstLine(): Promise<number> {
   const t0 = process.hrtime.bigint();

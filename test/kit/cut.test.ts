@@ -8,6 +8,7 @@ import { RunningIndexerApi, startServer } from '../../src/index';
 import { tableDigests } from '../../src/snapshot/digest';
 import { openDatabase } from '../../src/sqlite';
 import { cleanEnv, CLI, DEMO, ROOT } from '../serve/helpers';
+import { pickAccounts } from '../helpers/fixture-accounts';
 
 interface Page { pagination: { next_key: string | null; total: string } }
 
@@ -28,19 +29,6 @@ async function all<T>(url: string, member: string): Promise<{ items: T[]; total:
   return { items, total };
 }
 
-/** Accounts of a demo: one with NFTs and some txs, one with a single tx. */
-function pickAccounts(file: string): string[] {
-  const db = openDatabase(file, { readonly: true, fileMustExist: true });
-  try {
-    const q = (sql: string): string => `0x${(db.prepare(sql).pluck().get() as Buffer).toString('hex')}`;
-    return [
-      q('SELECT addr FROM accounts WHERE tx_count > 0 AND nft_count > 0 AND length(addr) = 20 ORDER BY tx_count, id LIMIT 1'),
-      q('SELECT addr FROM accounts WHERE tx_count = 1 AND length(addr) = 20 ORDER BY id LIMIT 1'),
-    ];
-  } finally {
-    db.close();
-  }
-}
 
 const txHash = (t: { txhash?: string; transactionHash?: string }): string => String(t.txhash ?? t.transactionHash);
 
