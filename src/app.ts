@@ -7,6 +7,7 @@ import { cors, corsHeaders } from './http/cors';
 import { cachedFront } from './http/front';
 import { errorMiddleware, GRPC, sendError, shown, UnavailableError } from './http/errors';
 import { urlLengthLimit } from './http/limits';
+import { SERVE_DEFAULTS } from './lib/defaults';
 import { errorFields, Logger, silentLogger } from './http/log';
 import { ObserveRequest, requestObserver } from './http/observe';
 import { createMetrics, Metrics, opsRouter, routeOf } from './http/ops';
@@ -45,7 +46,7 @@ export interface AppOptions {
   logError?: (err: unknown) => void;
   /** ETag / Cache-Control max-age of a 200, seconds (default 1) */
   cacheMaxAge?: number;
-  /** request targets longer than this get a 414 (default 8192) */
+  /** request targets longer than this get a 414 (default SERVE_DEFAULTS.maxUrlLength) */
   maxUrlLength?: number;
   /** true once shutdown began: /ready answers 503 and connections are closed after each response */
   draining?: () => boolean;
@@ -127,7 +128,7 @@ export function createApp({ snapshots, openapi, options, logger = silentLogger, 
 
   const observe = requestObserver(logger, ops);
   app.locals.observe = observe;
-  app.use(observeRequests(observe, draining), urlLengthLimit(options.maxUrlLength ?? 8192));
+  app.use(observeRequests(observe, draining), urlLengthLimit(options.maxUrlLength ?? SERVE_DEFAULTS.maxUrlLength));
   app.use(normalizeRequestUrl, headAsGet, cors(options.corsOrigin));
   const notReady = (): string | undefined => options.notReady?.()
     ?? (snapshots.faulty?.() ? 'snapshot file is damaged; waiting for a good file' : undefined);
@@ -135,7 +136,7 @@ export function createApp({ snapshots, openapi, options, logger = silentLogger, 
   app.use(swaggerRouter(JSON.stringify(openapi)));
   if (options.explorer) app.use(explorerRouter());
   app.use(takeSnapshot(snapshots), evmUnavailable());
-  app.use(httpCaching(options.cacheMaxAge ?? 1, responseCache));
+  app.use(httpCaching(options.cacheMaxAge ?? SERVE_DEFAULTS.cacheMaxAge, responseCache));
   // $refs inlined: same constraints, much less start-up work (src/openapi.ts)
   const apiSpec = validatorDocument(openapi, options.validateResponses ?? false);
   app.use(goBooleans(booleanQueryParameters(apiSpec)));
@@ -169,7 +170,7 @@ export function createRequestListener(args: Parameters<typeof createApp>[0]): Re
   const { responseCache, options, snapshots } = args;
   if (!responseCache) return app;
   return cachedFront(app, {
-    cache: responseCache, snapshots, cors: corsHeaders(options.corsOrigin), maxUrlLength: options.maxUrlLength ?? 8192,
+    cache: responseCache, snapshots, cors: corsHeaders(options.corsOrigin), maxUrlLength: options.maxUrlLength ?? SERVE_DEFAULTS.maxUrlLength,
     draining: options.draining ?? ((): boolean => false), observe: app.locals.observe as ObserveRequest,
   });
 }

@@ -15,6 +15,19 @@ export type DemoVm = 'move' | 'wasm' | 'evm';
 export type LogLevel = 'error' | 'warn' | 'info' | 'debug';
 const LOG_LEVELS: readonly LogLevel[] = ['error', 'warn', 'info', 'debug'];
 
+/**
+ * The in-process server's own settings, smaller and quicker than `serve`'s
+ * (src/lib/defaults.ts): a test suite's server holds a small cache and stops fast.
+ */
+const LIBRARY_DEFAULTS = {
+  cacheBytes: 16 * 1024 * 1024,
+  cacheEntries: 10_000,
+  /** stat poll of `watch: true`, ms */
+  watchPollMs: 500,
+  /** in-flight requests get this long on close(), ms */
+  closeTimeoutMs: 5_000,
+} as const;
+
 export interface StartServerOptions {
   /** snapshot file to serve (built by `indexer-api import`); give this or `demo` */
   db?: string;
@@ -73,7 +86,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   let running;
   const logger = createLogger(logLevel);
   try {
-    const responseCache = new ResponseCache(16 * 1024 * 1024, 10_000);
+    const responseCache = new ResponseCache(LIBRARY_DEFAULTS.cacheBytes, LIBRARY_DEFAULTS.cacheEntries);
     const metrics = createMetrics(() => holder.current(), responseCache);
     holder.on('swap', () => { metrics.swapped(); responseCache.clear(); });
     holder.on('refused', (err: unknown) => { metrics.swapFailed(); logger.error('new snapshot refused; still serving the old one', { error: String(err) }); });
@@ -86,7 +99,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     holder.close();
     throw e;
   }
-  if (options.watch) holder.watch({ pollMs: 500 });
+  if (options.watch) holder.watch({ pollMs: LIBRARY_DEFAULTS.watchPollMs });
   const listening = running;
   const address = listening.server.address();
   const boundPort = typeof address === 'object' && address !== null ? address.port : port;
@@ -97,7 +110,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     db: file,
     close: () => closed ??= (async () => {
       draining = true;
-      await listening.close(5_000);
+      await listening.close(LIBRARY_DEFAULTS.closeTimeoutMs);
       holder.close();
       logger.flush();
     })(),

@@ -2,6 +2,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { createServer, IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { DEFAULT_LIMITS, Limits, onClientError, requestTimedOut } from './http/limits';
+import { SERVE_DEFAULTS } from './lib/defaults';
 
 export interface RunningServer {
   server: Server;
@@ -146,7 +147,7 @@ export function startServer(app: RequestListener, host: string, port: number, li
       resolve({
         server,
         url: `http://${h}:${addr.port}`,
-        close: (forceAfterMs = 10_000) => closed ??= new Promise<boolean>((done) => {
+        close: (forceAfterMs: number = SERVE_DEFAULTS.shutdownTimeoutMs) => closed ??= new Promise<boolean>((done) => {
           closing = true;
           const force = setTimeout(() => { clearInterval(idleCheck); server.closeAllConnections(); done(false); }, forceAfterMs);
           // Requests already sent may still be in the kernel's buffers: connections are closed

@@ -1,7 +1,7 @@
 import type { CommandModule } from 'yargs';
 import { DumpError } from '../import/dump-error';
-import { VM_TYPES } from '../import/from-dump';
 import { ImportOptions, runImport } from './import-run';
+import { IMPORT_OPTIONS } from './options';
 
 // `runImport` and its types live in ./import-run (no yargs), so that the fixture cut (./cut)
 // can run an import without an import cycle through this command module.
@@ -11,37 +11,7 @@ export const importCommand: CommandModule<object, ImportOptions> = {
   command: 'import',
   describe: 'Build a snapshot file from a dump directory (NDJSON, see docs/dump-format.md), a rollytics PostgreSQL database or a running rollytics-compatible API',
   builder: (y) => y
-    .option('from-dump', { type: 'string', describe: 'Dump directory of NDJSON files (plain or .gz)' })
-    .option('from-postgres', { type: 'string', describe: 'rollytics PostgreSQL DSN (postgres://user:pass@host:5432/db); read in one read-only REPEATABLE READ transaction' })
-    .option('from-api', { type: 'string', describe: 'Base URL of a running rollytics-compatible API to crawl' })
-    .option('from-snapshot', { type: 'string', describe: 'With --accounts: a snapshot file to cut the fixture from' })
-    .option('accounts', { type: 'string', array: true, describe: 'Cut a fixture: only what these accounts touched (their txs, the blocks holding them, their NFTs, their rich-list rows); repeat or comma-separate; deterministic output (docs/ci.md)' })
-    .option('collections', { type: 'string', array: true, describe: 'With --accounts: NFT collections to keep whole (every token)' })
-    .option('base', { type: 'string', describe: 'Previous snapshot to build on: the source then only holds new heights (and current NFT / rich-list state)' })
-    .option('out', { type: 'string', demandOption: true, describe: 'Snapshot file to write (written to a temporary file, renamed on success)' })
-    .option('force', { type: 'boolean', default: false, describe: 'Replace --out if it exists' })
-    .option('quiet', { type: 'boolean', default: false, describe: 'No progress output' })
-    .option('json', { type: 'boolean', default: false, describe: 'Print the final summary as JSON on stdout' })
-    .option('check', {
-      choices: ['integrity', 'quick', 'none'] as const,
-      describe: 'Check of the finished file before it replaces --out: PRAGMA integrity_check, quick_check, or none (default: integrity; with --base none — the base was checked when built, and a check reads the whole file)',
-    })
-    .option('parse-threads', { type: 'number', describe: 'Threads parsing and validating txs while the main one inserts (0: parse on the main one; default: one per CPU)' })
-    .option('chain-id', { type: 'string', describe: '--from-postgres: chain id (default: the only chain_id in table block)' })
-    .option('vm-type', { choices: VM_TYPES, describe: '--from-postgres (required) / --from-api: the rollup VM' })
-    .option('bech32-prefix', { type: 'string', describe: '--from-postgres / --from-api: account bech32 prefix (default init)' })
-    .option('validators', { type: 'string', describe: 'NDJSON file in validators.ndjson format: proposer monikers' })
-    .option('rest-url', { type: 'string', describe: '--from-postgres without --validators: chain node REST URL; one GET /opinit/opchild/v1/validator/{proposer} per distinct proposer (404: fallback rendering)' })
-    .option('denom-contracts', { type: 'string', describe: 'EVM: NDJSON file in denom_contracts.ndjson format' })
-    .option('status-version', { type: 'string', describe: '--from-postgres: version /status reports (default dev)' })
-    .option('status-commit', { type: 'string', describe: '--from-postgres: commit_hash /status reports (default unknown)' })
-    .option('from-height', { type: 'number', describe: '--from-api: first height to crawl (default 1; with --base, the base\'s highest block + 1)' })
-    .option('to-height', { type: 'number', describe: '--from-api: last height to crawl (default: /status height)' })
-    .option('denoms', { type: 'string', array: true, describe: '--from-api: rich-list denoms to crawl (repeat or comma-separate)' })
-    .option('concurrency', { type: 'number', default: 4, describe: '--from-api / --rest-url: requests in flight' })
-    .option('rate', { type: 'number', describe: '--from-api / --rest-url: at most this many requests per second' })
-    .option('retries', { type: 'number', default: 5, describe: '--from-api / --rest-url: retries of a request failing with 5xx, 429 or a network error / timeout' })
-    .option('timeout', { type: 'number', default: 30000, describe: '--from-api / --rest-url: per-request timeout in ms' })
+    .options(IMPORT_OPTIONS)
     .check((a) => {
       const n = [a['from-dump'], a['from-postgres'], a['from-api'], a['from-snapshot']].filter((x) => x !== undefined).length;
       if (n !== 1) throw new Error('name exactly one source: --from-dump DIR, --from-postgres DSN or --from-api URL (or, with --accounts, --from-snapshot FILE)');

@@ -1,12 +1,12 @@
 import cluster from 'node:cluster';
-import { availableParallelism } from 'node:os';
 import type { CommandModule } from 'yargs';
 import { runPrimary, tellPrimary } from '../cluster';
-import { DEMO_VMS, demoSnapshotPath } from '../demo';
+import { demoSnapshotPath } from '../demo';
 import { DEFAULT_LIMITS, Limits } from '../http/limits';
 import { announceFromPrimary, awaitPrimaryAnnouncement, StdoutGate, stdoutGate } from '../listen-line';
-import { createLogger, errorFields, LOG_LEVELS, Logger, LogLevel } from '../http/log';
+import { createLogger, errorFields, Logger, LogLevel } from '../http/log';
 import { parseDuration } from '../pull/duration';
+import { SERVE_DEFAULTS, SERVE_OPTIONS } from './options';
 import type { SnapshotHolder as SnapshotHolderType } from '../snapshot/holder';
 import type { Snapshot, VmType } from '../snapshot/open';
 
@@ -50,9 +50,6 @@ export interface ServeOptions {
   /** poll interval of --pull: "30s", "500ms", "2m" or seconds */
   pullInterval?: string | number;
 }
-
-const DEFAULT_CACHE_BYTES = 64 * 1024 * 1024;
-const DEFAULT_CACHE_ENTRIES = 100_000;
 
 /**
  * Express, the OpenAPI validator, prom-client, the OpenAPI document and better-sqlite3 are loaded
@@ -105,7 +102,7 @@ export async function runServe(o: ServeOptions): Promise<number> {
 }
 
 function pullOptions(o: ServeOptions): { pull: string; pullIntervalMs: number; verify: boolean } {
-  return { pull: o.pull as string, pullIntervalMs: parseDuration(o.pullInterval ?? '30s', '--pull-interval'), verify: o.verify };
+  return { pull: o.pull as string, pullIntervalMs: parseDuration(o.pullInterval ?? SERVE_DEFAULTS.pullInterval, '--pull-interval'), verify: o.verify };
 }
 
 /**
@@ -194,8 +191,8 @@ async function serve(file: string, o: ServeOptions, logger: Logger, gate?: Stdou
   const holder = opened;
   const { createRequestListener, createMetrics, loadOpenApi, startServer, ResponseCache, live } = stack;
   if (o.maxLagS !== undefined && !(o.maxLagS > 0)) throw new Error(`--max-lag-s must be a number of seconds > 0, got ${o.maxLagS}`);
-  const cacheEntries = o.cacheEntries ?? DEFAULT_CACHE_ENTRIES;
-  const cacheBytes = o.cacheBytes ?? DEFAULT_CACHE_BYTES;
+  const cacheEntries = o.cacheEntries ?? SERVE_DEFAULTS.cacheEntries;
+  const cacheBytes = o.cacheBytes ?? SERVE_DEFAULTS.cacheBytes;
   for (const [name, v] of [['--cache-bytes', cacheBytes], ['--cache-entries', cacheEntries]] as const) {
     if (!Number.isSafeInteger(v) || v < 0) throw new Error(`${name} must be a whole number ≥ 0, got ${v}`);
   }
@@ -227,7 +224,7 @@ async function serve(file: string, o: ServeOptions, logger: Logger, gate?: Stdou
   const app = createRequestListener({
     snapshots: holder, openapi: loadOpenApi(), logger, metrics, responseCache,
     options: {
-      corsOrigin: o.corsOrigin, cacheMaxAge: o.cacheMaxAge ?? 1, maxUrlLength: limits.maxUrlLength, draining: () => draining,
+      corsOrigin: o.corsOrigin, cacheMaxAge: o.cacheMaxAge ?? SERVE_DEFAULTS.cacheMaxAge, maxUrlLength: limits.maxUrlLength, draining: () => draining,
       explorer: o.explorer ?? true, stale: live.staleness(o.maxLagS),
       notReady: () => (verifying ? 'verifying the snapshot (quick check)' : undefined),
     },
@@ -243,9 +240,9 @@ async function serve(file: string, o: ServeOptions, logger: Logger, gate?: Stdou
     process.off('SIGHUP', reload);
     throw e;
   }
-  if (o.watch ?? true) holder.watch({ pollMs: o.watchPollMs ?? 2_000 });
+  if (o.watch ?? true) holder.watch({ pollMs: o.watchPollMs ?? SERVE_DEFAULTS.watchPollMs });
   if (!cluster.isWorker) gate?.open(running.url);
-  const commitPollMs = o.commitPollMs ?? 100;
+  const commitPollMs = o.commitPollMs ?? SERVE_DEFAULTS.commitPollMs;
   const commits = commitPollMs > 0 ? live.watchCommits(holder, commitPollMs, (e) => logger.debug('commit probe failed', errorFields(e))) : undefined;
   puller?.start();
   const first = holder.current();
@@ -280,7 +277,7 @@ async function serve(file: string, o: ServeOptions, logger: Logger, gate?: Stdou
   draining = true;
   puller?.close();
   logger.info('shutting down', { signal, pid: process.pid });
-  const finished = await running.close(o.shutdownTimeoutMs ?? 10_000);
+  const finished = await running.close(o.shutdownTimeoutMs ?? SERVE_DEFAULTS.shutdownTimeoutMs);
   if (!finished) logger.warn('shutdown timeout: cut the connections still open', { pid: process.pid });
   commits?.close();
   holder.close();
@@ -320,31 +317,7 @@ export const serveCommand: CommandModule<object, ServeOptions> = {
   command: 'serve',
   describe: 'Serve the read API from a snapshot file',
   builder: (y) => y
-    .option('db', { type: 'string', describe: 'Snapshot file to serve (built by `import`). Default: the bundled demo snapshot chosen by --demo' })
-    .option('demo', { choices: DEMO_VMS, default: 'move' as VmType, describe: 'Which bundled demo snapshot to serve when --db is not given' })
-    .option('host', { type: 'string', default: '127.0.0.1', describe: 'Address to listen on (0.0.0.0 for all interfaces)' })
-    .option('port', { type: 'number', default: 8080, describe: 'TCP port to listen on; 0 picks a free one and prints `listening http://HOST:PORT` as the first line of stdout' })
-    .option('cors-origin', { type: 'string', default: '*', describe: "Allowed CORS origins: '*', a comma-separated list (with *.domain patterns), or '' to disable" })
-    .option('verify', { type: 'boolean', default: true, describe: 'Quick-check every page of the snapshot before listening (reads the whole file; see docs/reliability.md for the cost per GB). --no-verify skips it at start; a hot-swapped file is always checked' })
-    .option('explorer', { type: 'boolean', default: true, describe: 'Serve the built-in explorer (HTML) at / and its pages; --no-explorer leaves only the API (/ answers the JSON 404)' })
-    .option('get', { type: 'string', describe: 'Answer one GET request for this path in-process, print the body and exit (0 iff status 200)' })
-    .option('workers', { type: 'number', default: availableParallelism(), defaultDescription: 'number of cores', describe: 'Processes serving the port (node:cluster); 1 = a single process, no cluster' })
-    .option('log-level', { choices: LOG_LEVELS, default: 'info' as LogLevel, describe: 'JSON log lines on stdout: info logs one line per request; warn and error drop those' })
-    .option('cache-max-age', { type: 'number', default: 1, describe: 'Cache-Control max-age (seconds) of 200 responses; each carries a strong ETag (snapshot id + URL)' })
-    .option('cache-bytes', { type: 'number', default: DEFAULT_CACHE_BYTES, describe: 'In-process response cache of 200s (per worker), answered before Express: byte cap, least recently used out (0 = no cache)' })
-    .option('cache-entries', { type: 'number', default: DEFAULT_CACHE_ENTRIES, describe: 'Entry cap of the response cache (0 = no cache)' })
-    .option('watch', { type: 'boolean', default: true, describe: 'Hot-swap when the file at --db is replaced (rename over it); SIGHUP always reloads. --no-watch to disable' })
-    .option('watch-poll-ms', { type: 'number', default: 2_000, describe: 'Stat poll interval backing up the file watch (0 = watch only)' })
-    .option('request-timeout-ms', { type: 'number', default: DEFAULT_LIMITS.requestTimeoutMs, describe: 'A request must arrive completely within this (408 otherwise)' })
-    .option('headers-timeout-ms', { type: 'number', default: DEFAULT_LIMITS.headersTimeoutMs, describe: 'Request headers must arrive within this: slow clients are cut off (capped at --request-timeout-ms)' })
-    .option('keep-alive-timeout-ms', { type: 'number', default: DEFAULT_LIMITS.keepAliveTimeoutMs, describe: 'Idle keep-alive connections are closed after this' })
-    .option('max-header-size', { type: 'number', default: DEFAULT_LIMITS.maxHeaderSize, describe: 'Request line + headers, bytes (431 beyond)' })
-    .option('max-url-length', { type: 'number', default: DEFAULT_LIMITS.maxUrlLength, describe: 'Request URL, bytes (414 beyond)' })
-    .option('max-lag-s', { type: 'number', describe: '/ready answers 503 when the newest block is older than this many seconds (a stale replica leaves the load balancer); off by default' })
-    .option('commit-poll-ms', { type: 'number', default: 100, describe: 'How often to look for a batch committed by `follow` to --db (PRAGMA data_version, microseconds each); 0 = never' })
-    .option('shutdown-timeout-ms', { type: 'number', default: 10_000, describe: 'On SIGTERM/SIGINT, in-flight requests get this long to finish' })
-    .option('pull', { type: 'string', describe: 'URL of a manifest.json written by `publish`: download its file into --db (resumable, sha256 + quick_check verified) before serving, then poll it and hot-swap each newer file. /ready is 503 until the first good file is in place' })
-    .option('pull-interval', { type: 'string', default: '30s', describe: 'How often --pull polls the manifest (30s, 500ms, 2m); failed downloads retry sooner, backing off up to this' })
+    .options(SERVE_OPTIONS)
     .example('$0 serve', 'serve the bundled Move demo on http://127.0.0.1:8080')
     .example('$0 serve --db chain.sqlite --host 0.0.0.0 --port 8080', 'serve a snapshot to the network')
     .example('$0 serve --db fixture.sqlite --port 0 --workers 1', 'CI: a free port, named on the first line of stdout')

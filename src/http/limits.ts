@@ -1,5 +1,6 @@
 import type { RequestHandler } from 'express';
 import type { Socket } from 'node:net';
+import { SERVE_DEFAULTS } from '../lib/defaults';
 import { errorJson, GRPC, sendError } from './errors';
 
 /**
@@ -22,11 +23,11 @@ export interface Limits {
 }
 
 export const DEFAULT_LIMITS: Limits = {
-  requestTimeoutMs: 30_000,
-  headersTimeoutMs: 10_000,
-  keepAliveTimeoutMs: 5_000,
-  maxHeaderSize: 16_384,
-  maxUrlLength: 8_192,
+  requestTimeoutMs: SERVE_DEFAULTS.requestTimeoutMs,
+  headersTimeoutMs: SERVE_DEFAULTS.headersTimeoutMs,
+  keepAliveTimeoutMs: SERVE_DEFAULTS.keepAliveTimeoutMs,
+  maxHeaderSize: SERVE_DEFAULTS.maxHeaderSize,
+  maxUrlLength: SERVE_DEFAULTS.maxUrlLength,
 };
 
 /** The one URL length rule (the response cache in front of Express asks it too). */

@@ -3,7 +3,7 @@ import { availableParallelism } from 'node:os';
 import { amountKey, canonicalAmount, isAmount } from '../lib/amount';
 import { toBech32, toHex0x } from '../lib/address';
 import { normalizeName } from '../lib/normalize';
-import { formatMicros, formatSeconds, toMicros } from '../lib/time';
+import { formatMicros, formatSeconds, toMicros, type UtcTime } from '../lib/time';
 import { blockJson, Coin } from '../wire/block';
 import { nftJson } from '../wire/nft';
 import { holderJson } from '../wire/richlist';
@@ -94,192 +94,351 @@ export function loadDump(dir: string, writer: SnapshotWriter, progress: ImportPr
   return loadRecords(dumpSource(dir), writer, progress, options);
 }
 
-/**
- * Reads every record of `source` into `writer`, validating each. Throws DumpError naming
- * file:line:field on the first bad one.
- */
-export async function loadRecords(source: RecordSource, writer: SnapshotWriter, progress: ImportProgress,
-  options: LoadOptions = {}): Promise<ImportSummary> {
-  const counts: Record<string, number> = {};
-  async function each(name: string, required: boolean, fn: (f: Fields) => void, allowed: readonly string[]): Promise<void> {
-    const records = source.records(name);
-    if (!records && required) throw new DumpError(`${name}.ndjson`, 0, '(file)', `missing from ${source.describe}`);
-    counts[name] = 0;
+/** What the stages of an import share: the chain's meta and what later kinds are checked against. */
+class LoadState {
+  private loadedMeta: Meta | undefined;
+  readonly counts: Record<string, number> = {};
+  /** proposer → moniker and operator address, for the blocks */
+  readonly validators = new Map<string, { moniker: string; operatorAddress: string }>();
+  /** height → expected tx count and line, to check against txs.ndjson */
+  readonly blocks = new Map<number, { txCount: number; line: number; seen: number }>();
+  /** the highest block so far: on top of a base snapshot the new blocks continue its heights */
+  lastHeight: number;
+  /** collection address (hex) → names, for the tokens */
+  readonly collections = new Map<string, { name: string; originName: string }>();
+  readonly seenTokens = new Set<string>();
+  readonly denoms = new Set<string>();
+
+  constructor(readonly source: RecordSource, readonly writer: SnapshotWriter, readonly progress: ImportProgress,
+    readonly options: LoadOptions) {
+    this.lastHeight = writer.base?.height ?? 0;
+  }
+
+  get hasMeta(): boolean { return this.loadedMeta !== undefined; }
+  /** the meta record; every kind after `meta` reads it */
+  get meta(): Meta {
+    if (!this.loadedMeta) throw new Error('the meta record is read first');
+    return this.loadedMeta;
+  }
+  set meta(m: Meta) { this.loadedMeta = m; }
+
+  /** Runs `fn` on every record of one kind (a missing optional kind loads nothing). */
+  async each(name: string, required: boolean, fn: (f: Fields) => void, allowed: readonly string[]): Promise<void> {
+    const records = this.source.records(name);
+    if (!records && required) throw new DumpError(`${name}.ndjson`, 0, '(file)', `missing from ${this.source.describe}`);
+    this.counts[name] = 0;
     if (!records) return;
-    writer.beginKind(name);
-    progress.stage(name);
+    this.writer.beginKind(name);
+    this.progress.stage(name);
     let batch = 0;
     for await (const at of records) {
       fn(new Fields(at, allowed));
-      counts[name]++;
-      if (++batch === 1000) { progress.records(batch); batch = 0; }
+      this.counts[name]++;
+      if (++batch === 1000) { this.progress.records(batch); batch = 0; }
     }
-    progress.records(batch);
+    this.progress.records(batch);
   }
+}
 
-  // meta
-  let meta: Meta | undefined;
-  await each('meta', true, (f) => {
-    if (meta) throw f.error('(line)', 'meta.ndjson must hold exactly one record');
-    const vm = f.string('vm_type');
-    if (!VM_TYPES.includes(vm as VmType)) throw f.error('vm_type', `must be one of ${VM_TYPES.join(', ')}, got ${describe(vm)}`);
-    const prefix = f.string('bech32_prefix', { nonEmpty: true });
-    if (!/^[a-z0-9]+$/.test(prefix)) throw f.error('bech32_prefix', `must be lower-case letters and digits, got ${describe(prefix)}`);
-    meta = { chainId: f.string('chain_id', { nonEmpty: true }), vmType: vm as VmType, prefix };
-    writer.setMeta('chain_id', meta.chainId);
-    writer.setMeta('vm_type', meta.vmType);
-    writer.setMeta('bech32_prefix', prefix);
-    writer.setMeta('version', f.string('version', { optional: 'dev' }));
-    writer.setMeta('commit_hash', f.string('commit_hash', { optional: 'unknown' }));
-    writer.setMeta('source', f.string('source', { optional: source.describe }));
-    if (f.has('height')) writer.setMeta('height', f.uint('height'));
-    // Absent: computed from evm_internal_txs at the end (src/import/evm.ts).
-    if (f.has('internal_tx_height')) writer.setMeta('internal_tx_height', f.uint('internal_tx_height'));
-    writer.setMeta('rich_list_height', f.uint('rich_list_height', { optional: 0 }));
-    // rollytics' /status extension fields: recorded when given, served as recorded (src/wire/status.ts).
-    for (const k of STATUS_EXTENSIONS) if (f.has(k)) writer.setMeta(k, f.int(k, STATUS_EXTENSION_MIN[k]));
-  }, ['chain_id', 'vm_type', 'bech32_prefix', 'version', 'commit_hash', 'source', 'height', 'internal_tx_height', 'rich_list_height',
-    ...STATUS_EXTENSIONS]);
-  if (!meta) throw new DumpError('meta.ndjson', 1, '(file)', 'holds no record');
-  const m: Meta = meta;
+/**
+ * One kind of record (one dump file, docs/dump-format.md): its fields, whether a source must
+ * have it, its parser (validates one record into R; checks against earlier kinds) and its
+ * writer (R into the snapshot). `before`/`after` run whether or not the source has the kind.
+ */
+interface RecordKind<R> {
+  name: string;
+  fields: readonly string[];
+  required?(s: LoadState): boolean;
+  before?(s: LoadState): void;
+  parse(f: Fields, s: LoadState): R;
+  write(r: R, f: Fields, s: LoadState): void;
+  after?(s: LoadState): void;
+}
 
-  // validators
-  const validators = new Map<string, { moniker: string; operatorAddress: string }>();
-  await each('validators', false, (f) => {
-    const proposer = f.string('proposer', { nonEmpty: true });
-    if (validators.has(proposer)) throw f.error('proposer', `duplicate proposer ${describe(proposer)}`);
-    const v = { moniker: f.string('moniker'), operatorAddress: f.string('operator_address', { nonEmpty: true }) };
-    validators.set(proposer, v);
-    writer.insertValidator(proposer, v.moniker, v.operatorAddress);
-  }, ['proposer', 'moniker', 'operator_address']);
+/** A step of the import: a record kind, or a stage with its own loop (txs, the EVM kinds). */
+interface Stage {
+  name: string;
+  load(s: LoadState): Promise<void>;
+}
 
-  // blocks: keep height → expected tx count and line, to check against txs.ndjson
-  const blocks = new Map<number, { txCount: number; line: number; seen: number }>();
-  // On top of a base snapshot the new blocks continue its heights, without overlap or gap.
-  const base = writer.base;
-  let lastHeight = base?.height ?? 0;
-  await each('blocks', !base, (f) => {
-    const height = f.uint('height', { min: 1 });
-    if (base && blocks.size === 0 && height !== base.height + 1) {
-      throw f.error('height', height <= base.height
-        ? `${height} is already in the base snapshot ${base.file} (its highest block is ${base.height}): the new source must start at height ${base.height + 1}`
-        : `${height} leaves a gap after the base snapshot ${base.file} (its highest block is ${base.height}): the new source must start at height ${base.height + 1}`);
-    }
-    if (height <= lastHeight) throw f.error('height', `must ascend: ${height} after ${lastHeight}`);
-    lastHeight = height;
-    const timestamp = f.time('timestamp');
-    const txCount = f.uint('tx_count');
-    const totalFee = coins(f, 'total_fee');
-    if ((txCount === 0) !== (totalFee === null)) {
-      throw f.error('total_fee', txCount === 0 ? 'must be null for a block without txs' : 'must be an array for a block with txs');
-    }
-    const proposer = f.string('proposer');
-    const v = validators.get(proposer);
-    blocks.set(height, { txCount, line: f.at.line, seen: 0 });
-    writer.insertBlock(height, toMicros(timestamp), txCount, blockJson({
-      chainId: f.string('chain_id', { optional: m.chainId }), height, hashHex: f.hex32('hash'),
-      blockTimeMs: f.uint('block_time'), timestamp: formatSeconds(timestamp),
-      gasUsed: f.uint('gas_used'), gasWanted: f.uint('gas_wanted'), txCount, totalFee,
-      proposer: { moniker: v?.moniker ?? '', operatorAddress: v?.operatorAddress ?? proposer },
-    }));
-  }, ['height', 'chain_id', 'hash', 'timestamp', 'block_time', 'proposer', 'gas_used', 'gas_wanted', 'tx_count', 'total_fee']);
-  if (blocks.size === 0 && !base) throw new DumpError('blocks.ndjson', 1, '(file)', 'holds no block');
-  writer.setMeta('max_height', lastHeight);
+function recordKind<R>(k: RecordKind<R>): Stage {
+  return {
+    name: k.name,
+    async load(s) {
+      k.before?.(s);
+      await s.each(k.name, k.required?.(s) ?? false, (f) => k.write(k.parse(f, s), f, s), k.fields);
+      k.after?.(s);
+    },
+  };
+}
 
-  // txs
-  counts.txs = await loadTxs(source, m.prefix, blocks, writer, progress, options.parseThreads ?? availableParallelism());
-  for (const [height, b] of blocks) {
-    if (b.seen !== b.txCount) {
-      throw new DumpError('blocks.ndjson', b.line, 'tx_count', `block ${height} says ${b.txCount} txs, txs.ndjson has ${b.seen}`);
-    }
+/** Duplicate keys that a temporary unique index (or the primary key) finds, as the record's error. */
+function onConstraint(f: Fields, code: string, field: string, reason: string, insert: () => void): void {
+  try {
+    insert();
+  } catch (e) {
+    if ((e as { code?: string }).code === code) throw f.error(field, reason);
+    throw e;
   }
-  blocks.clear();
+}
 
-  // collections
-  const collections = new Map<string, { name: string; originName: string }>();
-  await each('collections', false, (f) => {
-    const addr = f.address('object_addr', m.prefix);
-    const key = addr.toString('hex');
-    if (collections.has(key)) throw f.error('object_addr', `duplicate collection ${toHex0x(addr)}`);
-    const name = f.string('name');
-    const originName = f.string('origin_name', { optional: '' });
-    collections.set(key, { name, originName });
-    writer.insertCollection(addr, f.uint('height'), name, originName, normalizeName(name), normalizeName(originName),
-      writer.accountId(f.address('creator', m.prefix)), formatMicros(f.time('timestamp')));
-  }, ['object_addr', 'creator', 'name', 'origin_name', 'height', 'timestamp']);
+interface MetaRecord extends Meta {
+  version: string;
+  commitHash: string;
+  source: string;
+  height?: number;
+  internalTxHeight?: number;
+  richListHeight: number;
+  /** rollytics' /status extension fields given in the dump (src/wire/status.ts) */
+  extensions: [string, number][];
+}
 
-  // tokens
-  const seenTokens = new Set<string>();
-  await each('tokens', false, (f) => {
-    const collectionAddr = f.address('collection_addr', m.prefix);
-    const c = collections.get(collectionAddr.toString('hex'));
-    if (!c) throw f.error('collection_addr', `collection ${toHex0x(collectionAddr)} is not in collections.ndjson`);
-    const tokenId = f.string('token_id', { nonEmpty: true });
-    const key = collectionAddr.toString('hex') + '\u0000' + tokenId;
-    if (seenTokens.has(key)) throw f.error('token_id', `duplicate token ${describe(tokenId)} in collection ${toHex0x(collectionAddr)}`);
-    seenTokens.add(key);
-    let objectAddr: Buffer | undefined;
-    if (m.vmType === 'move') objectAddr = f.address('object_addr', m.prefix);
-    else if (f.has('object_addr')) throw f.error('object_addr', `only Move NFTs have an object address (this is a ${m.vmType} chain)`);
-    // "" — no owner account (rollytics serves such NFTs with owner ""; no account lists them).
-    const owner = f.string('owner') === '' ? undefined : f.address('owner', m.prefix);
-    const height = f.uint('height');
-    writer.insertNft(collectionAddr, tokenId, height, owner ? writer.accountId(owner) : NO_OWNER,
-      objectAddr ? writer.accountId(objectAddr) : null, nftJson({
-        collectionAddr: toHex0x(collectionAddr), collectionName: c.name, collectionOriginName: c.originName,
-        objectAddr: objectAddr ? toHex0x(objectAddr) : '', owner: owner ? toBech32(owner, m.prefix) : '', tokenId,
-        uri: f.string('uri'), height, timestamp: formatMicros(f.time('timestamp')),
-      }));
-  }, ['collection_addr', 'token_id', 'object_addr', 'owner', 'uri', 'height', 'timestamp']);
-  seenTokens.clear();
+interface BlockRecord {
+  height: number;
+  timestamp: UtcTime;
+  txCount: number;
+  json: string;
+}
 
-  // token_txs
-  await each('token_txs', false, (f) => {
-    const collectionAddr = f.address('collection_addr', m.prefix);
-    const tokenId = f.string('token_id', { nonEmpty: true });
-    const sequence = f.uint('sequence', { min: 1 });
-    if (!writer.txExists(sequence)) throw f.error('sequence', `no tx with sequence ${sequence} in txs.ndjson`);
-    try {
-      writer.insertNftTx(collectionAddr, tokenId, sequence);
-    } catch (e) {
-      if ((e as { code?: string }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') throw f.error('sequence', 'duplicate link');
-      throw e;
-    }
-  }, ['collection_addr', 'token_id', 'sequence']);
+interface TokenRecord {
+  collectionAddr: Buffer;
+  tokenId: string;
+  objectAddr?: Buffer;
+  /** undefined: owner "" — no owner account (rollytics serves such NFTs with owner ""; no account lists them) */
+  owner: Buffer | undefined;
+  height: number;
+  json: string;
+}
 
-  // richlist: (denom, account) must be unique; a temporary index makes a duplicate fail on its line.
-  writer.db.exec('CREATE UNIQUE INDEX richlist_unique ON richlist (denom, account)');
-  await each('richlist', false, (f) => {
-    const denom = f.string('denom', { nonEmpty: true }).toLowerCase();
-    const account = f.address('account', m.prefix);
-    const amount = f.string('amount');
-    if (!isAmount(amount)) throw f.error('amount', `must be a decimal integer string, got ${describe(amount)}`);
-    try {
-      writer.insertHolder(denom, amountKey(amount), account, holderJson(
-        m.vmType === 'evm' ? toHex0x(account) : toBech32(account, m.prefix), canonicalAmount(amount)));
-    } catch (e) {
-      if ((e as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw f.error('account', `duplicate holder for denom ${describe(denom)}`);
-      throw e;
-    }
-  }, ['denom', 'account', 'amount']);
-  writer.db.exec('DROP INDEX richlist_unique');
+/** The kinds of an import, in load order: each one may check against the ones before it. */
+const STAGES: readonly Stage[] = [
+  recordKind<MetaRecord>({
+    name: 'meta',
+    fields: ['chain_id', 'vm_type', 'bech32_prefix', 'version', 'commit_hash', 'source', 'height', 'internal_tx_height', 'rich_list_height',
+      ...STATUS_EXTENSIONS],
+    required: () => true,
+    parse(f, s) {
+      if (s.hasMeta) throw f.error('(line)', 'meta.ndjson must hold exactly one record');
+      const vm = f.string('vm_type');
+      if (!VM_TYPES.includes(vm as VmType)) throw f.error('vm_type', `must be one of ${VM_TYPES.join(', ')}, got ${describe(vm)}`);
+      const prefix = f.string('bech32_prefix', { nonEmpty: true });
+      if (!/^[a-z0-9]+$/.test(prefix)) throw f.error('bech32_prefix', `must be lower-case letters and digits, got ${describe(prefix)}`);
+      return {
+        chainId: f.string('chain_id', { nonEmpty: true }), vmType: vm as VmType, prefix,
+        version: f.string('version', { optional: 'dev' }),
+        commitHash: f.string('commit_hash', { optional: 'unknown' }),
+        source: f.string('source', { optional: s.source.describe }),
+        height: f.has('height') ? f.uint('height') : undefined,
+        // Absent: computed from evm_internal_txs at the end (src/import/evm.ts).
+        internalTxHeight: f.has('internal_tx_height') ? f.uint('internal_tx_height') : undefined,
+        richListHeight: f.uint('rich_list_height', { optional: 0 }),
+        // rollytics' /status extension fields: recorded when given, served as recorded (src/wire/status.ts).
+        extensions: STATUS_EXTENSIONS.filter((k) => f.has(k)).map((k): [string, number] => [k, f.int(k, STATUS_EXTENSION_MIN[k])]),
+      };
+    },
+    write(r, _f, s) {
+      const { writer } = s;
+      s.meta = { chainId: r.chainId, vmType: r.vmType, prefix: r.prefix };
+      writer.setMeta('chain_id', r.chainId);
+      writer.setMeta('vm_type', r.vmType);
+      writer.setMeta('bech32_prefix', r.prefix);
+      writer.setMeta('version', r.version);
+      writer.setMeta('commit_hash', r.commitHash);
+      writer.setMeta('source', r.source);
+      if (r.height !== undefined) writer.setMeta('height', r.height);
+      if (r.internalTxHeight !== undefined) writer.setMeta('internal_tx_height', r.internalTxHeight);
+      writer.setMeta('rich_list_height', r.richListHeight);
+      for (const [k, v] of r.extensions) writer.setMeta(k, v);
+    },
+    after(s) {
+      if (!s.hasMeta) throw new DumpError('meta.ndjson', 1, '(file)', 'holds no record');
+    },
+  }),
 
-  // denom_contracts
-  const denoms = new Set<string>();
-  await each('denom_contracts', false, (f) => {
-    if (m.vmType !== 'evm') throw f.error('(file)', `denom_contracts is for EVM chains (this is a ${m.vmType} chain)`);
-    const denom = f.string('denom', { nonEmpty: true }).toLowerCase();
-    if (denoms.has(denom)) throw f.error('denom', `duplicate denom ${describe(denom)}`);
-    denoms.add(denom);
-    const contract = f.address('contract', m.prefix);
-    if (contract.length !== 20) throw f.error('contract', 'must be a 20-byte ERC-20 address');
-    writer.insertDenomContract(denom, toHex0x(contract));
-  }, ['denom', 'contract']);
+  recordKind<{ proposer: string; moniker: string; operatorAddress: string }>({
+    name: 'validators',
+    fields: ['proposer', 'moniker', 'operator_address'],
+    parse(f, { validators }) {
+      const proposer = f.string('proposer', { nonEmpty: true });
+      if (validators.has(proposer)) throw f.error('proposer', `duplicate proposer ${describe(proposer)}`);
+      return { proposer, moniker: f.string('moniker'), operatorAddress: f.string('operator_address', { nonEmpty: true }) };
+    },
+    write(v, _f, { validators, writer }) {
+      validators.set(v.proposer, { moniker: v.moniker, operatorAddress: v.operatorAddress });
+      writer.insertValidator(v.proposer, v.moniker, v.operatorAddress);
+    },
+  }),
 
-  // evm_txs, evm_internal_txs
-  await loadEvm(each, m.vmType, m.prefix, writer);
+  recordKind<BlockRecord>({
+    name: 'blocks',
+    fields: ['height', 'chain_id', 'hash', 'timestamp', 'block_time', 'proposer', 'gas_used', 'gas_wanted', 'tx_count', 'total_fee'],
+    required: (s) => !s.writer.base,
+    parse(f, s) {
+      const base = s.writer.base;
+      const height = f.uint('height', { min: 1 });
+      if (base && s.blocks.size === 0 && height !== base.height + 1) {
+        throw f.error('height', height <= base.height
+          ? `${height} is already in the base snapshot ${base.file} (its highest block is ${base.height}): the new source must start at height ${base.height + 1}`
+          : `${height} leaves a gap after the base snapshot ${base.file} (its highest block is ${base.height}): the new source must start at height ${base.height + 1}`);
+      }
+      if (height <= s.lastHeight) throw f.error('height', `must ascend: ${height} after ${s.lastHeight}`);
+      s.lastHeight = height;
+      const timestamp = f.time('timestamp');
+      const txCount = f.uint('tx_count');
+      const totalFee = coins(f, 'total_fee');
+      if ((txCount === 0) !== (totalFee === null)) {
+        throw f.error('total_fee', txCount === 0 ? 'must be null for a block without txs' : 'must be an array for a block with txs');
+      }
+      const proposer = f.string('proposer');
+      const v = s.validators.get(proposer);
+      s.blocks.set(height, { txCount, line: f.at.line, seen: 0 });
+      return {
+        height, timestamp, txCount, json: blockJson({
+          chainId: f.string('chain_id', { optional: s.meta.chainId }), height, hashHex: f.hex32('hash'),
+          blockTimeMs: f.uint('block_time'), timestamp: formatSeconds(timestamp),
+          gasUsed: f.uint('gas_used'), gasWanted: f.uint('gas_wanted'), txCount, totalFee,
+          proposer: { moniker: v?.moniker ?? '', operatorAddress: v?.operatorAddress ?? proposer },
+        }),
+      };
+    },
+    write(b, _f, { writer }) {
+      writer.insertBlock(b.height, toMicros(b.timestamp), b.txCount, b.json);
+    },
+    after(s) {
+      if (s.blocks.size === 0 && !s.writer.base) throw new DumpError('blocks.ndjson', 1, '(file)', 'holds no block');
+      s.writer.setMeta('max_height', s.lastHeight);
+    },
+  }),
 
-  return { chainId: m.chainId, vmType: m.vmType, prefix: m.prefix, counts };
+  {
+    // parsed on threads (parse/); its own loop
+    name: 'txs',
+    async load(s) {
+      s.counts.txs = await loadTxs(s.source, s.meta.prefix, s.blocks, s.writer, s.progress, s.options.parseThreads ?? availableParallelism());
+      for (const [height, b] of s.blocks) {
+        if (b.seen !== b.txCount) {
+          throw new DumpError('blocks.ndjson', b.line, 'tx_count', `block ${height} says ${b.txCount} txs, txs.ndjson has ${b.seen}`);
+        }
+      }
+      s.blocks.clear();
+    },
+  },
+
+  recordKind<{ addr: Buffer; height: number; name: string; originName: string; creator: Buffer; timestamp: string }>({
+    name: 'collections',
+    fields: ['object_addr', 'creator', 'name', 'origin_name', 'height', 'timestamp'],
+    parse(f, s) {
+      const addr = f.address('object_addr', s.meta.prefix);
+      if (s.collections.has(addr.toString('hex'))) throw f.error('object_addr', `duplicate collection ${toHex0x(addr)}`);
+      const name = f.string('name');
+      const originName = f.string('origin_name', { optional: '' });
+      return { addr, name, originName, height: f.uint('height'), creator: f.address('creator', s.meta.prefix), timestamp: formatMicros(f.time('timestamp')) };
+    },
+    write(c, _f, { collections, writer }) {
+      collections.set(c.addr.toString('hex'), { name: c.name, originName: c.originName });
+      writer.insertCollection(c.addr, c.height, c.name, c.originName, normalizeName(c.name), normalizeName(c.originName),
+        writer.accountId(c.creator), c.timestamp);
+    },
+  }),
+
+  recordKind<TokenRecord>({
+    name: 'tokens',
+    fields: ['collection_addr', 'token_id', 'object_addr', 'owner', 'uri', 'height', 'timestamp'],
+    parse(f, s) {
+      const m = s.meta;
+      const collectionAddr = f.address('collection_addr', m.prefix);
+      const c = s.collections.get(collectionAddr.toString('hex'));
+      if (!c) throw f.error('collection_addr', `collection ${toHex0x(collectionAddr)} is not in collections.ndjson`);
+      const tokenId = f.string('token_id', { nonEmpty: true });
+      const key = collectionAddr.toString('hex') + '\u0000' + tokenId;
+      if (s.seenTokens.has(key)) throw f.error('token_id', `duplicate token ${describe(tokenId)} in collection ${toHex0x(collectionAddr)}`);
+      s.seenTokens.add(key);
+      let objectAddr: Buffer | undefined;
+      if (m.vmType === 'move') objectAddr = f.address('object_addr', m.prefix);
+      else if (f.has('object_addr')) throw f.error('object_addr', `only Move NFTs have an object address (this is a ${m.vmType} chain)`);
+      const owner = f.string('owner') === '' ? undefined : f.address('owner', m.prefix);
+      const height = f.uint('height');
+      return {
+        collectionAddr, tokenId, objectAddr, owner, height, json: nftJson({
+          collectionAddr: toHex0x(collectionAddr), collectionName: c.name, collectionOriginName: c.originName,
+          objectAddr: objectAddr ? toHex0x(objectAddr) : '', owner: owner ? toBech32(owner, m.prefix) : '', tokenId,
+          uri: f.string('uri'), height, timestamp: formatMicros(f.time('timestamp')),
+        }),
+      };
+    },
+    write(t, _f, { writer }) {
+      writer.insertNft(t.collectionAddr, t.tokenId, t.height, t.owner ? writer.accountId(t.owner) : NO_OWNER,
+        t.objectAddr ? writer.accountId(t.objectAddr) : null, t.json);
+    },
+    after(s) { s.seenTokens.clear(); },
+  }),
+
+  recordKind<{ collectionAddr: Buffer; tokenId: string; sequence: number }>({
+    name: 'token_txs',
+    fields: ['collection_addr', 'token_id', 'sequence'],
+    parse(f, s) {
+      const collectionAddr = f.address('collection_addr', s.meta.prefix);
+      const tokenId = f.string('token_id', { nonEmpty: true });
+      const sequence = f.uint('sequence', { min: 1 });
+      if (!s.writer.txExists(sequence)) throw f.error('sequence', `no tx with sequence ${sequence} in txs.ndjson`);
+      return { collectionAddr, tokenId, sequence };
+    },
+    write(l, f, { writer }) {
+      onConstraint(f, 'SQLITE_CONSTRAINT_PRIMARYKEY', 'sequence', 'duplicate link', () => writer.insertNftTx(l.collectionAddr, l.tokenId, l.sequence));
+    },
+  }),
+
+  // (denom, account) must be unique; a temporary index makes a duplicate fail on its line.
+  recordKind<{ denom: string; account: Buffer; amount: string }>({
+    name: 'richlist',
+    fields: ['denom', 'account', 'amount'],
+    before({ writer }) { writer.db.exec('CREATE UNIQUE INDEX richlist_unique ON richlist (denom, account)'); },
+    parse(f, s) {
+      const denom = f.string('denom', { nonEmpty: true }).toLowerCase();
+      const account = f.address('account', s.meta.prefix);
+      const amount = f.string('amount');
+      if (!isAmount(amount)) throw f.error('amount', `must be a decimal integer string, got ${describe(amount)}`);
+      return { denom, account, amount };
+    },
+    write(h, f, { writer, meta: m }) {
+      onConstraint(f, 'SQLITE_CONSTRAINT_UNIQUE', 'account', `duplicate holder for denom ${describe(h.denom)}`, () => writer.insertHolder(h.denom,
+        amountKey(h.amount), h.account, holderJson(m.vmType === 'evm' ? toHex0x(h.account) : toBech32(h.account, m.prefix), canonicalAmount(h.amount))));
+    },
+    after({ writer }) { writer.db.exec('DROP INDEX richlist_unique'); },
+  }),
+
+  recordKind<{ denom: string; contract: Buffer }>({
+    name: 'denom_contracts',
+    fields: ['denom', 'contract'],
+    parse(f, s) {
+      if (s.meta.vmType !== 'evm') throw f.error('(file)', `denom_contracts is for EVM chains (this is a ${s.meta.vmType} chain)`);
+      const denom = f.string('denom', { nonEmpty: true }).toLowerCase();
+      if (s.denoms.has(denom)) throw f.error('denom', `duplicate denom ${describe(denom)}`);
+      s.denoms.add(denom);
+      const contract = f.address('contract', s.meta.prefix);
+      if (contract.length !== 20) throw f.error('contract', 'must be a 20-byte ERC-20 address');
+      return { denom, contract };
+    },
+    write(d, _f, { writer }) { writer.insertDenomContract(d.denom, toHex0x(d.contract)); },
+  }),
+
+  {
+    // evm_txs, evm_internal_txs: their parsers and writers are in ./evm
+    name: 'evm',
+    load: (s) => loadEvm(s.each.bind(s), s.meta.vmType, s.meta.prefix, s.writer),
+  },
+];
+
+/**
+ * Reads every record of `source` into `writer`, validating each: the stages of STAGES in
+ * order. Throws DumpError naming file:line:field on the first bad one.
+ */
+export async function loadRecords(source: RecordSource, writer: SnapshotWriter, progress: ImportProgress,
+  options: LoadOptions = {}): Promise<ImportSummary> {
+  const s = new LoadState(source, writer, progress, options);
+  for (const stage of STAGES) await stage.load(s);
+  const m = s.meta;
+  return { chainId: m.chainId, vmType: m.vmType, prefix: m.prefix, counts: s.counts };
 }
 
 /**

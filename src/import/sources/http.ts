@@ -3,6 +3,8 @@
  * per-request timeouts and retries with exponential backoff (and jitter) on 5xx, 429, timeouts
  * and network errors. Any other non-200 answer fails at once, naming the URL.
  */
+import { HTTP_CLIENT_DEFAULTS } from '../../lib/defaults';
+
 export interface HttpOptions {
   /** requests in flight (default 4) */
   concurrency?: number;
@@ -41,10 +43,10 @@ export class HttpClient {
   private readonly backoffMs: number;
 
   constructor(readonly base: string, o: HttpOptions = {}) {
-    this.concurrency = Math.max(1, Math.floor(o.concurrency ?? 4));
+    this.concurrency = Math.max(1, Math.floor(o.concurrency ?? HTTP_CLIENT_DEFAULTS.concurrency));
     this.interval = o.rate && o.rate > 0 ? 1000 / o.rate : 0;
-    this.retries = Math.max(0, Math.floor(o.retries ?? 5));
-    this.timeoutMs = o.timeoutMs ?? 30_000;
+    this.retries = Math.max(0, Math.floor(o.retries ?? HTTP_CLIENT_DEFAULTS.retries));
+    this.timeoutMs = o.timeoutMs ?? HTTP_CLIENT_DEFAULTS.timeoutMs;
     this.backoffMs = o.backoffMs ?? 250;
   }
 

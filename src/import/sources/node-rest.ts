@@ -10,6 +10,7 @@
  * retries on 5xx / 429 / timeouts — or an answer without the two fields stops the import,
  * naming the URL.
  */
+import { HTTP_CLIENT_DEFAULTS } from '../../lib/defaults';
 import { NdjsonLine } from '../ndjson';
 import { forEachConcurrent, HttpClient, HttpError, HttpOptions } from './http';
 import { record } from './source';
@@ -25,7 +26,7 @@ export async function validatorsFromRest(restUrl: string, proposers: string[], o
   const http = new HttpClient(restUrl, o);
   const found = new Map<string, NdjsonLine>();
   const unknown: string[] = [];
-  await forEachConcurrent(proposers, o.concurrency ?? 4, async (proposer) => {
+  await forEachConcurrent(proposers, o.concurrency ?? HTTP_CLIENT_DEFAULTS.concurrency, async (proposer) => {
     const path = `/opinit/opchild/v1/validator/${encodeURIComponent(proposer)}`;
     let body: string;
     try {

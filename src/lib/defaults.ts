@@ -1,0 +1,46 @@
+/**
+ * The defaults of the settings that lower layers apply themselves (the HTTP server, the app,
+ * the crawl client), declared once. The CLI's option tables (src/commands/options.ts) show
+ * these same values in `--help`; a setting left unset by a library caller falls back to them.
+ */
+
+/** `serve`: the HTTP server, its response cache and its watches. */
+export const SERVE_DEFAULTS = {
+  host: '127.0.0.1',
+  port: 8080,
+  corsOrigin: '*',
+  /** whole request (headers + body) must arrive within this, ms (408 otherwise) */
+  requestTimeoutMs: 30_000,
+  /** request headers must arrive within this, ms */
+  headersTimeoutMs: 10_000,
+  /** idle keep-alive connections are closed after this, ms */
+  keepAliveTimeoutMs: 5_000,
+  /** request line + headers, bytes (431 beyond) */
+  maxHeaderSize: 16_384,
+  /** request target, bytes (414 beyond) */
+  maxUrlLength: 8_192,
+  /** in-flight requests get this long to finish on SIGTERM, ms */
+  shutdownTimeoutMs: 10_000,
+  /** Cache-Control max-age of a 200, seconds */
+  cacheMaxAge: 1,
+  /** response cache byte cap */
+  cacheBytes: 64 * 1024 * 1024,
+  /** response cache entry cap */
+  cacheEntries: 100_000,
+  /** stat poll interval backing up the file watch, ms */
+  watchPollMs: 2_000,
+  /** how often to look for a batch committed by `follow`, ms */
+  commitPollMs: 100,
+  /** poll interval of --pull */
+  pullInterval: '30s',
+} as const;
+
+/** The crawl HTTP client (`import --from-api`, `--rest-url`, `follow --from-api`). */
+export const HTTP_CLIENT_DEFAULTS = {
+  /** requests in flight */
+  concurrency: 4,
+  /** retries after the first attempt */
+  retries: 5,
+  /** per-request timeout, ms */
+  timeoutMs: 30_000,
+} as const;
