@@ -6,6 +6,7 @@ import { openSnapshot } from '../snapshot/open';
 import { Follower, followMetricsText, SourceWentBackwards, StopFlag, useWal } from '../follow/follower';
 import { openFollowSource } from '../follow/source';
 import { cleanStaleTemps, runImport } from './import';
+import { HTTP_CLIENT_DEFAULTS } from '../lib/defaults';
 
 export interface FollowOptions {
   db: string;
@@ -140,9 +141,9 @@ export const followCommand: CommandModule<object, FollowOptions> = {
     .option('denom-contracts', { type: 'string', describe: 'EVM: NDJSON file in denom_contracts.ndjson format' })
     .option('status-version', { type: 'string', describe: '--from-postgres: version /status reports (default dev)' })
     .option('status-commit', { type: 'string', describe: '--from-postgres: commit_hash /status reports (default unknown)' })
-    .option('concurrency', { type: 'number', default: 4, describe: '--from-api: requests in flight while reading a batch' })
+    .option('concurrency', { type: 'number', default: HTTP_CLIENT_DEFAULTS.concurrency, describe: '--from-api: requests in flight while reading a batch' })
     .option('rate', { type: 'number', describe: '--from-api: at most this many requests per second' })
-    .option('timeout', { type: 'number', default: 30000, describe: 'Per-request timeout in ms' })
+    .option('timeout', { type: 'number', default: HTTP_CLIENT_DEFAULTS.timeoutMs, describe: 'Per-request timeout in ms' })
     .option('quiet', { type: 'boolean', default: false, describe: 'No line per batch (failures, start and stop are still logged)' })
     .check((a) => {
       const n = [a['from-postgres'], a['from-api']].filter((x) => x !== undefined).length;

@@ -12,6 +12,7 @@ import { openApiSource } from '../import/sources/api';
 import { HttpClient } from '../import/sources/http';
 import { openPostgresSource } from '../import/sources/postgres';
 import { ImportSource, NftStateProbe, redactDsn } from '../import/sources/source';
+import { HTTP_CLIENT_DEFAULTS } from '../lib/defaults';
 
 export interface FollowSourceOptions {
   fromApi?: string;
@@ -58,7 +59,7 @@ function apiSource(o: FollowSourceOptions & { fromApi: string }): FollowSource {
   const base = o.fromApi.replace(/\/+$/, '');
   if (!/^https?:\/\//.test(base)) throw new Error(`--from-api must be an http(s) URL, got ${JSON.stringify(o.fromApi)}`);
   // No retries here: the follower retries the whole step with backoff and logs each failure.
-  const http = new HttpClient(base, { concurrency: 1, retries: 0, timeoutMs: o.timeout ?? 30_000 });
+  const http = new HttpClient(base, { concurrency: 1, retries: 0, timeoutMs: o.timeout ?? HTTP_CLIENT_DEFAULTS.timeoutMs });
   const json = async <T>(path: string): Promise<T> => {
     const text = await http.get(path);
     try { return JSON.parse(text) as T; } catch { throw new Error(`GET ${base}${path}: not JSON`); }

@@ -53,6 +53,7 @@ import { HttpClient, HttpError, forEachConcurrent } from './http';
 import { rawElements } from './raw';
 import { ImportSource, ndjsonFile, record } from './source';
 import { STATUS_EXTENSIONS, type StatusExtension } from '../../wire/status';
+import { HTTP_CLIENT_DEFAULTS } from '../../lib/defaults';
 
 export interface ApiSourceOptions {
   url: string;
@@ -150,7 +151,7 @@ export async function openApiSource(o: ApiSourceOptions): Promise<ImportSource> 
   const base = o.url.replace(/\/+$/, '');
   if (!/^https?:\/\//.test(base)) throw new Error(`--from-api must be an http(s) URL, got ${JSON.stringify(o.url)}`);
   const http = new HttpClient(base, { concurrency: o.concurrency, rate: o.rate, retries: o.retries, timeoutMs: o.timeoutMs, backoffMs: o.backoffMs });
-  const concurrency = Math.max(1, Math.floor(o.concurrency ?? 4));
+  const concurrency = Math.max(1, Math.floor(o.concurrency ?? HTTP_CLIENT_DEFAULTS.concurrency));
   const stagingPath = o.stagingPath ?? join(tmpdir(), `indexer-api-crawl-${process.pid}-${randomBytes(4).toString('hex')}`);
   const db: Database.Database = openDatabase(stagingPath);
   const dispose = (): void => {
