@@ -10,14 +10,20 @@ import type { Logger } from './http/log';
  * The primary forks first and loads nothing else — no snapshot, no HTTP stack — so that the
  * workers start at once (cold start). A worker that cannot start sends the reason
  * (WorkerMessage 'fatal') instead of printing it, and the primary prints it once; a worker
- * about to listen sends what it serves ('serving'), for the primary's one line on stderr.
+ * about to listen sends what it serves ('serving'), for the primary's one line on stderr; one
+ * that meets a damaged file sends 'fault', which the primary passes to the others.
  */
 
 export type WorkerMessage =
   | { indexerApi: 'fatal'; message: string }
   /** a worker that was listening found its snapshot unservable (start-up check): stop them all */
   | { indexerApi: 'refused'; message: string }
-  | { indexerApi: 'serving'; chainId: string; vmType: string; height: number };
+  | { indexerApi: 'serving'; chainId: string; vmType: string; height: number }
+  /**
+   * a request of this worker met a storage error on snapshot `snapshotId`: the primary passes it
+   * to the other workers, so the whole replica leaves rotation (/ready 503), not one worker of it
+   */
+  | { indexerApi: 'fault'; snapshotId: string; code?: string; message: string };
 
 /** In a worker: tells the primary (see WorkerMessage); resolves once sent. */
 export function tellPrimary(m: WorkerMessage): Promise<void> {
@@ -74,6 +80,10 @@ export function runPrimary({ file, workers, logger }: PrimaryOptions): Promise<n
         + `on ${listeningAt} (${workers} workers)\n`);
     };
     cluster.on('message', (w, m: WorkerMessage) => {
+      if (m?.indexerApi === 'fault') {
+        for (const other of Object.values(cluster.workers ?? {})) if (other && other !== w && other.isConnected()) other.send(m);
+        return;
+      }
       if (m?.indexerApi === 'serving' && !serving) { serving = m; announce(); }
       if (m?.indexerApi === 'refused') {
         if (!fatal) process.stderr.write(`indexer-api: ${m.message}\n`);

@@ -1,6 +1,6 @@
 import cluster from 'node:cluster';
 import type { CommandModule } from 'yargs';
-import { runPrimary, tellPrimary } from '../cluster';
+import { runPrimary, tellPrimary, WorkerMessage } from '../cluster';
 import { demoSnapshotPath } from '../demo';
 import { DEFAULT_LIMITS, Limits } from '../http/limits';
 import { announceFromPrimary, awaitPrimaryAnnouncement, StdoutGate, stdoutGate } from '../listen-line';
@@ -209,9 +209,21 @@ async function serve(file: string, o: ServeOptions, logger: Logger, gate?: Stdou
     metrics.swapFailed();
     logger.error('new snapshot refused; still serving the old one', { reason, error: err instanceof Error ? err.message : String(err) });
   });
-  holder.on('fault', (s: Snapshot, err: Error & { code?: string }) => {
+  holder.on('fault', (s: Snapshot, err: Error & { code?: string; fromWorker?: true }) => {
+    if (err.fromWorker) {
+      logger.warn('another worker found the snapshot file damaged: /ready answers 503 until a good file is swapped in', { file: s.file, code: err.code });
+      return;
+    }
     logger.error('snapshot file is damaged: /ready answers 503 until a good file is swapped in', { file: s.file, code: err.code, error: err.message });
+    if (cluster.isWorker) void tellPrimary({ indexerApi: 'fault', snapshotId: s.meta.snapshotId, code: err.code, message: err.message });
   });
+  // A cluster is one replica: a fault another worker met takes this one out of rotation too.
+  const onWorkerFault = (m: WorkerMessage): void => {
+    const s = holder.current();
+    if (m?.indexerApi !== 'fault' || !s || s.meta.snapshotId !== m.snapshotId) return;
+    holder.reportFault(s, Object.assign(new Error(m.message), { code: m.code, fromWorker: true as const }));
+  };
+  if (cluster.isWorker) process.on('message', onWorkerFault);
   holder.on('closed', (s: Snapshot) => logger.debug('snapshot closed', describe(s)));
   holder.on('watch-error', (err: unknown) => logger.warn('cannot watch the snapshot directory; polling only', errorFields(err)));
 
@@ -238,6 +250,7 @@ async function serve(file: string, o: ServeOptions, logger: Logger, gate?: Stdou
     holder.close();
     signals.off();
     process.off('SIGHUP', reload);
+    process.off('message', onWorkerFault);
     throw e;
   }
   if (o.watch ?? true) holder.watch({ pollMs: o.watchPollMs ?? SERVE_DEFAULTS.watchPollMs });
@@ -285,6 +298,7 @@ async function serve(file: string, o: ServeOptions, logger: Logger, gate?: Stdou
   logger.flush();
   signals.off();
   process.off('SIGHUP', reload);
+  process.off('message', onWorkerFault);
   if (refusal !== undefined) {
     // one line, like every start-up refusal (a cluster's primary prints it once for all)
     if (cluster.isWorker) await tellPrimary({ indexerApi: 'refused', message: refusal });

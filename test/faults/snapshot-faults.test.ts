@@ -54,6 +54,32 @@ describe('faults: damaged and incompatible snapshot files', function () {
     });
   });
 
+  describe('a damaged file under a cluster (--workers 2): the replica as a whole leaves rotation', () => {
+    it('after one worker meets the damage, /ready answers 503 from every worker', async () => {
+      const db = work('corrupt-cluster.sqlite');
+      copyFileSync(DEMO('wasm'), db);
+      corruptPages(db, 20, 0.5);
+      const s = await startServe(['--db', db, '--no-verify', '--workers', '2', '--log-level', 'warn', '--cache-entries', '0']);
+      try {
+        let damaged = false;
+        for (const path of everyHeight(400)) {
+          if ((await get(s.url + path)).status === 503) { damaged = true; break; }
+        }
+        expect(damaged, 'a request met the damage').to.equal(true);
+        // new connections are spread over both workers (round robin): each must say 503
+        await eventually('every worker out of rotation', async () => {
+          const statuses = await Promise.all(Array.from({ length: 10 }, async () => (await get(`${s.url}/ready`)).status));
+          return statuses.every((st) => st === 503) || undefined;
+        });
+        const pids = new Set(s.lines.filter((l) => /damaged/.test(String(l.msg))).map((l) => l.pid));
+        expect(pids.size, JSON.stringify(s.lines)).to.equal(2);
+      } finally {
+        await s.stop();
+        rmSync(db, { force: true });
+      }
+    });
+  });
+
   describe('refused at start with one line', () => {
     for (const kind of BAD_KINDS) {
       it(`${kind}: exit 1, one stderr line naming the file`, () => {
