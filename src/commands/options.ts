@@ -19,7 +19,7 @@ export const SERVE_OPTIONS: Record<string, Options> = {
   'host': { type: 'string', default: SERVE_DEFAULTS.host, describe: 'Address to listen on (0.0.0.0 for all interfaces)' },
   'port': { type: 'number', default: SERVE_DEFAULTS.port, describe: 'TCP port to listen on; 0 picks a free one and prints `listening http://HOST:PORT` as the first line of stdout' },
   'cors-origin': { type: 'string', default: SERVE_DEFAULTS.corsOrigin, describe: "Allowed CORS origins: '*', a comma-separated list (with *.domain patterns), or '' to disable" },
-  'verify': { type: 'boolean', default: true, describe: 'Quick-check every page of the snapshot before listening (reads the whole file; see docs/reliability.md for the cost per GB). --no-verify skips it at start; a hot-swapped file is always checked' },
+  'verify': { type: 'boolean', default: true, describe: 'Quick-check every page of the snapshot at start (reads the whole file, ≈7 s per GB warm; docs/reliability.md): the server listens at once and /ready answers 503 until the check passes. --no-verify skips it at start; a file renamed over --db is always checked before it is swapped in (a batch `follow` commits in place, or a file `--pull` already checked, is not checked again)' },
   'explorer': { type: 'boolean', default: true, describe: 'Serve the built-in explorer (HTML) at / and its pages; --no-explorer leaves only the API (/ answers the JSON 404)' },
   'get': { type: 'string', describe: 'Answer one GET request for this path in-process, print the body and exit (0 iff status 200)' },
   'workers': { type: 'number', default: availableParallelism(), defaultDescription: 'number of cores', describe: 'Processes serving the port (node:cluster); 1 = a single process, no cluster' },

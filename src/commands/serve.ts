@@ -16,7 +16,7 @@ export interface ServeOptions {
   host: string;
   port: number;
   corsOrigin: string;
-  /** quick-check the file before listening (hot-swapped files are always checked) */
+  /** quick-check the file at start, while listening with /ready 503 (renamed-over files are always checked) */
   verify: boolean;
   /** answer one GET in-process, print the body, exit 0 iff 200 */
   get?: string;
