@@ -126,18 +126,20 @@ async function openSource(o: ImportOptions, progress: StageProgress): Promise<{ 
       // On top of a base snapshot, the crawl starts after the base's highest block by default.
       let fromHeight = o.fromHeight;
       let evmSequenceStart: { txs: number; internal: number } | undefined;
+      let previousBlockUs: number | undefined;
       if (o.base !== undefined) {
         const b = openSnapshot(o.base, { olderWireFormat: true });
         try {
           const max = (sql: string): number => (b.db.prepare(sql).pluck().get() as number | null) ?? 0;
           fromHeight ??= max('SELECT max(height) FROM blocks') + 1;
           evmSequenceStart = { txs: max('SELECT max(sequence) FROM evm_txs'), internal: max('SELECT max(sequence) FROM evm_internal_txs') };
+          previousBlockUs = b.db.prepare('SELECT time_us FROM blocks WHERE height = ?').pluck().get(fromHeight - 1) as number | undefined;
         } finally {
           b.close();
         }
       }
       source = await openApiSource({
-        url: o.fromApi as string, vmType: o.vmType, prefix, fromHeight, evmSequenceStart, toHeight: o.toHeight,
+        url: o.fromApi as string, vmType: o.vmType, prefix, fromHeight, evmSequenceStart, previousBlockUs, toHeight: o.toHeight,
         denoms: o.denoms ?? [], concurrency: o.concurrency, rate: o.rate, retries: o.retries, timeoutMs: o.timeout, backoffMs: o.backoffMs,
         validatorsFile: o.validators, denomContractsFile: o.denomContracts, progress,
         stagingPath: join(dirname(resolve(o.out)), `.${basename(o.out)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`),

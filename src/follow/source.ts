@@ -33,9 +33,11 @@ export interface FollowSourceOptions {
   db: string;
 }
 
-/** Where our snapshot ends, for the next range: the highest height and EVM sequences. */
+/** Where our snapshot ends, for the next range: the highest height, its time and EVM sequences. */
 export interface Tip {
   height: number;
+  /** the highest block's stored time (µs since the epoch; 0 when there is no block) */
+  timeUs: number;
   evmTxs: number;
   evmInternalTxs: number;
 }
@@ -84,6 +86,7 @@ function apiSource(o: FollowSourceOptions & { fromApi: string }): FollowSource {
       return openApiSource({
         url: base, vmType: o.vmType, prefix: o.prefix, fromHeight: from, toHeight: to,
         evmSequenceStart: { txs: tip.evmTxs, internal: tip.evmInternalTxs },
+        previousBlockUs: tip.height > 0 ? tip.timeUs : undefined,
         denoms: o.denoms, concurrency: o.concurrency, rate: o.rate, retries: 0, timeoutMs: o.timeout,
         validatorsFile: o.validators, denomContractsFile: o.denomContracts, linkTokensSince: from,
         stagingPath: join(dirname(resolve(o.db)), `.${basename(o.db)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`),

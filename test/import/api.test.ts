@@ -175,6 +175,31 @@ describe('import --from-api (crawl a served snapshot)', function () {
   });
   }
 
+  it('--base ending just before an empty block: the block gets the time a crawl from height 1 estimates (the API serves whole seconds)', async () => {
+    const src = await source('wasm');
+    // the first empty block whose stored time is not a whole second: only an estimate can give it
+    const s = openSnapshot(src.file);
+    const empty = s.db.prepare('SELECT height FROM blocks WHERE tx_count = 0 AND height > 1 AND time_us % 1000000 <> 0 ORDER BY height LIMIT 1').pluck().get() as number;
+    s.close();
+    expect(empty, 'an empty block in the demo').to.be.a('number');
+    const whole = join(work, 'wasm-whole-crawl.sqlite');
+    const base = join(work, `wasm-to-${empty - 1}.sqlite`);
+    const next = join(work, `wasm-from-${empty}.sqlite`);
+    await runImport({ fromApi: src.served.url, out: whole, force: true, quiet: true, json: false, concurrency: 4 });
+    await runImport({ fromApi: src.served.url, out: base, force: true, quiet: true, json: false, toHeight: empty - 1, concurrency: 4 });
+    await runImport({ base, fromApi: src.served.url, out: next, force: true, quiet: true, json: false, concurrency: 4 });
+    const a = openSnapshot(whole);
+    const b = openSnapshot(next);
+    try {
+      const sql = 'SELECT height, time_us, json FROM blocks WHERE height BETWEEN ? AND ? ORDER BY height';
+      expect(b.db.prepare(sql).all(empty - 1, empty + 5)).to.deep.equal(a.db.prepare(sql).all(empty - 1, empty + 5));
+      expect(b.status).to.equal(a.status);
+    } finally {
+      a.close();
+      b.close();
+    }
+  });
+
   it('a URL that is not a rollytics API fails with one line naming it; --out untouched, no temp file left', async () => {
     const src = await source('wasm');
     const out = join(work, 'not-api.sqlite');

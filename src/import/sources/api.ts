@@ -63,6 +63,12 @@ export interface ApiSourceOptions {
   fromHeight?: number;
   /** on top of a base snapshot: its highest EVM / internal tx sequences (numbering goes on from them) */
   evmSequenceStart?: { txs: number; internal: number };
+  /**
+   * on top of a base snapshot: the stored time (µs) of its block at fromHeight - 1, so an empty
+   * first block is estimated from it exactly as a crawl from height 1 would (block times are
+   * served to the second only)
+   */
+  previousBlockUs?: number;
   toHeight?: number;
   /** rich-list denoms to crawl (EVM: 0x contracts, or denoms listed in --denom-contracts) */
   denoms: string[];
@@ -491,7 +497,7 @@ function sourceFromStaging(db: Database.Database, c: Crawl, o: ApiSourceOptions,
       }
     })()),
     blocks: () => (function* () {
-      let prevUs: number | undefined;
+      let prevUs: number | undefined = o.previousBlockUs;
       for (const b of rows<{ height: number; text: string; seconds: string; block_time: number; ts: string | null }>(
         'SELECT b.height, b.text, b.seconds, b.block_time, t.ts FROM blocks b LEFT JOIN block_times t ON t.height = b.height ORDER BY b.height')) {
         let ts = b.ts;
