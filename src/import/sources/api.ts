@@ -185,20 +185,36 @@ interface Crawl {
   denomContracts: Map<string, string>;
 }
 
+/** The crawl, step by step: /status, then blocks, txs, NFTs, EVM txs and rich lists into the staging file. */
 async function crawlInto(db: Database.Database, http: HttpClient, concurrency: number, o: ApiSourceOptions, base: string): Promise<Crawl> {
-  const progress = o.progress;
-  const getJson = async <T>(path: string): Promise<T> => parseJson<T>(base + path, await http.get(path));
+  const crawler = new Crawler(db, http, concurrency, o, base);
+  const status = await crawler.status();
+  const { from, to } = heightRange(o, status);
+  const denomContracts = await readDenomContracts(o);
+  await crawler.blocks(from, to);
+  await crawler.txs(from, to);
+  const collections = await crawler.collections();
+  const seen = await crawler.tokens(collections);
+  // The VM: given, or told by the data.
+  const vmType = o.vmType ?? detectVm(collections, seen, base);
+  if (vmType !== 'move') await crawler.tokenTxs(from, to);
+  if (vmType === 'evm') await crawler.evmTxs();
+  if (o.denoms.length) await crawler.richList(vmType, denomContracts);
+  return { status, vmType, from, to, denomContracts };
+}
 
-  const status = await getJson<Status>('/status');
-  if (typeof status.chain_id !== 'string' || !Number.isSafeInteger(status.height)) {
-    throw new Error(`GET ${base}/status: not a rollytics /status answer (need chain_id and height)`);
-  }
+/** The crawled heights: --from-height..--to-height (default: 1 to the API's height), checked. */
+function heightRange(o: ApiSourceOptions, status: Status): { from: number; to: number } {
   const from = o.fromHeight ?? 1;
   const to = o.toHeight ?? status.height;
   if (!Number.isSafeInteger(from) || from < 1) throw new Error(`--from-height must be an integer ≥ 1, got ${from}`);
   if (!Number.isSafeInteger(to) || to < from) throw new Error(`--to-height must be an integer ≥ --from-height (${from}), got ${to}`);
   if (to > status.height) throw new Error(`--to-height ${to} is above the API's height ${status.height}`);
+  return { from, to };
+}
 
+/** --denom-contracts as a lower-cased denom → contract map (bad lines are the loader's to report). */
+async function readDenomContracts(o: ApiSourceOptions): Promise<Map<string, string>> {
   const denomContracts = new Map<string, string>();
   if (o.denomContractsFile) {
     for await (const l of ndjsonFile(o.denomContractsFile)) {
@@ -208,65 +224,112 @@ async function crawlInto(db: Database.Database, http: HttpClient, concurrency: n
       } catch { /* the loader reports a bad line when it reads the file */ }
     }
   }
+  return denomContracts;
+}
 
-  // Blocks: height-cursor pages, each covering at most PAGE heights, fetched in parallel.
-  progress?.stage('crawl blocks');
-  const insBlock = db.prepare('INSERT OR IGNORE INTO blocks (height, text, seconds, block_time, tx_count) VALUES (?, ?, ?, ?, ?)');
-  const insValidator = db.prepare('INSERT OR IGNORE INTO validators (operator, moniker) VALUES (?, ?)');
-  const starts: number[] = [];
-  for (let h = from - 1; h < to; h += PAGE) starts.push(h);
-  await forEachConcurrent(starts, concurrency, async (after) => {
-    const path = `/indexer/block/v1/blocks?pagination.limit=${PAGE}&pagination.reverse=false&pagination.key=${key({ height: after })}`;
-    const page = members(base + path, await http.get(path), 'blocks');
-    let n = 0;
-    db.transaction(() => {
-      for (const text of page.items) {
-        const b = parseJson<{
-          chain_id: string; height: string; hash: string; block_time: string; timestamp: string; gas_used: string; gas_wanted: string;
-          tx_count: string; total_fee: unknown; proposer?: { moniker?: string; operator_address?: string };
-        }>(base + path, text);
-        const height = Number(b.height);
-        if (!(height > after && height <= Math.min(after + PAGE, to))) continue;
-        const operator = b.proposer?.operator_address ?? '';
-        if (b.proposer?.moniker) insValidator.run(operator, b.proposer.moniker);
-        insBlock.run(height, JSON.stringify({
-          height, chain_id: b.chain_id, hash: b.hash, block_time: b.block_time, proposer: operator,
-          gas_used: b.gas_used, gas_wanted: b.gas_wanted, tx_count: b.tx_count, total_fee: b.total_fee,
-        }), b.timestamp, Number(b.block_time), Number(b.tx_count));
-        n++;
-      }
-    })();
-    progress?.records(n);
-  });
+/** The VM told by the data: EVM collections are 20-byte contracts; Move NFTs are objects. */
+function detectVm(collections: string[], seen: { token: boolean; object: boolean }, base: string): VmType {
+  const evm = collections.some((a) => /^0x[0-9a-f]{40}$/.test(a));
+  if (evm) return 'evm';
+  if (seen.object) return 'move';
+  if (seen.token) return 'wasm';
+  throw new Error(`cannot tell the VM of ${base} (no NFTs to look at): pass --vm-type`);
+}
 
-  // Txs. The API shows a tx's sequence only inside next_key cursors (and an implementation
-  // may omit next_key on a last page), so sequences are pinned with probes instead: probe(X) =
-  // the first tx with sequence > X (a 1-row page from the cursor {"sequence":X}). rollytics
-  // numbers txs without gaps, so the first tx of the range is the smallest X whose probe lands
-  // at height ≥ from, plus one; the last is that plus the blocks' tx counts. Every page of 1000
-  // is then checked with two probes (its last row must have exactly the expected sequence).
-  const txBlocks = db.prepare('SELECT count(*) AS n, coalesce(sum(tx_count), 0) AS txs, min(height) AS lo FROM blocks WHERE tx_count > 0')
-    .get() as { n: number; txs: number; lo: number | null };
-  progress?.stage('crawl txs');
-  const insTx = db.prepare('INSERT OR IGNORE INTO txs (sequence, height, hash, text) VALUES (?, ?, ?, ?)');
-  const insTime = db.prepare('INSERT OR IGNORE INTO block_times (height, ts) VALUES (?, ?)');
-  const txFacts = (url: string, text: string): { height: number; hash: string; timestamp: unknown } => {
-    const m = rawMembers(text);
-    return {
-      height: Number(parseJson<string>(url, m.get('height') ?? '""')),
-      hash: parseJson<string>(url, m.get('txhash') ?? '""').toUpperCase(),
-      timestamp: parseJson<unknown>(url, m.get('timestamp') ?? 'null'),
+/** The crawl's steps, each fetching one kind of data into its staging table. */
+class Crawler {
+  private readonly progress: ImportProgress | undefined;
+
+  constructor(private readonly db: Database.Database, private readonly http: HttpClient, private readonly concurrency: number,
+    private readonly o: ApiSourceOptions, private readonly base: string) {
+    this.progress = o.progress;
+  }
+
+  /** GET `path`, parsed as JSON. */
+  private async getJson<T>(path: string): Promise<T> {
+    return parseJson<T>(this.base + path, await this.http.get(path));
+  }
+
+  /** GET `path`, its `name` array and pagination. */
+  private async page(path: string, name: string): Promise<ReturnType<typeof members>> {
+    return members(this.base + path, await this.http.get(path), name);
+  }
+
+  /** /status: chain id, build, heights. */
+  async status(): Promise<Status> {
+    const status = await this.getJson<Status>('/status');
+    if (typeof status.chain_id !== 'string' || !Number.isSafeInteger(status.height)) {
+      throw new Error(`GET ${this.base}/status: not a rollytics /status answer (need chain_id and height)`);
+    }
+    return status;
+  }
+
+  /** Blocks (and the validators they show): height-cursor pages, each covering at most PAGE heights, fetched in parallel. */
+  async blocks(from: number, to: number): Promise<void> {
+    const { db, base, progress } = this;
+    progress?.stage('crawl blocks');
+    const insBlock = db.prepare('INSERT OR IGNORE INTO blocks (height, text, seconds, block_time, tx_count) VALUES (?, ?, ?, ?, ?)');
+    const insValidator = db.prepare('INSERT OR IGNORE INTO validators (operator, moniker) VALUES (?, ?)');
+    const starts: number[] = [];
+    for (let h = from - 1; h < to; h += PAGE) starts.push(h);
+    await forEachConcurrent(starts, this.concurrency, async (after) => {
+      const path = `/indexer/block/v1/blocks?pagination.limit=${PAGE}&pagination.reverse=false&pagination.key=${key({ height: after })}`;
+      const page = await this.page(path, 'blocks');
+      let n = 0;
+      db.transaction(() => {
+        for (const text of page.items) {
+          const b = parseJson<{
+            chain_id: string; height: string; hash: string; block_time: string; timestamp: string; gas_used: string; gas_wanted: string;
+            tx_count: string; total_fee: unknown; proposer?: { moniker?: string; operator_address?: string };
+          }>(base + path, text);
+          const height = Number(b.height);
+          if (!(height > after && height <= Math.min(after + PAGE, to))) continue;
+          const operator = b.proposer?.operator_address ?? '';
+          if (b.proposer?.moniker) insValidator.run(operator, b.proposer.moniker);
+          insBlock.run(height, JSON.stringify({
+            height, chain_id: b.chain_id, hash: b.hash, block_time: b.block_time, proposer: operator,
+            gas_used: b.gas_used, gas_wanted: b.gas_wanted, tx_count: b.tx_count, total_fee: b.total_fee,
+          }), b.timestamp, Number(b.block_time), Number(b.tx_count));
+          n++;
+        }
+      })();
+      progress?.records(n);
+    });
+  }
+
+  /**
+   * Txs (and the exact times of the blocks holding them). The API shows a tx's sequence only
+   * inside next_key cursors (and an implementation may omit next_key on a last page), so
+   * sequences are pinned with probes instead: probe(X) = the first tx with sequence > X (a 1-row
+   * page from the cursor {"sequence":X}). rollytics numbers txs without gaps, so the first tx of
+   * the range is the smallest X whose probe lands at height ≥ from, plus one; the last is that
+   * plus the blocks' tx counts. Every page of 1000 is then checked with two probes (its last row
+   * must have exactly the expected sequence).
+   */
+  async txs(from: number, to: number): Promise<void> {
+    const { db, base, http, progress } = this;
+    const txBlocks = db.prepare('SELECT count(*) AS n, coalesce(sum(tx_count), 0) AS txs, min(height) AS lo FROM blocks WHERE tx_count > 0')
+      .get() as { n: number; txs: number; lo: number | null };
+    progress?.stage('crawl txs');
+    const insTx = db.prepare('INSERT OR IGNORE INTO txs (sequence, height, hash, text) VALUES (?, ?, ?, ?)');
+    const insTime = db.prepare('INSERT OR IGNORE INTO block_times (height, ts) VALUES (?, ?)');
+    const txFacts = (url: string, text: string): { height: number; hash: string; timestamp: unknown } => {
+      const m = rawMembers(text);
+      return {
+        height: Number(parseJson<string>(url, m.get('height') ?? '""')),
+        hash: parseJson<string>(url, m.get('txhash') ?? '""').toUpperCase(),
+        timestamp: parseJson<unknown>(url, m.get('timestamp') ?? 'null'),
+      };
     };
-  };
-  const txPage = async (after: number, limit: number): Promise<{ url: string; items: string[] }> => {
-    const path = `/indexer/tx/v1/txs?pagination.limit=${limit}&pagination.reverse=false&pagination.count_total=false&pagination.key=${key({ sequence: after })}`;
-    return { url: base + path, items: members(base + path, await http.get(path), 'txs').items };
-  };
-  const probe = async (after: number): Promise<{ height: number; hash: string } | undefined> => {
-    const p = await txPage(after, 1);
-    return p.items.length ? txFacts(p.url, p.items[0]) : undefined;
-  };
-  if (txBlocks.n > 0 && txBlocks.lo !== null) {
+    const txPage = async (after: number, limit: number): Promise<{ url: string; items: string[] }> => {
+      const path = `/indexer/tx/v1/txs?pagination.limit=${limit}&pagination.reverse=false&pagination.count_total=false&pagination.key=${key({ sequence: after })}`;
+      return { url: base + path, items: members(base + path, await http.get(path), 'txs').items };
+    };
+    const probe = async (after: number): Promise<{ height: number; hash: string } | undefined> => {
+      const p = await txPage(after, 1);
+      return p.items.length ? txFacts(p.url, p.items[0]) : undefined;
+    };
+    if (!(txBlocks.n > 0 && txBlocks.lo !== null)) return;
     const firstHeight = txBlocks.lo;
     const reaches = async (x: number): Promise<boolean> => {
       const t = await probe(x);
@@ -284,7 +347,7 @@ async function crawlInto(db: Database.Database, http: HttpClient, concurrency: n
     const hi = lo - 1 + txBlocks.txs;
     const pages: number[] = [];
     for (let s = lo - 1; s < hi; s += PAGE) pages.push(s);
-    await forEachConcurrent(pages, concurrency, async (after) => {
+    await forEachConcurrent(pages, this.concurrency, async (after) => {
       const end = Math.min(after + PAGE, hi);
       const n = end - after;
       const page = await txPage(after, n);
@@ -308,70 +371,69 @@ async function crawlInto(db: Database.Database, http: HttpClient, concurrency: n
     db.exec('CREATE INDEX txs_by_hash ON txs (hash)');
   }
 
-  // Collections, then their tokens.
-  progress?.stage('crawl collections');
-  const insCollection = db.prepare('INSERT OR IGNORE INTO collections (addr, height, text) VALUES (?, ?, ?)');
-  for (let offset = 0; ; offset += PAGE) {
-    const path = `/indexer/nft/v1/collections?pagination.limit=${PAGE}&pagination.offset=${offset}&pagination.reverse=false`;
-    const page = members(base + path, await http.get(path), 'collections');
-    db.transaction(() => {
-      for (const text of page.items) {
-        const c = parseJson<{ object_addr: string; collection: { creator: string; name: string; origin_name: string }; height: number; timestamp: string }>(base + path, text);
-        insCollection.run(c.object_addr.toLowerCase(), c.height, JSON.stringify({
-          object_addr: c.object_addr, creator: c.collection.creator, name: c.collection.name,
-          origin_name: c.collection.origin_name, height: c.height, timestamp: c.timestamp,
-        }));
-      }
-    })();
-    progress?.records(page.items.length);
-    if (page.items.length < PAGE) break;
-  }
-  const collections = db.prepare('SELECT addr FROM collections ORDER BY height, addr').pluck().all() as string[];
-
-  progress?.stage('crawl tokens');
-  const insToken = db.prepare('INSERT OR IGNORE INTO tokens (collection, token_id, text) VALUES (?, ?, ?)');
-  let sawObject = false;
-  let sawToken = false;
-  await forEachConcurrent(collections, concurrency, async (addr) => {
-    const pageAt = async (offset: number): Promise<number> => {
-      const path = `/indexer/nft/v1/tokens/by_collection/${addr}?pagination.limit=${PAGE}&pagination.offset=${offset}`;
-      const page = members(base + path, await http.get(path), 'tokens');
+  /** NFT collections: offset pages, one after the other; their addresses in (height, addr) order. */
+  async collections(): Promise<string[]> {
+    const { db, base, progress } = this;
+    progress?.stage('crawl collections');
+    const insCollection = db.prepare('INSERT OR IGNORE INTO collections (addr, height, text) VALUES (?, ?, ?)');
+    for (let offset = 0; ; offset += PAGE) {
+      const path = `/indexer/nft/v1/collections?pagination.limit=${PAGE}&pagination.offset=${offset}&pagination.reverse=false`;
+      const page = await this.page(path, 'collections');
       db.transaction(() => {
         for (const text of page.items) {
-          const t = parseJson<{ collection_addr: string; object_addr: string; owner: string; nft: { token_id: string; uri: string }; height: number; timestamp: string }>(base + path, text);
-          sawToken = true;
-          if (t.object_addr) sawObject = true;
-          insToken.run(addr, t.nft.token_id, JSON.stringify({
-            collection_addr: t.collection_addr, token_id: t.nft.token_id, object_addr: t.object_addr || undefined,
-            owner: t.owner, uri: t.nft.uri, height: t.height, timestamp: t.timestamp,
+          const c = parseJson<{ object_addr: string; collection: { creator: string; name: string; origin_name: string }; height: number; timestamp: string }>(base + path, text);
+          insCollection.run(c.object_addr.toLowerCase(), c.height, JSON.stringify({
+            object_addr: c.object_addr, creator: c.collection.creator, name: c.collection.name,
+            origin_name: c.collection.origin_name, height: c.height, timestamp: c.timestamp,
           }));
         }
       })();
       progress?.records(page.items.length);
-      return page.items.length === PAGE ? (page.total ?? -1) : 0;
-    };
-    const total = await pageAt(0);
-    if (total > PAGE) {
-      const offsets: number[] = [];
-      for (let off = PAGE; off < total; off += PAGE) offsets.push(off);
-      for (const off of offsets) await pageAt(off);
-    } else if (total === -1) {
-      for (let off = PAGE; (await pageAt(off)) !== 0; off += PAGE) { /* until a short page */ }
+      if (page.items.length < PAGE) break;
     }
-  });
-
-  // The VM: given, or told by the data (EVM collections are 20-byte contracts; Move NFTs are objects).
-  let vmType = o.vmType;
-  if (!vmType) {
-    const evm = collections.some((a) => /^0x[0-9a-f]{40}$/.test(a));
-    if (evm) vmType = 'evm';
-    else if (sawObject) vmType = 'move';
-    else if (sawToken) vmType = 'wasm';
-    else throw new Error(`cannot tell the VM of ${base} (no NFTs to look at): pass --vm-type`);
+    return db.prepare('SELECT addr FROM collections ORDER BY height, addr').pluck().all() as string[];
   }
 
-  // NFT ↔ tx links (Wasm / EVM): the tx history of every live token, mapped to sequences by hash.
-  if (vmType !== 'move') {
+  /** The collections' tokens: offset pages per collection; whether any token, any with an object address, was seen. */
+  async tokens(collections: string[]): Promise<{ token: boolean; object: boolean }> {
+    const { db, base, progress } = this;
+    progress?.stage('crawl tokens');
+    const insToken = db.prepare('INSERT OR IGNORE INTO tokens (collection, token_id, text) VALUES (?, ?, ?)');
+    let sawObject = false;
+    let sawToken = false;
+    await forEachConcurrent(collections, this.concurrency, async (addr) => {
+      const pageAt = async (offset: number): Promise<number> => {
+        const path = `/indexer/nft/v1/tokens/by_collection/${addr}?pagination.limit=${PAGE}&pagination.offset=${offset}`;
+        const page = await this.page(path, 'tokens');
+        db.transaction(() => {
+          for (const text of page.items) {
+            const t = parseJson<{ collection_addr: string; object_addr: string; owner: string; nft: { token_id: string; uri: string }; height: number; timestamp: string }>(base + path, text);
+            sawToken = true;
+            if (t.object_addr) sawObject = true;
+            insToken.run(addr, t.nft.token_id, JSON.stringify({
+              collection_addr: t.collection_addr, token_id: t.nft.token_id, object_addr: t.object_addr || undefined,
+              owner: t.owner, uri: t.nft.uri, height: t.height, timestamp: t.timestamp,
+            }));
+          }
+        })();
+        progress?.records(page.items.length);
+        return page.items.length === PAGE ? (page.total ?? -1) : 0;
+      };
+      const total = await pageAt(0);
+      if (total > PAGE) {
+        const offsets: number[] = [];
+        for (let off = PAGE; off < total; off += PAGE) offsets.push(off);
+        for (const off of offsets) await pageAt(off);
+      } else if (total === -1) {
+        for (let off = PAGE; (await pageAt(off)) !== 0; off += PAGE) { /* until a short page */ }
+      }
+    });
+    return { token: sawToken, object: sawObject };
+  }
+
+  /** NFT ↔ tx links (Wasm / EVM): the tx history of every live token, mapped to sequences by hash. */
+  async tokenTxs(from: number, to: number): Promise<void> {
+    const { db, base, o, progress } = this;
     progress?.stage('crawl token txs');
     const bySeqHash = db.prepare('SELECT sequence FROM txs WHERE hash = ? AND height = ?').pluck();
     const insLink = db.prepare('INSERT OR IGNORE INTO token_txs (collection, token_id, sequence) VALUES (?, ?, ?)');
@@ -388,11 +450,11 @@ async function crawlInto(db: Database.Database, http: HttpClient, concurrency: n
         after = rows[rows.length - 1];
       }
     };
-    await forEachConcurrent(tokens(), concurrency, async ([collection, tokenId]) => {
+    await forEachConcurrent(tokens(), this.concurrency, async ([collection, tokenId]) => {
       let keyParam = '';
       for (;;) {
         const path = `/indexer/nft/v1/txs/${collection}/${encodeURIComponent(tokenId)}?pagination.limit=${PAGE}&pagination.reverse=false&pagination.count_total=false${keyParam}`;
-        const page = members(base + path, await http.get(path), 'txs');
+        const page = await this.page(path, 'txs');
         db.transaction(() => {
           for (const text of page.items) {
             const m = rawMembers(text);
@@ -412,17 +474,18 @@ async function crawlInto(db: Database.Database, http: HttpClient, concurrency: n
     });
   }
 
-  // EVM txs and internal txs, block by block (only blocks with cosmos txs can hold any).
-  if (vmType === 'evm') {
+  /** EVM txs and internal txs, block by block (only blocks with cosmos txs can hold any). */
+  async evmTxs(): Promise<void> {
+    const { db, progress } = this;
     const heights = db.prepare('SELECT height FROM blocks WHERE tx_count > 0 ORDER BY height').pluck().all() as number[];
     for (const [group, table, itemsKey] of [['evm-txs', 'evm_txs', 'txs'], ['evm-internal-txs', 'evm_internal_txs', 'internal_txs']] as const) {
       progress?.stage(`crawl ${group}`);
       const ins = db.prepare(`INSERT OR IGNORE INTO ${table} (height, pos, text) VALUES (?, ?, ?)`);
-      await forEachConcurrent(heights, concurrency, async (height) => {
+      await forEachConcurrent(heights, this.concurrency, async (height) => {
         let keyParam = '';
         for (let pos = 0; ;) {
           const path = `/indexer/tx/v1/${group}/by_height/${height}?pagination.limit=${PAGE}&pagination.reverse=false&pagination.count_total=false${keyParam}`;
-          const page = members(base + path, await http.get(path), itemsKey);
+          const page = await this.page(path, itemsKey);
           db.transaction(() => { for (const text of page.items) ins.run(height, pos++, text); })();
           progress?.records(page.items.length);
           const next = cursorValue(page.nextKey, 'sequence');
@@ -433,8 +496,9 @@ async function crawlInto(db: Database.Database, http: HttpClient, concurrency: n
     }
   }
 
-  // Rich lists.
-  if (o.denoms.length) {
+  /** Rich lists: offset pages per --denoms entry (on EVM stored by ERC-20 contract). */
+  async richList(vmType: VmType, denomContracts: Map<string, string>): Promise<void> {
+    const { db, base, o, progress, concurrency } = this;
     progress?.stage('crawl rich list');
     const insHolder = db.prepare('INSERT OR IGNORE INTO holders (denom, account, text) VALUES (?, ?, ?)');
     await forEachConcurrent(o.denoms, concurrency, async (denom) => {
@@ -446,7 +510,7 @@ async function crawlInto(db: Database.Database, http: HttpClient, concurrency: n
       }
       const pageAt = async (offset: number): Promise<{ n: number; total?: number }> => {
         const path = `/indexer/richlist/v1/${encodeURIComponent(denom)}?pagination.limit=${PAGE}&pagination.offset=${offset}`;
-        const page = members(base + path, await http.get(path), 'holders');
+        const page = await this.page(path, 'holders');
         db.transaction(() => {
           for (const text of page.items) {
             const h = parseJson<{ account: string; amount: string }>(base + path, text);
@@ -467,7 +531,6 @@ async function crawlInto(db: Database.Database, http: HttpClient, concurrency: n
       }
     });
   }
-  return { status, vmType, from, to, denomContracts };
 }
 
 function sourceFromStaging(db: Database.Database, c: Crawl, o: ApiSourceOptions, base: string, dispose: () => void,

@@ -96,105 +96,93 @@ type Row = Record<string, unknown>;
 /** Connects, opens the snapshot transaction and checks the schema; errors never show the password. */
 export async function openPostgresSource(o: PostgresSourceOptions): Promise<ImportSource> {
   const where = redactDsn(o.dsn);
-  const client = new Client({ connectionString: o.dsn, connectionTimeoutMillis: 15_000, application_name: 'indexer-api import' });
+  const db = new Snapshot(await connectSnapshot(o.dsn, where), where, o.batchRows ?? 100);
+  const have = await presentTables(db);
+  const evm = o.vmType === 'evm' && ROLLYTICS_EVM_TABLES.every((t) => have.has(t));
+  const chainId = o.chainId ?? await onlyChainId(db);
+  const rest = await proposerMonikers(db, o, chainId);
+  const richListHeight = (await db.q<{ h: string | null }>('SELECT max(height)::text AS h FROM rich_list_status'))[0]?.h ?? '0';
+  const statusExtensions = await cleanupStatus(db.q);
+  const totals = await recordTotals(db, chainId, evm);
+  const inRange = await historyRange(db, o);
+  const r = new RollyticsRecords(db, o, { where, chainId, evm, richListHeight, statusExtensions, restValidators: rest?.records, inRange });
+
+  const kinds: Record<string, () => AsyncIterable<NdjsonLine> | undefined> = {
+    meta: () => r.meta(),
+    validators: () => r.validators(),
+    blocks: () => r.blocks(),
+    txs: () => r.txs(),
+    collections: () => r.collections(),
+    tokens: () => r.tokens(),
+    token_txs: () => r.tokenTxs(),
+    richlist: () => r.richList(),
+    denom_contracts: () => (o.denomContractsFile ? ndjsonFile(o.denomContractsFile) : undefined),
+    evm_txs: () => (!evm ? undefined : r.evmTxs()),
+    evm_internal_txs: () => (!evm ? undefined : r.evmInternalTxs()),
+  };
+
+  return {
+    describe: `postgres ${where}`,
+    lineBased: false,
+    records: (kind) => kinds[kind]?.(),
+    total: (kind) => totals[kind],
+    partialKinds: () => new Set(o.nftChangesSince && r.fullNftReason === undefined ? ['tokens'] : []),
+    fullStateReason: () => r.fullNftReason,
+    ...(rest ? { stats: () => ({ rest_validators: rest.records.length, rest_unknown_proposers: rest.unknown }) } : {}),
+    close: () => db.close(),
+  };
+}
+
+/** Connects and opens the read-only REPEATABLE READ transaction every read goes through. */
+async function connectSnapshot(dsn: string, where: string): Promise<Client> {
+  const client = new Client({ connectionString: dsn, connectionTimeoutMillis: 15_000, application_name: 'indexer-api import' });
   // An idle-connection error after a failure must not crash the process.
   client.on('error', () => undefined);
   try {
     await client.connect();
   } catch (e) {
     await client.end().catch(() => undefined);
-    throw new Error(`cannot connect to PostgreSQL at ${where}: ${scrub(errorText(e), o.dsn)}`);
+    throw new Error(`cannot connect to PostgreSQL at ${where}: ${scrub(errorText(e), dsn)}`);
   }
-  const fail = async (msg: string): Promise<never> => {
-    await client.end().catch(() => undefined);
-    throw new Error(msg);
-  };
   try {
     await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
     await client.query("SET LOCAL idle_in_transaction_session_timeout = 0; SET LOCAL statement_timeout = 0");
   } catch (e) {
-    return fail(`PostgreSQL at ${where}: cannot open a read-only snapshot transaction: ${errorText(e)}`);
+    await client.end().catch(() => undefined);
+    throw new Error(`PostgreSQL at ${where}: cannot open a read-only snapshot transaction: ${errorText(e)}`);
   }
-  const q = async <T extends Row>(sql: string, params: unknown[] = []): Promise<T[]> => {
+  return client;
+}
+
+/** The open snapshot: queries, cursors, failing (which ends the connection) and closing. */
+class Snapshot {
+  private busy = false;
+
+  constructor(private readonly client: Client, readonly where: string, private readonly batch: number) {}
+
+  /** Ends the connection and throws `msg`. */
+  async fail(msg: string): Promise<never> {
+    await this.client.end().catch(() => undefined);
+    throw new Error(msg);
+  }
+
+  /** One query, its rows; an error ends the connection. */
+  readonly q: Query = async <T extends Row>(sql: string, params: unknown[] = []): Promise<T[]> => {
     try {
-      return (await client.query(sql, params)).rows as T[];
+      return (await this.client.query(sql, params)).rows as T[];
     } catch (e) {
-      return fail(`PostgreSQL at ${where}: ${errorText(e)} (in: ${sql.replace(/\s+/g, ' ').slice(0, 120)})`);
+      return this.fail(`PostgreSQL at ${this.where}: ${errorText(e)} (in: ${sql.replace(/\s+/g, ' ').slice(0, 120)})`);
     }
   };
 
-  const present = await q<{ name: string }>(
-    `SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-     WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p', 'v', 'm', 'f') AND c.relname = ANY($1)`,
-  [[...ROLLYTICS_TABLES, ...ROLLYTICS_EVM_TABLES]]);
-  const have = new Set(present.map((r) => r.name));
-  const missing = ROLLYTICS_TABLES.filter((t) => !have.has(t));
-  if (missing.length) {
-    return fail(`PostgreSQL at ${where} is not a rollytics database: missing table${missing.length > 1 ? 's' : ''} ${missing.join(', ')}`);
-  }
-
-  const evm = o.vmType === 'evm' && ROLLYTICS_EVM_TABLES.every((t) => have.has(t));
-
-  let chainId = o.chainId;
-  if (chainId === undefined) {
-    const lo = await q<{ chain_id: string }>('SELECT chain_id FROM block ORDER BY chain_id LIMIT 1');
-    const hi = await q<{ chain_id: string }>('SELECT chain_id FROM block ORDER BY chain_id DESC LIMIT 1');
-    if (!lo.length) return fail(`PostgreSQL at ${where}: table block is empty (nothing to import)`);
-    if (lo[0].chain_id !== hi[0].chain_id) {
-      return fail(`PostgreSQL at ${where}: table block holds several chains (${lo[0].chain_id}, ${hi[0].chain_id}, ...); pass --chain-id`);
-    }
-    chainId = lo[0].chain_id;
-  }
-  // Proposer monikers from the node, looked up before any cursor is open (one per distinct proposer).
-  let restValidators: NdjsonLine[] | undefined;
-  let unknownProposers = 0;
-  if (!o.validatorsFile && o.restUrl) {
-    const proposers = (await q<{ p: string }>('SELECT DISTINCT proposer AS p FROM block WHERE chain_id = $1 AND proposer IS NOT NULL ORDER BY 1', [chainId]))
-      .map((r) => r.p);
-    try {
-      const got = await validatorsFromRest(o.restUrl, proposers, o.restHttp);
-      restValidators = got.records;
-      unknownProposers = got.unknown.length;
-    } catch (e) {
-      return fail((e as Error).message);
-    }
-  }
-  const richListHeight = (await q<{ h: string | null }>('SELECT max(height)::text AS h FROM rich_list_status'))[0]?.h ?? '0';
-  const statusExtensions = await cleanupStatus(q);
-  const seqOf = async (name: string): Promise<number | undefined> => {
-    const v = (await q<{ s: string | null }>('SELECT max(sequence)::text AS s FROM seq_info WHERE name = $1', [name]))[0]?.s;
-    return v != null ? Number(v) : undefined;
-  };
-  const seqTx = await seqOf('tx');
-  const heights = (await q<{ lo: string | null; hi: string | null }>(
-    'SELECT min(height)::text AS lo, max(height)::text AS hi FROM block WHERE chain_id = $1', [chainId]))[0];
-  const estimate = async (table: string): Promise<number | undefined> => {
-    const r = await q<{ n: number }>('SELECT reltuples::float8 AS n FROM pg_class WHERE oid = to_regclass($1)', [table]);
-    const n = r[0]?.n;
-    return n !== undefined && n >= 0 ? Math.round(n) : undefined;
-  };
-  const totals: Record<string, number | undefined> = {
-    meta: 1,
-    blocks: heights?.lo != null && heights.hi != null ? Number(heights.hi) - Number(heights.lo) + 1 : undefined,
-    txs: seqTx,
-    evm_txs: evm ? await seqOf('evm_tx') : undefined,
-    evm_internal_txs: evm ? await seqOf('evm_internal_tx') : undefined,
-    collections: await estimate('nft_collection'),
-    tokens: await estimate('nft'),
-    token_txs: await estimate('tx_nfts'),
-    richlist: await estimate('rich_list'),
-  };
-
-  const batch = o.batchRows ?? 100;
-  let busy = false;
   /** Streams one query through a server-side cursor, prefetching the next batch while rows are used. */
-  async function* rows(label: string, sql: string, params: unknown[] = []): AsyncGenerator<Row> {
-    if (busy) throw new Error('internal: two PostgreSQL cursors at once');
-    busy = true;
-    const cursor = client.query(new Cursor(sql, params));
+  async* rows(label: string, sql: string, params: unknown[] = []): AsyncGenerator<Row> {
+    if (this.busy) throw new Error('internal: two PostgreSQL cursors at once');
+    this.busy = true;
+    const cursor = this.client.query(new Cursor(sql, params));
     let next: Promise<Row[]> | undefined;
-    const read = (): Promise<Row[]> => cursor.read(batch).catch((e: unknown) => {
-      throw new Error(`PostgreSQL at ${where}: reading ${label} failed: ${errorText(e)}`);
+    const read = (): Promise<Row[]> => cursor.read(this.batch).catch((e: unknown) => {
+      throw new Error(`PostgreSQL at ${this.where}: reading ${label} failed: ${errorText(e)}`);
     });
     try {
       next = read();
@@ -208,24 +196,235 @@ export async function openPostgresSource(o: PostgresSourceOptions): Promise<Impo
     } finally {
       if (next) await next.catch(() => undefined);
       await cursor.close().catch(() => undefined);
-      busy = false;
+      this.busy = false;
     }
   }
 
-  // History restricted to fromHeight..toHeight (both optional): SQL conditions on a height column.
+  async close(): Promise<void> {
+    try { await this.client.query('COMMIT'); } catch { /* the connection may already be gone */ }
+    await this.client.end().catch(() => undefined);
+  }
+}
+
+/** The rollytics tables present (a missing required one is refused), EVM ones included. */
+async function presentTables(db: Snapshot): Promise<Set<string>> {
+  const present = await db.q<{ name: string }>(
+    `SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+     WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p', 'v', 'm', 'f') AND c.relname = ANY($1)`,
+  [[...ROLLYTICS_TABLES, ...ROLLYTICS_EVM_TABLES]]);
+  const have = new Set(present.map((r) => r.name));
+  const missing = ROLLYTICS_TABLES.filter((t) => !have.has(t));
+  if (missing.length) {
+    return db.fail(`PostgreSQL at ${db.where} is not a rollytics database: missing table${missing.length > 1 ? 's' : ''} ${missing.join(', ')}`);
+  }
+  return have;
+}
+
+/** The chain id when none is given: the only one in `block`. */
+async function onlyChainId(db: Snapshot): Promise<string> {
+  const lo = await db.q<{ chain_id: string }>('SELECT chain_id FROM block ORDER BY chain_id LIMIT 1');
+  const hi = await db.q<{ chain_id: string }>('SELECT chain_id FROM block ORDER BY chain_id DESC LIMIT 1');
+  if (!lo.length) return db.fail(`PostgreSQL at ${db.where}: table block is empty (nothing to import)`);
+  if (lo[0].chain_id !== hi[0].chain_id) {
+    return db.fail(`PostgreSQL at ${db.where}: table block holds several chains (${lo[0].chain_id}, ${hi[0].chain_id}, ...); pass --chain-id`);
+  }
+  return lo[0].chain_id;
+}
+
+/**
+ * Proposer monikers from the node (--rest-url without --validators), looked up before any cursor
+ * is open (one per distinct proposer); undefined when not asked for.
+ */
+async function proposerMonikers(db: Snapshot, o: PostgresSourceOptions, chainId: string):
+  Promise<{ records: NdjsonLine[]; unknown: number } | undefined> {
+  if (o.validatorsFile || !o.restUrl) return undefined;
+  const proposers = (await db.q<{ p: string }>('SELECT DISTINCT proposer AS p FROM block WHERE chain_id = $1 AND proposer IS NOT NULL ORDER BY 1', [chainId]))
+    .map((r) => r.p);
+  try {
+    const got = await validatorsFromRest(o.restUrl, proposers, o.restHttp);
+    return { records: got.records, unknown: got.unknown.length };
+  } catch (e) {
+    return db.fail((e as Error).message);
+  }
+}
+
+/** Record counts per kind for progress: exact where rollytics counts, else the planner's estimate. */
+async function recordTotals(db: Snapshot, chainId: string, evm: boolean): Promise<Record<string, number | undefined>> {
+  const seqOf = async (name: string): Promise<number | undefined> => {
+    const v = (await db.q<{ s: string | null }>('SELECT max(sequence)::text AS s FROM seq_info WHERE name = $1', [name]))[0]?.s;
+    return v != null ? Number(v) : undefined;
+  };
+  const seqTx = await seqOf('tx');
+  const heights = (await db.q<{ lo: string | null; hi: string | null }>(
+    'SELECT min(height)::text AS lo, max(height)::text AS hi FROM block WHERE chain_id = $1', [chainId]))[0];
+  const estimate = async (table: string): Promise<number | undefined> => {
+    const r = await db.q<{ n: number }>('SELECT reltuples::float8 AS n FROM pg_class WHERE oid = to_regclass($1)', [table]);
+    const n = r[0]?.n;
+    return n !== undefined && n >= 0 ? Math.round(n) : undefined;
+  };
+  return {
+    meta: 1,
+    blocks: heights?.lo != null && heights.hi != null ? Number(heights.hi) - Number(heights.lo) + 1 : undefined,
+    txs: seqTx,
+    evm_txs: evm ? await seqOf('evm_tx') : undefined,
+    evm_internal_txs: evm ? await seqOf('evm_internal_tx') : undefined,
+    collections: await estimate('nft_collection'),
+    tokens: await estimate('nft'),
+    token_txs: await estimate('tx_nfts'),
+    richlist: await estimate('rich_list'),
+  };
+}
+
+/** History restricted to fromHeight..toHeight (both optional): the SQL condition on a height column. */
+async function historyRange(db: Snapshot, o: PostgresSourceOptions): Promise<(col: string) => string> {
   const lo = o.fromHeight ?? 1;
   const hi = o.toHeight ?? Number.MAX_SAFE_INTEGER;
   for (const [name, v] of [['fromHeight', lo], ['toHeight', hi]] as const) {
-    if (!Number.isSafeInteger(v) || v < 1) return fail(`${name} must be an integer ≥ 1, got ${v}`);
+    if (!Number.isSafeInteger(v) || v < 1) return db.fail(`${name} must be an integer ≥ 1, got ${v}`);
   }
-  const inRange = (col: string): string => `${col} BETWEEN ${lo} AND ${hi}`;
+  return (col: string): string => `${col} BETWEEN ${lo} AND ${hi}`;
+}
 
-  const hex0x = (v: unknown): string | undefined => (typeof v === 'string' ? '0x' + v : undefined);
+const hex0x = (v: unknown): string | undefined => (typeof v === 'string' ? '0x' + v : undefined);
 
+/** What the record readers need besides the snapshot and the options. */
+interface SnapshotFacts {
+  where: string;
+  chainId: string;
+  evm: boolean;
+  richListHeight: string;
+  statusExtensions: Partial<Record<StatusExtension, string>>;
+  restValidators: NdjsonLine[] | undefined;
+  inRange: (col: string) => string;
+}
+
+/** One reader per record kind, each streaming its table(s) as dump-format records. */
+class RollyticsRecords {
   /** why the whole nft table was read although nftChangesSince was given (undefined: it was not) */
-  let fullNftReason: string | undefined;
+  fullNftReason: string | undefined;
+
+  constructor(private readonly db: Snapshot, private readonly o: PostgresSourceOptions, private readonly f: SnapshotFacts) {}
+
+  async* meta(): AsyncGenerator<NdjsonLine> {
+    const { o, f } = this;
+    yield record('meta', JSON.stringify({
+      chain_id: f.chainId, vm_type: o.vmType, bech32_prefix: o.prefix,
+      version: o.statusVersion ?? 'dev', commit_hash: o.statusCommit ?? 'unknown',
+      // With the EVM tables the importer derives internal_tx_height as rollytics' /status does.
+      source: `postgres ${f.where}`, ...(f.evm ? {} : { internal_tx_height: 0 }), rich_list_height: f.richListHeight,
+      ...f.statusExtensions,
+    }));
+  }
+
+  validators(): AsyncIterable<NdjsonLine> | undefined {
+    const restValidators = this.f.restValidators;
+    return this.o.validatorsFile ? ndjsonFile(this.o.validatorsFile)
+      : restValidators ? (async function* () { yield* restValidators; })() : undefined;
+  }
+
+  async* blocks(): AsyncGenerator<NdjsonLine> {
+    for await (const r of this.db.rows('table block', `
+        SELECT height::text AS height, encode(hash, 'hex') AS hash, ${TIME('"timestamp"')} AS ts, block_time::text AS block_time,
+               proposer, gas_used::text AS gas_used, gas_wanted::text AS gas_wanted, tx_count::text AS tx_count,
+               total_fee::text AS total_fee
+        FROM block b WHERE b.chain_id = $1 AND ${this.f.inRange('b.height')} ORDER BY b.height`, [this.f.chainId])) {
+      const label = `table block, height ${r.height as string}`;
+      const obj = {
+        height: r.height, hash: r.hash ?? undefined, timestamp: r.ts ?? undefined, block_time: r.block_time ?? undefined,
+        proposer: r.proposer ?? undefined, gas_used: r.gas_used ?? undefined, gas_wanted: r.gas_wanted ?? undefined,
+        tx_count: r.tx_count ?? undefined,
+      };
+      // total_fee is jsonb: its text is valid JSON; SQL NULL and JSON null both mean "no txs".
+      const text = JSON.stringify(obj).slice(0, -1) + ',"total_fee":' + ((r.total_fee as string | null) ?? 'null') + '}';
+      yield record(label, text);
+    }
+  }
+
+  async* txs(): AsyncGenerator<NdjsonLine> {
+    for await (const r of this.db.rows('table tx', `
+        SELECT t.sequence::text AS sequence, encode(t.hash, 'hex') AS hash, t.height::text AS height, t.data::text AS data,
+               t.signer_id::text AS signer_id, encode(s.account, 'hex') AS signer_account,
+               acc.accounts, acc.signers, mt.msg_types
+        FROM tx t
+        LEFT JOIN account_dict s ON s.id = t.signer_id
+        ${linkedAccounts('tx_accounts')}
+        LEFT JOIN LATERAL (
+          SELECT array_agg(coalesce(d.msg_type, '!' || tm.msg_type_id::text) ORDER BY tm.msg_type_id) AS msg_types
+          FROM tx_msg_types tm LEFT JOIN msg_type_dict d ON d.id = tm.msg_type_id
+          WHERE tm.sequence = t.sequence) mt ON true
+        WHERE ${this.f.inRange('t.height')}
+        ORDER BY t.sequence`)) {
+      const label = `table tx, sequence ${r.sequence as string} (hash ${((r.hash as string | null) ?? '?').toUpperCase()}, height ${r.height as string})`;
+      if (r.data === null) throw recordError(label, 'data', 'is NULL');
+      const accounts = (r.accounts as string[] | null) ?? [];
+      const signers = (r.signers as string[] | null) ?? [];
+      for (const a of accounts) {
+        if (a.startsWith('!')) throw recordError(label, 'tx_accounts', `account_id ${a.slice(1)} is not in account_dict`);
+      }
+      if (signers.length > 1) throw recordError(label, 'tx_accounts', `${signers.length} signer rows (expected at most one)`);
+      const msgTypes = (r.msg_types as string[] | null) ?? [];
+      for (const m of msgTypes) {
+        if (m.startsWith('!')) throw recordError(label, 'tx_msg_types', `msg_type_id ${m.slice(1)} is not in msg_type_dict`);
+      }
+      // The signer: its tx_accounts row (what is_signer filters on), else tx.signer_id.
+      let signer = signers[0];
+      if (signer === undefined && r.signer_id !== null && r.signer_id !== '0') {
+        if (r.signer_account === null) throw recordError(label, 'signer_id', `account_id ${r.signer_id as string} is not in account_dict`);
+        signer = r.signer_account as string;
+      }
+      // No signer row and no signer_id: rollytics has no signer for it ("signer": null), which
+      // is not the same as leaving it out (derived from the public key).
+      let text = '{"sequence":' + (r.sequence as string);
+      text += signer === undefined ? ',"signer":null' : ',"signer":"0x' + signer + '"';
+      text += ',"accounts":[' + accounts.map((a) => '"0x' + a + '"').join(',') + ']';
+      text += ',"msg_types":' + JSON.stringify(msgTypes);
+      text += ',"tx":' + (r.data as string) + '}';
+      yield record(label, text);
+    }
+  }
+
+  async* collections(): AsyncGenerator<NdjsonLine> {
+    for await (const r of this.db.rows('table nft_collection', `
+        SELECT encode(c.addr, 'hex') AS addr, c.creator_id::text AS creator_id, encode(a.account, 'hex') AS creator,
+               c.name, c.origin_name, c.height::text AS height, ${TIME('c."timestamp"')} AS ts
+        FROM nft_collection c LEFT JOIN account_dict a ON a.id = c.creator_id
+        ORDER BY c.height, c.addr`)) {
+      const label = `table nft_collection, addr 0x${(r.addr as string | null) ?? ''}`;
+      if (r.creator === null) throw recordError(label, 'creator_id', `account_id ${String(r.creator_id)} is not in account_dict`);
+      yield record(label, JSON.stringify({
+        object_addr: hex0x(r.addr), creator: hex0x(r.creator), name: r.name ?? undefined,
+        origin_name: r.origin_name ?? '', height: r.height ?? undefined, timestamp: r.ts ?? undefined,
+      }));
+    }
+  }
+
+  async* tokens(): AsyncGenerator<NdjsonLine> {
+    const o = this.o;
+    const select = `SELECT encode(n.collection_addr, 'hex') AS collection_addr, n.token_id, encode(n.addr, 'hex') AS addr,
+               n.owner_id::text AS owner_id, encode(o.account, 'hex') AS owner, n.uri, n.height::text AS height,
+               ${TIME('n."timestamp"')} AS ts
+        FROM nft n LEFT JOIN account_dict o ON o.id = n.owner_id`;
+    let changed: Row[] | undefined;
+    const since = o.nftChangesSince;
+    if (since) {
+      changed = [];
+      for await (const r of this.db.rows('table nft', `${select} WHERE n.height >= $1 ORDER BY n.collection_addr, n.token_id`, [since.height])) changed.push(r);
+      this.fullNftReason = await this.nftChangesIncomplete(changed, since.ours);
+      if (this.fullNftReason !== undefined) changed = undefined;
+    }
+    for await (const r of changed ?? this.db.rows('table nft', `${select} ORDER BY n.collection_addr, n.token_id`)) {
+      const label = `table nft, collection_addr 0x${(r.collection_addr as string | null) ?? ''}, token_id ${JSON.stringify(r.token_id)}`;
+      yield record(label, JSON.stringify({
+        collection_addr: hex0x(r.collection_addr), token_id: r.token_id ?? undefined,
+        object_addr: o.vmType === 'move' || r.addr !== null ? hex0x(r.addr) : undefined,
+        // an owner_id missing from account_dict (or empty bytes): rollytics serves owner ""
+        owner: r.owner === null || r.owner === '' ? '' : hex0x(r.owner), uri: r.uri ?? '', height: r.height ?? undefined, timestamp: r.ts ?? undefined,
+      }));
+    }
+  }
+
   /** Why "ours + changed" would not be the source's NFT state, or undefined when it is. */
-  async function nftChangesIncomplete(changed: Row[], ours: NftStateProbe): Promise<string | undefined> {
+  private async nftChangesIncomplete(changed: Row[], ours: NftStateProbe): Promise<string | undefined> {
     const mine = ours.collections();
     const expected = new Map<string, number>();
     for (const [addr, c] of mine) expected.set(addr, c.count);
@@ -235,7 +434,7 @@ export async function openPostgresSource(o: PostgresSourceOptions): Promise<Impo
       if (!ours.hasToken(addr, r.token_id)) expected.set(addr, (expected.get(addr) ?? 0) + 1);
     }
     const theirs = new Set<string>();
-    for await (const r of rows('table nft_collection', `SELECT encode(addr, 'hex') AS addr, nft_count::text AS n, name, origin_name FROM nft_collection`)) {
+    for await (const r of this.db.rows('table nft_collection', `SELECT encode(addr, 'hex') AS addr, nft_count::text AS n, name, origin_name FROM nft_collection`)) {
       const addr = r.addr as string;
       theirs.add(addr);
       const n = Number(r.n ?? 0);
@@ -250,231 +449,101 @@ export async function openPostgresSource(o: PostgresSourceOptions): Promise<Impo
     return undefined;
   }
 
-  const kinds: Record<string, () => AsyncIterable<NdjsonLine> | undefined> = {
-    meta: () => (async function* () {
-      yield record('meta', JSON.stringify({
-        chain_id: chainId, vm_type: o.vmType, bech32_prefix: o.prefix,
-        version: o.statusVersion ?? 'dev', commit_hash: o.statusCommit ?? 'unknown',
-        // With the EVM tables the importer derives internal_tx_height as rollytics' /status does.
-        source: `postgres ${where}`, ...(evm ? {} : { internal_tx_height: 0 }), rich_list_height: richListHeight,
-        ...statusExtensions,
-      }));
-    })(),
-
-    validators: () => (o.validatorsFile ? ndjsonFile(o.validatorsFile)
-      : restValidators ? (async function* () { yield* restValidators; })() : undefined),
-
-    blocks: () => (async function* () {
-      for await (const r of rows('table block', `
-          SELECT height::text AS height, encode(hash, 'hex') AS hash, ${TIME('"timestamp"')} AS ts, block_time::text AS block_time,
-                 proposer, gas_used::text AS gas_used, gas_wanted::text AS gas_wanted, tx_count::text AS tx_count,
-                 total_fee::text AS total_fee
-          FROM block b WHERE b.chain_id = $1 AND ${inRange('b.height')} ORDER BY b.height`, [chainId])) {
-        const label = `table block, height ${r.height as string}`;
-        const obj = {
-          height: r.height, hash: r.hash ?? undefined, timestamp: r.ts ?? undefined, block_time: r.block_time ?? undefined,
-          proposer: r.proposer ?? undefined, gas_used: r.gas_used ?? undefined, gas_wanted: r.gas_wanted ?? undefined,
-          tx_count: r.tx_count ?? undefined,
-        };
-        // total_fee is jsonb: its text is valid JSON; SQL NULL and JSON null both mean "no txs".
-        const text = JSON.stringify(obj).slice(0, -1) + ',"total_fee":' + ((r.total_fee as string | null) ?? 'null') + '}';
-        yield record(label, text);
-      }
-    })(),
-
-    txs: () => (async function* () {
-      for await (const r of rows('table tx', `
-          SELECT t.sequence::text AS sequence, encode(t.hash, 'hex') AS hash, t.height::text AS height, t.data::text AS data,
-                 t.signer_id::text AS signer_id, encode(s.account, 'hex') AS signer_account,
-                 acc.accounts, acc.signers, mt.msg_types
-          FROM tx t
-          LEFT JOIN account_dict s ON s.id = t.signer_id
-          ${linkedAccounts('tx_accounts')}
-          LEFT JOIN LATERAL (
-            SELECT array_agg(coalesce(d.msg_type, '!' || tm.msg_type_id::text) ORDER BY tm.msg_type_id) AS msg_types
-            FROM tx_msg_types tm LEFT JOIN msg_type_dict d ON d.id = tm.msg_type_id
-            WHERE tm.sequence = t.sequence) mt ON true
-          WHERE ${inRange('t.height')}
-          ORDER BY t.sequence`)) {
-        const label = `table tx, sequence ${r.sequence as string} (hash ${((r.hash as string | null) ?? '?').toUpperCase()}, height ${r.height as string})`;
-        if (r.data === null) throw recordError(label, 'data', 'is NULL');
-        const accounts = (r.accounts as string[] | null) ?? [];
-        const signers = (r.signers as string[] | null) ?? [];
-        for (const a of accounts) {
-          if (a.startsWith('!')) throw recordError(label, 'tx_accounts', `account_id ${a.slice(1)} is not in account_dict`);
-        }
-        if (signers.length > 1) throw recordError(label, 'tx_accounts', `${signers.length} signer rows (expected at most one)`);
-        const msgTypes = (r.msg_types as string[] | null) ?? [];
-        for (const m of msgTypes) {
-          if (m.startsWith('!')) throw recordError(label, 'tx_msg_types', `msg_type_id ${m.slice(1)} is not in msg_type_dict`);
-        }
-        // The signer: its tx_accounts row (what is_signer filters on), else tx.signer_id.
-        let signer = signers[0];
-        if (signer === undefined && r.signer_id !== null && r.signer_id !== '0') {
-          if (r.signer_account === null) throw recordError(label, 'signer_id', `account_id ${r.signer_id as string} is not in account_dict`);
-          signer = r.signer_account as string;
-        }
-        // No signer row and no signer_id: rollytics has no signer for it ("signer": null), which
-        // is not the same as leaving it out (derived from the public key).
-        let text = '{"sequence":' + (r.sequence as string);
-        text += signer === undefined ? ',"signer":null' : ',"signer":"0x' + signer + '"';
-        text += ',"accounts":[' + accounts.map((a) => '"0x' + a + '"').join(',') + ']';
-        text += ',"msg_types":' + JSON.stringify(msgTypes);
-        text += ',"tx":' + (r.data as string) + '}';
-        yield record(label, text);
-      }
-    })(),
-
-    collections: () => (async function* () {
-      for await (const r of rows('table nft_collection', `
-          SELECT encode(c.addr, 'hex') AS addr, c.creator_id::text AS creator_id, encode(a.account, 'hex') AS creator,
-                 c.name, c.origin_name, c.height::text AS height, ${TIME('c."timestamp"')} AS ts
-          FROM nft_collection c LEFT JOIN account_dict a ON a.id = c.creator_id
-          ORDER BY c.height, c.addr`)) {
-        const label = `table nft_collection, addr 0x${(r.addr as string | null) ?? ''}`;
-        if (r.creator === null) throw recordError(label, 'creator_id', `account_id ${String(r.creator_id)} is not in account_dict`);
-        yield record(label, JSON.stringify({
-          object_addr: hex0x(r.addr), creator: hex0x(r.creator), name: r.name ?? undefined,
-          origin_name: r.origin_name ?? '', height: r.height ?? undefined, timestamp: r.ts ?? undefined,
-        }));
-      }
-    })(),
-
-    tokens: () => (async function* () {
-      const select = `SELECT encode(n.collection_addr, 'hex') AS collection_addr, n.token_id, encode(n.addr, 'hex') AS addr,
-                 n.owner_id::text AS owner_id, encode(o.account, 'hex') AS owner, n.uri, n.height::text AS height,
-                 ${TIME('n."timestamp"')} AS ts
-          FROM nft n LEFT JOIN account_dict o ON o.id = n.owner_id`;
-      let changed: Row[] | undefined;
-      const since = o.nftChangesSince;
-      if (since) {
-        changed = [];
-        for await (const r of rows('table nft', `${select} WHERE n.height >= $1 ORDER BY n.collection_addr, n.token_id`, [since.height])) changed.push(r);
-        fullNftReason = await nftChangesIncomplete(changed, since.ours);
-        if (fullNftReason !== undefined) changed = undefined;
-      }
-      for await (const r of changed ?? rows('table nft', `${select} ORDER BY n.collection_addr, n.token_id`)) {
-        const label = `table nft, collection_addr 0x${(r.collection_addr as string | null) ?? ''}, token_id ${JSON.stringify(r.token_id)}`;
-        yield record(label, JSON.stringify({
-          collection_addr: hex0x(r.collection_addr), token_id: r.token_id ?? undefined,
-          object_addr: o.vmType === 'move' || r.addr !== null ? hex0x(r.addr) : undefined,
-          // an owner_id missing from account_dict (or empty bytes): rollytics serves owner ""
-          owner: r.owner === null || r.owner === '' ? '' : hex0x(r.owner), uri: r.uri ?? '', height: r.height ?? undefined, timestamp: r.ts ?? undefined,
-        }));
-      }
-    })(),
-
-    token_txs: () => (async function* () {
-      for await (const r of rows('table tx_nfts', `
-          SELECT tn.nft_id::text AS nft_id, tn.sequence::text AS sequence,
-                 encode(d.collection_addr, 'hex') AS collection_addr, d.token_id, d.id IS NOT NULL AS known
-          ${o.fromHeight === undefined && o.toHeight === undefined ? 'FROM tx_nfts tn'
+  async* tokenTxs(): AsyncGenerator<NdjsonLine> {
+    const o = this.o;
+    for await (const r of this.db.rows('table tx_nfts', `
+        SELECT tn.nft_id::text AS nft_id, tn.sequence::text AS sequence,
+               encode(d.collection_addr, 'hex') AS collection_addr, d.token_id, d.id IS NOT NULL AS known
+        ${o.fromHeight === undefined && o.toHeight === undefined ? 'FROM tx_nfts tn'
     // a height range walks the range's txs (index tx_height), then their links (tx_nfts_sequence_idx):
     // not every link of the chain
-    : `FROM tx t JOIN tx_nfts tn ON tn.sequence = t.sequence AND ${inRange('t.height')}`}
-          LEFT JOIN nft_dict d ON d.id = tn.nft_id
-          ORDER BY tn.nft_id, tn.sequence`)) {
-        const label = `table tx_nfts, nft_id ${r.nft_id as string}, sequence ${r.sequence as string}`;
-        if (!r.known) throw recordError(label, 'nft_id', `nft_id ${r.nft_id as string} is not in nft_dict`);
-        yield record(label, JSON.stringify({ collection_addr: hex0x(r.collection_addr), token_id: r.token_id ?? undefined, sequence: r.sequence }));
+    : `FROM tx t JOIN tx_nfts tn ON tn.sequence = t.sequence AND ${this.f.inRange('t.height')}`}
+        LEFT JOIN nft_dict d ON d.id = tn.nft_id
+        ORDER BY tn.nft_id, tn.sequence`)) {
+      const label = `table tx_nfts, nft_id ${r.nft_id as string}, sequence ${r.sequence as string}`;
+      if (!r.known) throw recordError(label, 'nft_id', `nft_id ${r.nft_id as string} is not in nft_dict`);
+      yield record(label, JSON.stringify({ collection_addr: hex0x(r.collection_addr), token_id: r.token_id ?? undefined, sequence: r.sequence }));
+    }
+  }
+
+  async* richList(): AsyncGenerator<NdjsonLine> {
+    for await (const r of this.db.rows('table rich_list', `
+        SELECT r.id::text AS id, r.denom, encode(a.account, 'hex') AS account, r.amount::text AS amount
+        FROM rich_list r LEFT JOIN account_dict a ON a.id = r.id
+        ORDER BY r.denom, r.id`)) {
+      const label = `table rich_list, id ${r.id as string}, denom ${JSON.stringify(r.denom)}`;
+      if (r.account === null) throw recordError(label, 'id', `account_id ${r.id as string} is not in account_dict`);
+      yield record(label, JSON.stringify({ denom: r.denom ?? undefined, account: hex0x(r.account), amount: r.amount ?? undefined }));
+    }
+  }
+
+  /** evm_tx.data is the receipt subset rollytics keeps (jsonb order; the loader re-encodes it). */
+  async* evmTxs(): AsyncGenerator<NdjsonLine> {
+    for await (const r of this.db.rows('table evm_tx', `
+        SELECT t.sequence::text AS sequence, encode(t.hash, 'hex') AS hash, t.height::text AS height, t.data::text AS data,
+               t.signer_id::text AS signer_id, encode(s.account, 'hex') AS signer_account, acc.accounts, acc.signers
+        FROM evm_tx t
+        LEFT JOIN account_dict s ON s.id = t.signer_id
+        ${linkedAccounts('evm_tx_accounts')}
+        WHERE ${this.f.inRange('t.height')}
+        ORDER BY t.sequence`)) {
+      const label = `table evm_tx, sequence ${r.sequence as string} (hash 0x${(r.hash as string | null) ?? '?'}, height ${r.height as string})`;
+      if (r.data === null) throw recordError(label, 'data', 'is NULL');
+      const accounts = (r.accounts as string[] | null) ?? [];
+      const signers = (r.signers as string[] | null) ?? [];
+      for (const a of accounts) {
+        if (a.startsWith('!')) throw recordError(label, 'evm_tx_accounts', `account_id ${a.slice(1)} is not in account_dict`);
       }
-    })(),
-
-    richlist: () => (async function* () {
-      for await (const r of rows('table rich_list', `
-          SELECT r.id::text AS id, r.denom, encode(a.account, 'hex') AS account, r.amount::text AS amount
-          FROM rich_list r LEFT JOIN account_dict a ON a.id = r.id
-          ORDER BY r.denom, r.id`)) {
-        const label = `table rich_list, id ${r.id as string}, denom ${JSON.stringify(r.denom)}`;
-        if (r.account === null) throw recordError(label, 'id', `account_id ${r.id as string} is not in account_dict`);
-        yield record(label, JSON.stringify({ denom: r.denom ?? undefined, account: hex0x(r.account), amount: r.amount ?? undefined }));
+      if (signers.length > 1) throw recordError(label, 'evm_tx_accounts', `${signers.length} signer rows (expected at most one)`);
+      let signer = signers[0];
+      if (signer === undefined && r.signer_id !== null && r.signer_id !== '0') {
+        if (r.signer_account === null) throw recordError(label, 'signer_id', `account_id ${r.signer_id as string} is not in account_dict`);
+        signer = r.signer_account as string;
       }
-    })(),
+      yield record(label, '{"sequence":' + (r.sequence as string) + ',"height":' + (r.height as string)
+        + ',"signer":' + (signer === undefined ? 'null' : '"0x' + signer + '"')
+        + ',"accounts":[' + accounts.map((a) => '"0x' + a + '"').join(',') + '],"receipt":' + (r.data as string) + '}');
+    }
+  }
 
-    denom_contracts: () => (o.denomContractsFile ? ndjsonFile(o.denomContractsFile) : undefined),
-
-    // evm_tx.data is the receipt subset rollytics keeps (jsonb order; the loader re-encodes it).
-    evm_txs: () => (!evm ? undefined : (async function* () {
-      for await (const r of rows('table evm_tx', `
-          SELECT t.sequence::text AS sequence, encode(t.hash, 'hex') AS hash, t.height::text AS height, t.data::text AS data,
-                 t.signer_id::text AS signer_id, encode(s.account, 'hex') AS signer_account, acc.accounts, acc.signers
-          FROM evm_tx t
-          LEFT JOIN account_dict s ON s.id = t.signer_id
-          ${linkedAccounts('evm_tx_accounts')}
-          WHERE ${inRange('t.height')}
-          ORDER BY t.sequence`)) {
-        const label = `table evm_tx, sequence ${r.sequence as string} (hash 0x${(r.hash as string | null) ?? '?'}, height ${r.height as string})`;
-        if (r.data === null) throw recordError(label, 'data', 'is NULL');
-        const accounts = (r.accounts as string[] | null) ?? [];
-        const signers = (r.signers as string[] | null) ?? [];
-        for (const a of accounts) {
-          if (a.startsWith('!')) throw recordError(label, 'evm_tx_accounts', `account_id ${a.slice(1)} is not in account_dict`);
-        }
-        if (signers.length > 1) throw recordError(label, 'evm_tx_accounts', `${signers.length} signer rows (expected at most one)`);
-        let signer = signers[0];
-        if (signer === undefined && r.signer_id !== null && r.signer_id !== '0') {
-          if (r.signer_account === null) throw recordError(label, 'signer_id', `account_id ${r.signer_id as string} is not in account_dict`);
-          signer = r.signer_account as string;
-        }
-        yield record(label, '{"sequence":' + (r.sequence as string) + ',"height":' + (r.height as string)
-          + ',"signer":' + (signer === undefined ? 'null' : '"0x' + signer + '"')
-          + ',"accounts":[' + accounts.map((a) => '"0x' + a + '"').join(',') + '],"receipt":' + (r.data as string) + '}');
-      }
-    })()),
-
-    evm_internal_txs: () => (!evm ? undefined : (async function* () {
-      for await (const r of rows('table evm_internal_tx', `
-          SELECT i.sequence::text AS sequence, i.height::text AS height, i."index"::text AS index, i.parent_index::text AS parent_index,
-                 i.type, i.hash_id::text AS hash_id, encode(h.hash, 'hex') AS hash,
-                 i.from_id::text AS from_id, encode(f.account, 'hex') AS from_account,
-                 i.to_id::text AS to_id, encode(d.account, 'hex') AS to_account,
-                 encode(i.input, 'hex') AS input, encode(i.output, 'hex') AS output, encode(i.value, 'hex') AS value,
-                 encode(i.gas, 'hex') AS gas, encode(i.gas_used, 'hex') AS gas_used, acc.accounts
-          FROM evm_internal_tx i
-          LEFT JOIN evm_tx_hash_dict h ON h.id = i.hash_id
-          LEFT JOIN account_dict f ON f.id = i.from_id
-          LEFT JOIN account_dict d ON d.id = i.to_id
-          LEFT JOIN LATERAL (
-            SELECT array_agg(coalesce(encode(a.account, 'hex'), '!' || ia.account_id::text) ORDER BY ia.account_id) AS accounts
-            FROM evm_internal_tx_accounts ia LEFT JOIN account_dict a ON a.id = ia.account_id
-            WHERE ia.sequence = i.sequence) acc ON true
-          WHERE ${inRange('i.height')}
-          ORDER BY i.sequence`)) {
-        const label = `table evm_internal_tx, sequence ${r.sequence as string} (height ${r.height as string}, index ${r.index as string})`;
-        if (r.hash === null) throw recordError(label, 'hash_id', `id ${String(r.hash_id)} is not in evm_tx_hash_dict`);
-        const account = (id: unknown, hex: unknown): string => {
-          if (id === null || id === '0') return '';
-          // an id missing from account_dict: rollytics serves "0x" (0x + hex of no bytes)
-          return '0x' + ((hex as string | null) ?? '');
-        };
-        // Links to an account_id missing from account_dict (or of no bytes) no address can reach in
-        // rollytics either: dropped.
-        const accounts = ((r.accounts as string[] | null) ?? []).filter((a) => !a.startsWith('!') && a !== '');
-        const bytes = (v: unknown): string => '0x' + ((v as string | null) ?? '');
-        yield record(label, JSON.stringify({
-          sequence: r.sequence, height: r.height, hash: '0x' + (r.hash as string),
-          index: Number(r.index), parent_index: Number(r.parent_index), type: r.type ?? undefined,
-          from: account(r.from_id, r.from_account), to: account(r.to_id, r.to_account),
-          input: bytes(r.input), output: bytes(r.output), value: bytes(r.value), gas: bytes(r.gas), gasUsed: bytes(r.gas_used),
-          accounts: accounts.map((a) => '0x' + a),
-        }));
-      }
-    })()),
-  };
-
-  return {
-    describe: `postgres ${where}`,
-    lineBased: false,
-    records: (kind) => kinds[kind]?.(),
-    total: (kind) => totals[kind],
-    partialKinds: () => new Set(o.nftChangesSince && fullNftReason === undefined ? ['tokens'] : []),
-    fullStateReason: () => fullNftReason,
-    ...(restValidators ? { stats: () => ({ rest_validators: restValidators?.length ?? 0, rest_unknown_proposers: unknownProposers }) } : {}),
-    async close() {
-      try { await client.query('COMMIT'); } catch { /* the connection may already be gone */ }
-      await client.end().catch(() => undefined);
-    },
-  };
+  async* evmInternalTxs(): AsyncGenerator<NdjsonLine> {
+    for await (const r of this.db.rows('table evm_internal_tx', `
+        SELECT i.sequence::text AS sequence, i.height::text AS height, i."index"::text AS index, i.parent_index::text AS parent_index,
+               i.type, i.hash_id::text AS hash_id, encode(h.hash, 'hex') AS hash,
+               i.from_id::text AS from_id, encode(f.account, 'hex') AS from_account,
+               i.to_id::text AS to_id, encode(d.account, 'hex') AS to_account,
+               encode(i.input, 'hex') AS input, encode(i.output, 'hex') AS output, encode(i.value, 'hex') AS value,
+               encode(i.gas, 'hex') AS gas, encode(i.gas_used, 'hex') AS gas_used, acc.accounts
+        FROM evm_internal_tx i
+        LEFT JOIN evm_tx_hash_dict h ON h.id = i.hash_id
+        LEFT JOIN account_dict f ON f.id = i.from_id
+        LEFT JOIN account_dict d ON d.id = i.to_id
+        LEFT JOIN LATERAL (
+          SELECT array_agg(coalesce(encode(a.account, 'hex'), '!' || ia.account_id::text) ORDER BY ia.account_id) AS accounts
+          FROM evm_internal_tx_accounts ia LEFT JOIN account_dict a ON a.id = ia.account_id
+          WHERE ia.sequence = i.sequence) acc ON true
+        WHERE ${this.f.inRange('i.height')}
+        ORDER BY i.sequence`)) {
+      const label = `table evm_internal_tx, sequence ${r.sequence as string} (height ${r.height as string}, index ${r.index as string})`;
+      if (r.hash === null) throw recordError(label, 'hash_id', `id ${String(r.hash_id)} is not in evm_tx_hash_dict`);
+      const account = (id: unknown, hex: unknown): string => {
+        if (id === null || id === '0') return '';
+        // an id missing from account_dict: rollytics serves "0x" (0x + hex of no bytes)
+        return '0x' + ((hex as string | null) ?? '');
+      };
+      // Links to an account_id missing from account_dict (or of no bytes) no address can reach in
+      // rollytics either: dropped.
+      const accounts = ((r.accounts as string[] | null) ?? []).filter((a) => !a.startsWith('!') && a !== '');
+      const bytes = (v: unknown): string => '0x' + ((v as string | null) ?? '');
+      yield record(label, JSON.stringify({
+        sequence: r.sequence, height: r.height, hash: '0x' + (r.hash as string),
+        index: Number(r.index), parent_index: Number(r.parent_index), type: r.type ?? undefined,
+        from: account(r.from_id, r.from_account), to: account(r.to_id, r.to_account),
+        input: bytes(r.input), output: bytes(r.output), value: bytes(r.value), gas: bytes(r.gas), gasUsed: bytes(r.gas_used),
+        accounts: accounts.map((a) => '0x' + a),
+      }));
+    }
+  }
 }
 
 function errorText(e: unknown): string {
