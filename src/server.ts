@@ -1,3 +1,4 @@
+import cluster from 'node:cluster';
 import { readFileSync, readdirSync } from 'node:fs';
 import { createServer, IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -23,11 +24,16 @@ export interface ServerEvents {
 }
 
 /**
- * After SIGTERM, how long the server still accepts (connections already in the accept queue)
- * and how long a connection that has sent nothing new may still deliver a request (already
- * sent, still in the kernel's buffers) before it is treated as idle and closed.
+ * After SIGTERM, how long a connection that has sent nothing new may still deliver a request
+ * (already sent, still in the kernel's buffers) before it is treated as idle and closed.
  */
 export const DRAIN_GRACE_MS = 250;
+/**
+ * After SIGTERM, how long without a new request before the listener closes: in a cluster
+ * the primary hands connections over one at a time, each waiting for the previous one's
+ * acknowledgement, so on a loaded machine they arrive further apart than the kernel's.
+ */
+const ACCEPT_QUIET_MS = cluster.isWorker ? 1_000 : DRAIN_GRACE_MS;
 /** File descriptors kept free beside the sockets: the snapshot, its quick check, logs, the accept itself. */
 const FD_RESERVE = 32;
 
@@ -106,7 +112,9 @@ export function startServer(app: RequestListener, host: string, port: number, li
       socket.once('close', () => conns.delete(socket));
       if (conns.size > maxSockets) shed();
     });
+    let requestsSeen = 0;
     server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+      requestsSeen++;
       const c = conns.get(req.socket);
       if (!c) return;
       c.inFlight++;
@@ -149,25 +157,40 @@ export function startServer(app: RequestListener, host: string, port: number, li
         url: `http://${h}:${addr.port}`,
         close: (forceAfterMs: number = SERVE_DEFAULTS.shutdownTimeoutMs) => closed ??= new Promise<boolean>((done) => {
           closing = true;
-          const force = setTimeout(() => { clearInterval(idleCheck); server.closeAllConnections(); done(false); }, forceAfterMs);
+          const force = setTimeout(() => { clearInterval(drainCheck); server.closeAllConnections(); done(false); }, forceAfterMs);
           // Requests already sent may still be in the kernel's buffers: connections are closed
           // as idle only once they have delivered nothing new for DRAIN_GRACE_MS.
+          // Both decisions below are taken in setImmediate, i.e. after the event loop's poll phase:
+          // a timer can fire after the loop was busy for longer than the grace, before the poll
+          // phase has read the bytes and accepted the connections the kernel got meanwhile.
           const quietSince = new Map<Socket, number>();
-          const idleCheck = setInterval(() => {
+          let listening = true;
+          // time without a new request, counted only while this process could run (a tick adds
+          // at most 100 ms: a starved process does not see its accept queue as quiet); a bare
+          // connect (a TCP health check) is not a request
+          let acceptQuietMs = 0;
+          let seen = requestsSeen;
+          let lastTick = Date.now();
+          const drainCheck = setInterval(() => setImmediate(() => {
             const now = Date.now();
+            acceptQuietMs = seen === requestsSeen ? acceptQuietMs + Math.min(now - lastTick, 100) : 0;
+            seen = requestsSeen;
+            lastTick = now;
             for (const [socket, c] of conns) {
               if (!idle(socket, c)) { quietSince.delete(socket); continue; }
               const since = quietSince.get(socket) ?? now;
               quietSince.set(socket, since);
               if (now - since >= DRAIN_GRACE_MS) socket.destroy();
             }
-          }, 50);
-          // Stops listening after the grace: a connection the kernel has accepted but Node not yet
-          // (the accept queue) was sent before the signal, and closing the listener would reset it.
-          // Connections close through the drain check above.
-          setTimeout(() => {
-            server.close(() => { clearTimeout(force); clearInterval(idleCheck); done(true); });
-          }, DRAIN_GRACE_MS);
+            // Stops listening once no request has come for ACCEPT_QUIET_MS: a connection the kernel has
+            // accepted but Node not yet (the accept queue), or that a cluster's primary has yet to
+            // hand over, was sent before the signal, and closing the listener would reset it.
+            // Connections close through the check above.
+            if (listening && acceptQuietMs >= ACCEPT_QUIET_MS) {
+              listening = false;
+              server.close(() => { clearTimeout(force); clearInterval(drainCheck); done(true); });
+            }
+          }), 50);
         }),
       });
     });
