@@ -83,7 +83,7 @@ function readOurs(db: Database.Database): Ours {
   const top = db.prepare("SELECT height, lower(json_extract(json, '$.hash')) AS hash, time_us FROM blocks ORDER BY height DESC LIMIT 1")
     .get() as { height: number; hash: string | null; time_us: number } | undefined;
   return {
-    tip: { height: top?.height ?? 0, timeUs: top?.time_us ?? 0, evmTxs: max('SELECT max(sequence) FROM evm_txs'), evmInternalTxs: max('SELECT max(sequence) FROM evm_internal_txs') },
+    tip: { height: top?.height ?? 0, timeUs: top?.time_us ?? 0, txs: max('SELECT max(sequence) FROM txs'), evmTxs: max('SELECT max(sequence) FROM evm_txs'), evmInternalTxs: max('SELECT max(sequence) FROM evm_internal_txs') },
     hash: top?.hash ?? undefined,
     newestBlockMs: top ? Math.floor(top.time_us / 1000) : 0,
   };

@@ -38,6 +38,8 @@ export interface Tip {
   height: number;
   /** the highest block's stored time (µs since the epoch; 0 when there is no block) */
   timeUs: number;
+  /** the highest tx sequence (0 when there is no tx) */
+  txs: number;
   evmTxs: number;
   evmInternalTxs: number;
 }
@@ -86,7 +88,7 @@ function apiSource(o: FollowSourceOptions & { fromApi: string }): FollowSource {
       return openApiSource({
         nftChangesSince: { height: from, ours },
         url: base, vmType: o.vmType, prefix: o.prefix, fromHeight: from, toHeight: to,
-        evmSequenceStart: { txs: tip.evmTxs, internal: tip.evmInternalTxs },
+        evmSequenceStart: { txs: tip.evmTxs, internal: tip.evmInternalTxs }, txSequenceAfter: tip.txs,
         previousBlockUs: tip.height > 0 ? tip.timeUs : undefined,
         denoms: o.denoms, concurrency: o.concurrency, rate: o.rate, retries: 0, timeoutMs: o.timeout,
         validatorsFile: o.validators, denomContractsFile: o.denomContracts, linkTokensSince: from,

@@ -31,7 +31,9 @@
  *
  * Sequences (they drive every tx cursor) are not part of the Tx object: they are pinned by
  * probing `/txs` with 1-row pages from chosen cursors, relying on rollytics numbering txs
- * 1, 2, 3, ... without gaps; every page is checked and a gap is an error, not a guess.
+ * 1, 2, 3, ... without gaps; every page is checked and a gap is an error, not a guess. On top
+ * of a snapshot (follow: txSequenceAfter) the first sequence is expected right after the
+ * snapshot's highest and confirmed with two probes instead of searched.
  *
  * What a crawl cannot reproduce exactly:
  * - tx ↔ account links are derived from events (as for a dump without `accounts`), so the
@@ -76,6 +78,12 @@ export interface ApiSourceOptions {
   fromHeight?: number;
   /** on top of a base snapshot: its highest EVM / internal tx sequences (numbering goes on from them) */
   evmSequenceStart?: { txs: number; internal: number };
+  /**
+   * on top of a base snapshot: its highest tx sequence. rollytics numbers txs without gaps, so
+   * the first tx of fromHeight.. should be the next one: two probes check that, instead of the
+   * ≈2·log2(sequence) probes of the search (which still runs when the check fails)
+   */
+  txSequenceAfter?: number;
   /**
    * on top of a base snapshot: the stored time (µs) of its block at fromHeight - 1, so an empty
    * first block is estimated from it exactly as a crawl from height 1 would (block times are
@@ -368,13 +376,23 @@ class Crawler {
       const t = await probe(x);
       return t === undefined || t.height >= firstHeight;
     };
-    let hiX = 1;
-    while (!(await reaches(hiX))) hiX *= 2;
-    let loX = 0;
-    if (await reaches(0)) hiX = 0;
-    while (hiX - loX > 1) {
-      const mid = Math.floor((loX + hiX) / 2);
-      if (await reaches(mid)) hiX = mid; else loX = mid;
+    // The smallest X that reaches the range (reaches() is monotone): the base's last sequence
+    // when it checks out, else searched.
+    const hint = this.o.txSequenceAfter;
+    let hiX = -1;
+    if (hint !== undefined && Number.isSafeInteger(hint) && hint >= 0) {
+      const [at, below] = await Promise.all([reaches(hint), hint === 0 ? Promise.resolve(false) : reaches(hint - 1)]);
+      if (at && !below) hiX = hint;
+    }
+    if (hiX < 0) {
+      hiX = 1;
+      while (!(await reaches(hiX))) hiX *= 2;
+      let loX = 0;
+      if (await reaches(0)) hiX = 0;
+      while (hiX - loX > 1) {
+        const mid = Math.floor((loX + hiX) / 2);
+        if (await reaches(mid)) hiX = mid; else loX = mid;
+      }
     }
     const lo = hiX + 1;
     const hi = lo - 1 + txBlocks.txs;
