@@ -2,13 +2,14 @@
  * `follow` one-block update latency (bench/README.md, issue #10): from the moment the source
  * has a new height to the moment `serve`, reading the followed file, answers it on /status.
  *
- *   node build/bench/follow.js --snapshot FILE [--snapshot FILE2 ...] --work DIR [--runs 3]
+ *   node build/bench/follow.js --snapshot FILE [--snapshot FILE2 ...] --work DIR [--runs 3] [--verbose]
  *
  * For each snapshot (height H): the chain crawled from it up to H-1 is the replica; an
  * in-process source serves H-1, `follow --interval 50ms` and `serve --commit-poll-ms 50` run on
  * the replica; the source switches to H (t0) and /status on serve is polled every 5 ms until it
  * says H (t1). Reported: median of t1 - t0 over --runs (each on a fresh copy of the replica).
  * The latency includes up to one follow poll (50 ms) and one serve commit poll (50 ms).
+ * --verbose: each run's follow log line too (the batch's time split, how NFTs were read).
  */
 import { spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, rmSync } from 'node:fs';
@@ -69,6 +70,7 @@ async function main(): Promise<void> {
       times.push(ms);
       const applied = /applied in (\d+) ms/.exec(ferr)?.[1];
       process.stdout.write(`${txs} txs, run ${r + 1}: ${ms.toFixed(0)} ms source→serve (follow batch ${applied} ms), load ${loadavg()[0].toFixed(2)}\n`);
+      if (argv.includes('--verbose')) for (const l of ferr.split('\n').filter((x) => /applied in/.test(x))) process.stdout.write(`  ${l}\n`);
       follow.kill('SIGTERM');
       serve.kill('SIGTERM');
       await sleep(500);

@@ -83,14 +83,14 @@ function readOurs(db: Database.Database): Ours {
   const top = db.prepare("SELECT height, lower(json_extract(json, '$.hash')) AS hash, time_us FROM blocks ORDER BY height DESC LIMIT 1")
     .get() as { height: number; hash: string | null; time_us: number } | undefined;
   return {
-    tip: { height: top?.height ?? 0, timeUs: top?.time_us ?? 0, evmTxs: max('SELECT max(sequence) FROM evm_txs'), evmInternalTxs: max('SELECT max(sequence) FROM evm_internal_txs') },
+    tip: { height: top?.height ?? 0, timeUs: top?.time_us ?? 0, txs: max('SELECT max(sequence) FROM txs'), evmTxs: max('SELECT max(sequence) FROM evm_txs'), evmInternalTxs: max('SELECT max(sequence) FROM evm_internal_txs') },
     hash: top?.hash ?? undefined,
     newestBlockMs: top ? Math.floor(top.time_us / 1000) : 0,
   };
 }
 
 /** What our snapshot holds of the NFT state, read on our own connection (the last commit). */
-function nftProbe(db: Database.Database): NftStateProbe {
+export function nftProbe(db: Database.Database): NftStateProbe {
   const has = db.prepare('SELECT 1 FROM nfts WHERE collection_addr = ? AND token_id = ?').pluck();
   return {
     collections() {
@@ -99,6 +99,14 @@ function nftProbe(db: Database.Database): NftStateProbe {
       return new Map(rows.map((r) => [r.addr, { count: r.nft_count, name: r.name, originName: r.origin_name }]));
     },
     hasToken: (collectionHex, tokenId) => has.get(Buffer.from(collectionHex, 'hex'), tokenId) !== undefined,
+    collectionsOfObjects(objects) {
+      const account = db.prepare('SELECT id FROM accounts WHERE addr = ?').pluck();
+      const ids = objects.map((hex) => account.get(Buffer.from(hex, 'hex')) as number | undefined).filter((id) => id !== undefined);
+      if (!ids.length) return new Set();
+      // No index on object_account_id: one pass over nfts (Move only; docs/follow.md "Cost").
+      return new Set(db.prepare('SELECT DISTINCT lower(hex(collection_addr)) FROM nfts WHERE object_account_id IN (SELECT value FROM json_each(?))')
+        .pluck().all(JSON.stringify(ids)) as string[]);
+    },
   };
 }
 
@@ -210,6 +218,7 @@ export class Follower {
       const loadMs = lap();
       const partial = records.partialKinds?.() ?? new Set<string>();
       const fullState = records.fullStateReason?.();
+      const changedOnly = partial.has('tokens');
       await records.close();
       writer.finish({ prefix: summary.prefix, partial });
       writer = undefined;
@@ -223,6 +232,7 @@ export class Follower {
       this.o.log(`follow: heights ${from}..${to} (${summary.counts.blocks ?? 0} blocks, ${summary.counts.txs ?? 0} txs) applied in ${ms.toFixed(0)} ms `
         + `(source ${openMs.toFixed(0)}, base ${baseMs.toFixed(0)}, records ${loadMs.toFixed(0)}, counts + state + commit ${finishMs.toFixed(0)} ms); `
         + `source at ${st.sourceHeight}, ${st.sourceHeight - st.height} behind`
+        + (changedOnly ? `; NFT state: ${summary.counts.tokens ?? 0} changed tokens` : '')
         + (fullState === undefined ? '' : `; NFT state read whole: ${fullState}`));
       return true;
     } catch (e) {

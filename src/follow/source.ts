@@ -38,6 +38,8 @@ export interface Tip {
   height: number;
   /** the highest block's stored time (µs since the epoch; 0 when there is no block) */
   timeUs: number;
+  /** the highest tx sequence (0 when there is no tx) */
+  txs: number;
   evmTxs: number;
   evmInternalTxs: number;
 }
@@ -49,9 +51,9 @@ export interface FollowSource {
   /** the source's block hash at `height` (lower-case hex), undefined if it has no such block */
   hashAt(height: number): Promise<string | undefined>;
   /**
-   * the records of heights from..to plus the current NFT / rich-list state — from PostgreSQL
-   * only the NFTs changed since `from` when `ours` proves that enough (openPostgresSource's
-   * nftChangesSince)
+   * the records of heights from..to plus the current NFT / rich-list state — only the NFTs
+   * changed since `from` when `ours` proves that enough (openPostgresSource's and
+   * openApiSource's nftChangesSince)
    */
   batch(from: number, to: number, tip: Tip, ours: NftStateProbe): Promise<ImportSource>;
   close(): Promise<void>;
@@ -82,10 +84,11 @@ function apiSource(o: FollowSourceOptions & { fromApi: string }): FollowSource {
         throw e;
       }
     },
-    batch(from, to, tip) {
+    batch(from, to, tip, ours) {
       return openApiSource({
+        nftChangesSince: { height: from, ours },
         url: base, vmType: o.vmType, prefix: o.prefix, fromHeight: from, toHeight: to,
-        evmSequenceStart: { txs: tip.evmTxs, internal: tip.evmInternalTxs },
+        evmSequenceStart: { txs: tip.evmTxs, internal: tip.evmInternalTxs }, txSequenceAfter: tip.txs,
         previousBlockUs: tip.height > 0 ? tip.timeUs : undefined,
         denoms: o.denoms, concurrency: o.concurrency, rate: o.rate, retries: 0, timeoutMs: o.timeout,
         validatorsFile: o.validators, denomContractsFile: o.denomContracts, linkTokensSince: from,

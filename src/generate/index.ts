@@ -24,6 +24,12 @@ export interface GenerateDumpOptions {
   seed?: number;
   gzip?: boolean;
   force?: boolean;
+  /**
+   * The chain as it was at this height: the same blocks and txs up to it (every stream is
+   * consumed block by block), the NFT and rich-list state of that moment, `/status` at it.
+   * For tests of `follow`, whose source grows block by block. Default: the whole chain.
+   */
+  untilHeight?: number;
   /** Called after every block with the running totals. */
   onProgress?: (progress: GenerateProgress) => void;
 }
@@ -59,6 +65,8 @@ export async function generateDump(opts: GenerateDumpOptions): Promise<GenerateS
   const seed = opts.seed ?? 1;
   const preset = opts.preset ?? 'demo';
   const p = resolveParams(opts.vm, preset, opts.txs, seed);
+  const last = Math.min(p.blocks, opts.untilHeight ?? p.blocks);
+  if (!Number.isSafeInteger(last) || last < 1) throw new Error(`untilHeight must be a whole number ≥ 1, got ${opts.untilHeight}`);
   const stream = (name: string) => new Prng(`indexer-api/generate/${p.vm}/${preset}/${seed}/${name}`);
   prepareOutputDir(opts.out, opts.force ?? false);
   const out = new DumpWriter(opts.out, opts.gzip ?? false);
@@ -84,9 +92,9 @@ export async function generateDump(opts: GenerateDumpOptions): Promise<GenerateS
     version: `v1.0.0-${preset}`,
     commit_hash: DEMO_COMMIT,
     source: preset === 'demo' ? DEMO_SOURCE : DEMO_SOURCE.replace('demo', 'scale'),
-    height: p.blocks,
+    height: last,
     internal_tx_height: internalTxHeight,
-    rich_list_height: p.vm === 'evm' ? p.blocks : 0,
+    rich_list_height: p.vm === 'evm' ? last : 0,
   });
   for (const v of validators) {
     out.file('validators').writeObject({ proposer: v.proposer, moniker: v.moniker, operator_address: v.proposer });
@@ -101,7 +109,7 @@ export async function generateDump(opts: GenerateDumpOptions): Promise<GenerateS
   const txs = out.file('txs');
   const evm = vm instanceof EvmVm ? new EvmRecorder(stream('evm'), out.file('evm_txs'), out.file('evm_internal_txs')) : undefined;
   let sequence = 0;
-  for (let height = 1; height <= p.blocks; height++) {
+  for (let height = 1; height <= last; height++) {
     const t = clock.next(blockRng);
     const proposer = validators[blockRng.weighted(proposerWeights)].proposer;
     const hash = blockRng.bytes(32).toString('hex').toUpperCase();
@@ -136,8 +144,8 @@ export async function generateDump(opts: GenerateDumpOptions): Promise<GenerateS
   // rollytics' /status rule (docs/api-contract.md#status): the highest height with internal txs, or the
   // latest block when no later block has txs.
   const top = evm?.lastInternalHeight ?? 0;
-  const lastTxHeight = counts.reduce((last, n, i) => (n > 0 ? i + 1 : last), 0);
-  meta(top === 0 ? 0 : lastTxHeight > top ? top : p.blocks);
+  const lastTxHeight = counts.slice(0, last).reduce((h, n, i) => (n > 0 ? i + 1 : h), 0);
+  meta(top === 0 ? 0 : lastTxHeight > top ? top : last);
 
   let tokens = 0;
   for (const col of book.collections) {
@@ -157,7 +165,7 @@ export async function generateDump(opts: GenerateDumpOptions): Promise<GenerateS
     preset,
     seed,
     out: opts.out,
-    blocks: p.blocks,
+    blocks: last,
     txs: sequence,
     collections: book.collections.length,
     tokens,

@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runImport } from '../../src/commands/import';
+import { openApiSource } from '../../src/import/sources/api';
 import type { VmType } from '../../src/generate/params';
 import { openSnapshot } from '../../src/snapshot/open';
 import { compareServers, describeMismatches } from './helpers/compare';
@@ -144,6 +145,29 @@ describe('import --from-api (crawl a served snapshot)', function () {
       s.close();
       srcSnap.close();
     }
+  });
+
+  it('txSequenceAfter (follow: our highest tx sequence) replaces the sequence search when two probes confirm it, and only then', async () => {
+    const src = await source('wasm');
+    const srcSnap = openSnapshot(src.file);
+    const want = srcSnap.db.prepare('SELECT sequence FROM txs WHERE height BETWEEN 101 AND 130 ORDER BY sequence').pluck().all() as number[];
+    srcSnap.close();
+    const crawl = async (txSequenceAfter: number | undefined): Promise<{ sequences: number[]; requests: number }> => {
+      const s = await openApiSource({ url: src.served.url, vmType: 'wasm', prefix: 'init', fromHeight: 101, toHeight: 130, denoms: [], txSequenceAfter });
+      try {
+        const sequences: number[] = [];
+        for await (const r of s.records('txs') ?? []) sequences.push((JSON.parse(r.text) as { sequence: number }).sequence);
+        return { sequences, requests: s.stats?.().requests ?? 0 };
+      } finally {
+        await s.close();
+      }
+    };
+    const searched = await crawl(undefined);
+    expect(searched.sequences).to.deep.equal(want);
+    const right = await crawl(want[0] - 1);
+    expect(right.sequences).to.deep.equal(want);
+    expect(searched.requests - right.requests, 'probes saved').to.be.at.least(8);
+    for (const wrong of [want[0] - 4, want[0] + 2, 0]) expect((await crawl(wrong)).sequences, `txSequenceAfter ${wrong}`).to.deep.equal(want);
   });
 
   for (const vm of ['wasm', 'evm'] as const) {

@@ -12,15 +12,28 @@
  *   /indexer/tx/v1/txs                        sequence-cursor pages of 1000, in parallel, plus
  *                                             1-row probes that pin sequence numbers (below)
  *   /indexer/nft/v1/collections               offset pages
- *   /indexer/nft/v1/tokens/by_collection/{c}  offset pages
- *   /indexer/nft/v1/txs/{c}/{token}           Wasm / EVM: per live token, to rebuild NFT ↔ tx links
+ *   /indexer/nft/v1/tokens/by_collection/{c}  offset pages; with nftChangesSince (follow) only
+ *                                             for the collections that can have changed,
+ *                                             order_by=height newest first, down to the batch
+ *   /indexer/nft/v1/txs/{c}/{token}           Wasm / EVM: per live token (with linkTokensSince /
+ *                                             nftChangesSince: per changed token), to rebuild
+ *                                             NFT ↔ tx links
  *   /indexer/richlist/v1/{denom}              offset pages, per --denoms entry
  *   /indexer/tx/v1/evm-txs/by_height/{h}      EVM: per block with txs, receipts in block order
  *   /indexer/tx/v1/evm-internal-txs/by_height/{h}  EVM: per block with txs, calls in order
  *
+ * follow on top of a snapshot (nftChangesSince): the collections are read whole (each carries
+ * `nfts.length`); the tokens only of new collections, of those whose count is not ours, and of
+ * those the batch's txs name in their events (the addresses AccountDeriver finds for tx ↔
+ * account links; on Move also through the NFT objects the events name, mapped by our snapshot).
+ * "ours + the read tokens" must give every collection's count and names, else (a burn) every
+ * token is read; partialKinds() says which was delivered (docs/follow.md "Cost").
+ *
  * Sequences (they drive every tx cursor) are not part of the Tx object: they are pinned by
  * probing `/txs` with 1-row pages from chosen cursors, relying on rollytics numbering txs
- * 1, 2, 3, ... without gaps; every page is checked and a gap is an error, not a guess.
+ * 1, 2, 3, ... without gaps; every page is checked and a gap is an error, not a guess. On top
+ * of a snapshot (follow: txSequenceAfter) the first sequence is expected right after the
+ * snapshot's highest and confirmed with two probes instead of searched.
  *
  * What a crawl cannot reproduce exactly:
  * - tx ↔ account links are derived from events (as for a dump without `accounts`), so the
@@ -51,7 +64,9 @@ import { NdjsonLine } from '../ndjson';
 import { rawMembers } from '../../lib/raw-json';
 import { HttpClient, HttpError, forEachConcurrent } from './http';
 import { rawElements } from './raw';
-import { ImportSource, ndjsonFile, record } from './source';
+import { ImportSource, ndjsonFile, NftStateProbe, record } from './source';
+import { AccountDeriver } from '../derive';
+import { canonicalAddress } from '../../lib/address';
 import { STATUS_EXTENSIONS, type StatusExtension } from '../../wire/status';
 import { HTTP_CLIENT_DEFAULTS } from '../../lib/defaults';
 
@@ -63,6 +78,12 @@ export interface ApiSourceOptions {
   fromHeight?: number;
   /** on top of a base snapshot: its highest EVM / internal tx sequences (numbering goes on from them) */
   evmSequenceStart?: { txs: number; internal: number };
+  /**
+   * on top of a base snapshot: its highest tx sequence. rollytics numbers txs without gaps, so
+   * the first tx of fromHeight.. should be the next one: two probes check that, instead of the
+   * ≈2·log2(sequence) probes of the search (which still runs when the check fails)
+   */
+  txSequenceAfter?: number;
   /**
    * on top of a base snapshot: the stored time (µs) of its block at fromHeight - 1, so an empty
    * first block is estimated from it exactly as a crawl from height 1 would (block times are
@@ -91,6 +112,13 @@ export interface ApiSourceOptions {
    * per changed token instead of one per token).
    */
   linkTokensSince?: number;
+  /**
+   * follow, on top of a snapshot (`ours`): read the tokens of only the collections that can have
+   * changed since `height`, and of each only the tokens whose `height` ≥ it (newest first).
+   * Delivered as changed rows (partialKinds() = {'tokens'}) only when "ours + these" reproduces
+   * every collection's `nfts.length` and names; otherwise every token is read, as without this.
+   */
+  nftChangesSince?: { height: number; ours: NftStateProbe };
 }
 
 const PAGE = 1000;
@@ -145,7 +173,7 @@ const STAGING_SQL = `
   CREATE TABLE block_times (height INTEGER PRIMARY KEY, ts TEXT NOT NULL);
   CREATE TABLE validators (operator TEXT PRIMARY KEY, moniker TEXT NOT NULL);
   CREATE TABLE txs (sequence INTEGER PRIMARY KEY, height INTEGER NOT NULL, hash TEXT NOT NULL, text TEXT NOT NULL);
-  CREATE TABLE collections (addr TEXT PRIMARY KEY, height INTEGER NOT NULL, text TEXT NOT NULL);
+  CREATE TABLE collections (addr TEXT PRIMARY KEY, height INTEGER NOT NULL, nft_count INTEGER, text TEXT NOT NULL);
   CREATE TABLE tokens (collection TEXT NOT NULL, token_id TEXT NOT NULL, text TEXT NOT NULL, PRIMARY KEY (collection, token_id)) WITHOUT ROWID;
   CREATE TABLE token_txs (collection TEXT NOT NULL, token_id TEXT NOT NULL, sequence INTEGER NOT NULL, PRIMARY KEY (collection, token_id, sequence)) WITHOUT ROWID;
   CREATE TABLE holders (denom TEXT NOT NULL, account TEXT NOT NULL, text TEXT NOT NULL, PRIMARY KEY (denom, account)) WITHOUT ROWID;
@@ -183,6 +211,10 @@ interface Crawl {
   from: number;
   to: number;
   denomContracts: Map<string, string>;
+  /** the tokens are the changed ones only (nftChangesSince held) */
+  changedTokensOnly: boolean;
+  /** why every token was read although nftChangesSince was given */
+  fullNftReason?: string;
 }
 
 /** The crawl, step by step: /status, then blocks, txs, NFTs, EVM txs and rich lists into the staging file. */
@@ -194,13 +226,22 @@ async function crawlInto(db: Database.Database, http: HttpClient, concurrency: n
   await crawler.blocks(from, to);
   await crawler.txs(from, to);
   const collections = await crawler.collections();
-  const seen = await crawler.tokens(collections);
+  let changedTokensOnly = false;
+  let fullNftReason: string | undefined;
+  let seen = { token: false, object: false };
+  if (o.nftChangesSince) {
+    fullNftReason = o.vmType === undefined ? 'the VM is not known' : await crawler.changedTokens(o.nftChangesSince, o.vmType, from, to);
+    changedTokensOnly = fullNftReason === undefined;
+    if (!changedTokensOnly) db.exec('DELETE FROM tokens');
+  }
+  if (!changedTokensOnly) seen = await crawler.tokens(collections);
   // The VM: given, or told by the data.
   const vmType = o.vmType ?? detectVm(collections, seen, base);
+  // (the tokens whose history is crawled are those staged: with changedTokensOnly the changed ones)
   if (vmType !== 'move') await crawler.tokenTxs(from, to);
   if (vmType === 'evm') await crawler.evmTxs();
   if (o.denoms.length) await crawler.richList(vmType, denomContracts);
-  return { status, vmType, from, to, denomContracts };
+  return { status, vmType, from, to, denomContracts, changedTokensOnly, fullNftReason };
 }
 
 /** The crawled heights: --from-height..--to-height (default: 1 to the API's height), checked. */
@@ -335,13 +376,23 @@ class Crawler {
       const t = await probe(x);
       return t === undefined || t.height >= firstHeight;
     };
-    let hiX = 1;
-    while (!(await reaches(hiX))) hiX *= 2;
-    let loX = 0;
-    if (await reaches(0)) hiX = 0;
-    while (hiX - loX > 1) {
-      const mid = Math.floor((loX + hiX) / 2);
-      if (await reaches(mid)) hiX = mid; else loX = mid;
+    // The smallest X that reaches the range (reaches() is monotone): the base's last sequence
+    // when it checks out, else searched.
+    const hint = this.o.txSequenceAfter;
+    let hiX = -1;
+    if (hint !== undefined && Number.isSafeInteger(hint) && hint >= 0) {
+      const [at, below] = await Promise.all([reaches(hint), hint === 0 ? Promise.resolve(false) : reaches(hint - 1)]);
+      if (at && !below) hiX = hint;
+    }
+    if (hiX < 0) {
+      hiX = 1;
+      while (!(await reaches(hiX))) hiX *= 2;
+      let loX = 0;
+      if (await reaches(0)) hiX = 0;
+      while (hiX - loX > 1) {
+        const mid = Math.floor((loX + hiX) / 2);
+        if (await reaches(mid)) hiX = mid; else loX = mid;
+      }
     }
     const lo = hiX + 1;
     const hi = lo - 1 + txBlocks.txs;
@@ -375,14 +426,18 @@ class Crawler {
   async collections(): Promise<string[]> {
     const { db, base, progress } = this;
     progress?.stage('crawl collections');
-    const insCollection = db.prepare('INSERT OR IGNORE INTO collections (addr, height, text) VALUES (?, ?, ?)');
+    const insCollection = db.prepare('INSERT OR IGNORE INTO collections (addr, height, nft_count, text) VALUES (?, ?, ?, ?)');
     for (let offset = 0; ; offset += PAGE) {
       const path = `/indexer/nft/v1/collections?pagination.limit=${PAGE}&pagination.offset=${offset}&pagination.reverse=false`;
       const page = await this.page(path, 'collections');
       db.transaction(() => {
         for (const text of page.items) {
-          const c = parseJson<{ object_addr: string; collection: { creator: string; name: string; origin_name: string }; height: number; timestamp: string }>(base + path, text);
-          insCollection.run(c.object_addr.toLowerCase(), c.height, JSON.stringify({
+          const c = parseJson<{
+            object_addr: string; collection: { creator: string; name: string; origin_name: string; nfts?: { length?: unknown } }; height: number; timestamp: string;
+          }>(base + path, text);
+          const n = c.collection.nfts?.length;
+          const count = typeof n === 'number' || (typeof n === 'string' && /^\d+$/.test(n)) ? Number(n) : null;
+          insCollection.run(c.object_addr.toLowerCase(), c.height, count, JSON.stringify({
             object_addr: c.object_addr, creator: c.collection.creator, name: c.collection.name,
             origin_name: c.collection.origin_name, height: c.height, timestamp: c.timestamp,
           }));
@@ -392,6 +447,16 @@ class Crawler {
       if (page.items.length < PAGE) break;
     }
     return db.prepare('SELECT addr FROM collections ORDER BY height, addr').pluck().all() as string[];
+  }
+
+  /** A served Token as a staged tokens row (a dump record); its id and height. */
+  private stageToken(ins: Database.Statement, addr: string, url: string, text: string): { tokenId: string; height: number; object: boolean } {
+    const t = parseJson<{ collection_addr: string; object_addr: string; owner: string; nft: { token_id: string; uri: string }; height: number; timestamp: string }>(url, text);
+    ins.run(addr, t.nft.token_id, JSON.stringify({
+      collection_addr: t.collection_addr, token_id: t.nft.token_id, object_addr: t.object_addr || undefined,
+      owner: t.owner, uri: t.nft.uri, height: t.height, timestamp: t.timestamp,
+    }));
+    return { tokenId: t.nft.token_id, height: Number(t.height), object: Boolean(t.object_addr) };
   }
 
   /** The collections' tokens: offset pages per collection; whether any token, any with an object address, was seen. */
@@ -407,13 +472,8 @@ class Crawler {
         const page = await this.page(path, 'tokens');
         db.transaction(() => {
           for (const text of page.items) {
-            const t = parseJson<{ collection_addr: string; object_addr: string; owner: string; nft: { token_id: string; uri: string }; height: number; timestamp: string }>(base + path, text);
             sawToken = true;
-            if (t.object_addr) sawObject = true;
-            insToken.run(addr, t.nft.token_id, JSON.stringify({
-              collection_addr: t.collection_addr, token_id: t.nft.token_id, object_addr: t.object_addr || undefined,
-              owner: t.owner, uri: t.nft.uri, height: t.height, timestamp: t.timestamp,
-            }));
+            if (this.stageToken(insToken, addr, base + path, text).object) sawObject = true;
           }
         })();
         progress?.records(page.items.length);
@@ -429,6 +489,88 @@ class Crawler {
       }
     });
     return { token: sawToken, object: sawObject };
+  }
+
+  /**
+   * follow: the tokens changed since `from` of the collections that can have changed — new
+   * ones, those whose `nfts.length` is not ours, and those the txs of from..to name in their
+   * events (the addresses AccountDeriver finds there, as for tx ↔ account links: a Wasm
+   * `_contract_address`, an EVM log's contract, a Move event's collection, or, through `ours`,
+   * a Move NFT object's collection) — each read newest first until a token below `from`.
+   * Returns why "ours + these" would not be the source's state (then nothing is kept), or
+   * undefined when it is.
+   */
+  async changedTokens(since: { height: number; ours: NftStateProbe }, vmType: VmType, from: number, to: number): Promise<string | undefined> {
+    const { db, base, o, progress } = this;
+    progress?.stage('crawl changed tokens');
+    const mine = since.ours.collections();
+    const theirs = db.prepare('SELECT addr, nft_count, text FROM collections').all() as { addr: string; nft_count: number | null; text: string }[];
+    const hexOf = new Map<string, string>();
+    const seenHex = new Set<string>();
+    for (const c of theirs) {
+      let hex: string;
+      try { hex = canonicalAddress(c.addr, o.prefix).toString('hex'); } catch { return `collection ${c.addr} has no valid address`; }
+      if (c.nft_count === null) return `collection ${c.addr} has no nfts.length`;
+      const m = mine.get(hex);
+      const j = JSON.parse(c.text) as { name?: string | null; origin_name?: string | null };
+      if (m && (m.name !== (j.name ?? '') || m.originName !== (j.origin_name ?? ''))) return `collection 0x${hex} was renamed`;
+      hexOf.set(c.addr, hex);
+      seenHex.add(hex);
+    }
+    for (const [hex, m] of mine) if (!seenHex.has(hex) && m.count > 0) return `collection 0x${hex} is gone`;
+    // Addresses the batch's txs name in their events.
+    const named = new Set<string>();
+    const deriver = new AccountDeriver(o.prefix);
+    for (const text of db.prepare('SELECT text FROM txs WHERE height BETWEEN ? AND ?').pluck().iterate(from, to) as IterableIterator<string>) {
+      const events = rawMembers(text).get('events');
+      if (events !== undefined) deriver.eventAccounts(parseJson<unknown>(base, events), named);
+    }
+    const candidates = new Set<string>();
+    for (const c of theirs) {
+      const hex = hexOf.get(c.addr) as string;
+      if (named.has(hex) || mine.get(hex)?.count !== c.nft_count) candidates.add(c.addr);
+    }
+    if (vmType === 'move') {
+      const objects = [...named].filter((a) => !seenHex.has(a));
+      const byHex = new Map([...hexOf].map(([addr, hex]) => [hex, addr]));
+      for (const hex of since.ours.collectionsOfObjects(objects)) {
+        const addr = byHex.get(hex);
+        if (addr !== undefined) candidates.add(addr);
+      }
+    }
+    const insToken = db.prepare('INSERT OR IGNORE INTO tokens (collection, token_id, text) VALUES (?, ?, ?)');
+    const added = new Map<string, number>();
+    await forEachConcurrent(candidates, this.concurrency, async (addr) => {
+      const hex = hexOf.get(addr) as string;
+      let fresh = 0;
+      // Newest first; small pages first (a batch changes few tokens of a collection).
+      for (let offset = 0, limit = 25; ; offset += limit, limit = Math.min(PAGE, limit * 4)) {
+        const path = `/indexer/nft/v1/tokens/by_collection/${addr}?order_by=height&pagination.limit=${limit}&pagination.offset=${offset}`
+          + '&pagination.reverse=true&pagination.count_total=false';
+        const page = await this.page(path, 'tokens');
+        let below = false;
+        db.transaction(() => {
+          for (const text of page.items) {
+            const height = Number(parseJson<number | string>(base + path, rawMembers(text).get('height') ?? '0'));
+            if (!(height >= since.height)) { below = true; break; }
+            const t = this.stageToken(insToken, addr, base + path, text);
+            if (!since.ours.hasToken(hex, t.tokenId)) fresh++;
+          }
+        })();
+        progress?.records(page.items.length);
+        if (below || page.items.length < limit) break;
+      }
+      added.set(addr, fresh);
+    });
+    for (const c of theirs) {
+      if (!candidates.has(c.addr)) continue;
+      const hex = hexOf.get(c.addr) as string;
+      const want = (mine.get(hex)?.count ?? 0) + (added.get(c.addr) ?? 0);
+      if (c.nft_count !== want) {
+        return `collection 0x${hex} has ${c.nft_count} NFTs, ${want} expected from the changed ones${(c.nft_count as number) < want ? ' (a burn)' : ''}`;
+      }
+    }
+    return undefined;
   }
 
   /** NFT ↔ tx links (Wasm / EVM): the tx history of every live token, mapped to sequences by hash. */
@@ -625,6 +767,8 @@ function sourceFromStaging(db: Database.Database, c: Crawl, o: ApiSourceOptions,
   return {
     describe: `api ${base}`,
     lineBased: false,
+    partialKinds: () => new Set(c.changedTokensOnly ? ['tokens'] : []),
+    fullStateReason: () => c.fullNftReason,
     records(kind) {
       const k = kinds[kind]?.();
       if (!k) return undefined;

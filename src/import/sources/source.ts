@@ -87,4 +87,9 @@ export interface NftStateProbe {
   collections(): Map<string, { count: number; name: string; originName: string }>;
   /** whether the snapshot holds this NFT */
   hasToken(collectionHex: string, tokenId: string): boolean;
+  /**
+   * Move: the collections of the snapshot's NFTs whose object address (canonical hex) is one of
+   * `objects` — a Move event moving or changing an NFT names its object, not its collection
+   */
+  collectionsOfObjects(objects: readonly string[]): Set<string>;
 }
