@@ -4,19 +4,23 @@
  * hidden_* tables) and revealed by this script as an indexer would write them.
  *
  *   node build/bench/follow-pg.js --dump DIR [--dump DIR2] --work DIR [--start 1000] [--one-block 7]
- *     [--lag-seconds 60] [--lag-tps 100] [--wrk-seconds 15] [--cli bin/indexer-api --cli OTHER/bin/indexer-api]
+ *     [--lag-seconds 60] [--lag-tps 100] [--lag-commits-per-s 2] [--lag-interval 1s]
+ *     [--wrk-seconds 20] [--wrk-windows 5] [--cli bin/indexer-api --cli OTHER/bin/indexer-api]
  *
  * Per dump:
  * 1. one-block: `follow --interval 50ms` and `serve --commit-poll-ms 50` on the replica; one
  *    height is revealed (t0, committed in PostgreSQL) and /status on serve is polled every 5 ms
  *    until it shows it (t1). Median of t1 - t0 over --one-block heights.
- * 2. (first dump only, with --lag-seconds) lag: heights are revealed so that --lag-tps txs per
- *    second arrive (2 blocks/s × 50 txs = 100 txs/s; the generated chains have ≈8 txs per
- *    block, so ≈12 blocks/s), follow at `--interval 2s`... no: at its default batch size and the
- *    --interval given (default 1s); lag of height h = first time serve's /status ≥ h minus the
- *    time h was revealed. p50 / p99 / max.
- * 3. throughput: `wrk -t2 -c16 -d--wrk-seconds` over a mix of routes on serve with the follower
- *    idle, then during the lag run with the follower writing; ratio of requests/s.
+ * 2. (last dump only, with --lag-seconds) lag: heights are revealed so that --lag-tps txs per
+ *    second arrive in --lag-commits-per-s PostgreSQL commits per second (default 2 × 50 txs, the
+ *    issue's 2 blocks/s × 50 txs; the generated chains have ≈8 txs per block, so each commit
+ *    holds ≈6 heights, ≈12.5 heights/s), follow at --interval (default 1s) and its default batch
+ *    size; lag of height h = first time serve's /status ≥ h minus the time h was committed.
+ *    p50 / p99 / max, and the follower's own batch times (its `applied in` lines).
+ * 3. (with --lag-seconds and --wrk-seconds > 0) throughput: --wrk-windows pairs of
+ *    `wrk -t2 -c16 -d--wrk-seconds` windows over a mix of routes on serve, alternating: no
+ *    follower running (source idle), then a follower running while the source produces as in 2.
+ *    Median of the per-pair ratios writing / no follower.
  */
 import { spawn, spawnSync, ChildProcess } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -81,7 +85,9 @@ async function main(): Promise<void> {
   const oneBlock = num('one-block', 7);
   const lagSeconds = num('lag-seconds', 0);
   const tps = num('lag-tps', 100);
-  const wrkSeconds = num('wrk-seconds', 15);
+  const wrkSeconds = num('wrk-seconds', 20);
+  const wrkWindows = num('wrk-windows', 5);
+  const commitsPerS = num('lag-commits-per-s', 2);
   const pg = await startPostgres();
   try {
     for (const [i, dump] of all('dump').entries()) {
@@ -161,15 +167,15 @@ async function main(): Promise<void> {
       follow.p.kill('SIGTERM');
       await sleep(500);
       if (i === all('dump').length - 1 && lagSeconds > 0) {
-        const idle = wrk(url, wrkSeconds, work);
-        log(`serve throughput, follower idle: ${idle.toFixed(0)} req/s; load ${loadavg()[0].toFixed(1)}`);
-        const f2 = await proc(['follow', '--db', db, '--from-postgres', dsn, '--vm-type', 'wasm', '--validators', validators, '--interval', all('lag-interval')[0] ?? '1s', '--quiet'], /following postgres/);
         const revealedAt = new Map<number, number>();
         const seenAt = new Map<number, number>();
-        /** reveals heights at `tps` txs/s for `seconds` (recording when each was committed) */
+        let exhausted = false;
+        /** reveals heights at `tps` txs/s in `commits` PostgreSQL commits per second for `seconds`
+         *  (recording when each height was committed); stops early when the hidden heights run out */
         const produce = async (seconds: number): Promise<void> => {
           const began = Date.now();
           let txsOut = 0;
+          let k = 0;
           while (Date.now() - began < seconds * 1000) {
             const due = ((Date.now() - began) / 1000) * tps;
             let h = revealed;
@@ -179,10 +185,17 @@ async function main(): Promise<void> {
               await reveal(h);
               const now = Date.now(); // after the COMMIT: the source has them
               for (let x = from + 1; x <= h; x++) revealedAt.set(x, now);
+            } else if (!txCounts.has(h + 1) && !exhausted) {
+              exhausted = true;
+              log(`  WARNING: the hidden heights ran out at ${h}; production stopped (use a lower --start)`);
             }
-            await sleep(100);
+            k++;
+            await sleep(Math.max(0, began + (k * 1000) / commitsPerS - Date.now()));
           }
         };
+        const followArgs = ['follow', '--db', db, '--from-postgres', dsn, '--vm-type', 'wasm', '--validators', validators, '--interval', all('lag-interval')[0] ?? '1s'];
+        // not --quiet: each batch's `applied in` line (where the time goes) is summarised below
+        const f2 = await proc(followArgs, /following postgres/);
         await sleep(500);
         let stop = false;
         const watcher = (async () => {
@@ -195,21 +208,50 @@ async function main(): Promise<void> {
             await sleep(50);
           }
         })();
+        const lagFrom = revealed;
+        const lagBegan = Date.now();
         await produce(lagSeconds);
+        const produced = (Date.now() - lagBegan) / 1000;
         while ((await height(url)) < revealed) await sleep(50);
         await sleep(100);
         stop = true;
         await watcher;
         const lags = [...revealedAt].map(([h, r]) => ((seenAt.get(h) ?? Date.now()) - r) / 1000);
-        log(`lag over ${lagSeconds} s at ${tps} txs/s (${revealedAt.size} heights, serve /status polled every 50 ms): p50 ${pct(lags, 0.5).toFixed(2)} s, p99 ${pct(lags, 0.99).toFixed(2)} s, max ${Math.max(...lags).toFixed(2)} s; load ${loadavg()[0].toFixed(1)}`);
-        // The same production while wrk loads serve: throughput with the follower writing.
-        const producing = produce(wrkSeconds + 2);
-        await sleep(1000);
-        const busy = wrk(url, wrkSeconds, work);
-        await producing;
-        log(`serve throughput, follower writing: ${busy.toFixed(0)} req/s = ${(100 * busy / idle).toFixed(0)} % of idle; load ${loadavg()[0].toFixed(1)}`);
+        let lagTxs = 0;
+        for (let x = lagFrom + 1; x <= revealed; x++) lagTxs += txCounts.get(x) ?? 0;
+        log(`lag over ${lagSeconds} s at ${tps} txs/s in ${commitsPerS} commits/s (${revealedAt.size} heights, ${lagTxs} txs in ${produced.toFixed(0)} s = ${(lagTxs / produced).toFixed(1)} txs/s, ${(revealedAt.size / produced).toFixed(1)} heights/s; serve /status polled every 50 ms): p50 ${pct(lags, 0.5).toFixed(2)} s, p99 ${pct(lags, 0.99).toFixed(2)} s, max ${Math.max(...lags).toFixed(2)} s; load ${loadavg().map((x) => x.toFixed(1)).join(' ')}`);
+        const lines = [...f2.err().matchAll(/\((\d+) blocks, (\d+) txs\) applied in (\d+) ms \(source (\d+), base (\d+), records (\d+), counts \+ state \+ commit (\d+) ms\)/g)]
+          .map((m) => m.slice(1).map(Number));
+        const col = (j: number): number[] => lines.map((l) => l[j]);
+        const fmt = (j: number): string => `p50 ${pct(col(j), 0.5)} / p99 ${pct(col(j), 0.99)} / max ${Math.max(...col(j))}`;
+        log(`  the follower's ${lines.length} batches: blocks ${fmt(0)}; txs ${fmt(1)}; applied in (ms) ${fmt(2)}; source ${fmt(3)}; base ${fmt(4)}; records ${fmt(5)}; counts + state + commit ${fmt(6)}`);
+        writeFileSync(join(work, `follow-lag-${i}.log`), f2.err());
         f2.p.kill('SIGTERM');
-        await sleep(500);
+        await sleep(1000);
+        // serve throughput: --wrk-windows pairs of wrk windows, alternating: no follower running
+        // and the source idle, then the follower running while the source produces as above.
+        if (wrkSeconds > 0) {
+          const ratios: number[] = [];
+          const idles: number[] = [];
+          const busys: number[] = [];
+          for (let w = 0; w < wrkWindows; w++) {
+            const idle = wrk(url, wrkSeconds, work);
+            const idleLoad = loadavg()[0];
+            const f3 = await proc(followArgs, /following postgres/);
+            const producing = produce(wrkSeconds + 2);
+            await sleep(1000);
+            const busy = wrk(url, wrkSeconds, work);
+            await producing;
+            while ((await height(url)) < revealed) await sleep(50);
+            f3.p.kill('SIGTERM');
+            await sleep(1000);
+            idles.push(idle);
+            busys.push(busy);
+            ratios.push(busy / idle);
+            log(`  window ${w + 1}: no follower ${idle.toFixed(0)} req/s (load ${idleLoad.toFixed(1)}), follower writing ${busy.toFixed(0)} req/s (load ${loadavg()[0].toFixed(1)}) = ${(100 * busy / idle).toFixed(0)} %`);
+          }
+          log(`serve throughput (${wrkWindows} × ${wrkSeconds} s each, alternating): no follower median ${pct(idles, 0.5).toFixed(0)} req/s, follower writing median ${pct(busys, 0.5).toFixed(0)} req/s; median of the pair ratios ${(100 * pct(ratios, 0.5)).toFixed(0)} % (${ratios.map((r) => (100 * r).toFixed(0)).join(', ')} %); load ${loadavg().map((x) => x.toFixed(1)).join(' ')}`);
+        }
       }
       serve.p.kill('SIGTERM');
       await c.end();
