@@ -312,6 +312,21 @@ async function main(): Promise<void> {
         const ratios = times[last].map((t, k) => t / times[0][k]);
         log(`one-block ${chains[last].txsTotal} vs ${chains[0].txsTotal} txs: ratio of medians ${(pct(times[last], 0.5) / pct(times[0], 0.5)).toFixed(2)}×; per-round ratios ${ratios.map((r) => r.toFixed(2)).join(', ')}, median ${pct(ratios, 0.5).toFixed(2)}×`);
       }
+      // The follower's "NFTs changed since our height" read (src/import/sources/postgres.ts
+      // tokens()), timed in the source after the rounds: its plan and execution time per chain.
+      for (const ch of chains) {
+        const plan = (await ch.c.query(`EXPLAIN (ANALYZE, FORMAT JSON) SELECT encode(n.collection_addr, 'hex'), n.token_id, encode(n.addr, 'hex'),
+            n.owner_id::text, encode(o.account, 'hex'), n.uri, n.height::text, n."timestamp"
+          FROM nft n LEFT JOIN account_dict o ON o.id = n.owner_id WHERE n.height >= $1 ORDER BY n.collection_addr, n.token_id`, [ch.revealed - 1])).rows[0]['QUERY PLAN'][0];
+        const nodes: string[] = [];
+        const walk = (n: { 'Node Type': string; 'Relation Name'?: string; 'Actual Rows': number; Plans?: unknown[] }): void => {
+          nodes.push(`${n['Node Type']}${n['Relation Name'] ? ` ${n['Relation Name']}` : ''} (${n['Actual Rows']} rows)`);
+          for (const x of n.Plans ?? []) walk(x as typeof n);
+        };
+        walk(plan.Plan);
+        const nftRows = Number((await ch.c.query('SELECT count(*) AS n FROM nft')).rows[0].n);
+        log(`  ${ch.txsTotal} txs chain: changed-NFT read (nft has ${nftRows} rows) executes in ${plan['Execution Time'].toFixed(1)} ms: ${nodes.join(' > ')}`);
+      }
       for (const ch of chains.slice(0, -1)) { ch.follow?.p.kill('SIGTERM'); ch.serve?.p.kill('SIGTERM'); }
     } else {
       for (const [i, dump] of dumps.entries()) {
