@@ -217,10 +217,11 @@ export class Follower {
       const summary = await loadRecords(records, writer, progress, { parseThreads: to - from < 500 ? 0 : undefined });
       const loadMs = lap();
       const partial = records.partialKinds?.() ?? new Set<string>();
+      const complete = records.completeCollections?.() ?? new Set<string>();
       const fullState = records.fullStateReason?.();
       const changedOnly = partial.has('tokens');
       await records.close();
-      writer.finish({ prefix: summary.prefix, partial });
+      writer.finish({ prefix: summary.prefix, partial, completeCollections: complete });
       writer = undefined;
       const finishMs = lap();
       const after = readOurs(this.db);
@@ -233,6 +234,7 @@ export class Follower {
         + `(source ${openMs.toFixed(0)}, base ${baseMs.toFixed(0)}, records ${loadMs.toFixed(0)}, counts + state + commit ${finishMs.toFixed(0)} ms); `
         + `source at ${st.sourceHeight}, ${st.sourceHeight - st.height} behind`
         + (changedOnly ? `; NFT state: ${summary.counts.tokens ?? 0} changed tokens` : '')
+        + (changedOnly && complete.size > 0 ? ` (${complete.size} collection${complete.size === 1 ? '' : 's'} with a burn read whole)` : '')
         + (fullState === undefined ? '' : `; NFT state read whole: ${fullState}`));
       return true;
     } catch (e) {

@@ -164,6 +164,7 @@ export async function incrementalSource(basePath: string, next: ImportSource): P
         total: (kind) => next.total?.(kind),
         stats: next.stats ? () => next.stats?.() ?? {} : undefined,
         partialKinds: next.partialKinds ? () => next.partialKinds?.() ?? new Set() : undefined,
+        completeCollections: next.completeCollections ? () => next.completeCollections?.() ?? new Set() : undefined,
         fullStateReason: () => next.fullStateReason?.(),
         dispose() { next.dispose?.(); },
         async close() { await next.close(); },

@@ -398,17 +398,26 @@ export class SnapshotWriter {
    * recounts only what the changed rows touch (their collections, their old and new owners).
    * Returns the collections whose JSON must be rendered again.
    */
-  private applyNftState(partial: ReadonlySet<string>): void {
+  private applyNftState(partial: ReadonlySet<string>, complete: ReadonlySet<string>): void {
     const db = this.db;
     const cols = this.replaced.has('collections');
     const toks = this.replaced.has('tokens');
     if (partial.has('collections')) throw new Error('internal: collections are always delivered whole');
     // Whole state: a base row without an identical delivered row goes. Changed rows only
-    // (follow): a base row goes only when a delivered row of its key differs (walks the delivered rows).
+    // (follow): a base row goes only when a delivered row of its key differs (walks the delivered
+    // rows), or when its collection was delivered whole (`complete`: a burn) without it.
     const same = `n.height = o.height AND n.owner_id = o.owner_id AND n.object_account_id IS o.object_account_id AND n.json = o.json`;
+    if (complete.size > 0 && !partial.has('tokens')) throw new Error('internal: complete collections without changed-only tokens');
+    db.exec('CREATE TEMP TABLE complete_collections (addr BLOB PRIMARY KEY) WITHOUT ROWID');
+    const addComplete = db.prepare('INSERT OR IGNORE INTO temp.complete_collections (addr) VALUES (?)');
+    for (const hex of complete) addComplete.run(Buffer.from(hex, 'hex'));
     const goneSql = partial.has('tokens')
       ? `SELECT o.collection_addr, o.token_id, o.owner_id FROM new_nfts n
-           JOIN main.nfts o ON o.collection_addr = n.collection_addr AND o.token_id = n.token_id WHERE NOT (${same})`
+           JOIN main.nfts o ON o.collection_addr = n.collection_addr AND o.token_id = n.token_id WHERE NOT (${same})
+         UNION ALL
+         SELECT o.collection_addr, o.token_id, o.owner_id FROM main.nfts o
+           WHERE o.collection_addr IN (SELECT addr FROM temp.complete_collections)
+             AND NOT EXISTS (SELECT 1 FROM new_nfts n WHERE n.collection_addr = o.collection_addr AND n.token_id = o.token_id)`
       : `SELECT o.collection_addr, o.token_id, o.owner_id FROM main.nfts o WHERE NOT EXISTS (
            SELECT 1 FROM new_nfts n WHERE n.collection_addr = o.collection_addr AND n.token_id = o.token_id AND ${same})`;
     db.exec(`CREATE TEMP TABLE touched_collections (addr BLOB PRIMARY KEY) WITHOUT ROWID;
@@ -441,6 +450,7 @@ export class SnapshotWriter {
         INSERT OR IGNORE INTO touched_owners SELECT owner_id FROM gone UNION SELECT owner_id FROM came;
         DROP TABLE gone; DROP TABLE came; DROP TABLE new_nfts;`);
     }
+    db.exec('DROP TABLE temp.complete_collections');
     db.exec(`
       UPDATE main.collections SET nft_count = (SELECT count(*) FROM main.nfts n WHERE n.collection_addr = collections.addr)
         WHERE addr IN (SELECT addr FROM touched_collections);
@@ -472,7 +482,7 @@ export class SnapshotWriter {
   }
 
   /** Index, count, render, check, then atomically replace the target. */
-  finish(meta: { prefix: string; partial?: ReadonlySet<string> }): void {
+  finish(meta: { prefix: string; partial?: ReadonlySet<string>; completeCollections?: ReadonlySet<string> }): void {
     const step = this.opts.onStep ?? ((): void => undefined);
     const db = this.db;
     this.txAccounts.flush();
@@ -506,7 +516,7 @@ export class SnapshotWriter {
         db.exec('INSERT INTO richlist_denoms (denom, holder_count) SELECT denom, count(*) FROM richlist GROUP BY denom');
       }
       step('collections');
-      this.applyNftState(meta.partial ?? new Set());
+      this.applyNftState(meta.partial ?? new Set(), meta.completeCollections ?? new Set());
       this.renderCollections(meta.prefix, 'temp.touched_collections');
       db.exec('DROP TABLE temp.touched_collections; DROP TABLE temp.touched_owners;');
       // In place, the meta below belongs to the same transaction: readers see all or nothing.

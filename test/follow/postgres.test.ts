@@ -74,7 +74,7 @@ describe('follow --from-postgres (real PostgreSQL)', function () {
     }
   });
 
-  it('applies minted, transferred and changed NFTs from the changed rows alone, reads the whole nft table after a burn, and ends equal to a fresh import', async () => {
+  it('applies minted, transferred and changed NFTs from the changed rows alone, re-reads only the collection of a burn, the whole nft table after a rename, and ends equal to a fresh import', async () => {
     const dir = await demoDump('wasm');
     const dsn = await pg!.createDatabase('rollytics_follow_nfts');
     await loadRollyticsDb(dsn, dir);
@@ -126,17 +126,25 @@ describe('follow --from-postgres (real PostgreSQL)', function () {
       expect(follow.lines.filter((l) => /read whole/.test(l))).to.deep.equal([]);
       expect(differences(db, await fresh('fresh-320.sqlite'))).to.deep.equal([]);
 
-      // Heights 321..400 burn an NFT and mint another into the same collection (its count is
-      // unchanged): the changed rows cannot show the burn, the whole nft table is read.
-      await reveal(400, `
+      // Heights 321..360 burn an NFT and mint another into the same collection (its count is
+      // unchanged): the changed rows cannot show the burn, that collection's NFTs are read whole.
+      await reveal(360, `
         DELETE FROM nft WHERE (collection_addr, token_id) = (SELECT collection_addr, token_id FROM nft
           WHERE collection_addr = (SELECT collection_addr FROM ${nth(5)} x) ORDER BY token_id DESC LIMIT 1);
         INSERT INTO nft (collection_addr, token_id, addr, height, "timestamp", owner_id, uri)
           SELECT collection_addr, token_id || '-reminted', addr, 330, ${at(330)}, owner_id, 'ipfs://again' FROM nft WHERE (collection_addr, token_id) = ${nth(5)};`);
       const burned = await c.query('SELECT count(*)::int AS n FROM nft GROUP BY collection_addr HAVING collection_addr = (SELECT collection_addr FROM nft WHERE token_id LIKE $1)', ['%-reminted']);
       expect(burned.rows).to.have.length(1); // the burn and the mint hit the same collection
+      await follow.until('heights up to 360', /heights \d+\.\.360 /);
+      const burnLines = follow.lines.filter((l) => /heights \d+\.\.(3[2-5]\d|360) /.test(l));
+      expect(burnLines.filter((l) => /NFT state read whole/.test(l)), burnLines.join('\n')).to.deep.equal([]);
+      expect(burnLines.join('\n')).to.match(/NFT state: \d+ changed tokens \(1 collection with a burn read whole\)/);
+      expect(differences(db, await fresh('fresh-360.sqlite'))).to.deep.equal([]);
+
+      // Heights 361..400 rename a collection: the NFTs' JSON carries its name, every NFT is read.
+      await reveal(400, `UPDATE nft_collection SET name = name || ' (renamed)' WHERE addr = (SELECT collection_addr FROM ${nth(7)} x);`);
       await follow.until('heights up to 400', /heights \d+\.\.400 /);
-      expect(follow.lines.filter((l) => /read whole/.test(l)).join('\n')).to.match(/NFT state read whole: collection 0x[0-9a-f]+ has \d+ NFTs, \d+ expected from the changed ones \(a burn\)/);
+      expect(follow.lines.filter((l) => /read whole/.test(l)).join('\n')).to.match(/NFT state read whole: collection 0x[0-9a-f]+ was renamed/);
       expect(await follow.stop('SIGINT')).to.deep.equal({ code: 0, signal: null });
       expect(differences(db, await fresh('fresh-400.sqlite'))).to.deep.equal([]);
     } finally {

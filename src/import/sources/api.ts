@@ -26,8 +26,9 @@
  * `nfts.length`); the tokens only of new collections, of those whose count is not ours, and of
  * those the batch's txs name in their events (the addresses AccountDeriver finds for tx ↔
  * account links; on Move also through the NFT objects the events name, mapped by our snapshot).
- * "ours + the read tokens" must give every collection's count and names, else (a burn) every
- * token is read; partialKinds() says which was delivered (docs/follow.md "Cost").
+ * "ours + the read tokens" must give every collection's count and names: a collection whose
+ * count does not add up (a burn) is read whole (completeCollections()); a renamed or removed
+ * one, and every token is read; partialKinds() says which was delivered (docs/follow.md "Cost").
  *
  * Sequences (they drive every tx cursor) are not part of the Tx object: they are pinned by
  * probing `/txs` with 1-row pages from chosen cursors, relying on rollytics numbering txs
@@ -215,6 +216,8 @@ interface Crawl {
   changedTokensOnly: boolean;
   /** why every token was read although nftChangesSince was given */
   fullNftReason?: string;
+  /** with changedTokensOnly: collections (lower-case hex) whose tokens were read whole (a burn) */
+  completeCollections: ReadonlySet<string>;
 }
 
 /** The crawl, step by step: /status, then blocks, txs, NFTs, EVM txs and rich lists into the staging file. */
@@ -241,7 +244,8 @@ async function crawlInto(db: Database.Database, http: HttpClient, concurrency: n
   if (vmType !== 'move') await crawler.tokenTxs(from, to);
   if (vmType === 'evm') await crawler.evmTxs();
   if (o.denoms.length) await crawler.richList(vmType, denomContracts);
-  return { status, vmType, from, to, denomContracts, changedTokensOnly, fullNftReason };
+  const completeCollections = changedTokensOnly ? crawler.completeCollections : new Set<string>();
+  return { status, vmType, from, to, denomContracts, changedTokensOnly, fullNftReason, completeCollections };
 }
 
 /** The crawled heights: --from-height..--to-height (default: 1 to the API's height), checked. */
@@ -280,6 +284,8 @@ function detectVm(collections: string[], seen: { token: boolean; object: boolean
 /** The crawl's steps, each fetching one kind of data into its staging table. */
 class Crawler {
   private readonly progress: ImportProgress | undefined;
+  /** changedTokens: collections (lower-case hex) whose tokens were read whole (a burn in them) */
+  completeCollections = new Set<string>();
 
   constructor(private readonly db: Database.Database, private readonly http: HttpClient, private readonly concurrency: number,
     private readonly o: ApiSourceOptions, private readonly base: string) {
@@ -497,8 +503,9 @@ class Crawler {
    * events (the addresses AccountDeriver finds there, as for tx ↔ account links: a Wasm
    * `_contract_address`, an EVM log's contract, a Move event's collection, or, through `ours`,
    * a Move NFT object's collection) — each read newest first until a token below `from`.
-   * Returns why "ours + these" would not be the source's state (then nothing is kept), or
-   * undefined when it is.
+   * A collection whose count "ours + these" does not explain (a burn) is then read whole
+   * (completeCollections). Returns why the result would still not be the source's state (then
+   * nothing is kept), or undefined when it is.
    */
   async changedTokens(since: { height: number; ours: NftStateProbe }, vmType: VmType, from: number, to: number): Promise<string | undefined> {
     const { db, base, o, progress } = this;
@@ -562,13 +569,25 @@ class Crawler {
       }
       added.set(addr, fresh);
     });
+    // A count the changed tokens do not explain (a burn of a token we hold): that collection's
+    // tokens are read whole (what is not delivered is gone, completeCollections).
+    const off: { addr: string; hex: string; count: number }[] = [];
     for (const c of theirs) {
       if (!candidates.has(c.addr)) continue;
       const hex = hexOf.get(c.addr) as string;
       const want = (mine.get(hex)?.count ?? 0) + (added.get(c.addr) ?? 0);
-      if (c.nft_count !== want) {
-        return `collection 0x${hex} has ${c.nft_count} NFTs, ${want} expected from the changed ones${(c.nft_count as number) < want ? ' (a burn)' : ''}`;
+      if (c.nft_count !== want) off.push({ addr: c.addr, hex, count: c.nft_count as number });
+    }
+    if (off.length > 0) {
+      const drop = db.prepare('DELETE FROM tokens WHERE collection = ?');
+      for (const c of off) drop.run(c.addr);
+      await this.tokens(off.map((c) => c.addr));
+      const staged = db.prepare('SELECT count(*) FROM tokens WHERE collection = ?').pluck();
+      for (const c of off) {
+        const n = staged.get(c.addr) as number;
+        if (n !== c.count) return `collection 0x${c.hex} has ${c.count} NFTs, ${n} read`;
       }
+      this.completeCollections = new Set(off.map((c) => c.hex));
     }
     return undefined;
   }
@@ -768,6 +787,7 @@ function sourceFromStaging(db: Database.Database, c: Crawl, o: ApiSourceOptions,
     describe: `api ${base}`,
     lineBased: false,
     partialKinds: () => new Set(c.changedTokensOnly ? ['tokens'] : []),
+    completeCollections: () => c.completeCollections,
     fullStateReason: () => c.fullNftReason,
     records(kind) {
       const k = kinds[kind]?.();

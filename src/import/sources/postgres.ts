@@ -127,6 +127,7 @@ export async function openPostgresSource(o: PostgresSourceOptions): Promise<Impo
     records: (kind) => kinds[kind]?.(),
     total: (kind) => totals[kind],
     partialKinds: () => new Set(o.nftChangesSince && r.fullNftReason === undefined ? ['tokens'] : []),
+    completeCollections: () => r.completeCollections,
     fullStateReason: () => r.fullNftReason,
     ...(rest ? { stats: () => ({ rest_validators: rest.records.length, rest_unknown_proposers: rest.unknown }) } : {}),
     close: () => db.close(),
@@ -302,6 +303,8 @@ interface SnapshotFacts {
 class RollyticsRecords {
   /** why the whole nft table was read although nftChangesSince was given (undefined: it was not) */
   fullNftReason: string | undefined;
+  /** with nftChangesSince: collections whose tokens were read whole (a burn in them) */
+  completeCollections = new Set<string>();
 
   constructor(private readonly db: Snapshot, private readonly o: PostgresSourceOptions, private readonly f: SnapshotFacts) {}
 
@@ -409,8 +412,32 @@ class RollyticsRecords {
     if (since) {
       changed = [];
       for await (const r of this.db.rows('table nft', `${select} WHERE n.height >= $1 ORDER BY n.collection_addr, n.token_id`, [since.height])) changed.push(r);
-      this.fullNftReason = await this.nftChangesIncomplete(changed, since.ours);
-      if (this.fullNftReason !== undefined) changed = undefined;
+      let check = await this.nftChangesIncomplete(changed, since.ours);
+      if (typeof check !== 'string' && check.size > 0) {
+        // A burn (or a count the changed rows do not explain) in a few collections: those
+        // collections' tokens are read whole (what is not delivered is gone), the rest stays changed rows.
+        const counts = check;
+        const whole = [...counts.keys()];
+        const rows = changed.filter((r) => !counts.has(r.collection_addr as string));
+        const got = new Map<string, number>();
+        for await (const r of this.db.rows('table nft', `${select} WHERE n.collection_addr = ANY($1::bytea[]) ORDER BY n.collection_addr, n.token_id`,
+          [whole.map((hex) => Buffer.from(hex, 'hex'))])) {
+          rows.push(r);
+          got.set(r.collection_addr as string, (got.get(r.collection_addr as string) ?? 0) + 1);
+        }
+        const off = whole.find((hex) => (got.get(hex) ?? 0) !== counts.get(hex));
+        if (off === undefined) {
+          const k = (r: Row): string => `${r.collection_addr as string} ${r.token_id as string}`;
+          changed = rows.sort((a, b) => (k(a) < k(b) ? -1 : k(a) > k(b) ? 1 : 0));
+          this.completeCollections = new Set(whole);
+        } else {
+          check = `collection 0x${off} has ${counts.get(off)} NFTs, ${got.get(off) ?? 0} read`;
+        }
+      }
+      if (typeof check === 'string') {
+        this.fullNftReason = check;
+        changed = undefined;
+      }
     }
     for await (const r of changed ?? this.db.rows('table nft', `${select} ORDER BY n.collection_addr, n.token_id`)) {
       const label = `table nft, collection_addr 0x${(r.collection_addr as string | null) ?? ''}, token_id ${JSON.stringify(r.token_id)}`;
@@ -423,8 +450,12 @@ class RollyticsRecords {
     }
   }
 
-  /** Why "ours + changed" would not be the source's NFT state, or undefined when it is. */
-  private async nftChangesIncomplete(changed: Row[], ours: NftStateProbe): Promise<string | undefined> {
+  /**
+   * Why "ours + changed" would not be the source's NFT state (a reason: read everything), or the
+   * collections whose count it does not explain (lower-case hex → the source's nft_count: read
+   * those whole; empty when it is the state).
+   */
+  private async nftChangesIncomplete(changed: Row[], ours: NftStateProbe): Promise<string | Map<string, number>> {
     const mine = ours.collections();
     const expected = new Map<string, number>();
     for (const [addr, c] of mine) expected.set(addr, c.count);
@@ -434,19 +465,19 @@ class RollyticsRecords {
       if (!ours.hasToken(addr, r.token_id)) expected.set(addr, (expected.get(addr) ?? 0) + 1);
     }
     const theirs = new Set<string>();
+    const off = new Map<string, number>();
     for await (const r of this.db.rows('table nft_collection', `SELECT encode(addr, 'hex') AS addr, nft_count::text AS n, name, origin_name FROM nft_collection`)) {
       const addr = r.addr as string;
       theirs.add(addr);
       const n = Number(r.n ?? 0);
-      const want = expected.get(addr) ?? 0;
-      if (n !== want) return `collection 0x${addr} has ${n} NFTs, ${want} expected from the changed ones${n < want ? ' (a burn)' : ''}`;
+      if (n !== (expected.get(addr) ?? 0)) off.set(addr, n);
       const m = mine.get(addr);
       if (m && (m.name !== (r.name ?? '') || m.originName !== (r.origin_name ?? ''))) return `collection 0x${addr} was renamed`;
     }
     for (const [addr, want] of expected) {
       if (!theirs.has(addr) && want > 0) return `collection 0x${addr} is gone`;
     }
-    return undefined;
+    return off;
   }
 
   async* tokenTxs(): AsyncGenerator<NdjsonLine> {

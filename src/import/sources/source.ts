@@ -19,6 +19,11 @@ export interface ImportSource extends RecordSource {
    * after the records were read. Such rows are upserted on the base, the base's other rows kept.
    */
   partialKinds?(): ReadonlySet<string>;
+  /**
+   * with 'tokens' partial: collections (lower-case hex, no 0x) whose tokens were delivered
+   * WHOLE all the same (a burn in them: what is not delivered is gone); asked after the records
+   */
+  completeCollections?(): ReadonlySet<string>;
   /** a source able to deliver changed rows only that delivered the whole state: why (for the log) */
   fullStateReason?(): string | undefined;
   /** synchronous cleanup on SIGINT / SIGTERM (temporary files) */
