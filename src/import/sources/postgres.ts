@@ -89,6 +89,26 @@ const linkedAccounts = (links: 'tx_accounts' | 'evm_tx_accounts'): string => `LE
             FROM ${links} ta LEFT JOIN account_dict a ON a.id = ta.account_id
             WHERE ta.sequence = t.sequence) acc ON true`;
 
+/**
+ * A tx row's linked accounts (hex, from the `linkedAccounts` columns) and its signer: its
+ * `links` signer row (what is_signer filters on), else the row's signer_id; dangling ids are
+ * record errors.
+ */
+function linkedAccountsOf(r: Row, label: string, links: 'tx_accounts' | 'evm_tx_accounts'): { accounts: string[]; signer: string | undefined } {
+  const accounts = (r.accounts as string[] | null) ?? [];
+  const signers = (r.signers as string[] | null) ?? [];
+  for (const a of accounts) {
+    if (a.startsWith('!')) throw recordError(label, links, `account_id ${a.slice(1)} is not in account_dict`);
+  }
+  if (signers.length > 1) throw recordError(label, links, `${signers.length} signer rows (expected at most one)`);
+  let signer = signers[0];
+  if (signer === undefined && r.signer_id !== null && r.signer_id !== '0') {
+    if (r.signer_account === null) throw recordError(label, 'signer_id', `account_id ${r.signer_id as string} is not in account_dict`);
+    signer = r.signer_account as string;
+  }
+  return { accounts, signer };
+}
+
 const TIME = (col: string): string => `to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
 
 type Row = Record<string, unknown>;
@@ -359,21 +379,10 @@ class RollyticsRecords {
         ORDER BY t.sequence`)) {
       const label = `table tx, sequence ${r.sequence as string} (hash ${((r.hash as string | null) ?? '?').toUpperCase()}, height ${r.height as string})`;
       if (r.data === null) throw recordError(label, 'data', 'is NULL');
-      const accounts = (r.accounts as string[] | null) ?? [];
-      const signers = (r.signers as string[] | null) ?? [];
-      for (const a of accounts) {
-        if (a.startsWith('!')) throw recordError(label, 'tx_accounts', `account_id ${a.slice(1)} is not in account_dict`);
-      }
-      if (signers.length > 1) throw recordError(label, 'tx_accounts', `${signers.length} signer rows (expected at most one)`);
+      const { accounts, signer } = linkedAccountsOf(r, label, 'tx_accounts');
       const msgTypes = (r.msg_types as string[] | null) ?? [];
       for (const m of msgTypes) {
         if (m.startsWith('!')) throw recordError(label, 'tx_msg_types', `msg_type_id ${m.slice(1)} is not in msg_type_dict`);
-      }
-      // The signer: its tx_accounts row (what is_signer filters on), else tx.signer_id.
-      let signer = signers[0];
-      if (signer === undefined && r.signer_id !== null && r.signer_id !== '0') {
-        if (r.signer_account === null) throw recordError(label, 'signer_id', `account_id ${r.signer_id as string} is not in account_dict`);
-        signer = r.signer_account as string;
       }
       // No signer row and no signer_id: rollytics has no signer for it ("signer": null), which
       // is not the same as leaving it out (derived from the public key).
@@ -520,17 +529,7 @@ class RollyticsRecords {
         ORDER BY t.sequence`)) {
       const label = `table evm_tx, sequence ${r.sequence as string} (hash 0x${(r.hash as string | null) ?? '?'}, height ${r.height as string})`;
       if (r.data === null) throw recordError(label, 'data', 'is NULL');
-      const accounts = (r.accounts as string[] | null) ?? [];
-      const signers = (r.signers as string[] | null) ?? [];
-      for (const a of accounts) {
-        if (a.startsWith('!')) throw recordError(label, 'evm_tx_accounts', `account_id ${a.slice(1)} is not in account_dict`);
-      }
-      if (signers.length > 1) throw recordError(label, 'evm_tx_accounts', `${signers.length} signer rows (expected at most one)`);
-      let signer = signers[0];
-      if (signer === undefined && r.signer_id !== null && r.signer_id !== '0') {
-        if (r.signer_account === null) throw recordError(label, 'signer_id', `account_id ${r.signer_id as string} is not in account_dict`);
-        signer = r.signer_account as string;
-      }
+      const { accounts, signer } = linkedAccountsOf(r, label, 'evm_tx_accounts');
       yield record(label, '{"sequence":' + (r.sequence as string) + ',"height":' + (r.height as string)
         + ',"signer":' + (signer === undefined ? 'null' : '"0x' + signer + '"')
         + ',"accounts":[' + accounts.map((a) => '"0x' + a + '"').join(',') + '],"receipt":' + (r.data as string) + '}');
