@@ -42,10 +42,10 @@ class LinkRows {
   }
 }
 
-/** The check run on the finished file before it replaces the target. */
 /** nfts.owner_id of an NFT without an owner account (owner ""): no account has id 0. */
 export const NO_OWNER = 0;
 
+/** The check run on the finished file before it replaces the target. */
 export type FileCheck = 'integrity' | 'quick' | 'none';
 
 export interface WriterOptions {
@@ -408,19 +408,18 @@ export class SnapshotWriter {
     // rows), or when its collection was delivered whole (`complete`: a burn) without it.
     const same = `n.height = o.height AND n.owner_id = o.owner_id AND n.object_account_id IS o.object_account_id AND n.json = o.json`;
     if (complete.size > 0 && !partial.has('tokens')) throw new Error('internal: complete collections without changed-only tokens');
-    db.exec('CREATE TEMP TABLE complete_collections (addr BLOB PRIMARY KEY) WITHOUT ROWID');
-    const addComplete = db.prepare('INSERT OR IGNORE INTO temp.complete_collections (addr) VALUES (?)');
-    for (const hex of complete) addComplete.run(Buffer.from(hex, 'hex'));
+    for (const hex of complete) if (!/^(?:[0-9a-f]{2})+$/.test(hex)) throw new Error(`internal: collection ${JSON.stringify(hex)} is not lower-case hex`);
+    const completeSql = complete.size === 0 ? '' : `
+         UNION ALL
+         SELECT o.collection_addr, o.token_id, o.owner_id FROM main.nfts o
+           WHERE o.collection_addr IN (${[...complete].map((hex) => `x'${hex}'`).join(', ')})
+             AND NOT EXISTS (SELECT 1 FROM new_nfts n WHERE n.collection_addr = o.collection_addr AND n.token_id = o.token_id)`;
     // CROSS JOIN keeps the delivered rows as the outer loop: SQLite has statistics for main.nfts
     // but none for the temp table, and otherwise scanned every NFT (28 ms of a one-block batch on
     // a 1M-tx chain's 98k NFTs, bench/README.md "Follow, round 3c").
     const goneSql = partial.has('tokens')
       ? `SELECT o.collection_addr, o.token_id, o.owner_id FROM new_nfts n
-           CROSS JOIN main.nfts o ON o.collection_addr = n.collection_addr AND o.token_id = n.token_id WHERE NOT (${same})
-         UNION ALL
-         SELECT o.collection_addr, o.token_id, o.owner_id FROM main.nfts o
-           WHERE o.collection_addr IN (SELECT addr FROM temp.complete_collections)
-             AND NOT EXISTS (SELECT 1 FROM new_nfts n WHERE n.collection_addr = o.collection_addr AND n.token_id = o.token_id)`
+           CROSS JOIN main.nfts o ON o.collection_addr = n.collection_addr AND o.token_id = n.token_id WHERE NOT (${same})${completeSql}`
       : `SELECT o.collection_addr, o.token_id, o.owner_id FROM main.nfts o WHERE NOT EXISTS (
            SELECT 1 FROM new_nfts n WHERE n.collection_addr = o.collection_addr AND n.token_id = o.token_id AND ${same})`;
     db.exec(`CREATE TEMP TABLE touched_collections (addr BLOB PRIMARY KEY) WITHOUT ROWID;
@@ -445,15 +444,13 @@ export class SnapshotWriter {
       db.exec(`
         CREATE TEMP TABLE gone AS ${goneSql};
         CREATE TEMP TABLE came AS SELECT * FROM new_nfts n WHERE NOT EXISTS (
-          SELECT 1 FROM main.nfts o WHERE n.collection_addr = o.collection_addr AND n.token_id = o.token_id AND n.height = o.height
-            AND n.owner_id = o.owner_id AND n.object_account_id IS o.object_account_id AND n.json = o.json);
+          SELECT 1 FROM main.nfts o WHERE n.collection_addr = o.collection_addr AND n.token_id = o.token_id AND ${same});
         DELETE FROM main.nfts WHERE (collection_addr, token_id) IN (SELECT collection_addr, token_id FROM gone);
         INSERT INTO main.nfts SELECT * FROM came;
         INSERT OR IGNORE INTO touched_collections SELECT collection_addr FROM gone UNION SELECT collection_addr FROM came;
         INSERT OR IGNORE INTO touched_owners SELECT owner_id FROM gone UNION SELECT owner_id FROM came;
         DROP TABLE gone; DROP TABLE came; DROP TABLE new_nfts;`);
     }
-    db.exec('DROP TABLE temp.complete_collections');
     db.exec(`
       UPDATE main.collections SET nft_count = (SELECT count(*) FROM main.nfts n WHERE n.collection_addr = collections.addr)
         WHERE addr IN (SELECT addr FROM touched_collections);
