@@ -37,13 +37,21 @@ export interface PrimaryOptions {
   file: string;
   workers: number;
   logger: Logger;
+  /** the workers' --shutdown-timeout-ms: one still alive KILL_GRACE_MS after it is killed */
+  shutdownTimeoutMs: number;
 }
 
 /** A worker that dies sooner than this after its start counts toward the restart back-off. */
 const STABLE_MS = 5_000;
 const MAX_BACKOFF_MS = 10_000;
+/**
+ * A worker cuts its connections at its shutdown timeout, but only once its event loop runs: one
+ * blocked in a long synchronous query cannot. The primary kills what is still alive this long
+ * after the timeout, so a shutdown always ends (systemd and Kubernetes would kill it later anyway).
+ */
+const KILL_GRACE_MS = 2_000;
 
-export function runPrimary({ file, workers, logger }: PrimaryOptions): Promise<number> {
+export function runPrimary({ file, workers, logger, shutdownTimeoutMs }: PrimaryOptions): Promise<number> {
   if (isSingleExecutable()) {
     // fork() runs execPath with [exec, ...args]; a single executable ignores a script path but
     // sees it as its first argument, so the first argument is passed there instead.
@@ -142,6 +150,13 @@ export function runPrimary({ file, workers, logger }: PrimaryOptions): Promise<n
       stopping = true;
       logger.info('shutting down', { signal, pid: process.pid });
       stopAll('SIGTERM');
+      setTimeout(() => {
+        const left = Object.values(cluster.workers ?? {}).filter((w) => w !== undefined);
+        if (left.length === 0) return;
+        logger.warn('workers still running after the shutdown timeout: killed', { pids: left.map((w) => w.process.pid), shutdown_timeout_ms: shutdownTimeoutMs });
+        exitCodes.push(1);
+        for (const w of left) w.process.kill('SIGKILL');
+      }, shutdownTimeoutMs + KILL_GRACE_MS).unref();
       // every worker may be between a crash and its restart
       if (alive() === 0) stopped();
     };

@@ -12,8 +12,8 @@ export interface RunningServer {
    * Stop accepting (after DRAIN_GRACE_MS, which empties the accept queue), answer every request
    * already sent (bytes still in the kernel's buffers are waited for, DRAIN_GRACE_MS) and let
    * in-flight ones finish; connections with nothing to answer are
-   * closed. After `forceAfterMs` the remaining connections are cut; resolves true if everything
-   * finished in time.
+   * closed. After `forceAfterMs` the listener closes and the remaining connections are cut;
+   * resolves true if everything finished in time, false if requests were cut.
    */
   close(forceAfterMs?: number): Promise<boolean>;
 }
@@ -157,14 +157,22 @@ export function startServer(app: RequestListener, host: string, port: number, li
         url: `http://${h}:${addr.port}`,
         close: (forceAfterMs: number = SERVE_DEFAULTS.shutdownTimeoutMs) => closed ??= new Promise<boolean>((done) => {
           closing = true;
-          const force = setTimeout(() => { clearInterval(drainCheck); server.closeAllConnections(); done(false); }, forceAfterMs);
+          let listening = true;
+          // Past the timeout the listener closes too: an open listener would keep the process
+          // alive (and answering /ready 503) after everything else has stopped.
+          const force = setTimeout(() => {
+            clearInterval(drainCheck);
+            if (listening) { listening = false; server.close(); }
+            for (const socket of conns.keys()) socket.destroy();
+            server.closeAllConnections();
+            done(false);
+          }, forceAfterMs);
           // Requests already sent may still be in the kernel's buffers: connections are closed
           // as idle only once they have delivered nothing new for DRAIN_GRACE_MS.
           // Both decisions below are taken in setImmediate, i.e. after the event loop's poll phase:
           // a timer can fire after the loop was busy for longer than the grace, before the poll
           // phase has read the bytes and accepted the connections the kernel got meanwhile.
           const quietSince = new Map<Socket, number>();
-          let listening = true;
           // time without a new request, counted only while this process could run (a tick adds
           // at most 100 ms: a starved process does not see its accept queue as quiet); a bare
           // connect (a TCP health check) is not a request

@@ -36,7 +36,7 @@ export const SERVE_OPTIONS: Record<string, Options> = {
   'max-url-length': { type: 'number', default: SERVE_DEFAULTS.maxUrlLength, describe: 'Request URL, bytes (414 beyond)' },
   'max-lag-s': { type: 'number', describe: '/ready answers 503 when the newest block is older than this many seconds (a stale replica leaves the load balancer); off by default' },
   'commit-poll-ms': { type: 'number', default: SERVE_DEFAULTS.commitPollMs, describe: 'How often to look for a batch committed by `follow` to --db (PRAGMA data_version, microseconds each); 0 = never' },
-  'shutdown-timeout-ms': { type: 'number', default: SERVE_DEFAULTS.shutdownTimeoutMs, describe: 'On SIGTERM/SIGINT, in-flight requests get this long to finish' },
+  'shutdown-timeout-ms': { type: 'number', default: SERVE_DEFAULTS.shutdownTimeoutMs, describe: 'On SIGTERM/SIGINT, in-flight requests get this long to finish; then the rest are cut and the process exits 1' },
   'pull': { type: 'string', describe: 'URL of a manifest.json written by `publish`: download its file into --db (resumable, sha256 + quick_check verified) before serving, then poll it and hot-swap each newer file. /ready is 503 until the first good file is in place' },
   'pull-interval': { type: 'string', default: SERVE_DEFAULTS.pullInterval, describe: 'How often --pull polls the manifest (30s, 500ms, 2m); failed downloads retry sooner, backing off up to this' },
 };

@@ -81,12 +81,12 @@ export async function runServe(o: ServeOptions): Promise<number> {
       const puller = await pullBeforeFork(file, pullOptions(o), logger);
       try {
         await preflight(file, o);
-        return await runPrimary({ file, workers, logger });
+        return await runPrimary({ file, workers, logger, shutdownTimeoutMs: o.shutdownTimeoutMs ?? SERVE_DEFAULTS.shutdownTimeoutMs });
       } finally { puller.close(); }
     }
     // Refusals a worker would meet are found here first: one line, exit 1, nothing forked.
     await preflight(file, o);
-    return runPrimary({ file, workers, logger });
+    return runPrimary({ file, workers, logger, shutdownTimeoutMs: o.shutdownTimeoutMs ?? SERVE_DEFAULTS.shutdownTimeoutMs });
   }
   if (gate && cluster.isWorker) awaitPrimaryAnnouncement(gate);
   if (o.get !== undefined) return answerOne(file, o, o.get);
@@ -306,7 +306,11 @@ async function serve(file: string, o: ServeOptions, logger: Logger, gate?: Stdou
   }
   // The IPC channel to the primary would keep a worker alive.
   if (cluster.isWorker) cluster.worker?.disconnect();
-  return refusal === undefined ? 0 : 1;
+  const code = refusal === undefined && finished ? 0 : 1;
+  // Requests were cut: whatever still holds the event loop (a socket mid-write) must not keep a
+  // stopped server alive past its shutdown timeout.
+  if (!finished) setTimeout(() => process.exit(code), 1_000).unref();
+  return code;
 }
 
 /** --get: answer one request in-process and print the body (stdout carries only the body). */

@@ -117,6 +117,51 @@ describe('faults: hostile and idle sockets', function () {
     }
   });
 
+  for (const workers of ['1', '2']) {
+    it(`--workers ${workers}: answers that cannot be delivered and requests queued behind them — SIGTERM ends the process at --shutdown-timeout-ms, exit 1, listener closed`, async () => {
+      const TIMEOUT_MS = 1_500;
+      const s = await startServe(['--db', DEMO('wasm'), '--log-level', 'warn', '--cache-entries', '0', '--workers', workers, '--shutdown-timeout-ms', String(TIMEOUT_MS)]);
+      const port = Number(new URL(s.url).port);
+      // Clients that never read: each pipelines large pages, so its answers stay in the server's
+      // buffers and its requests in flight (as a slow query's would) until they are cut.
+      const { sockets } = await openMany(s.url, 20);
+      for (const sock of sockets) {
+        sock.pause();
+        for (let i = 0; i < 8; i++) sock.write('GET /indexer/tx/v1/txs?pagination.limit=1000&pagination.offset=' + i + ' HTTP/1.1\r\nHost: test\r\n\r\n');
+      }
+      await new Promise((done) => setTimeout(done, 500));
+      const t0 = Date.now();
+      s.signal('SIGTERM');
+      // and a client that keeps coming (so the listener is never quiet enough to close on its own)
+      let ended = false;
+      void s.exited.then(() => { ended = true; });
+      const knocking = (async () => {
+        while (!ended && Date.now() - t0 < 20_000) {
+          const c = connect(port, '127.0.0.1');
+          c.on('error', () => {});
+          c.on('data', () => {});
+          c.write('GET /health HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n');
+          await new Promise((done) => setTimeout(done, 100));
+          c.destroy();
+        }
+      })();
+      const exit = await s.exited;
+      const ms = Date.now() - t0;
+      await knocking;
+      expect(exit, s.stderr).to.deep.equal({ code: 1, signal: null });
+      expect(ms, 'SIGTERM → exit').to.be.below(TIMEOUT_MS + 3_000);
+      expect(s.lines.some((l) => /shutdown timeout/.test(String(l.msg)))).to.equal(true);
+      // nothing listens any more
+      const refused = await new Promise<boolean>((done) => {
+        const c = connect(port, '127.0.0.1');
+        c.once('connect', () => { c.destroy(); done(false); });
+        c.once('error', () => done(true));
+      });
+      expect(refused, 'the port is closed').to.equal(true);
+      for (const sock of sockets) sock.destroy();
+    });
+  }
+
   for (const variant of ['on connections that already had an answer', 'on new connections'] as const) {
     it(`SIGTERM with 50 requests queued ${variant}: every one is answered, then exit 0`, async () => {
       const s = await startServe(['--db', DEMO('wasm'), '--log-level', 'warn', '--cache-entries', '0']);
