@@ -56,11 +56,17 @@ commit=$(node -p 'require("./build/build-info.json").commit' 2>/dev/null || echo
 # The commit's time for every timestamp: the same inputs give the same layer and config.
 epoch=$(git log -1 --format=%ct 2>/dev/null || echo 0)
 log "building $NAME:$VERSION from $BIN ($(du -sh "$CTX/rootfs" | cut -f1) with $(wc -w <<<"$libs") libraries)"
+previous=$(buildah images --quiet --no-trunc "localhost/$NAME:$VERSION" 2>/dev/null || true)
 buildah build --quiet --layers=false --timestamp "$epoch" \
   --label org.opencontainers.image.title=indexer-api \
   --label org.opencontainers.image.version="$VERSION" \
   --label org.opencontainers.image.revision="$commit" \
   -f deploy/Containerfile -t "localhost/$NAME:$VERSION" -t "localhost/$NAME:latest" "$CTX" >/dev/null
+
+# The image these tags named before, now untagged, would keep its 170 MB; one still tagged
+# otherwise (e.g. for a registry) or used by a container is left alone (rmi refuses it).
+current=$(buildah images --quiet --no-trunc "localhost/$NAME:$VERSION")
+if [[ -n $previous && $previous != "$current" ]]; then buildah rmi "$previous" >/dev/null 2>&1 || true; fi
 
 rm -rf "$OUT.tmp"
 buildah push --quiet "localhost/$NAME:$VERSION" "oci:$OUT.tmp:$VERSION"
