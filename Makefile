@@ -5,7 +5,7 @@ VMS := move wasm evm
 DEMO_DBS := $(foreach vm,$(VMS),fixtures/demo/$(vm).sqlite)
 CLI := node bin/indexer-api
 
-.PHONY: all deps build fixtures lint test test-unit test-faults serve binary pack bench clean help
+.PHONY: all deps build fixtures lint test test-unit test-faults serve binary image pack bench clean help
 
 all: build fixtures ## Install dependencies, compile, build the demo snapshots
 
@@ -70,6 +70,9 @@ serve: build fixtures ## Serve the bundled Move demo on http://127.0.0.1:8080 (D
 
 binary: build fixtures ## Build the single executable dist/indexer-api (offline, Node SEA; see docs/binary.md)
 	node scripts/build-binary.js
+
+image: binary ## Build the container image (deploy/Containerfile, FROM scratch, offline; buildah) into dist/image and localhost/indexer-api (docs/scaling.md)
+	scripts/build-image.sh
 
 pack: build fixtures ## npm pack into dist/: the installable package (CLI + library, see docs/ci.md)
 	@mkdir -p dist

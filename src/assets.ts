@@ -66,13 +66,21 @@ export function cacheDir(): string {
  */
 export function materialize(name: string, bytes: Buffer): string {
   const dir = cacheDir();
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
   const digest = createHash('sha256').update(bytes).digest('hex').slice(0, 32);
   const file = join(dir, `${digest}-${name}`);
-  if (!existsSync(file)) {
-    const tmp = `${file}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`;
-    writeFileSync(tmp, bytes, { mode: 0o600 });
-    renameSync(tmp, file);
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    if (!existsSync(file)) {
+      const tmp = `${file}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`;
+      writeFileSync(tmp, bytes, { mode: 0o600 });
+      renameSync(tmp, file);
+    }
+  } catch (e) {
+    // A read-only root (a container without its cache volume) makes Node's recursive mkdir say
+    // only "ENOENT … mkdir": name the directory, why it is written and how to choose another.
+    const err = e as NodeJS.ErrnoException;
+    throw new Error(`cannot write ${name} into the cache directory ${dir} (${err.code ?? err.message}): `
+      + 'the single executable unpacks it there before use; set XDG_CACHE_HOME to a writable directory (in the container image: a volume at /cache)');
   }
   return file;
 }

@@ -13,7 +13,18 @@ let nativeBinding: string | undefined;
 export function openDatabase(file: string, options: Database.Options = {}): Database.Database {
   if (isSingleExecutable()) {
     nativeBinding ??= materialize('better_sqlite3.node', readBinaryAsset(NATIVE_ADDON_ASSET));
-    return new Database(file, { ...options, nativeBinding });
+    try {
+      return new Database(file, { ...options, nativeBinding });
+    } catch (e) {
+      // dlopen() maps the addon executable: a cache on a noexec mount (e.g. a hardened tmpfs
+      // volume) gives only "failed to map segment from shared object".
+      const msg = (e as Error).message;
+      if (msg.includes(nativeBinding) && msg.includes('failed to map segment')) {
+        throw new Error(`cannot load the SQLite addon ${nativeBinding} (failed to map segment from shared object): is its cache directory on a noexec mount? `
+          + 'set XDG_CACHE_HOME to a writable directory on a filesystem that allows executing files (docs/binary.md "The cache directory")');
+      }
+      throw e;
+    }
   }
   return new Database(file, options);
 }
