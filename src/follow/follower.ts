@@ -20,7 +20,8 @@ import { StageProgress } from '../import/sources/progress';
 import { dumpErrorText, ImportSource, NftStateProbe } from '../import/sources/source';
 import { SnapshotWriter } from '../import/writer';
 import { openDatabase } from '../sqlite';
-import type { FollowSource, Tip } from './source';
+import { prepareTipQueries, type Tip, type TipQueries } from '../snapshot/queries/tip';
+import type { FollowSource } from './source';
 
 /** The source is behind us or disagrees with a block we have: following stops. */
 export class SourceWentBackwards extends Error {}
@@ -78,15 +79,9 @@ interface Ours {
   newestBlockMs: number;
 }
 
-function readOurs(db: Database.Database): Ours {
-  const max = (sql: string): number => (db.prepare(sql).pluck().get() as number | null) ?? 0;
-  const top = db.prepare("SELECT height, lower(json_extract(json, '$.hash')) AS hash, time_us FROM blocks ORDER BY height DESC LIMIT 1")
-    .get() as { height: number; hash: string | null; time_us: number } | undefined;
-  return {
-    tip: { height: top?.height ?? 0, timeUs: top?.time_us ?? 0, txs: max('SELECT max(sequence) FROM txs'), evmTxs: max('SELECT max(sequence) FROM evm_txs'), evmInternalTxs: max('SELECT max(sequence) FROM evm_internal_txs') },
-    hash: top?.hash ?? undefined,
-    newestBlockMs: top ? Math.floor(top.time_us / 1000) : 0,
-  };
+function readOurs(q: TipQueries): Ours {
+  const { tip, hash } = q.tip();
+  return { tip, hash, newestBlockMs: tip.height > 0 ? Math.floor(tip.timeUs / 1000) : 0 };
 }
 
 /** What our snapshot holds of the NFT state, read on our own connection (the last commit). */
@@ -135,12 +130,14 @@ export class Follower {
   readonly state: FollowState = { sourceHeight: 0, height: 0, newestBlockMs: 0, batches: 0, failures: 0, failing: 0 };
   /** our own read connection (the file's writer opens per batch) */
   private readonly db: Database.Database;
+  private readonly tip: TipQueries;
 
   constructor(private readonly o: FollowerOptions) {
     if (!existsSync(o.db)) throw new Error(`snapshot not found: ${o.db}`);
     this.db = openDatabase(o.db, { fileMustExist: true });
     this.db.pragma('busy_timeout = 5000');
-    const ours = readOurs(this.db);
+    this.tip = prepareTipQueries(this.db);
+    const ours = readOurs(this.tip);
     this.state.height = ours.tip.height;
     this.state.newestBlockMs = ours.newestBlockMs;
   }
@@ -173,7 +170,7 @@ export class Follower {
 
   /** One poll: true if a batch was applied (then poll again at once). */
   async step(stop: StopFlag): Promise<boolean> {
-    const ours = readOurs(this.db);
+    const ours = readOurs(this.tip);
     const st = this.state;
     st.height = ours.tip.height;
     st.newestBlockMs = ours.newestBlockMs;
@@ -224,7 +221,7 @@ export class Follower {
       writer.finish({ prefix: summary.prefix, partial, completeCollections: complete });
       writer = undefined;
       const finishMs = lap();
-      const after = readOurs(this.db);
+      const after = readOurs(this.tip);
       st.height = after.tip.height;
       st.newestBlockMs = after.newestBlockMs;
       st.batches++;
@@ -244,21 +241,4 @@ export class Follower {
       throw e;
     }
   }
-}
-
-/** Prometheus text of the follower's state (follow --metrics-port). */
-export function followMetricsText(s: FollowState, now = Date.now()): string {
-  const lines: string[] = [];
-  const g = (name: string, help: string, v: number, type = 'gauge'): void => {
-    lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`, `${name} ${v}`);
-  };
-  g('indexer_api_follow_source_height', 'The source\'s newest height at the last poll', s.sourceHeight);
-  g('indexer_api_follow_height', 'Newest height committed to the snapshot', s.height);
-  g('indexer_api_follow_lag_blocks', 'Source height minus our height', Math.max(0, s.sourceHeight - s.height));
-  g('indexer_api_follow_lag_seconds', 'Seconds since the source first had a height we do not have yet (0 when caught up)',
-    s.behindSinceMs === undefined ? 0 : (now - s.behindSinceMs) / 1000);
-  g('indexer_api_follow_newest_block_age_seconds', 'Seconds since the timestamp of our newest block', s.newestBlockMs ? (now - s.newestBlockMs) / 1000 : 0);
-  g('indexer_api_follow_batches_total', 'Batches committed', s.batches, 'counter');
-  g('indexer_api_follow_failures_total', 'Failed polls or batches (source errors)', s.failures, 'counter');
-  return lines.join('\n') + '\n';
 }

@@ -29,7 +29,8 @@ import type Database from 'better-sqlite3';
 import { toHex0x } from '../lib/address';
 import { DumpError } from './dump-error';
 import { NdjsonLine } from './ndjson';
-import { openSnapshot, Snapshot, SnapshotError } from '../snapshot/open';
+import { openSnapshotFile, SnapshotFile, SnapshotError } from '../snapshot/open';
+import { prepareTipQueries } from '../snapshot/queries/tip';
 import { concat, ImportSource, record } from './sources/source';
 import type { BaseInfo } from './writer';
 
@@ -38,7 +39,7 @@ function* iterate<T>(db: Database.Database, sql: string, ...params: unknown[]): 
 }
 
 /** The base snapshot's records of a small kind, as the loader expects them. */
-function baseRecords(s: Snapshot, kind: string, newValidators: Set<string>): Iterable<NdjsonLine> | undefined {
+function baseRecords(s: SnapshotFile, kind: string, newValidators: Set<string>): Iterable<NdjsonLine> | undefined {
   const db = s.db;
   const at = (what: string): string => `base ${s.file} ${what}`;
   switch (kind) {
@@ -105,20 +106,17 @@ export interface IncrementalSource {
  * the other half of the collections / tokens pair).
  */
 export async function incrementalSource(basePath: string, next: ImportSource): Promise<IncrementalSource> {
-  let base: Snapshot;
+  let base: SnapshotFile;
   try {
-    base = openSnapshot(basePath, { olderWireFormat: true });
+    base = openSnapshotFile(basePath, { olderWireFormat: true });
   } catch (e) {
     if (e instanceof SnapshotError) throw new Error(`--base: ${e.message}`);
     throw e;
   }
   try {
     const m = base.meta;
-    const info: BaseInfo = {
-      file: basePath,
-      height: (base.db.prepare('SELECT max(height) FROM blocks').pluck().get() as number | null) ?? 0,
-      sequence: (base.db.prepare('SELECT max(sequence) FROM txs').pluck().get() as number | null) ?? 0,
-    };
+    const tip = prepareTipQueries(base.db);
+    const info: BaseInfo = { file: basePath, height: tip.height(), sequence: tip.txSequence() };
     const newMeta = await collect(next.records('meta'));
     if (newMeta && newMeta.length === 1) {
       let obj: Record<string, unknown>;
