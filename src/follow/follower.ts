@@ -17,9 +17,10 @@ import { DumpError } from '../import/dump-error';
 import { loadRecords } from '../import/from-dump';
 import { incrementalSource } from '../import/incremental';
 import { StageProgress } from '../import/sources/progress';
-import { dumpErrorText, ImportSource, NftStateProbe } from '../import/sources/source';
+import { dumpErrorText, ImportSource } from '../import/sources/source';
 import { SnapshotWriter } from '../import/writer';
 import { openDatabase } from '../sqlite';
+import { nftStateProbe } from '../snapshot/queries/nft-state';
 import { prepareTipQueries, type Tip, type TipQueries } from '../snapshot/queries/tip';
 import type { FollowSource } from './source';
 
@@ -82,27 +83,6 @@ interface Ours {
 function readOurs(q: TipQueries): Ours {
   const { tip, hash } = q.tip();
   return { tip, hash, newestBlockMs: tip.height > 0 ? Math.floor(tip.timeUs / 1000) : 0 };
-}
-
-/** What our snapshot holds of the NFT state, read on our own connection (the last commit). */
-export function nftProbe(db: Database.Database): NftStateProbe {
-  const has = db.prepare('SELECT 1 FROM nfts WHERE collection_addr = ? AND token_id = ?').pluck();
-  return {
-    collections() {
-      const rows = db.prepare('SELECT lower(hex(addr)) AS addr, nft_count, name, origin_name FROM collections').all() as
-        { addr: string; nft_count: number; name: string; origin_name: string }[];
-      return new Map(rows.map((r) => [r.addr, { count: r.nft_count, name: r.name, originName: r.origin_name }]));
-    },
-    hasToken: (collectionHex, tokenId) => has.get(Buffer.from(collectionHex, 'hex'), tokenId) !== undefined,
-    collectionsOfObjects(objects) {
-      const account = db.prepare('SELECT id FROM accounts WHERE addr = ?').pluck();
-      const ids = objects.map((hex) => account.get(Buffer.from(hex, 'hex')) as number | undefined).filter((id) => id !== undefined);
-      if (!ids.length) return new Set();
-      // No index on object_account_id: one pass over nfts (Move only; docs/follow.md "Cost").
-      return new Set(db.prepare('SELECT DISTINCT lower(hex(collection_addr)) FROM nfts WHERE object_account_id IN (SELECT value FROM json_each(?))')
-        .pluck().all(JSON.stringify(ids)) as string[]);
-    },
-  };
 }
 
 /** Milliseconds since `from`, then since the previous call (a batch's log line splits its time). */
@@ -198,7 +178,7 @@ export class Follower {
     let writer: SnapshotWriter | undefined;
     try {
       const lap = stopwatch(started);
-      records = await src.batch(from, to, ours.tip, nftProbe(this.db));
+      records = await src.batch(from, to, ours.tip, nftStateProbe(this.db));
       const openMs = lap();
       if (stop.stopped) { // nothing written yet: the batch is dropped
         records.dispose?.();

@@ -5,6 +5,7 @@ import { prepareNftQueries } from './queries/nft';
 import { prepareRichListQueries } from './queries/richlist';
 import { STATUS_EXTENSIONS, statusJson, type StatusExtension } from '../wire/status';
 import { prepareTxQueries } from './queries/tx';
+import { metaValues } from './queries/base-rows';
 import { openDatabase } from '../sqlite';
 import { quickCheck, quickCheckMessage } from './quick-check';
 import { checkSnapshotFile, schemaVersionError, SnapshotError } from './file-check';
@@ -118,7 +119,7 @@ function openChecked(file: string, opts: OpenOptions): { file: SnapshotFile; evm
       const check = quickCheck(file);
       if (check.problems > 0) throw new SnapshotError(quickCheckMessage(file, check));
     }
-    const kv = new Map((db.prepare('SELECT key, value FROM meta').all() as { key: string; value: string }[]).map((r) => [r.key, r.value]));
+    const kv = metaValues(db);
     for (const k of REQUIRED_META) if (!kv.has(k)) throw new SnapshotError(`snapshot meta lacks ${k}: ${file}`);
     checkWireFormat(wireFormatOf(kv.get(WIRE_FORMAT_META_KEY)), file, opts);
     // user_version is the file's shape; meta schema_version is what the import wrote: both must agree.
