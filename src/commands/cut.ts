@@ -16,7 +16,9 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { canonicalAddress } from '../lib/address';
 import { openDatabase } from '../sqlite';
 import { tableDigests } from '../snapshot/digest';
-import { openSnapshot, SnapshotError } from '../snapshot/open';
+import { openSnapshotFile, SnapshotError } from '../snapshot/open';
+import { richListDenoms } from '../snapshot/queries/richlist';
+import { prepareTipQueries } from '../snapshot/queries/tip';
 import type { ImportOptions, ImportResult } from './import-run';
 import { cutSource } from '../import/cut/filter';
 
@@ -45,13 +47,13 @@ function canonicalList(what: string, list: string[], prefix: string): Set<string
 function snapshotFacts(file: string): { prefix: string; denoms: string[] } {
   let s;
   try {
-    s = openSnapshot(file);
+    s = openSnapshotFile(file);
   } catch (e) {
     if (e instanceof SnapshotError) throw new Error(`--from-snapshot: ${e.message}`);
     throw e;
   }
   try {
-    return { prefix: s.meta.prefix, denoms: s.db.prepare('SELECT denom FROM richlist_denoms ORDER BY denom').pluck().all() as string[] };
+    return { prefix: s.meta.prefix, denoms: richListDenoms(s.db) };
   } finally {
     s.close();
   }
@@ -67,7 +69,7 @@ export function finalizeDeterministic(loaded: string, out: string): void {
   const db = openDatabase(loaded, { fileMustExist: true });
   const tmp = join(dirname(resolve(out)), `.${basename(out)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
   try {
-    const newest = db.prepare('SELECT max(time_us) FROM blocks').pluck().get() as number | null;
+    const newest = prepareTipQueries(db).latestTimeUs();
     const set = db.prepare('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)');
     set.run('snapshot_id', digest.digest('hex').slice(0, 32));
     set.run('created_at', new Date(Math.floor((newest ?? 0) / 1000)).toISOString());

@@ -2,21 +2,21 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, unlinkSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { DumpError } from '../import/dump-error';
-import { dumpSource, loadRecords, VM_TYPES, VmType } from '../import/from-dump';
+import { dumpSource, loadRecords, VM_TYPES } from '../import/from-dump';
 import { incrementalSource } from '../import/incremental';
 import { openApiSource } from '../import/sources/api';
 import { observeTotals } from '../import/sources/observe';
+import type { SourceOptions } from '../import/sources/options';
 import { openPostgresSource } from '../import/sources/postgres';
 import { StageProgress } from '../import/sources/progress';
 import { dumpErrorText, ImportSource } from '../import/sources/source';
 import { BaseInfo, FileCheck, SnapshotWriter } from '../import/writer';
-import { openSnapshot } from '../snapshot/open';
+import { openSnapshotFile } from '../snapshot/open';
+import { prepareTipQueries } from '../snapshot/queries/tip';
 
-export interface ImportOptions {
+export interface ImportOptions extends SourceOptions {
   /** exactly one of fromDump / fromPostgres / fromApi */
   fromDump?: string;
-  fromPostgres?: string;
-  fromApi?: string;
   /** build on this snapshot: a copy of it plus the source's new heights (src/import/incremental.ts) */
   base?: string;
   out: string;
@@ -27,24 +27,10 @@ export interface ImportOptions {
   parseThreads?: number;
   /** the check of the finished file (default: integrity; none with --base) */
   check?: FileCheck;
-  /** --from-postgres / --from-api: what rollytics keeps in its config */
-  chainId?: string;
-  vmType?: VmType;
-  bech32Prefix?: string;
-  validators?: string;
-  /** --from-postgres without --validators: node REST API for proposer monikers */
-  restUrl?: string;
-  denomContracts?: string;
-  statusVersion?: string;
-  statusCommit?: string;
   /** --from-api */
   fromHeight?: number;
   toHeight?: number;
-  denoms?: string[];
-  concurrency?: number;
-  rate?: number;
   retries?: number;
-  timeout?: number;
   /** --from-api: first retry delay in ms (default 250; tests use less) */
   backoffMs?: number;
   /** --accounts (a fixture cut, src/commands/cut.ts): its source and what it keeps */
@@ -128,12 +114,12 @@ async function openSource(o: ImportOptions, progress: StageProgress): Promise<{ 
       let evmSequenceStart: { txs: number; internal: number } | undefined;
       let previousBlockUs: number | undefined;
       if (o.base !== undefined) {
-        const b = openSnapshot(o.base, { olderWireFormat: true });
+        const b = openSnapshotFile(o.base, { olderWireFormat: true });
         try {
-          const max = (sql: string): number => (b.db.prepare(sql).pluck().get() as number | null) ?? 0;
-          fromHeight ??= max('SELECT max(height) FROM blocks') + 1;
-          evmSequenceStart = { txs: max('SELECT max(sequence) FROM evm_txs'), internal: max('SELECT max(sequence) FROM evm_internal_txs') };
-          previousBlockUs = b.db.prepare('SELECT time_us FROM blocks WHERE height = ?').pluck().get(fromHeight - 1) as number | undefined;
+          const tip = prepareTipQueries(b.db);
+          fromHeight ??= tip.height() + 1;
+          evmSequenceStart = tip.evmSequences();
+          previousBlockUs = tip.blockTimeUs(fromHeight - 1);
         } finally {
           b.close();
         }

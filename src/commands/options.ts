@@ -1,5 +1,5 @@
 /**
- * The options of `serve` and `import`, each declared once: name, type, default, description.
+ * The options of `serve`, `import` and `follow`, each declared once: name, type, default, description.
  * The yargs builders take these tables whole (so `--help` shows them), and the defaults are
  * the ones the lower layers apply themselves when a library caller leaves a setting unset
  * (src/lib/defaults.ts): a default is never restated elsewhere.
@@ -8,10 +8,10 @@ import { availableParallelism } from 'node:os';
 import type { Options } from 'yargs';
 import { DEMO_VMS } from '../demo';
 import { LOG_LEVELS, type LogLevel } from '../http/log';
-import { HTTP_CLIENT_DEFAULTS, SERVE_DEFAULTS } from '../lib/defaults';
+import { FOLLOW_DEFAULTS, HTTP_CLIENT_DEFAULTS, SERVE_DEFAULTS } from '../lib/defaults';
 import { VM_TYPES, type VmType } from '../lib/vm';
 
-export { HTTP_CLIENT_DEFAULTS, SERVE_DEFAULTS };
+export { FOLLOW_DEFAULTS, HTTP_CLIENT_DEFAULTS, SERVE_DEFAULTS };
 
 export const SERVE_OPTIONS: Record<string, Options> = {
   'db': { type: 'string', describe: 'Snapshot file to serve (built by `import`). Default: the bundled demo snapshot chosen by --demo' },
@@ -41,10 +41,30 @@ export const SERVE_OPTIONS: Record<string, Options> = {
   'pull-interval': { type: 'string', default: SERVE_DEFAULTS.pullInterval, describe: 'How often --pull polls the manifest (30s, 500ms, 2m); failed downloads retry sooner, backing off up to this' },
 };
 
+/**
+ * How `import` and `follow` name and read a source (src/import/sources/options.ts, the
+ * SourceOptions both pass on); `follow` builds a missing snapshot with an import of the same.
+ */
+export const SOURCE_OPTIONS: Record<string, Options> = {
+  'from-postgres': { type: 'string', describe: 'rollytics PostgreSQL DSN (postgres://user:pass@host:5432/db); an import (or a follow batch) reads in one read-only REPEATABLE READ transaction' },
+  'from-api': { type: 'string', describe: 'Base URL of a running rollytics-compatible API (rollytics or indexer-api)' },
+  'chain-id': { type: 'string', describe: '--from-postgres: chain id (default: the only chain_id in table block)' },
+  'vm-type': { choices: VM_TYPES, describe: 'The rollup VM: required with --from-postgres, detected by --from-api (follow: for its first import; afterwards read from --db)' },
+  'bech32-prefix': { type: 'string', describe: 'Account bech32 prefix of --from-postgres / --from-api (default init; follow: for its first import, afterwards read from --db)' },
+  'validators': { type: 'string', describe: 'NDJSON file in validators.ndjson format: proposer monikers' },
+  'rest-url': { type: 'string', describe: '--from-postgres without --validators: chain node REST URL; one GET /opinit/opchild/v1/validator/{proposer} per distinct proposer (404: fallback rendering)' },
+  'denom-contracts': { type: 'string', describe: 'EVM: NDJSON file in denom_contracts.ndjson format' },
+  'status-version': { type: 'string', describe: '--from-postgres: version /status reports (default dev)' },
+  'status-commit': { type: 'string', describe: '--from-postgres: commit_hash /status reports (default unknown)' },
+  'denoms': { type: 'string', array: true, describe: '--from-api: rich-list denoms to read (repeat or comma-separate)' },
+  'concurrency': { type: 'number', default: HTTP_CLIENT_DEFAULTS.concurrency, describe: '--from-api / --rest-url: requests in flight' },
+  'rate': { type: 'number', describe: '--from-api / --rest-url: at most this many requests per second' },
+  'timeout': { type: 'number', default: HTTP_CLIENT_DEFAULTS.timeoutMs, describe: '--from-api / --rest-url: per-request timeout in ms' },
+};
+
 export const IMPORT_OPTIONS: Record<string, Options> = {
   'from-dump': { type: 'string', describe: 'Dump directory of NDJSON files (plain or .gz)' },
-  'from-postgres': { type: 'string', describe: 'rollytics PostgreSQL DSN (postgres://user:pass@host:5432/db); read in one read-only REPEATABLE READ transaction' },
-  'from-api': { type: 'string', describe: 'Base URL of a running rollytics-compatible API to crawl' },
+  ...SOURCE_OPTIONS,
   'from-snapshot': { type: 'string', describe: 'With --accounts: a snapshot file to cut the fixture from' },
   'accounts': { type: 'string', array: true, describe: 'Cut a fixture: only what these accounts touched (their txs, the blocks holding them, their NFTs, their rich-list rows); repeat or comma-separate; deterministic output (docs/ci.md)' },
   'collections': { type: 'string', array: true, describe: 'With --accounts: NFT collections to keep whole (every token)' },
@@ -58,19 +78,18 @@ export const IMPORT_OPTIONS: Record<string, Options> = {
     describe: 'Check of the finished file before it replaces --out: PRAGMA integrity_check, quick_check, or none (default: integrity; with --base none — the base was checked when built, and a check reads the whole file)',
   },
   'parse-threads': { type: 'number', describe: 'Threads parsing and validating txs while the main one inserts (0: parse on the main one; default: one per CPU)' },
-  'chain-id': { type: 'string', describe: '--from-postgres: chain id (default: the only chain_id in table block)' },
-  'vm-type': { choices: VM_TYPES, describe: '--from-postgres (required) / --from-api: the rollup VM' },
-  'bech32-prefix': { type: 'string', describe: '--from-postgres / --from-api: account bech32 prefix (default init)' },
-  'validators': { type: 'string', describe: 'NDJSON file in validators.ndjson format: proposer monikers' },
-  'rest-url': { type: 'string', describe: '--from-postgres without --validators: chain node REST URL; one GET /opinit/opchild/v1/validator/{proposer} per distinct proposer (404: fallback rendering)' },
-  'denom-contracts': { type: 'string', describe: 'EVM: NDJSON file in denom_contracts.ndjson format' },
-  'status-version': { type: 'string', describe: '--from-postgres: version /status reports (default dev)' },
-  'status-commit': { type: 'string', describe: '--from-postgres: commit_hash /status reports (default unknown)' },
   'from-height': { type: 'number', describe: '--from-api: first height to crawl (default 1; with --base, the base\'s highest block + 1)' },
   'to-height': { type: 'number', describe: '--from-api: last height to crawl (default: /status height)' },
-  'denoms': { type: 'string', array: true, describe: '--from-api: rich-list denoms to crawl (repeat or comma-separate)' },
-  'concurrency': { type: 'number', default: HTTP_CLIENT_DEFAULTS.concurrency, describe: '--from-api / --rest-url: requests in flight' },
-  'rate': { type: 'number', describe: '--from-api / --rest-url: at most this many requests per second' },
   'retries': { type: 'number', default: HTTP_CLIENT_DEFAULTS.retries, describe: '--from-api / --rest-url: retries of a request failing with 5xx, 429 or a network error / timeout' },
-  'timeout': { type: 'number', default: HTTP_CLIENT_DEFAULTS.timeoutMs, describe: '--from-api / --rest-url: per-request timeout in ms' },
+};
+
+export const FOLLOW_OPTIONS: Record<string, Options> = {
+  'db': { type: 'string', demandOption: true, describe: 'Snapshot file to keep current (created by an import from the source if missing); serve it with `serve --db` at the same time' },
+  ...SOURCE_OPTIONS,
+  'interval': { type: 'string', default: FOLLOW_DEFAULTS.interval, describe: 'Poll interval when caught up (2s, 500ms, 1m)' },
+  'batch-blocks': { type: 'number', default: FOLLOW_DEFAULTS.batchBlocks, describe: 'At most this many heights per batch (one write transaction; catching up takes several)' },
+  'metrics-port': { type: 'number', describe: 'Serve Prometheus metrics (source height, our height, lag in blocks and seconds) on this port (0: any free port)' },
+  'metrics-host': { type: 'string', default: FOLLOW_DEFAULTS.metricsHost, describe: 'Address of --metrics-port' },
+  'max-backoff': { type: 'string', default: FOLLOW_DEFAULTS.maxBackoff, describe: 'Longest wait between retries while the source fails (the wait doubles from --interval)' },
+  'quiet': { type: 'boolean', default: false, describe: 'No line per batch (failures, start and stop are still logged)' },
 };

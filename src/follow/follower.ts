@@ -17,10 +17,12 @@ import { DumpError } from '../import/dump-error';
 import { loadRecords } from '../import/from-dump';
 import { incrementalSource } from '../import/incremental';
 import { StageProgress } from '../import/sources/progress';
-import { dumpErrorText, ImportSource, NftStateProbe } from '../import/sources/source';
+import { dumpErrorText, ImportSource } from '../import/sources/source';
 import { SnapshotWriter } from '../import/writer';
 import { openDatabase } from '../sqlite';
-import type { FollowSource, Tip } from './source';
+import { nftStateProbe } from '../snapshot/queries/nft-state';
+import { prepareTipQueries, type Tip, type TipQueries } from '../snapshot/queries/tip';
+import type { FollowSource } from './source';
 
 /** The source is behind us or disagrees with a block we have: following stops. */
 export class SourceWentBackwards extends Error {}
@@ -78,36 +80,9 @@ interface Ours {
   newestBlockMs: number;
 }
 
-function readOurs(db: Database.Database): Ours {
-  const max = (sql: string): number => (db.prepare(sql).pluck().get() as number | null) ?? 0;
-  const top = db.prepare("SELECT height, lower(json_extract(json, '$.hash')) AS hash, time_us FROM blocks ORDER BY height DESC LIMIT 1")
-    .get() as { height: number; hash: string | null; time_us: number } | undefined;
-  return {
-    tip: { height: top?.height ?? 0, timeUs: top?.time_us ?? 0, txs: max('SELECT max(sequence) FROM txs'), evmTxs: max('SELECT max(sequence) FROM evm_txs'), evmInternalTxs: max('SELECT max(sequence) FROM evm_internal_txs') },
-    hash: top?.hash ?? undefined,
-    newestBlockMs: top ? Math.floor(top.time_us / 1000) : 0,
-  };
-}
-
-/** What our snapshot holds of the NFT state, read on our own connection (the last commit). */
-export function nftProbe(db: Database.Database): NftStateProbe {
-  const has = db.prepare('SELECT 1 FROM nfts WHERE collection_addr = ? AND token_id = ?').pluck();
-  return {
-    collections() {
-      const rows = db.prepare('SELECT lower(hex(addr)) AS addr, nft_count, name, origin_name FROM collections').all() as
-        { addr: string; nft_count: number; name: string; origin_name: string }[];
-      return new Map(rows.map((r) => [r.addr, { count: r.nft_count, name: r.name, originName: r.origin_name }]));
-    },
-    hasToken: (collectionHex, tokenId) => has.get(Buffer.from(collectionHex, 'hex'), tokenId) !== undefined,
-    collectionsOfObjects(objects) {
-      const account = db.prepare('SELECT id FROM accounts WHERE addr = ?').pluck();
-      const ids = objects.map((hex) => account.get(Buffer.from(hex, 'hex')) as number | undefined).filter((id) => id !== undefined);
-      if (!ids.length) return new Set();
-      // No index on object_account_id: one pass over nfts (Move only; docs/follow.md "Cost").
-      return new Set(db.prepare('SELECT DISTINCT lower(hex(collection_addr)) FROM nfts WHERE object_account_id IN (SELECT value FROM json_each(?))')
-        .pluck().all(JSON.stringify(ids)) as string[]);
-    },
-  };
+function readOurs(q: TipQueries): Ours {
+  const { tip, hash } = q.tip();
+  return { tip, hash, newestBlockMs: tip.height > 0 ? Math.floor(tip.timeUs / 1000) : 0 };
 }
 
 /** Milliseconds since `from`, then since the previous call (a batch's log line splits its time). */
@@ -135,12 +110,14 @@ export class Follower {
   readonly state: FollowState = { sourceHeight: 0, height: 0, newestBlockMs: 0, batches: 0, failures: 0, failing: 0 };
   /** our own read connection (the file's writer opens per batch) */
   private readonly db: Database.Database;
+  private readonly tip: TipQueries;
 
   constructor(private readonly o: FollowerOptions) {
     if (!existsSync(o.db)) throw new Error(`snapshot not found: ${o.db}`);
     this.db = openDatabase(o.db, { fileMustExist: true });
     this.db.pragma('busy_timeout = 5000');
-    const ours = readOurs(this.db);
+    this.tip = prepareTipQueries(this.db);
+    const ours = readOurs(this.tip);
     this.state.height = ours.tip.height;
     this.state.newestBlockMs = ours.newestBlockMs;
   }
@@ -173,7 +150,7 @@ export class Follower {
 
   /** One poll: true if a batch was applied (then poll again at once). */
   async step(stop: StopFlag): Promise<boolean> {
-    const ours = readOurs(this.db);
+    const ours = readOurs(this.tip);
     const st = this.state;
     st.height = ours.tip.height;
     st.newestBlockMs = ours.newestBlockMs;
@@ -201,7 +178,7 @@ export class Follower {
     let writer: SnapshotWriter | undefined;
     try {
       const lap = stopwatch(started);
-      records = await src.batch(from, to, ours.tip, nftProbe(this.db));
+      records = await src.batch(from, to, ours.tip, nftStateProbe(this.db));
       const openMs = lap();
       if (stop.stopped) { // nothing written yet: the batch is dropped
         records.dispose?.();
@@ -224,7 +201,7 @@ export class Follower {
       writer.finish({ prefix: summary.prefix, partial, completeCollections: complete });
       writer = undefined;
       const finishMs = lap();
-      const after = readOurs(this.db);
+      const after = readOurs(this.tip);
       st.height = after.tip.height;
       st.newestBlockMs = after.newestBlockMs;
       st.batches++;
@@ -244,21 +221,4 @@ export class Follower {
       throw e;
     }
   }
-}
-
-/** Prometheus text of the follower's state (follow --metrics-port). */
-export function followMetricsText(s: FollowState, now = Date.now()): string {
-  const lines: string[] = [];
-  const g = (name: string, help: string, v: number, type = 'gauge'): void => {
-    lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`, `${name} ${v}`);
-  };
-  g('indexer_api_follow_source_height', 'The source\'s newest height at the last poll', s.sourceHeight);
-  g('indexer_api_follow_height', 'Newest height committed to the snapshot', s.height);
-  g('indexer_api_follow_lag_blocks', 'Source height minus our height', Math.max(0, s.sourceHeight - s.height));
-  g('indexer_api_follow_lag_seconds', 'Seconds since the source first had a height we do not have yet (0 when caught up)',
-    s.behindSinceMs === undefined ? 0 : (now - s.behindSinceMs) / 1000);
-  g('indexer_api_follow_newest_block_age_seconds', 'Seconds since the timestamp of our newest block', s.newestBlockMs ? (now - s.newestBlockMs) / 1000 : 0);
-  g('indexer_api_follow_batches_total', 'Batches committed', s.batches, 'counter');
-  g('indexer_api_follow_failures_total', 'Failed polls or batches (source errors)', s.failures, 'counter');
-  return lines.join('\n') + '\n';
 }

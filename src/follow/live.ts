@@ -14,6 +14,7 @@ import type Database from 'better-sqlite3';
 import { Gauge, Registry } from 'prom-client';
 import type { SnapshotHolder } from '../snapshot/holder';
 import type { Snapshot } from '../snapshot/open';
+import { newestBlockTimeUs, prepareCommitProbe, type CommitProbe } from '../snapshot/queries/tip';
 import { openDatabase } from '../sqlite';
 
 export interface CommitWatch {
@@ -23,24 +24,22 @@ export interface CommitWatch {
 /** Reloads `holder` when another process commits a new batch to its file. */
 export function watchCommits(holder: SnapshotHolder, pollMs: number, onError?: (e: unknown) => void): CommitWatch {
   let probe: Database.Database | undefined;
-  let version: Database.Statement | undefined;
-  let id: Database.Statement | undefined;
-  let last: unknown;
+  let q: CommitProbe | undefined;
+  let last: number | undefined;
   const open = (): void => {
     try { probe?.close(); } catch { /* reopening anyway */ }
     probe = openDatabase(holder.file, { readonly: true, fileMustExist: true });
-    version = probe.prepare('PRAGMA data_version').pluck();
-    id = probe.prepare("SELECT value FROM meta WHERE key = 'snapshot_id'").pluck();
-    last = version.get();
+    q = prepareCommitProbe(probe);
+    last = q.dataVersion();
   };
   const check = (): void => {
     try {
       if (!probe) open();
-      const v = (version as Database.Statement).get();
+      const v = (q as CommitProbe).dataVersion();
       if (v === last) return;
       last = v;
       const served = holder.current()?.meta.snapshotId;
-      if ((id as Database.Statement).get() !== served) holder.reload('new batch');
+      if ((q as CommitProbe).snapshotId() !== served) holder.reload('new batch');
     } catch (e) {
       // The file was replaced or is briefly unreadable: reopen on the next tick.
       try { probe?.close(); } catch { /* gone */ }
@@ -73,7 +72,7 @@ const newest = new WeakMap<Snapshot, number>();
 export function newestBlockSeconds(s: Snapshot): number {
   let t = newest.get(s);
   if (t === undefined) {
-    const us = s.db.prepare('SELECT time_us FROM blocks ORDER BY height DESC LIMIT 1').pluck().get() as number | undefined;
+    const us = newestBlockTimeUs(s.db);
     t = us === undefined ? 0 : us / 1e6;
     newest.set(s, t);
   }

@@ -11,37 +11,17 @@ import type { VmType } from '../import/from-dump';
 import { openApiSource } from '../import/sources/api';
 import { HttpClient } from '../import/sources/http';
 import { openPostgresSource } from '../import/sources/postgres';
+import type { SourceOptions } from '../import/sources/options';
 import { ImportSource, NftStateProbe, redactDsn } from '../import/sources/source';
 import { HTTP_CLIENT_DEFAULTS } from '../lib/defaults';
+import type { Tip } from '../snapshot/queries/tip';
 
-export interface FollowSourceOptions {
-  fromApi?: string;
-  fromPostgres?: string;
+/** The source options with what the snapshot decided: its VM type and prefix, its file. */
+export interface FollowSourceOptions extends SourceOptions {
   vmType: VmType;
-  prefix: string;
-  chainId?: string;
-  denoms: string[];
-  validators?: string;
-  restUrl?: string;
-  denomContracts?: string;
-  statusVersion?: string;
-  statusCommit?: string;
-  concurrency?: number;
-  rate?: number;
-  timeout?: number;
+  bech32Prefix: string;
   /** the snapshot file: crawl staging files go beside it (cleaned like an import's temporaries) */
   db: string;
-}
-
-/** Where our snapshot ends, for the next range: the highest height, its time and EVM sequences. */
-export interface Tip {
-  height: number;
-  /** the highest block's stored time (µs since the epoch; 0 when there is no block) */
-  timeUs: number;
-  /** the highest tx sequence (0 when there is no tx) */
-  txs: number;
-  evmTxs: number;
-  evmInternalTxs: number;
 }
 
 export interface FollowSource {
@@ -87,10 +67,10 @@ function apiSource(o: FollowSourceOptions & { fromApi: string }): FollowSource {
     batch(from, to, tip, ours) {
       return openApiSource({
         nftChangesSince: { height: from, ours },
-        url: base, vmType: o.vmType, prefix: o.prefix, fromHeight: from, toHeight: to,
+        url: base, vmType: o.vmType, prefix: o.bech32Prefix, fromHeight: from, toHeight: to,
         evmSequenceStart: { txs: tip.evmTxs, internal: tip.evmInternalTxs }, txSequenceAfter: tip.txs,
         previousBlockUs: tip.height > 0 ? tip.timeUs : undefined,
-        denoms: o.denoms, concurrency: o.concurrency, rate: o.rate, retries: 0, timeoutMs: o.timeout,
+        denoms: o.denoms ?? [], concurrency: o.concurrency, rate: o.rate, retries: 0, timeoutMs: o.timeout,
         validatorsFile: o.validators, denomContractsFile: o.denomContracts, linkTokensSince: from,
         stagingPath: join(dirname(resolve(o.db)), `.${basename(o.db)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`),
       });
@@ -141,7 +121,7 @@ function postgresSource(o: FollowSourceOptions & { fromPostgres: string }): Foll
     batch(from, to, _tip, ours) {
       return openPostgresSource({
         nftChangesSince: { height: from, ours },
-        dsn: o.fromPostgres, vmType: o.vmType, prefix: o.prefix, chainId: o.chainId, validatorsFile: o.validators,
+        dsn: o.fromPostgres, vmType: o.vmType, prefix: o.bech32Prefix, chainId: o.chainId, validatorsFile: o.validators,
         restUrl: o.restUrl, restHttp: { concurrency: o.concurrency, rate: o.rate, retries: 0, timeoutMs: o.timeout },
         denomContractsFile: o.denomContracts, statusVersion: o.statusVersion, statusCommit: o.statusCommit,
         fromHeight: from, toHeight: to,

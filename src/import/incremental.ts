@@ -25,25 +25,22 @@
  * The steps that touch each table group live in SnapshotWriter (applyTxCounts,
  * applyNftState, beginKind for the replaced state kinds): a new table group adds its own step.
  */
-import type Database from 'better-sqlite3';
 import { toHex0x } from '../lib/address';
 import { DumpError } from './dump-error';
 import { NdjsonLine } from './ndjson';
-import { openSnapshot, Snapshot, SnapshotError } from '../snapshot/open';
+import { openSnapshotFile, SnapshotFile, SnapshotError } from '../snapshot/open';
+import { collectionRows, metaValues, nftRows, validatorRows } from '../snapshot/queries/base-rows';
+import { prepareTipQueries } from '../snapshot/queries/tip';
 import { concat, ImportSource, record } from './sources/source';
 import type { BaseInfo } from './writer';
 
-function* iterate<T>(db: Database.Database, sql: string, ...params: unknown[]): Generator<T> {
-  yield* db.prepare(sql).iterate(...params) as IterableIterator<T>;
-}
-
 /** The base snapshot's records of a small kind, as the loader expects them. */
-function baseRecords(s: Snapshot, kind: string, newValidators: Set<string>): Iterable<NdjsonLine> | undefined {
+function baseRecords(s: SnapshotFile, kind: string, newValidators: Set<string>): Iterable<NdjsonLine> | undefined {
   const db = s.db;
   const at = (what: string): string => `base ${s.file} ${what}`;
   switch (kind) {
     case 'meta': {
-      const kv = new Map((db.prepare('SELECT key, value FROM meta').all() as { key: string; value: string }[]).map((r) => [r.key, r.value]));
+      const kv = metaValues(db);
       return [record(at('meta'), JSON.stringify({
         chain_id: kv.get('chain_id'), vm_type: kv.get('vm_type'), bech32_prefix: kv.get('bech32_prefix'),
         version: kv.get('version'), commit_hash: kv.get('commit_hash'), source: kv.get('source'),
@@ -52,17 +49,14 @@ function baseRecords(s: Snapshot, kind: string, newValidators: Set<string>): Ite
     }
     case 'validators':
       return (function* () {
-        for (const v of iterate<{ proposer: string; moniker: string; operator_address: string }>(db,
-          'SELECT proposer, moniker, operator_address FROM validators ORDER BY proposer')) {
+        for (const v of validatorRows(db)) {
           if (newValidators.has(v.proposer)) continue;
           yield record(at(`validator ${v.proposer}`), JSON.stringify(v));
         }
       })();
     case 'collections':
       return (function* () {
-        for (const c of iterate<{ addr: Buffer; creator: Buffer; name: string; origin_name: string; height: number; timestamp: string }>(db,
-          `SELECT c.addr, a.addr AS creator, c.name, c.origin_name, c.height, c.timestamp
-           FROM collections c JOIN accounts a ON a.id = c.creator_id ORDER BY c.height, c.addr`)) {
+        for (const c of collectionRows(db)) {
           yield record(at(`collection ${toHex0x(c.addr)}`), JSON.stringify({
             object_addr: toHex0x(c.addr), creator: toHex0x(c.creator), name: c.name, origin_name: c.origin_name,
             height: c.height, timestamp: c.timestamp,
@@ -71,8 +65,7 @@ function baseRecords(s: Snapshot, kind: string, newValidators: Set<string>): Ite
       })();
     case 'tokens':
       return (function* () {
-        for (const n of iterate<{ collection_addr: Buffer; token_id: string; json: string }>(db,
-          'SELECT collection_addr, token_id, json FROM nfts ORDER BY collection_addr, token_id')) {
+        for (const n of nftRows(db)) {
           const j = JSON.parse(n.json) as { object_addr: string; owner: string; nft: { uri: string }; height: number; timestamp: string };
           yield record(at(`token ${toHex0x(n.collection_addr)} ${JSON.stringify(n.token_id)}`), JSON.stringify({
             collection_addr: toHex0x(n.collection_addr), token_id: n.token_id,
@@ -105,20 +98,17 @@ export interface IncrementalSource {
  * the other half of the collections / tokens pair).
  */
 export async function incrementalSource(basePath: string, next: ImportSource): Promise<IncrementalSource> {
-  let base: Snapshot;
+  let base: SnapshotFile;
   try {
-    base = openSnapshot(basePath, { olderWireFormat: true });
+    base = openSnapshotFile(basePath, { olderWireFormat: true });
   } catch (e) {
     if (e instanceof SnapshotError) throw new Error(`--base: ${e.message}`);
     throw e;
   }
   try {
     const m = base.meta;
-    const info: BaseInfo = {
-      file: basePath,
-      height: (base.db.prepare('SELECT max(height) FROM blocks').pluck().get() as number | null) ?? 0,
-      sequence: (base.db.prepare('SELECT max(sequence) FROM txs').pluck().get() as number | null) ?? 0,
-    };
+    const tip = prepareTipQueries(base.db);
+    const info: BaseInfo = { file: basePath, height: tip.height(), sequence: tip.txSequence() };
     const newMeta = await collect(next.records('meta'));
     if (newMeta && newMeta.length === 1) {
       let obj: Record<string, unknown>;

@@ -58,12 +58,16 @@ export interface WriterOptions {
    * whole file costs instead of what the new data costs
    */
   check?: FileCheck;
-  /**
-   * `base.file` itself is the target, changed in place in ONE write transaction (WAL, see
-   * docs/follow.md): no copy, no rename; finish() commits, abort() rolls back. Used by `follow`.
-   */
-  inPlace?: boolean;
 }
+
+/**
+ * What a writer writes to (one static constructor each):
+ * - `create`: a fresh temporary file, bulk-loaded without a journal, renamed over the target;
+ * - `extend`: a copy of `base.file` in a temporary file, same journal-less load and rename;
+ * - `inPlace`: `base.file` itself, changed in ONE write transaction in WAL mode (docs/follow.md):
+ *   no copy, no rename; finish() commits, abort() rolls back. Used by `follow`.
+ */
+export type WriterMode = 'create' | 'extend' | 'inPlace';
 
 /** What an update on top of a base snapshot starts from (SnapshotWriter.extend). */
 export interface BaseInfo {
@@ -83,6 +87,43 @@ const SET_BITS = 2 ** 21;
 const SIGNER_ONE = 1;
 const TX_ONE = 2 ** 26;
 
+/** extend: a copy of the base at `path` (a reflink where the file system has them), opened. */
+function openCopy(path: string, base: BaseInfo): Database.Database {
+  try {
+    // A sequential copy; snapshots are immutable.
+    copyFileSync(base.file, path, fsConstants.COPYFILE_FICLONE);
+    return openDatabase(path, { fileMustExist: true });
+  } catch (e) {
+    try { unlinkSync(path); } catch { /* never created */ }
+    throw e;
+  }
+}
+
+/** create / extend: a throw-away file, loaded in one transaction without a journal. */
+function setBulkLoadPragmas(db: Database.Database): void {
+  // No rollback journal: the file is thrown away unless the whole load succeeds.
+  // better-sqlite3's defensive mode silently keeps DELETE unless unsafe mode is on.
+  db.unsafeMode(true);
+  db.pragma('journal_mode = OFF');
+  db.unsafeMode(false);
+  db.pragma('synchronous = OFF');
+  db.pragma('locking_mode = EXCLUSIVE');
+  db.pragma('temp_store = MEMORY');
+  // 96 MiB: holds the pages the load keeps revisiting (the tx_accounts b-tree of a 1M-tx
+  // chain is ≈46 MB; txs are appended), and keeps the import under 500 MB with parser threads.
+  db.pragma('cache_size = -98304');
+}
+
+/** inPlace: the live file; readers (serve) keep reading while this writes; one batch = one commit. */
+function beginInPlace(db: Database.Database): void {
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.pragma('temp_store = MEMORY');
+  db.pragma('cache_size = -65536');
+  db.pragma('busy_timeout = 5000');
+  db.exec('BEGIN IMMEDIATE');
+}
+
 /**
  * Writes one snapshot into a temporary file beside the target, renamed over the target only
  * when everything succeeded; until `finish()` returns the target is untouched.
@@ -94,6 +135,8 @@ const TX_ONE = 2 ** 26;
  *   replaced by what the source delivers (diffed, so unchanged rows are not rewritten).
  *   Its cost is the file copy plus work proportional to the new data (and to the delivered
  *   state), not to the chain's history.
+ * - `inPlace`: what `extend` does, on the base file itself in one WAL write transaction
+ *   (`follow`'s batches): no temporary file, so the target changes when finish() commits.
  */
 export class SnapshotWriter {
   readonly db: Database.Database;
@@ -119,45 +162,12 @@ export class SnapshotWriter {
   private readonly txAccounts: LinkRows;
   private readonly txMsgTypes: LinkRows;
 
-  private constructor(readonly target: string, private readonly opts: WriterOptions, base?: BaseInfo) {
-    this.tempPath = opts.inPlace ? target : join(dirname(target), `.${basename(target)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
+  private constructor(readonly target: string, private readonly opts: WriterOptions, readonly mode: WriterMode, base?: BaseInfo) {
     this.base = base;
-    if (base && !opts.inPlace) {
-      // A sequential copy (a reflink where the file system has them); snapshots are immutable.
-      try {
-        copyFileSync(base.file, this.tempPath, fsConstants.COPYFILE_FICLONE);
-      } catch (e) {
-        try { unlinkSync(this.tempPath); } catch { /* never created */ }
-        throw e;
-      }
-    }
-    try {
-      this.db = openDatabase(this.tempPath, base ? { fileMustExist: true } : {});
-    } catch (e) {
-      if (base && !opts.inPlace) try { unlinkSync(this.tempPath); } catch { /* gone */ }
-      throw e;
-    }
-    if (opts.inPlace) {
-      // The live file: readers (serve) keep reading while this writes; one batch = one commit.
-      this.db.pragma('journal_mode = WAL');
-      this.db.pragma('synchronous = NORMAL');
-      this.db.pragma('temp_store = MEMORY');
-      this.db.pragma('cache_size = -65536');
-      this.db.pragma('busy_timeout = 5000');
-      this.db.exec('BEGIN IMMEDIATE');
-    } else {
-    // No rollback journal: the file is thrown away unless the whole load succeeds.
-    // better-sqlite3's defensive mode silently keeps DELETE unless unsafe mode is on.
-    this.db.unsafeMode(true);
-    this.db.pragma('journal_mode = OFF');
-    this.db.unsafeMode(false);
-    this.db.pragma('synchronous = OFF');
-    this.db.pragma('locking_mode = EXCLUSIVE');
-    this.db.pragma('temp_store = MEMORY');
-    // 96 MiB: holds the pages the load keeps revisiting (the tx_accounts b-tree of a 1M-tx
-    // chain is ≈46 MB; txs are appended), and keeps the import under 500 MB with parser threads.
-    this.db.pragma('cache_size = -98304');
-    }
+    this.tempPath = mode === 'inPlace' ? target : join(dirname(target), `.${basename(target)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
+    this.db = mode === 'create' ? openDatabase(this.tempPath) : mode === 'extend' ? openCopy(this.tempPath, base as BaseInfo) : openDatabase(target, { fileMustExist: true });
+    if (mode === 'inPlace') beginInPlace(this.db);
+    else setBulkLoadPragmas(this.db);
     if (!base) this.db.exec(schemaSql(TABLES_SQL));
     const p = (sql: string): Database.Statement => this.db.prepare(sql);
     this.stmts = {
@@ -195,24 +205,24 @@ export class SnapshotWriter {
     // One transaction for the whole load: without a journal a commit only writes the dirty
     // pages out, which the page cache does anyway when it fills (memory stays at cache_size),
     // and fewer commits write the scattered tx_accounts pages fewer times.
-    if (!opts.inPlace) this.db.exec('BEGIN');
+    if (mode !== 'inPlace') this.db.exec('BEGIN');
     // a new file is marked with the wire format; a base of an older one is rendered again
     // (in place: inside the follower's first batch)
     bringWireFormatCurrent(this.db);
   }
 
   static create(target: string, opts: WriterOptions = {}): SnapshotWriter {
-    return new SnapshotWriter(target, opts);
+    return new SnapshotWriter(target, opts, 'create');
   }
 
   /** A writer on a copy of the base snapshot `base.file`, for the heights after it. */
   static extend(base: BaseInfo, target: string, opts: WriterOptions = {}): SnapshotWriter {
-    return new SnapshotWriter(target, opts, base);
+    return new SnapshotWriter(target, opts, 'extend', base);
   }
 
   /** A writer on `base.file` itself, for the heights after it: one write transaction (follow). */
   static inPlace(base: BaseInfo, opts: WriterOptions = {}): SnapshotWriter {
-    return new SnapshotWriter(base.file, { ...opts, inPlace: true }, base);
+    return new SnapshotWriter(base.file, opts, 'inPlace', base);
   }
 
   accountId(addr: Buffer): number {
@@ -520,7 +530,7 @@ export class SnapshotWriter {
       this.renderCollections(meta.prefix, 'temp.touched_collections');
       db.exec('DROP TABLE temp.touched_collections; DROP TABLE temp.touched_owners;');
       // In place, the meta below belongs to the same transaction: readers see all or nothing.
-      if (!this.opts.inPlace) db.exec('COMMIT');
+      if (this.mode !== 'inPlace') db.exec('COMMIT');
     }
     // What this import added, on top of the base's counts (none for a new snapshot).
     const old = (key: string): number => Number(db.prepare('SELECT value FROM meta WHERE key = ?').pluck().get(key) ?? 0);
@@ -533,7 +543,7 @@ export class SnapshotWriter {
     this.setMeta('snapshot_id', randomBytes(16).toString('hex'));
     this.setMeta('created_at', new Date().toISOString());
     this.setMeta('schema_version', SCHEMA_VERSION);
-    if (this.opts.inPlace) {
+    if (this.mode === 'inPlace') {
       step('commit');
       db.exec('COMMIT');
       db.close();
@@ -561,7 +571,7 @@ export class SnapshotWriter {
 
   /** Drops the temporary file; the target stays as it was. */
   abort(): void {
-    if (this.opts.inPlace) {
+    if (this.mode === 'inPlace') {
       // Rolled back: the live file keeps its last committed batch.
       try { if (this.db.open && this.db.inTransaction) this.db.exec('ROLLBACK'); } catch { /* closing rolls back too */ }
       try { if (this.db.open) this.db.close(); } catch { /* already failing */ }

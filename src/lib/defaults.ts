@@ -44,3 +44,15 @@ export const HTTP_CLIENT_DEFAULTS = {
   /** per-request timeout, ms */
   timeoutMs: 30_000,
 } as const;
+
+/** `follow`: the poll loop and its metrics listener. */
+export const FOLLOW_DEFAULTS = {
+  /** poll interval when caught up (a duration, src/lib/duration.ts) */
+  interval: '2s',
+  /** at most this many heights per batch (one write transaction) */
+  batchBlocks: 2_000,
+  /** longest wait between retries while the source fails */
+  maxBackoff: '60s',
+  /** address of --metrics-port */
+  metricsHost: '127.0.0.1',
+} as const;

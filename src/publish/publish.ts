@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, utime
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
-import { openSnapshot } from '../snapshot/open';
+import { openSnapshotFile } from '../snapshot/open';
 import { openDatabase } from '../sqlite';
 import { fsyncPath, hashFile } from './files';
 import { DATA_FILE_RE, Manifest, MANIFEST_NAME } from './manifest';
@@ -42,7 +42,7 @@ export const AUTO_GZIP_MIN_SAVING = 0.1;
 export async function publishSnapshot(o: PublishOptions): Promise<PublishResult> {
   if (!Number.isSafeInteger(o.keep) || o.keep < 1) throw new Error(`--keep must be a whole number ≥ 1, got ${o.keep}`);
   // Refuses (with the open check's one line) anything `serve` would refuse.
-  const snapshot = openSnapshot(o.db);
+  const snapshot = openSnapshotFile(o.db);
   const meta = snapshot.meta;
   const schemaVersion = snapshot.db.pragma('user_version', { simple: true }) as number;
   snapshot.close();

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import type { Logger } from '../http/log';
 import type { Manifest } from '../publish/manifest';
 import type { SnapshotHolder } from '../snapshot/holder';
-import { openSnapshot } from '../snapshot/open';
+import { openSnapshotFile } from '../snapshot/open';
 import { Puller, PullStats } from './puller';
 
 /**
@@ -76,7 +76,7 @@ export async function holderForPull(
 
 function heightOf(file: string): number | undefined {
   try {
-    const s = openSnapshot(file);
+    const s = openSnapshotFile(file);
     s.close();
     return s.meta.height;
   } catch {

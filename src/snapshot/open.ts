@@ -5,6 +5,7 @@ import { prepareNftQueries } from './queries/nft';
 import { prepareRichListQueries } from './queries/richlist';
 import { STATUS_EXTENSIONS, statusJson, type StatusExtension } from '../wire/status';
 import { prepareTxQueries } from './queries/tx';
+import { metaValues } from './queries/base-rows';
 import { openDatabase } from '../sqlite';
 import { quickCheck, quickCheckMessage } from './quick-check';
 import { checkSnapshotFile, schemaVersionError, SnapshotError } from './file-check';
@@ -35,11 +36,20 @@ export interface SnapshotMeta {
 
 export { SnapshotError };
 
-/** An open, checked, read-only snapshot with every statement prepared. */
-export interface Snapshot {
+/**
+ * An open, checked, read-only snapshot file and its meta, no statement prepared: for callers
+ * that do not serve it (follow, cut, publish, `import --base`, pull) and only need its VM type,
+ * prefix, height or a few named reads.
+ */
+export interface SnapshotFile {
   file: string;
   db: Database.Database;
   meta: SnapshotMeta;
+  close(): void;
+}
+
+/** An open, checked, read-only snapshot with every statement prepared. */
+export interface Snapshot extends SnapshotFile {
   /** the /status body, rendered once */
   status: string;
   q: {
@@ -50,7 +60,6 @@ export interface Snapshot {
     /** EVM snapshots only: the evm-txs and evm-internal-txs groups */
     evm?: ReturnType<typeof prepareEvmQueries>;
   };
-  close(): void;
 }
 
 export interface OpenOptions {
@@ -70,12 +79,21 @@ function checkWireFormat(version: number, file: string, opts: OpenOptions): void
     : `snapshot's stored JSON is wire format ${version}, newer than this indexer-api renders (${WIRE_FORMAT_VERSION}): use the indexer-api that built it: ${file}`);
 }
 
+/** A non-SnapshotError while reading a file that passed the header checks: corrupt or incompatible. */
+function corrupt(e: unknown, file: string): SnapshotError {
+  return e instanceof SnapshotError ? e : new SnapshotError(`snapshot is corrupt or incompatible (${(e as Error).message}): ${file}`);
+}
+
 /**
  * Opens a snapshot read-only and refuses, with one line naming the file, anything that is not
  * a complete snapshot of this schema version: missing, not SQLite, truncated, wrong version,
- * unfinished import, or (with verify) a failed quick check.
+ * unfinished import, or (with verify) a failed quick check. Reads its meta; prepares nothing.
  */
-export function openSnapshot(file: string, opts: OpenOptions = {}): Snapshot {
+export function openSnapshotFile(file: string, opts: OpenOptions = {}): SnapshotFile {
+  return openChecked(file, opts).file;
+}
+
+function openChecked(file: string, opts: OpenOptions): { file: SnapshotFile; evmCounts: { txs: number; internalTxs: number } } {
   checkSnapshotFile(file);
   let db: Database.Database;
   try {
@@ -101,7 +119,7 @@ export function openSnapshot(file: string, opts: OpenOptions = {}): Snapshot {
       const check = quickCheck(file);
       if (check.problems > 0) throw new SnapshotError(quickCheckMessage(file, check));
     }
-    const kv = new Map((db.prepare('SELECT key, value FROM meta').all() as { key: string; value: string }[]).map((r) => [r.key, r.value]));
+    const kv = metaValues(db);
     for (const k of REQUIRED_META) if (!kv.has(k)) throw new SnapshotError(`snapshot meta lacks ${k}: ${file}`);
     checkWireFormat(wireFormatOf(kv.get(WIRE_FORMAT_META_KEY)), file, opts);
     // user_version is the file's shape; meta schema_version is what the import wrote: both must agree.
@@ -127,24 +145,34 @@ export function openSnapshot(file: string, opts: OpenOptions = {}): Snapshot {
       countTxs: num('count_txs'),
       countCollections: num('count_collections'),
     };
-    const snapshot: Snapshot = {
-      file, db, meta,
+    return {
+      file: { file, db, meta, close: () => db.close() },
+      evmCounts: { txs: num('count_evm_txs'), internalTxs: num('count_evm_internal_txs') },
+    };
+  } catch (e) {
+    db.close();
+    throw corrupt(e, file);
+  }
+}
+
+/** openSnapshotFile, then every statement of the API prepared and /status rendered: what `serve` holds. */
+export function openSnapshot(file: string, opts: OpenOptions = {}): Snapshot {
+  const { file: f, evmCounts } = openChecked(file, opts);
+  const { db, meta } = f;
+  try {
+    return {
+      ...f,
       status: statusJson(meta),
       q: {
         block: prepareBlockQueries(db, meta),
         tx: prepareTxQueries(db, meta),
         nft: prepareNftQueries(db, meta),
         richlist: prepareRichListQueries(db, meta),
-        evm: meta.vmType === 'evm'
-          ? prepareEvmQueries(db, { txs: num('count_evm_txs'), internalTxs: num('count_evm_internal_txs') })
-          : undefined,
+        evm: meta.vmType === 'evm' ? prepareEvmQueries(db, evmCounts) : undefined,
       },
-      close: () => db.close(),
     };
-    return snapshot;
   } catch (e) {
     db.close();
-    if (e instanceof SnapshotError) throw e;
-    throw new SnapshotError(`snapshot is corrupt or incompatible (${(e as Error).message}): ${file}`);
+    throw corrupt(e, file);
   }
 }

@@ -6,7 +6,7 @@ import { runImport } from '../../src/commands/import';
 import { generateDump } from '../../src/generate/index';
 import { openDatabase } from '../../src/sqlite';
 import { canonicalAddress } from '../../src/lib/address';
-import { nftProbe } from '../../src/follow/follower';
+import { nftStateProbe } from '../../src/snapshot/queries/nft-state';
 import { openApiSource } from '../../src/import/sources/api';
 import { openSnapshot } from '../../src/snapshot/open';
 import { DEMO } from '../serve/helpers';
@@ -182,7 +182,7 @@ describe('API source, nftChangesSince: a transfer alone is found through the eve
       try {
         const s = await openApiSource({
           url: src.url, vmType: vm, prefix, fromHeight: t, toHeight: t, denoms: [], linkTokensSince: t,
-          nftChangesSince: { height: t, ours: nftProbe(db) },
+          nftChangesSince: { height: t, ours: nftStateProbe(db) },
         });
         try {
           const tokens: DumpToken[] = [];

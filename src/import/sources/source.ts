@@ -83,18 +83,5 @@ export async function* concat(...parts: (AsyncIterable<NdjsonLine> | Iterable<Nd
   for (const p of parts) if (p) yield* p;
 }
 
-/**
- * What a snapshot holds of the NFT state, for a source that can deliver only the changed NFTs
- * (follow): it checks that "ours + the changed rows" is the whole state before doing so.
- */
-export interface NftStateProbe {
-  /** per collection (lower-case hex address, no 0x): its NFT count and names */
-  collections(): Map<string, { count: number; name: string; originName: string }>;
-  /** whether the snapshot holds this NFT */
-  hasToken(collectionHex: string, tokenId: string): boolean;
-  /**
-   * Move: the collections of the snapshot's NFTs whose object address (canonical hex) is one of
-   * `objects` — a Move event moving or changing an NFT names its object, not its collection
-   */
-  collectionsOfObjects(objects: readonly string[]): Set<string>;
-}
+// What a snapshot holds of the NFT state: declared beside its SQL.
+export type { NftStateProbe } from '../../snapshot/queries/nft-state';

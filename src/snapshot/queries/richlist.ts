@@ -32,3 +32,8 @@ export function prepareRichListQueries(db: Database.Database, meta: RichListMeta
       holders.page({ denom }, page, () => (holderCount.get(denom) as number | undefined) ?? 0),
   };
 }
+
+/** The denoms the snapshot has rich lists of, sorted (the fixture cut crawls the same). */
+export function richListDenoms(db: Database.Database): string[] {
+  return db.prepare('SELECT denom FROM richlist_denoms ORDER BY denom').pluck().all() as string[];
+}

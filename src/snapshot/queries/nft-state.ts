@@ -1,0 +1,38 @@
+/**
+ * What a snapshot holds of the NFT state, for a source that can deliver only the changed NFTs
+ * (follow): it checks that "ours + the changed rows" is the whole state before doing so. Read
+ * on the follower's own connection (its last commit), not on a served Snapshot.
+ */
+import type Database from 'better-sqlite3';
+
+export interface NftStateProbe {
+  /** per collection (lower-case hex address, no 0x): its NFT count and names */
+  collections(): Map<string, { count: number; name: string; originName: string }>;
+  /** whether the snapshot holds this NFT */
+  hasToken(collectionHex: string, tokenId: string): boolean;
+  /**
+   * Move: the collections of the snapshot's NFTs whose object address (canonical hex) is one of
+   * `objects` — a Move event moving or changing an NFT names its object, not its collection
+   */
+  collectionsOfObjects(objects: readonly string[]): Set<string>;
+}
+
+export function nftStateProbe(db: Database.Database): NftStateProbe {
+  const has = db.prepare('SELECT 1 FROM nfts WHERE collection_addr = ? AND token_id = ?').pluck();
+  return {
+    collections() {
+      const rows = db.prepare('SELECT lower(hex(addr)) AS addr, nft_count, name, origin_name FROM collections').all() as
+        { addr: string; nft_count: number; name: string; origin_name: string }[];
+      return new Map(rows.map((r) => [r.addr, { count: r.nft_count, name: r.name, originName: r.origin_name }]));
+    },
+    hasToken: (collectionHex, tokenId) => has.get(Buffer.from(collectionHex, 'hex'), tokenId) !== undefined,
+    collectionsOfObjects(objects) {
+      const account = db.prepare('SELECT id FROM accounts WHERE addr = ?').pluck();
+      const ids = objects.map((hex) => account.get(Buffer.from(hex, 'hex')) as number | undefined).filter((id) => id !== undefined);
+      if (!ids.length) return new Set();
+      // No index on object_account_id: one pass over nfts (Move only; docs/follow.md "Cost").
+      return new Set(db.prepare('SELECT DISTINCT lower(hex(collection_addr)) FROM nfts WHERE object_account_id IN (SELECT value FROM json_each(?))')
+        .pluck().all(JSON.stringify(ids)) as string[]);
+    },
+  };
+}
