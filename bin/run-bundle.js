@@ -51,10 +51,11 @@ function runBundle({ source, filename, dirname, cachedData, cacheOut, require: r
         let there = 0;
         try { there = fs.statSync(cacheOut.file).size; } catch { /* none yet */ }
         if (there >= data.length) return;
-        fs.mkdirSync(require('node:path').dirname(cacheOut.file), { recursive: true });
+        // V8 runs the bytecode in a cache it accepts: private to the user, like src/assets.ts' files
+        fs.mkdirSync(require('node:path').dirname(cacheOut.file), { recursive: true, mode: 0o700 });
         const tmp = `${cacheOut.file}.tmp-${process.pid}`;
         try {
-          fs.writeFileSync(tmp, data);
+          fs.writeFileSync(tmp, data, { mode: 0o600 });
           fs.renameSync(tmp, cacheOut.file);
         } finally {
           fs.rmSync(tmp, { force: true });
