@@ -11,15 +11,23 @@
  * source length and rejects a mismatch (the script is then compiled as usual); the caller makes
  * sure a cache is never paired with another bundle of the same length. With
  * INDEXER_CODE_CACHE_CHECK=1, whether the cache was accepted is printed on stderr.
+ *
+ * `cacheOut` (bin/indexer-api, the installed package): when no cache was given or V8 rejected it,
+ * the cache is written there at exit, unless a file at least as large is there by then (a cluster's
+ * workers, which compile the HTTP stack, make a fuller cache than their primary). With
+ * `cacheOut.refresh` (a `serve`) an accepted cache is replaced too when the run's is over 10 %
+ * larger: a first run of `--version` caches little of what a server runs. Best effort: any error
+ * writing it is ignored.
  */
 const fs = require('node:fs');
 const vm = require('node:vm');
 
 /**
- * @param {{ source: string, filename: string, dirname: string, cachedData?: Buffer, require: NodeRequire }} o
+ * @param {{ source: string, filename: string, dirname: string, cachedData?: Buffer,
+ *   cacheOut?: { file: string, refresh?: boolean, prune?: () => void }, require: NodeRequire }} o
  * @returns {Record<string, unknown>} the bundle's module.exports
  */
-function runBundle({ source, filename, dirname, cachedData, require: req }) {
+function runBundle({ source, filename, dirname, cachedData, cacheOut, require: req }) {
   const wrapped = `(function (exports, require, module, __filename, __dirname) {${source}\n})`;
   const script = new vm.Script(wrapped, { filename, cachedData });
   if (process.env.INDEXER_CODE_CACHE_CHECK) {
@@ -32,6 +40,28 @@ function runBundle({ source, filename, dirname, cachedData, require: req }) {
       const tmp = `${out}.tmp-${process.pid}`;
       fs.writeFileSync(tmp, script.createCachedData());
       fs.renameSync(tmp, out);
+    });
+  }
+  const missing = !cachedData || script.cachedDataRejected;
+  if (cacheOut && !out && (missing || cacheOut.refresh)) {
+    process.once('exit', () => {
+      try {
+        const data = script.createCachedData();
+        if (!missing && data.length <= cachedData.length * 1.1) return;
+        let there = 0;
+        try { there = fs.statSync(cacheOut.file).size; } catch { /* none yet */ }
+        if (there >= data.length) return;
+        // V8 runs the bytecode in a cache it accepts: private to the user, like src/assets.ts' files
+        fs.mkdirSync(require('node:path').dirname(cacheOut.file), { recursive: true, mode: 0o700 });
+        const tmp = `${cacheOut.file}.tmp-${process.pid}`;
+        try {
+          fs.writeFileSync(tmp, data, { mode: 0o600 });
+          fs.renameSync(tmp, cacheOut.file);
+        } finally {
+          fs.rmSync(tmp, { force: true });
+        }
+        if (cacheOut.prune) cacheOut.prune();
+      } catch { /* an unwritable cache directory: the next run compiles again */ }
     });
   }
   const module = { exports: {}, filename, id: filename, loaded: false };

@@ -41,11 +41,12 @@ const WORKER_DIR_FIX = fix(/[\\/]build[\\/]src[\\/]import[\\/]parse[\\/]pool\.js
 const VERIFY_THREAD_FIX = fix(/[\\/]build[\\/]src[\\/]snapshot[\\/]verify\.js$/,
   "(0, node_path_1.join)(__dirname, 'verify-thread.js')",
   "(0, node_path_1.join)(__dirname, '..', 'src', 'snapshot', 'verify-thread.js')");
-/** yargs reads its translations from node_modules/yargs/locales (non-English LANG). */
-function yargsLocalesFix(outDir) {
-  const dir = path.join(path.dirname(require.resolve('yargs/package.json', { paths: [ROOT] })), 'locales');
-  return fix(/[\\/]yargs[\\/]build[\\/]index\.cjs$/, 're(__dirname,"../locales")', `re(__dirname,${JSON.stringify(path.relative(outDir, dir))})`);
-}
+/**
+ * yargs reads its translations from its locales/ directory (non-English LANG): found where Node
+ * resolves yargs from the bundle at run time — in the installed package that is the project's
+ * node_modules/yargs, not a path fixed at build time.
+ */
+const YARGS_LOCALES_FIX = fix(/[\\/]yargs[\\/]build[\\/]index\.cjs$/, 're(__dirname,"../locales")', 're(require.resolve("yargs/package.json"),"../locales")');
 
 /**
  * Bundles build/src/cli.js (CommonJS, exports main) into `outfile`.
@@ -96,13 +97,14 @@ function writeOpenApiJson() {
 
 /**
  * The Node-run bundle: better-sqlite3 (finds its addon on disk from its own files) stays in
- * node_modules; pg-native is optional and absent.
+ * node_modules; pg-native is optional and absent; yargs/package.json is only resolved (its locales).
+ * Shipped in the npm package (package.json "files"); its code cache is not (bin/indexer-api).
  */
 async function nodeBundle() {
   fs.mkdirSync(OUT_DIR, { recursive: true });
   fs.rmSync(CACHE, { force: true });
   const tmp = `${BUNDLE}.tmp-${process.pid}`;
-  await bundle({ outfile: tmp, external: ['better-sqlite3', 'pg-native'], fixes: [WORKER_DIR_FIX, VERIFY_THREAD_FIX, yargsLocalesFix(OUT_DIR)] });
+  await bundle({ outfile: tmp, external: ['better-sqlite3', 'pg-native', 'yargs/package.json'], fixes: [WORKER_DIR_FIX, VERIFY_THREAD_FIX, YARGS_LOCALES_FIX] });
   fs.renameSync(tmp, BUNDLE);
   log(`wrote ${path.relative(ROOT, BUNDLE)} (${(fs.statSync(BUNDLE).size / 1048576).toFixed(1)} MiB) and ${path.relative(ROOT, OPENAPI_JSON)}`);
 }

@@ -16,6 +16,8 @@ const mtime = (rel) => { try { return fs.statSync(path.join(ROOT, rel)).mtimeMs;
 const NEEDED = [
   ['build/src/cli.js', ['src/cli.ts']],
   ['build/src/index.js', ['src/index.ts']],
+  // bin/indexer-api runs the bundle only if it is not older than build/src/cli.js
+  ['build/bundle/indexer-api.js', ['build/src/cli.js', 'scripts/build-bundle.js']],
   ['build/types/src/index.d.ts', ['src/index.ts']],
   ['build/openapi.json', ['openapi.yaml']],
   ['build/build-info.json', ['package.json']],

@@ -61,6 +61,22 @@ async function walk(page: Page, list: string): Promise<{ keys: string[]; total: 
   return { keys, total, pages };
 }
 
+/** Waits until every list on the page has loaded its page. */
+async function listsLoaded(page: Page): Promise<void> {
+  await page.waitForFunction(() => [...document.querySelectorAll('[data-list]')].every((l) => l.hasAttribute('data-loaded')));
+}
+
+/** Text nodes in main that read "null" (what replaceChildren makes of a null child). */
+const nullTexts = (page: Page): Promise<number> => page.evaluate(() => {
+  const walker = document.createTreeWalker(document.querySelector('main') as Node, NodeFilter.SHOW_TEXT);
+  let n = 0;
+  while (walker.nextNode()) if ((walker.currentNode.textContent ?? '').trim() === 'null') n++;
+  return n;
+});
+
+/** A run of digits grouped by commas in threes. */
+const GROUPED = /^\d{1,3}(,\d{3})*$/;
+
 async function search(page: Page, text: string): Promise<string> {
   await page.fill('#q', text);
   await page.click('#search button');
@@ -125,6 +141,45 @@ describe('the built-in explorer in a browser', function () {
           // README's picture: regenerated on request (fonts differ between machines)
           if (process.env.UPDATE_SCREENSHOTS) await page.screenshot({ path: join(ROOT, 'docs', 'explorer.png') });
         }
+      });
+
+      it('shows no stray "null" under lists that fit on one page', async () => {
+        const { blocks } = await getJson<{ blocks: Block[] }>(`${base}/indexer/block/v1/blocks?pagination.limit=50`);
+        const b = blocks.find((x) => Number(x.tx_count) >= 1 && Number(x.tx_count) < 25) as Block;
+        const { collections } = await getJson<{ collections: Collection[] }>(`${base}/indexer/nft/v1/collections?pagination.limit=1`);
+        const { tokens } = await getJson<{ tokens: Nft[] }>(`${base}/indexer/nft/v1/tokens/by_collection/${collections[0].object_addr}?pagination.limit=1`);
+        const paths = ['/', `/blocks/${b.height}`, `/search?q=${encodeURIComponent(collections[0].collection.name)}`,
+          `/nft-collections/${collections[0].object_addr}/${encodeURIComponent(tokens[0].nft.token_id)}`];
+        if (vm === 'evm') {
+          const { txs } = await getJson<{ txs: EvmTx[] }>(`${base}/indexer/tx/v1/evm-txs?pagination.limit=1`);
+          paths.push(`/evm-txs/${txs[0].transactionHash}`);
+        }
+        for (const path of paths) {
+          await open(page, `${base}${path}`);
+          await listsLoaded(page);
+          expect(await page.$$eval('[data-list]', (l) => l.length), path).to.be.greaterThan(0);
+          expect(await nullTexts(page), path).to.equal(0);
+        }
+      });
+
+      it('links a block to its neighbours, but not past the latest block', async () => {
+        const { height } = await getJson<{ height: number }>(`${base}/status`);
+        const hrefs = (): Promise<string[]> => page.$$eval('main [data-field="nav"] a', (as) => as.map((a) => a.getAttribute('href') ?? ''));
+        await open(page, `${base}/blocks/${height}`);
+        expect(await hrefs()).to.deep.equal([`/blocks/${height - 1}`]);
+        expect(await field(page, 'nav')).to.match(/latest block/);
+        await open(page, `${base}/blocks/${height - 1}`);
+        expect(await hrefs()).to.deep.equal([`/blocks/${height - 2}`, `/blocks/${height}`]);
+      });
+
+      it('keeps the home page lists inside their cards (a long ibc/… collection name wraps)', async () => {
+        const { collections } = await getJson<{ collections: Collection[] }>(`${base}/indexer/nft/v1/collections?pagination.limit=100`);
+        expect(collections.some((c) => c.collection.name.length > 60), 'the demo has a long collection name').to.equal(true);
+        await open(page, `${base}/`);
+        await listsLoaded(page);
+        const overflowing = await page.$$eval('[data-list] .table-wrap', (ws) => ws.filter((w) => w.scrollWidth > w.clientWidth)
+          .map((w) => w.closest('[data-list]')?.getAttribute('data-list')));
+        expect(overflowing).to.deep.equal([]);
       });
 
       it('pages through every block to the last page by next_key', async () => {
@@ -275,6 +330,10 @@ describe('the built-in explorer in a browser', function () {
           expect(await field(page, 'from')).to.equal(txs[0].from);
           const internal = await apiAll<{ parent_index: number; index: number }>(base, `/indexer/tx/v1/evm-internal-txs/${txs[0].transactionHash}`, 'internal_txs');
           expect(internal.all.length, 'the demo has internal txs to show').to.be.greaterThan(0);
+          await page.waitForSelector('[data-list="evm-internal-txs"][data-loaded="1"]');
+          // the call's own index, and who called it: "the tx" for the top-level call, never "-1"
+          const cells = await page.$$eval('[data-list="evm-internal-txs"] tbody tr', (rows) => rows.map((r) => [...r.querySelectorAll('td')].slice(0, 2).map((td) => td.textContent)));
+          expect(cells).to.deep.equal(internal.all.slice(0, 25).map((x) => [String(x.index), x.parent_index < 0 ? 'the tx' : `#${x.parent_index}`]));
           const shown = await walk(page, 'evm-internal-txs');
           expect(shown.keys).to.deep.equal(internal.all.map((x) => `${x.parent_index}/${x.index}`));
           expect(shown.total).to.equal(internal.total);
@@ -285,8 +344,14 @@ describe('the built-in explorer in a browser', function () {
           const { denom } = db.prepare('SELECT denom FROM richlist_denoms ORDER BY denom LIMIT 1').get() as { denom: string };
           db.close();
           await open(page, `${base}/richlist/${denom}`);
-          const shown = await walk(page, 'holders');
           const api = await apiAll<Holder>(base, `/indexer/richlist/v1/${denom}`, 'holders');
+          await page.waitForSelector('[data-list="holders"][data-loaded="1"]');
+          // amounts in base units are long: shown with grouped digits, the exact value kept
+          const amounts = await page.$$eval('[data-list="holders"] tbody tr td:last-child', (tds) => tds.map((td) => td.textContent ?? ''));
+          expect(amounts.every((a) => GROUPED.test(a)), amounts.join(' ')).to.equal(true);
+          expect(amounts.map((a) => a.replace(/,/g, ''))).to.deep.equal(api.all.slice(0, 25).map((x) => x.amount));
+          expect(amounts.some((a) => a.includes(',')), 'some amount has 4+ digits').to.equal(true);
+          const shown = await walk(page, 'holders');
           expect(shown.keys).to.deep.equal(api.all.map((x) => x.account));
           expect(shown.total).to.equal(api.total);
           // a bech32 account's balance, matched to the rich list's 0x accounts
@@ -298,7 +363,8 @@ describe('the built-in explorer in a browser', function () {
           await page.fill('#balance-form input', denom);
           await page.click('#balance-form button');
           await page.waitForSelector('#balance-result[data-done]');
-          expect(await field(page, 'amount')).to.equal(holder.amount);
+          expect((await field(page, 'amount')).replace(/,/g, '')).to.equal(holder.amount);
+          expect(await field(page, 'amount')).to.match(GROUPED);
           expect(await field(page, 'rank')).to.equal(String(api.all.indexOf(holder) + 1));
         });
       }

@@ -5,7 +5,7 @@
  */
 import { expect } from 'chai';
 import { spawnSync, SpawnSyncReturns } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import yaml from 'js-yaml';
@@ -69,11 +69,46 @@ describe('docs/ci.md: the packed package in an empty project, every example run'
 
   it('ships the built program, its types, the schema and the demo snapshots — not sources, tests or dumps', () => {
     const list = run('tar', ['-tzf', tarball], tmp).stdout.split('\n').filter((l) => l !== '');
-    for (const f of ['package/bin/indexer-api', 'package/build/src/index.js', 'package/build/src/cli.js', 'package/build/types/src/index.d.ts',
+    for (const f of ['package/bin/indexer-api', 'package/bin/run-bundle.js', 'package/build/bundle/indexer-api.js', 'package/build/src/index.js', 'package/build/src/cli.js', 'package/build/types/src/index.d.ts',
       'package/build/openapi.json', 'package/sql/001-tables.sql', 'package/openapi.yaml', 'package/fixtures/demo/evm.sqlite', 'package/docs/ci.md']) {
       expect(list).to.include(f);
     }
     expect(list.filter((f) => /^package\/(src|test|bench|build\/test|build\/bench|fixtures\/demo\/dumps)\//.test(f) || f.endsWith('.map'))).to.deep.equal([]);
+    // a code cache is V8's for one Node.js build: made on the user's machine instead (next test)
+    expect(list.filter((f) => f.endsWith('.cache'))).to.deep.equal([]);
+  });
+
+  it('starts from the shipped bundle; its code cache is made on the first run in the user cache directory', () => {
+    const xdg = join(tmp, 'xdg-cache');
+    const cli = (env: NodeJS.ProcessEnv, args = ['--version']): SpawnSyncReturns<string> => run('npx', ['indexer-api', ...args], project, { INDEXER_CODE_CACHE_CHECK: '1', LANG: 'C', ...env });
+    const first = cli({ XDG_CACHE_HOME: xdg });
+    expect(first.stderr).to.equal('indexer-api: code cache absent\n');
+    const made = readdirSync(join(xdg, 'indexer-api', 'code-cache'));
+    expect(made).to.have.length(1);
+    expect(made[0].startsWith(`node${process.version}-v8-${process.versions.v8}-${process.arch}-`), made[0]).to.equal(true);
+    expect(made[0]).to.match(/-[0-9a-f]{16}\.cache$/);
+    const second = cli({ XDG_CACHE_HOME: xdg });
+    expect(second.stderr).to.equal('indexer-api: code cache accepted\n');
+    expect(second.stdout).to.equal(first.stdout);
+    // --version cached little of what a server runs: a serve replaces it with a fuller cache
+    const small = statSync(join(xdg, 'indexer-api', 'code-cache', made[0])).size;
+    const served = cli({ XDG_CACHE_HOME: xdg }, ['serve', '--demo', 'wasm', '--get', '/indexer/block/v1/blocks?pagination.limit=1']);
+    expect(served.stderr).to.equal('indexer-api: code cache accepted\n');
+    expect(readdirSync(join(xdg, 'indexer-api', 'code-cache'))).to.deep.equal(made);
+    expect(statSync(join(xdg, 'indexer-api', 'code-cache', made[0])).size).to.be.greaterThan(small * 2);
+    expect(cli({ XDG_CACHE_HOME: xdg }, ['serve', '--demo', 'wasm', '--get', '/status']).stderr).to.equal('indexer-api: code cache accepted\n');
+    // a cache directory that cannot be made (under a regular file) is no error: just no cache
+    const blocked = cli({ XDG_CACHE_HOME: join(project, 'package.json', 'cache') });
+    expect(blocked.stdout).to.equal(first.stdout);
+    expect(blocked.stderr).to.equal('indexer-api: code cache absent\n');
+    // ~/.cache without XDG_CACHE_HOME
+    const home = join(tmp, 'home');
+    mkdirSync(home);
+    cli({ XDG_CACHE_HOME: '', HOME: home });
+    expect(readdirSync(join(home, '.cache', 'indexer-api', 'code-cache'))).to.deep.equal(made);
+    // the bundle finds yargs' translations in the project's node_modules
+    const r = spawnSync('npx', ['indexer-api', 'serve', '--no-such-flag'], { cwd: project, encoding: 'utf8', env: { ...cleanEnv(), LANG: 'de_DE.UTF-8', XDG_CACHE_HOME: xdg } });
+    expect(r.stderr).to.match(/Unbekanntes Argument/);
   });
 
   it('cuts the fixture with the command of "Cut a fixture"', () => {

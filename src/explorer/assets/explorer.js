@@ -24,6 +24,13 @@
     }
     return el;
   }
+  /**
+   * Replaces el's children. Unlike el.replaceChildren, skips null/undefined/false (the DOM would
+   * show them as the text "null"), so optional parts can be written `cond ? node : null`.
+   */
+  function put(el, ...children) {
+    el.replaceChildren(...children.flat(Infinity).filter((c) => c !== undefined && c !== null && c !== false));
+  }
   const link = (href, text, cls) => h('a', { href, 'data-nav': true, class: cls }, text);
   const mono = (text) => h('span', { class: 'mono' }, text);
 
@@ -76,7 +83,13 @@
     const msgs = (tx.tx && tx.tx.body && tx.tx.body.messages) || [];
     return msgs.map((m) => String(m['@type'] || '').split('.').pop()).join(', ');
   };
+  /** A base-unit amount with its digits grouped (90,375,217,…); anything not all digits as given. */
+  const grouped = (x) => (/^\d+$/.test(String(x)) ? String(x).replace(/\B(?=(\d{3})+(?!\d))/g, ',') : String(x ?? ''));
+  /** An amount cell/field: grouped digits, the exact value in data-value. */
+  const amount = (x) => h('span', { 'data-value': String(x ?? '') }, grouped(x));
   const short = (s) => (s && s.length > 17 ? `${s.slice(0, 8)}…${s.slice(-6)}` : s);
+  /** 0x hashes and addresses, two hex digits shorter than short(): five columns fit a home card. */
+  const shortHex = (s) => (s && s.length > 17 ? `${s.slice(0, 8)}…${s.slice(-4)}` : s);
   const when = (ts) => String(ts || '').replace('T', ' ').replace(/\.\d+/, '').replace(/Z$/, '');
 
   // bech32 (BIP-173) decoding, to compare a bech32 account with the 0x accounts of a rich list
@@ -130,7 +143,7 @@
       const pages = total !== undefined ? Math.max(1, Math.ceil(Number(total) / PAGE_SIZE)) : undefined;
       const prevBtn = h('button', { type: 'button', 'data-action': 'prev', disabled: page === 0, onclick: () => { page--; reload(); } }, '← Prev');
       const nextBtn = h('button', { type: 'button', 'data-action': 'next', disabled: !next, onclick: () => { page++; reload(); } }, 'Next →');
-      box.replaceChildren(
+      put(box,
         h('div', { class: 'card-head' }, h('h2', {}, title),
           total !== undefined ? h('span', { class: 'total', 'data-total': total }, `${Number(total).toLocaleString('en-US')} ${noun}`) : null),
         rows.length === 0 ? h('p', { class: 'empty' }, empty) : h('div', { class: 'table-wrap' }, h('table', {},
@@ -144,7 +157,7 @@
     }
     function reload() {
       box.removeAttribute('data-loaded');
-      load().catch((e) => { if (gen === generation) box.replaceChildren(h('div', { class: 'card-head' }, h('h2', {}, title)), errorNote(e)); });
+      load().catch((e) => { if (gen === generation) put(box, h('div', { class: 'card-head' }, h('h2', {}, title)), errorNote(e)); });
     }
     box.append(h('div', { class: 'card-head' }, h('h2', {}, title)), h('p', { class: 'loading' }, 'Loading…'));
     reload();
@@ -166,20 +179,21 @@
     { label: 'Result', cell: (t) => (t.code === 0 ? h('span', { class: 'ok' }, 'ok') : h('span', { class: 'fail' }, `code ${t.code}`)) },
   ];
   const evmTxColumns = [
-    { label: 'Hash', cell: (t) => link(paths.evmTx(t.transactionHash), short(t.transactionHash), 'mono') },
+    { label: 'Hash', cell: (t) => link(paths.evmTx(t.transactionHash), shortHex(t.transactionHash), 'mono') },
     { label: 'Block', cell: (t) => link(paths.block(hexToDec(t.blockNumber)), hexToDec(t.blockNumber)) },
-    { label: 'From', cell: (t) => link(paths.account(t.from), short(t.from), 'mono') },
-    { label: 'To', cell: (t) => (t.to ? link(paths.account(t.to), short(t.to), 'mono') : 'contract creation'), cls: 'hide-narrow' },
+    { label: 'From', cell: (t) => link(paths.account(t.from), shortHex(t.from), 'mono') },
+    { label: 'To', cell: (t) => (t.to ? link(paths.account(t.to), shortHex(t.to), 'mono') : 'contract creation'), cls: 'hide-narrow' },
     { label: 'Status', cell: (t) => (t.status === '0x1' ? h('span', { class: 'ok' }, 'ok') : h('span', { class: 'fail' }, 'failed')) },
   ];
   const tokenColumns = (withCollection) => [
     { label: 'Token', cell: (n) => link(paths.token(n.collection_addr, n.nft.token_id), n.nft.token_id) },
-    withCollection ? { label: 'Collection', cell: (n) => link(paths.collection(n.collection_addr), n.collection_name || short(n.collection_addr)) } : undefined,
+    withCollection ? { label: 'Collection', cell: (n) => link(paths.collection(n.collection_addr), n.collection_name || short(n.collection_addr)), cls: 'wrap' } : undefined,
     { label: 'Owner', cell: (n) => link(paths.account(n.owner), short(n.owner), 'mono') },
     { label: 'Height', cell: (n) => link(paths.block(n.height), n.height), cls: 'num hide-narrow' },
   ].filter(Boolean);
   const collectionColumns = [
-    { label: 'Name', cell: (c) => link(paths.collection(c.object_addr), c.collection.name || '(no name)') },
+    // names can be one long unbroken word (ibc/<64 hex digits>): wrapped, not a scrollbar
+    { label: 'Name', cell: (c) => link(paths.collection(c.object_addr), c.collection.name || '(no name)'), cls: 'wrap' },
     { label: 'Tokens', cell: (c) => c.collection.nfts.length, cls: 'num' },
     { label: 'Address', cell: (c) => mono(short(c.object_addr)), cls: 'hide-narrow' },
   ];
@@ -209,7 +223,7 @@
       const d = new FormData(ev.target).get('denom').trim();
       if (d) navigate(paths.richlist(d));
     } }, h('input', { name: 'denom', placeholder: 'denom, e.g. an ERC-20 address or evm/…', 'aria-label': 'Denom' }), h('button', { type: 'submit' }, 'Rich list'));
-    main.replaceChildren(h('h1', {}, 'Chain overview'), status, lists, card('Rich list', richForm));
+    put(main, h('h1', {}, 'Chain overview'), status, lists, card('Rich list', richForm));
     let seen;
     async function refresh() {
       const s = await api('/status');
@@ -221,13 +235,13 @@
       const vm = await vmOf();
       if (gen !== generation) return;
       const stat = (label, key, value) => h('div', { class: 'stat' }, h('small', {}, label), h('b', { 'data-field': key }, value));
-      status.replaceChildren(
+      put(status,
         stat('Chain id', 'chain_id', s.chain_id), stat('VM', 'vm', vm),
         stat('Latest height', 'height', link(paths.block(s.height), s.height)),
         stat('Indexer', 'version', `${s.version}`),
       );
       status.setAttribute('data-snapshot', text);
-      lists.replaceChildren(h('div', { class: 'grid' },
+      put(lists, h('div', { class: 'grid' },
         list({ name: 'blocks', title: 'Latest blocks', path: '/indexer/block/v1/blocks', items: 'blocks', columns: blockColumns, key: (b) => b.height, noun: 'blocks' }),
         list({ name: 'txs', title: 'Latest transactions', path: '/indexer/tx/v1/txs', items: 'txs', columns: txColumns, key: (t) => t.txhash, noun: 'txs' }),
         vm === 'evm' ? list({ name: 'evm-txs', title: 'Latest EVM transactions', path: '/indexer/tx/v1/evm-txs', items: 'txs', columns: evmTxColumns, key: (t) => t.transactionHash, noun: 'EVM txs' }) : null,
@@ -241,16 +255,19 @@
 
   async function blockPage(height) {
     if (!/^\d+$/.test(height)) throw new ApiError(400, `not a block height: ${height}`);
-    const { block: b } = await api(`/indexer/block/v1/blocks/${seg(height)}`);
+    const [{ block: b }, status] = await Promise.all([api(`/indexer/block/v1/blocks/${seg(height)}`), api('/status')]);
     const vm = await vmOf();
     const n = BigInt(b.height);
-    main.replaceChildren(
+    // no link past the latest block: that height does not exist (yet)
+    const tip = BigInt(status.height);
+    put(main,
       h('h1', {}, `Block ${b.height}`),
       card('Block', fields([
         ['Height', 'height', b.height], ['Hash', 'hash', mono(b.hash)], ['Time', 'timestamp', b.timestamp],
         ['Transactions', 'tx_count', b.tx_count], ['Gas used / wanted', 'gas', `${b.gas_used} / ${b.gas_wanted}`],
         ['Fee', 'total_fee', coins(b.total_fee)], ['Proposer', 'proposer', b.proposer ? `${b.proposer.moniker} (${b.proposer.operator_address})` : ''],
-        ['Neighbours', 'nav', h('span', {}, n > 1n ? link(paths.block(String(n - 1n)), `← ${n - 1n}`) : '', ' ', link(paths.block(String(n + 1n)), `${n + 1n} →`))],
+        ['Neighbours', 'nav', h('span', {}, n > 1n ? link(paths.block(String(n - 1n)), `← ${n - 1n}`) : '', ' ',
+          n < tip ? link(paths.block(String(n + 1n)), `${n + 1n} →`) : h('span', { class: 'total' }, 'latest block'))],
       ])),
       list({ name: 'block-txs', title: 'Transactions', path: `/indexer/tx/v1/txs/by_height/${seg(b.height)}`, items: 'txs', columns: txColumns, key: (t) => t.txhash, noun: 'txs', empty: 'No transactions in this block.' }),
       vm === 'evm' ? list({ name: 'block-evm-txs', title: 'EVM transactions', path: `/indexer/tx/v1/evm-txs/by_height/${seg(b.height)}`, items: 'txs', columns: evmTxColumns, key: (t) => t.transactionHash, noun: 'EVM txs', empty: 'No EVM transactions in this block.' }) : null,
@@ -261,7 +278,7 @@
     const { tx: t } = await api(`/indexer/tx/v1/txs/${seg(hash)}`);
     const body = (t.tx && t.tx.body) || {};
     const fee = t.tx && t.tx.auth_info && t.tx.auth_info.fee;
-    main.replaceChildren(
+    put(main,
       h('h1', {}, 'Transaction'),
       card('Transaction', fields([
         ['Hash', 'txhash', mono(t.txhash)], ['Height', 'height', link(paths.block(t.height), t.height)], ['Time', 'timestamp', t.timestamp],
@@ -278,7 +295,7 @@
   async function evmTxPage(hash) {
     const { tx: t } = await api(`/indexer/tx/v1/evm-txs/${seg(hash)}`);
     const height = hexToDec(t.blockNumber);
-    main.replaceChildren(
+    put(main,
       h('h1', {}, 'EVM transaction'),
       card('EVM transaction', fields([
         ['Hash', 'transactionHash', mono(t.transactionHash)], ['Block', 'blockNumber', link(paths.block(height), height)],
@@ -290,11 +307,13 @@
       ])),
       list({ name: 'evm-internal-txs', title: 'Internal transactions', path: `/indexer/tx/v1/evm-internal-txs/${seg(t.transactionHash)}`, items: 'internal_txs',
         key: (x) => `${x.parent_index}/${x.index}`, noun: 'internal txs', empty: 'No internal transactions.', columns: [
-          { label: '#', cell: (x) => `${x.parent_index}/${x.index}` },
+          // index counts the tx's calls; parent_index is the calling call's, -1 for the tx's own call
+          { label: '#', cell: (x) => String(x.index), cls: 'num' },
+          { label: 'Called by', cell: (x) => (x.parent_index < 0 ? 'the tx' : `#${x.parent_index}`) },
           { label: 'Type', cell: (x) => x.type },
           { label: 'From', cell: (x) => link(paths.account(x.from), short(x.from), 'mono') },
           { label: 'To', cell: (x) => (x.to ? link(paths.account(x.to), short(x.to), 'mono') : '—') },
-          { label: 'Value', cell: (x) => hexToDec(x.value), cls: 'num' },
+          { label: 'Value', cell: (x) => amount(hexToDec(x.value)), cls: 'num' },
         ] }),
       card('Logs', h('details', {}, h('summary', {}, `${(t.logs || []).length} logs`), h('pre', {}, JSON.stringify(t.logs || [], null, 2)))),
     );
@@ -311,7 +330,7 @@
       const denom = new FormData(ev.target).get('denom').trim();
       if (denom) findBalance(address, hex, denom, result);
     } }, h('input', { name: 'denom', placeholder: 'denom (an ERC-20 address or evm/… on EVM)', 'aria-label': 'Denom' }), h('button', { type: 'submit' }, 'Look up'));
-    main.replaceChildren(
+    put(main,
       h('h1', {}, 'Account'),
       card('Account', fields([['Address', 'address', mono(address)], hex && hex !== address.toLowerCase() ? ['Hex', 'hex', mono(hex)] : null])),
       list({ name: 'account-txs', title: 'Transactions', path: `/indexer/tx/v1/txs/by_account/${seg(address)}`, items: 'txs', columns: txColumns, key: (t) => t.txhash, noun: 'txs', empty: 'No transactions.' }),
@@ -325,7 +344,7 @@
   async function findBalance(address, hex, denom, out) {
     const gen = generation;
     out.removeAttribute('data-done');
-    out.replaceChildren(h('p', { class: 'loading' }, `Searching the ${denom} rich list…`));
+    put(out, h('p', { class: 'loading' }, `Searching the ${denom} rich list…`));
     try {
       let key = null, scanned = 0, rank = 0, found;
       do {
@@ -337,13 +356,13 @@
         }
         scanned += body.holders.length;
         key = body.pagination.next_key;
-        out.replaceChildren(h('p', { class: 'loading' }, `Searched ${scanned} holders of ${denom}…`));
+        put(out, h('p', { class: 'loading' }, `Searched ${scanned} holders of ${denom}…`));
       } while (!found && key);
-      out.replaceChildren(found
-        ? fields([['Denom', 'denom', link(paths.richlist(denom), denom)], ['Amount', 'amount', found.amount], ['Rank', 'rank', String(rank)]])
+      put(out, found
+        ? fields([['Denom', 'denom', link(paths.richlist(denom), denom)], ['Amount', 'amount', amount(found.amount)], ['Rank', 'rank', String(rank)]])
         : h('p', { class: 'empty', 'data-field': 'amount' }, `No ${denom} balance (not among its ${scanned} holders).`));
     } catch (e) {
-      out.replaceChildren(errorNote(e));
+      put(out, errorNote(e));
     }
     out.setAttribute('data-done', '');
   }
@@ -352,7 +371,7 @@
   async function collectionPage(address) {
     const { collection: c } = await api(`/indexer/nft/v1/collections/${seg(address)}`);
     const col = c.collection;
-    main.replaceChildren(
+    put(main,
       h('h1', {}, col.name || 'NFT collection'),
       card('Collection', fields([
         ['Name', 'name', col.name], ['Address', 'object_addr', mono(c.object_addr)], ['Creator', 'creator', accountLink(col.creator)],
@@ -367,7 +386,7 @@
     const found = await api(withQuery(`/indexer/nft/v1/tokens/by_collection/${seg(address)}`, { token_id: tokenId }));
     const n = found.tokens.find((t) => t.nft.token_id === tokenId);
     if (!n) throw new ApiError(404, `no token ${JSON.stringify(tokenId)} in collection ${address}`);
-    main.replaceChildren(
+    put(main,
       h('h1', {}, `${n.collection_name || 'NFT'} · ${n.nft.token_id}`),
       card('Token', fields([
         ['Token id', 'token_id', n.nft.token_id], ['Collection', 'collection', link(paths.collection(n.collection_addr), n.collection_name || n.collection_addr)],
@@ -380,13 +399,13 @@
 
   async function richlistPage(denom) {
     await api(withQuery(paths.richlistApi(denom), { 'pagination.limit': 1, 'pagination.count_total': 'false' }));
-    main.replaceChildren(
+    put(main,
       h('h1', {}, `Rich list · ${denom}`),
       list({ name: 'holders', title: 'Holders', path: paths.richlistApi(denom), items: 'holders', noun: 'holders', empty: 'No holders indexed for this denom.',
         key: (x) => x.account, columns: [
           { label: '#', cell: (_x, i) => String(i + 1), cls: 'num' },
           { label: 'Account', cell: (x) => link(paths.account(x.account), x.account, 'mono') },
-          { label: 'Amount', cell: (x) => x.amount, cls: 'num' },
+          { label: 'Amount', cell: (x) => amount(x.amount), cls: 'num' },
         ] }),
     );
   }
@@ -423,14 +442,14 @@
     if (found.collections.length === 0) {
       throw new ApiError(404, `nothing found for ${JSON.stringify(q)}: not a block height, a transaction hash, an account address, an NFT collection address or a collection name`);
     }
-    main.replaceChildren(h('h1', {}, `Collections named like “${q}”`),
+    put(main, h('h1', {}, `Collections named like “${q}”`),
       list({ name: 'search-collections', title: 'Collections', path: `/indexer/nft/v1/collections/by_name/${seg(q)}`, items: 'collections', columns: collectionColumns, key: (c) => c.object_addr, noun: 'collections' }));
   }
 
   // ---- routing ----------------------------------------------------------------------------
   function errorPage(e, path) {
     const notFound = e.status === 404;
-    main.replaceChildren(h('div', { class: 'error-box', 'data-error': e.status ?? 'error' },
+    put(main, h('div', { class: 'error-box', 'data-error': e.status ?? 'error' },
       h('h1', {}, notFound ? 'Not found' : e.status === 400 ? 'Not a valid request' : 'Something went wrong'),
       h('p', { 'data-field': 'message' }, e.message),
       h('p', { class: 'total' }, `${path}${e.path ? ` (API: ${e.path}, HTTP ${e.status})` : ''}`),
@@ -448,7 +467,7 @@
       errorPage(new ApiError(400, `badly encoded path: ${path}`), path);
       return;
     }
-    main.replaceChildren(h('p', { class: 'loading' }, 'Loading…'));
+    put(main, h('p', { class: 'loading' }, 'Loading…'));
     main.removeAttribute('data-ready');
     const [kind, a, ...rest] = parts;
     const gen = generation;
