@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { loadAll } from 'js-yaml';
@@ -101,6 +102,43 @@ describe('deploy/', () => {
       expect(refused?.headers['retry-after']).to.equal('30');
       expect(refused?.headers['content-type']).to.match(/^application\/json/);
       expect(JSON.parse(refused?.body ?? '')).to.deep.equal({ code: 8, message: 'too many requests from this client: more than 20 in 30 s; retry after 30 s', details: [] });
+    } finally {
+      lb.kill('SIGKILL');
+      await a.stop();
+    }
+  });
+
+  itWith(HAPROXY, 'haproxy.cfg with `accept-proxy`: the limit keys on the client address the PROXY protocol header names', async function () {
+    this.timeout(60_000);
+    const a = await startServe(['--db', DEMO('wasm')]);
+    const port = await freePort();
+    const replica = new URL(a.url).host;
+    const cfg = join(tmp, 'haproxy-accept-proxy.cfg');
+    const text = readFileSync(join(DEPLOY, 'haproxy.cfg'), 'utf8');
+    expect(text).to.contain('bind "${LISTEN}"\n');
+    writeFileSync(cfg, text.replace('bind "${LISTEN}"\n', 'bind "${LISTEN}" accept-proxy\n'));
+    const lb = spawn(HAPROXY ?? 'haproxy', ['-db', '-f', cfg], {
+      stdio: 'ignore', env: { ...process.env, LISTEN: `127.0.0.1:${port}`, REPLICA1: replica, REPLICA2: replica, REPLICA3: replica, RATE_LIMIT: '3', RATE_LIMIT_PERIOD_S: '30' },
+    });
+    // one connection per request, all from 127.0.0.1, each saying which client it carries
+    const viaProxy = (client: string): Promise<number> => new Promise((done) => {
+      const socket = connect(port, '127.0.0.1', () => {
+        socket.end(`PROXY TCP4 ${client} 127.0.0.1 40000 ${port}\r\nGET /status HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+      });
+      let head = '';
+      socket.setEncoding('utf8').on('data', (d: string) => { head += d; });
+      socket.on('close', () => done(Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 0)));
+      socket.on('error', () => done(0));
+    });
+    try {
+      for (let tries = 0; (await viaProxy(`192.0.2.${1 + (tries % 200)}`)) !== 200; tries++) {
+        if (tries > 40) throw new Error('haproxy did not forward to the replica');
+        await new Promise((r) => setTimeout(r, 250));
+      }
+      const first: number[] = [];
+      for (let i = 0; i < 5; i++) first.push(await viaProxy('203.0.113.9'));
+      expect(first).to.deep.equal([200, 200, 200, 429, 429]);
+      expect(await viaProxy('203.0.113.10')).to.equal(200);
     } finally {
       lb.kill('SIGKILL');
       await a.stop();
