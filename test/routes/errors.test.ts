@@ -135,11 +135,10 @@ describe('errors: 400 naming the parameter and the value', () => {
  */
 describe('errors: a long value is never echoed whole', () => {
   const LONG = 7_000;
-  // Each alphabet is one family of value the routes parse differently: a valid hex hash (404s),
-  // decimal digits (heights, limits), bech32 characters (addresses), anything else (names, denoms).
-  const alphabets = ['0123456789abcdef', '1234567890', 'qpzry9x8gf2tvdw0s3jn54khce6mua7l', 'Zz-_.~Aa'];
+  // Each value is one family the routes parse differently: a valid hex hash with and without 0x
+  // (404s), a bech32 address (its checksum error), anything else (names, denoms, numbers).
   const long = (alphabet: string, prefix = ''): string => prefix + alphabet.repeat(Math.ceil(LONG / alphabet.length)).slice(0, LONG - prefix.length);
-  const values = [...alphabets.map((a) => long(a)), long(alphabets[0], '0x'), long(alphabets[2], 'init1')];
+  const values = [long('0123456789abcdef'), long('0123456789abcdef', '0x'), long('qpzry9x8gf2tvdw0s3jn54khce6mua7l', 'init1'), long('Zz-_.~Aa')];
 
   /** The longest run of `value` (from any start) that `text` contains, up to 101. */
   function echoed(text: string, value: string): number {
