@@ -77,7 +77,7 @@ export function errorMiddleware(log: (err: unknown) => void, onStorageError?: (e
     if (err instanceof ApiError && !(err instanceof MethodNotAllowedError)) { sendError(res, err.status, err.grpcCode, err.message); return; }
     const v = err as ValidatorError;
     if (v.status === 400 && Array.isArray(v.errors)) {
-      const message = describeValidatorError(v.errors[0], req) ?? v.errors.map((e) => `${e.path ?? ''} ${e.message ?? ''}`.trim()).join('; ');
+      const message = describeValidatorError(v.errors[0], req) ?? v.errors.map((e) => `${shown(e.path ?? '')} ${e.message ?? ''}`.trim()).join('; ');
       sendError(res, 400, GRPC.INVALID_ARGUMENT, message);
       return;
     }

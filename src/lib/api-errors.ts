@@ -19,7 +19,7 @@ export class BadRequestError extends ApiError {
   constructor(message: string) { super(400, GRPC.INVALID_ARGUMENT, message); }
 }
 
-/** 404: unknown route or missing single object. */
+/** 404: unknown route or missing single object; a client's value in its message goes through shown(). */
 export class NotFoundError extends ApiError {
   constructor(message: string) { super(404, GRPC.NOT_FOUND, message); }
 }

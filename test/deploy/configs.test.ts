@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { loadAll } from 'js-yaml';
@@ -57,6 +58,93 @@ describe('deploy/', () => {
     expect(r.status).to.equal(0);
   });
 
+  itWith(HAPROXY, 'haproxy.cfg passes `haproxy -c` with its rate-limit knobs set (several trusted proxy ranges)', () => {
+    const text = readFileSync(join(DEPLOY, 'haproxy.cfg'), 'utf8');
+    for (const knob of ['RATE_LIMIT', 'RATE_LIMIT_PERIOD_S', 'TRUSTED_PROXIES']) expect(text).to.match(new RegExp(`presetenv ${knob} \\S`));
+    const r = spawnSync(HAPROXY ?? 'haproxy', ['-c', '-f', join(DEPLOY, 'haproxy.cfg')], {
+      encoding: 'utf8',
+      env: {
+        ...process.env, LISTEN: '127.0.0.1:18080', REPLICA1: '10.0.0.11:8080', REPLICA2: '10.0.0.12:8080', REPLICA3: '10.0.0.13:8080',
+        RATE_LIMIT: '50', RATE_LIMIT_PERIOD_S: '30', TRUSTED_PROXIES: '192.0.2.0/24 198.51.100.7 2001:db8::/32',
+      },
+    });
+    expect(r.stdout + r.stderr).to.contain('Configuration file is valid');
+    expect(r.status).to.equal(0);
+  });
+
+  itWith(HAPROXY, 'haproxy.cfg in front of a replica: past RATE_LIMIT a client gets 429 in the API error shape with Retry-After', async function () {
+    this.timeout(60_000);
+    const a = await startServe(['--db', DEMO('wasm')]);
+    const port = await freePort();
+    const replica = new URL(a.url).host;
+    const lb = spawn(HAPROXY ?? 'haproxy', ['-db', '-f', join(DEPLOY, 'haproxy.cfg')], {
+      stdio: 'ignore', env: { ...process.env, LISTEN: `127.0.0.1:${port}`, REPLICA1: replica, REPLICA2: replica, REPLICA3: replica, RATE_LIMIT: '20', RATE_LIMIT_PERIOD_S: '30' },
+    });
+    try {
+      const url = `http://127.0.0.1:${port}`;
+      // every request HAProxy answers counts, the 503s while its first check is pending too
+      let sent = 0;
+      for (let tries = 0, up = false; !up; tries++) {
+        if (tries > 40) throw new Error('haproxy did not forward to the replica');
+        const status = (await get(`${url}/status`).catch(() => ({ status: 0 }))).status;
+        if (status !== 0) sent++;
+        up = status === 200;
+        if (!up) await new Promise((r) => setTimeout(r, 250));
+      }
+      const statuses: number[] = [];
+      let refused: Awaited<ReturnType<typeof get>> | undefined;
+      for (; sent < 25; sent++) {
+        const r = await get(`${url}/indexer/block/v1/blocks?pagination.limit=2`);
+        statuses.push(r.status);
+        refused ??= r.status === 429 ? r : undefined;
+      }
+      expect(statuses, `after ${25 - statuses.length} probes`).to.deep.equal([...Array(statuses.length - 5).fill(200), ...Array(5).fill(429)]);
+      expect(refused?.headers['retry-after']).to.equal('30');
+      expect(refused?.headers['content-type']).to.match(/^application\/json/);
+      expect(JSON.parse(refused?.body ?? '')).to.deep.equal({ code: 8, message: 'too many requests from this client: more than 20 in 30 s; retry after 30 s', details: [] });
+    } finally {
+      lb.kill('SIGKILL');
+      await a.stop();
+    }
+  });
+
+  itWith(HAPROXY, 'haproxy.cfg with `accept-proxy`: the limit keys on the client address the PROXY protocol header names', async function () {
+    this.timeout(60_000);
+    const a = await startServe(['--db', DEMO('wasm')]);
+    const port = await freePort();
+    const replica = new URL(a.url).host;
+    const cfg = join(tmp, 'haproxy-accept-proxy.cfg');
+    const text = readFileSync(join(DEPLOY, 'haproxy.cfg'), 'utf8');
+    expect(text).to.contain('bind "${LISTEN}"\n');
+    writeFileSync(cfg, text.replace('bind "${LISTEN}"\n', 'bind "${LISTEN}" accept-proxy\n'));
+    const lb = spawn(HAPROXY ?? 'haproxy', ['-db', '-f', cfg], {
+      stdio: 'ignore', env: { ...process.env, LISTEN: `127.0.0.1:${port}`, REPLICA1: replica, REPLICA2: replica, REPLICA3: replica, RATE_LIMIT: '3', RATE_LIMIT_PERIOD_S: '30' },
+    });
+    // one connection per request, all from 127.0.0.1, each saying which client it carries
+    const viaProxy = (client: string): Promise<number> => new Promise((done) => {
+      const socket = connect(port, '127.0.0.1', () => {
+        socket.end(`PROXY TCP4 ${client} 127.0.0.1 40000 ${port}\r\nGET /status HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+      });
+      let head = '';
+      socket.setEncoding('utf8').on('data', (d: string) => { head += d; });
+      socket.on('close', () => done(Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 0)));
+      socket.on('error', () => done(0));
+    });
+    try {
+      for (let tries = 0; (await viaProxy(`192.0.2.${1 + (tries % 200)}`)) !== 200; tries++) {
+        if (tries > 40) throw new Error('haproxy did not forward to the replica');
+        await new Promise((r) => setTimeout(r, 250));
+      }
+      const first: number[] = [];
+      for (let i = 0; i < 5; i++) first.push(await viaProxy('203.0.113.9'));
+      expect(first).to.deep.equal([200, 200, 200, 429, 429]);
+      expect(await viaProxy('203.0.113.10')).to.equal(200);
+    } finally {
+      lb.kill('SIGKILL');
+      await a.stop();
+    }
+  });
+
   itWith(NGINX, 'nginx-upstream.conf passes `nginx -t` included in an http block', () => {
     for (const d of ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) spawnSync('mkdir', ['-p', join(tmp, d)]);
     const conf = join(tmp, 'nginx.conf');
@@ -86,7 +174,9 @@ describe('deploy/', () => {
       .replace(/server 10\.0\.0\.11:8080/, `server ${hostPort(a.url)}`)
       .replace(/server 10\.0\.0\.12:8080/, `server ${hostPort(b.url)}`)
       .replace(/^\s*server 10\.0\.0\.13:8080.*\n/m, '')
-      .replace('listen 8080;', `listen 127.0.0.1:${port};`);
+      .replace('listen 8080;', `listen 127.0.0.1:${port};`)
+      // one client sends all 60 requests at once: above the per-client limit, which this test is not about
+      .replace('rate=10r/s', 'rate=1000r/s');
     const dir = mkdtempSync(join(tmp, 'lb-'));
     writeFileSync(join(dir, 'upstream.conf'), upstream);
     const conf = join(dir, 'nginx.conf');

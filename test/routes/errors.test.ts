@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import request, { Response } from 'supertest';
 import { createApp } from '../../src/app';
+import { SHOWN_VALUE_CHARS } from '../../src/http/errors';
 import { loadOpenApi } from '../../src/openapi';
 import { bech32Of, hexOf } from '../helpers/address';
 import { makeTestApp, TestApp } from '../helpers/app';
@@ -125,4 +126,74 @@ describe('errors: 400 naming the parameter and the value', () => {
       expect(res.body.message, path).to.not.match(/SELECT|sqlite|\/work\/|node_modules|\n\s+at /i);
     }
   });
+});
+
+/**
+ * A client's value is echoed in an error message at most SHOWN_VALUE_CHARS (100) characters
+ * long, on every route, for every parameter, whatever the status (400, 404, 405): a 7,000-char
+ * hash or path must not come back as a 7 KB error body.
+ */
+describe('errors: a long value is never echoed whole', () => {
+  const LONG = 7_000;
+  // Each value is one family the routes parse differently: a valid hex hash with and without 0x
+  // (404s), a bech32 address (its checksum error), anything else (names, denoms, numbers).
+  const long = (alphabet: string, prefix = ''): string => prefix + alphabet.repeat(Math.ceil(LONG / alphabet.length)).slice(0, LONG - prefix.length);
+  const values = [long('0123456789abcdef'), long('0123456789abcdef', '0x'), long('qpzry9x8gf2tvdw0s3jn54khce6mua7l', 'init1'), long('Zz-_.~Aa')];
+
+  /** The longest run of `value` (from any start) that `text` contains, up to 101. */
+  function echoed(text: string, value: string): number {
+    for (let start = 0; start < 40; start++) if (text.includes(value.slice(start, start + SHOWN_VALUE_CHARS + 1))) return SHOWN_VALUE_CHARS + 1;
+    return 0;
+  }
+
+  type Param = { name: string; in: 'path' | 'query' };
+  function operations(doc: Record<string, unknown>): { path: string; params: Param[] }[] {
+    const refs = ((doc.components as Record<string, unknown>).parameters) as Record<string, Param>;
+    const resolve = (p: Param | { $ref: string }): Param => ('$ref' in p ? refs[p.$ref.split('/').pop() as string] : p);
+    return Object.entries(doc.paths as Record<string, { get: { parameters?: (Param | { $ref: string })[] } }>)
+      .filter(([path]) => path.startsWith('/indexer/'))
+      .map(([path, item]) => ({ path, params: (item.get.parameters ?? []).map(resolve) }));
+  }
+
+  for (const vm of ['evm', 'move'] as const) {
+    it(`cuts every echoed value at ${SHOWN_VALUE_CHARS} characters: every route and parameter, ${vm} (400, 404, 405)`, async function () {
+      this.timeout(120_000);
+      const t = await makeTestApp(vm);
+      const fill: Record<string, string> = {
+        height: '1', tx_hash: 'ab'.repeat(32), account: await someAccount(t), collection_addr: hexOf(t.dump.collections[0].addr),
+        token_id: '1', name: 'x', denom: 'umin',
+      };
+      const requests: { method: 'get' | 'post'; url: string; value: string }[] = [];
+      // on a chain without EVM, the other routes answer as on the EVM chain: only the EVM ones differ
+      for (const op of operations(loadOpenApi()).filter((o) => vm === 'evm' || o.path.includes('/evm-'))) {
+        const base = op.path.replace(/\{(\w+)\}/g, (_m, n: string) => encodeURIComponent(fill[n]));
+        for (const p of op.params) {
+          for (const value of values) {
+            const url = p.in === 'path'
+              ? op.path.replace(/\{(\w+)\}/g, (_m, n: string) => encodeURIComponent(n === p.name ? value : fill[n]))
+              : `${base}?${encodeURIComponent(p.name)}=${encodeURIComponent(value)}`;
+            requests.push({ method: 'get', url, value });
+          }
+        }
+        // a long unknown query parameter name, and the wrong method on a long path
+        requests.push({ method: 'get', url: `${base}?${values[3]}=1`, value: values[3] });
+        requests.push({ method: 'post', url: `${base}/${values[3]}`, value: values[3] });
+      }
+      requests.push({ method: 'get', url: `/indexer/${values[3]}`, value: values[3] });
+      requests.push({ method: 'post', url: `/status?x=${values[3]}`, value: values[3] });
+      const statuses = new Map<number, number>();
+      const whole: string[] = [];
+      for (const r of requests) {
+        const res = await t.api[r.method](r.url);
+        statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+        if (res.status < 400) continue;
+        const what = `${r.method.toUpperCase()} ${r.url.slice(0, 80)}… → ${res.status} ${res.text.slice(0, 160)}…`;
+        expectError(res, res.status, res.body.code as number, what);
+        if (echoed(res.text, r.value) || res.text.length >= 500) whole.push(what);
+      }
+      expect(whole, whole.join('\n')).to.deep.equal([]);
+      // the search reached every kind of error it is about
+      expect([...statuses.keys()], JSON.stringify([...statuses])).to.include.members(vm === 'evm' ? [400, 404, 405] : [404, 405]);
+    });
+  }
 });

@@ -5,16 +5,17 @@
  * itself in front of them. Plus a client that keeps requests going through HAProxy and records
  * every failure, and a monitor that records what each replica's /ready says over time.
  */
-import { ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { ChildProcess, execFile, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { publishSnapshot, PublishResult } from '../../src/publish/publish';
 import { cleanEnv, ServeProcess } from '../serve/helpers';
 import { freePort } from './net';
+import type { Outcome, Plan } from './burst-client';
 import { NetnsLab, Host } from './netns';
-import { Nginx, startNginx } from './nginx';
+import { Nginx, NGINX, startNginx } from './nginx';
 
 const ROOT = resolve(__dirname, '..', '..', '..');
 const CLI = join(ROOT, 'bin', 'indexer-api');
@@ -33,6 +34,17 @@ export interface LabOptions {
 export interface Replica { host: Host; db: string; proc?: ServeProcess }
 
 export interface Ready { status: number; height?: number; snapshotId?: string }
+
+export interface BalancerOptions {
+  /** address to listen on: 127.0.0.1 (default), or the lab's host address to be reachable from its namespaces */
+  host?: string;
+  /** extra environment (HAProxy's knobs: RATE_LIMIT, TRUSTED_PROXIES, …) */
+  env?: NodeJS.ProcessEnv;
+  /** rewrites deploy/nginx-upstream.conf before nginx runs it (its knobs are literals) */
+  edit?: (conf: string) => string;
+}
+
+export interface Balancer { url: string; stop(): Promise<void> }
 
 /** GET with a timeout; resolves with status and body, rejects on a network error. */
 export function httpGet(url: string, timeoutMs: number, agent?: Agent): Promise<{ status: number; body: string }> {
@@ -59,6 +71,7 @@ export class ScaleLab {
   haproxy?: ChildProcess;
   haproxyLog = '';
   url = '';
+  private readonly balancers: Balancer[] = [];
 
   private constructor(readonly o: LabOptions) {}
 
@@ -112,10 +125,13 @@ export class ScaleLab {
   }
 
   /** HAProxy on the host with deploy/haproxy.cfg, the replicas as its servers. */
-  async startHaproxy(count = this.replicas.length): Promise<void> {
+  async startHaproxy(count = this.replicas.length, o: BalancerOptions = {}): Promise<void> {
     if (!HAPROXY) throw new Error('haproxy is not installed (apt-get install haproxy)');
     const port = await freePort();
-    const env: NodeJS.ProcessEnv = { ...process.env, LISTEN: `127.0.0.1:${port}` };
+    const host = o.host ?? '127.0.0.1';
+    // the lab's load (clientLoad) is one address sending thousands of requests a minute: far over
+    // the shipped per-client limit, which only test/scale/rate-limit.test.ts is about
+    const env: NodeJS.ProcessEnv = { ...process.env, RATE_LIMIT: '1000000000', ...o.env, LISTEN: `${host}:${port}` };
     for (let i = 0; i < 3; i++) {
       // deploy/haproxy.cfg names three servers; behind fewer (bench: 1, 2) the lines repeat them.
       env[`REPLICA${i + 1}`] = `${this.replicas[i % count].host.addr}:${REPLICA_PORT}`;
@@ -123,7 +139,7 @@ export class ScaleLab {
     this.haproxy = spawn(HAPROXY, ['-db', '-f', join(ROOT, 'deploy', 'haproxy.cfg')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     this.haproxy.stdout!.on('data', (d: Buffer) => { this.haproxyLog += d.toString(); });
     this.haproxy.stderr!.on('data', (d: Buffer) => { this.haproxyLog += d.toString(); });
-    this.url = `http://127.0.0.1:${port}`;
+    this.url = `http://${host}:${port}`;
     for (let i = 0; ; i++) {
       if (this.haproxy.exitCode !== null) throw new Error(`haproxy exited: ${this.haproxyLog}`);
       try { await httpGet(`${this.url}/health`, 1_000); return; } catch { /* not listening yet */ }
@@ -140,8 +156,57 @@ export class ScaleLab {
     }
   }
 
+  /** nginx on the host running deploy/nginx-upstream.conf (after `o.edit`), the replicas as its upstream. */
+  async startNginxBalancer(o: BalancerOptions = {}): Promise<Balancer> {
+    if (!NGINX) throw new Error('nginx is not installed (apt-get install nginx)');
+    const port = await freePort();
+    const host = o.host ?? '127.0.0.1';
+    const dir = mkdtempSync(join(this.tmp, 'nginx-lb-'));
+    let conf = readFileSync(join(ROOT, 'deploy', 'nginx-upstream.conf'), 'utf8')
+      .replace(/^(\s*)server 10\.0\.0\.11:8080(.*)$/m, (_m, indent: string, rest: string) =>
+        this.replicas.map((_r, i) => `${indent}server ${this.replicas[i].host.addr}:${REPLICA_PORT}${rest}`).join('\n'))
+      .replace(/^\s*server 10\.0\.0\.1[23]:8080.*\n/gm, '')
+      .replace('listen 8080;', `listen ${host}:${port};`);
+    conf = o.edit ? o.edit(conf) : conf;
+    writeFileSync(join(dir, 'upstream.conf'), conf);
+    for (const d of ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) mkdirSync(join(dir, d));
+    writeFileSync(join(dir, 'nginx.conf'), `daemon off;\nmaster_process off;\npid ${dir}/nginx.pid;\nerror_log ${dir}/error.log;\nevents {}\nhttp {\n  access_log off;\n`
+      + ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((d) => `  ${d}_temp_path ${dir}/${d};\n`).join('')
+      + `  include ${join(dir, 'upstream.conf')};\n}\n`);
+    const proc = spawn(NGINX, ['-c', join(dir, 'nginx.conf'), '-e', join(dir, 'error.log')], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    proc.stderr!.on('data', (d: Buffer) => { stderr += d.toString(); });
+    const exited = new Promise<void>((r) => proc.once('exit', () => r()));
+    const b: Balancer = {
+      url: `http://${host}:${port}`,
+      async stop() {
+        if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+        await exited;
+      },
+    };
+    this.balancers.push(b);
+    for (let i = 0; ; i++) {
+      if (proc.exitCode !== null) throw new Error(`nginx exited: ${stderr}`);
+      try { await httpGet(`${b.url}/health`, 1_000); return b; } catch { /* not listening yet */ }
+      if (i > 100) throw new Error(`nginx did not start: ${stderr}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  /** Runs one client (test/support/burst-client.ts) inside `h`'s namespace, so its requests come from h's address. */
+  client(h: Host, plan: Plan): Promise<Outcome> {
+    const [cmd, ...pre] = this.net.exec(h);
+    return new Promise((done, fail) => {
+      execFile(cmd, [...pre, process.execPath, join(__dirname, 'burst-client.js'), JSON.stringify(plan)], { timeout: 120_000 }, (err, stdout, stderr) => {
+        if (err) fail(new Error(`client in ${h.name}: ${err.message} ${stderr}`));
+        else done(JSON.parse(stdout) as Outcome);
+      });
+    });
+  }
+
   async stop(): Promise<void> {
     await Promise.all(this.replicas.map((r) => r.proc?.stop('SIGKILL')));
+    await Promise.all(this.balancers.splice(0).map((b) => b.stop()));
     await this.stopHaproxy();
     await this.originHttp?.stop();
     this.net.destroy();

@@ -1,5 +1,5 @@
 import { RequestHandler, Router } from 'express';
-import { GRPC, NotFoundError, sendError } from '../../http/errors';
+import { GRPC, NotFoundError, sendError, shown } from '../../http/errors';
 import { address, page, pathInt, pathParam, query, txHash } from '../../http/params';
 import { sendJson, sendPage } from '../../http/send';
 import { snapshotOf } from '../context';
@@ -17,7 +17,7 @@ export function evmUnavailable(): RequestHandler {
   return (req, res, next) => {
     if (!EVM_PATH.test(req.path) || snapshotOf(res).q.evm) { next(); return; }
     res.setHeader('Cache-Control', 'no-store');
-    sendError(res, 404, GRPC.NOT_FOUND, `not found: ${req.method} ${req.path} (evm routes are not available on this chain)`);
+    sendError(res, 404, GRPC.NOT_FOUND, `not found: ${req.method} ${shown(req.path)} (evm routes are not available on this chain)`);
   };
 }
 
@@ -41,7 +41,7 @@ export function evmRouter(): Router {
     .get('/indexer/tx/v1/evm-txs/:tx_hash', (req, res) => {
       const hash = pathParam(req, 'tx_hash');
       const json = evm(res).q.txByHash(txHash(hash));
-      if (json === undefined) throw new NotFoundError(`tx not found: ${hash}`);
+      if (json === undefined) throw new NotFoundError(`tx not found: ${shown(hash)}`);
       sendJson(res, evmTxResponse(json));
     })
     .get('/indexer/tx/v1/evm-internal-txs', (req, res) => sendPage(res, 'internal_txs', evm(res).q.internalTxs(page(req))))
@@ -59,7 +59,7 @@ export function evmRouter(): Router {
       const p = page(req);
       const hash = pathParam(req, 'tx_hash');
       const found = evm(res).q.internalByHash(txHash(hash), p);
-      if (!found) throw new NotFoundError(`transaction not found: ${hash}`);
+      if (!found) throw new NotFoundError(`transaction not found: ${shown(hash)}`);
       sendPage(res, 'internal_txs', found);
     });
 }

@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import { NotFoundError } from '../../http/errors';
+import { NotFoundError, shown } from '../../http/errors';
 import { emptyPage } from '../../snapshot/pagination';
 import { address, page, pathParam, query, tokenIdCandidates } from '../../http/params';
 import { sendJson, sendPage } from '../../http/send';
@@ -25,7 +25,7 @@ export function nftRouter(): Router {
       const s = snapshotOf(res);
       const raw = pathParam(req, 'collection_addr');
       const json = s.q.nft.collection(address('collection_addr', raw, s.meta.prefix));
-      if (json === undefined) throw new NotFoundError(`nft collection not found: ${raw}`);
+      if (json === undefined) throw new NotFoundError(`nft collection not found: ${shown(raw)}`);
       sendJson(res, collectionResponse(json));
     })
     .get('/indexer/nft/v1/tokens/by_account/:account', (req, res) => {

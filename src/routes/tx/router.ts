@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import { NotFoundError } from '../../http/errors';
+import { NotFoundError, shown } from '../../http/errors';
 import { emptyPage } from '../../snapshot/pagination';
 import { address, msgTypes, page, pathInt, pathParam, query, txHash } from '../../http/params';
 import { sendJson, sendPage } from '../../http/send';
@@ -30,7 +30,7 @@ export function txRouter(): Router {
     .get('/indexer/tx/v1/txs/:tx_hash', (req, res) => {
       const hash = pathParam(req, 'tx_hash');
       const json = snapshotOf(res).q.tx.byHash(txHash(hash));
-      if (json === undefined) throw new NotFoundError(`transaction not found: ${hash}`);
+      if (json === undefined) throw new NotFoundError(`transaction not found: ${shown(hash)}`);
       sendJson(res, txResponse(json));
     });
 }
