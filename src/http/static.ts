@@ -10,7 +10,7 @@ import { requestIsFresh } from './caching';
  * pool, the first time it is asked for — never per request. A request gets brotli or gzip when
  * its Accept-Encoding allows and that encoding was worth keeping, identity otherwise, with
  * `Vary: Accept-Encoding` on every answer. Each representation has its own strong ETag (RFC 9110
- * §8.8.3: a gzip body is not the identity body): `"<sha1 of the identity bytes>[-gz|-br]"`. A
+ * section 8.8.3: a gzip body is not the identity body): `"<sha1 of the identity bytes>[-gz|-br]"`. A
  * matching If-None-Match gets a 304 with that ETag; HEAD gets the GET's headers and no body.
  */
 
@@ -55,7 +55,7 @@ export async function precompress(identity: Buffer): Promise<Representation[]> {
 }
 
 /**
- * The q-value Accept-Encoding gives `coding` (RFC 9110 §12.5.3): its own entry, else `*`, else
+ * The q-value Accept-Encoding gives `coding` (RFC 9110 section 12.5.3): its own entry, else `*`, else
  * 0 — except identity, acceptable unless refused by name or by `*;q=0`. Absent header: identity.
  */
 export function acceptQ(acceptEncoding: string | undefined, coding: Encoding): number {
@@ -80,7 +80,7 @@ export function acceptQ(acceptEncoding: string | undefined, coding: Encoding): n
 /**
  * The representation to send: the highest q among those kept, ties to the smallest body (brotli,
  * then gzip). Identity when nothing else is acceptable — also when identity itself is refused,
- * since a 406 for a static file helps no client (RFC 9110 §12.5.3 allows either).
+ * since a 406 for a static file helps no client (RFC 9110 section 12.5.3 allows either).
  */
 export function choose(reps: Representation[], acceptEncoding: string | undefined): Representation {
   let best = reps[0];
