@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { toBech32 } from '../src/lib/address';
 import { openSnapshot } from '../src/snapshot/open';
+import { encodeKey } from '../src/snapshot/pagination';
 import { defaultTool, hasTaskset, LoadResult, runLoad } from './load';
 import { capture, cpuSecondsOf, freePort, Running, startBare, startOurs, stopAll } from './servers';
 
@@ -54,12 +55,15 @@ function familiesOf(file: string, n: number): Family[] {
     const busy = all<{ height: number }>('SELECT height FROM blocks WHERE tx_count > 0 ORDER BY random() LIMIT ?', n);
     const accounts = all<{ addr: Buffer }>('SELECT addr FROM accounts WHERE tx_count > 0 ORDER BY random() LIMIT ?', n);
     const total = s.meta.countTxs;
+    // a key names the last row of the previous page (src/snapshot/list-query.ts keyOf): any sequence with ≥ 100 older rows
+    const keys = all<{ sequence: number }>('SELECT sequence FROM txs WHERE sequence > 100 ORDER BY random() LIMIT ?', n);
     const offsets = Array.from({ length: n }, () => Math.floor(Math.random() * Math.max(1, total - 100)));
     return [
       { family: 'tx by hash', rows: 1, urls: hashes.map((r) => `/indexer/tx/v1/txs/${r.hash.toString('hex').toUpperCase()}`) },
       { family: 'block by height', rows: 1, urls: heights.map((r) => `/indexer/block/v1/blocks/${r.height}`) },
       { family: 'txs by account, 10-row page', rows: 10, urls: accounts.map((r) => `/indexer/tx/v1/txs/by_account/${toBech32(r.addr, s.meta.prefix)}?pagination.limit=10`) },
       { family: 'txs, 100-row pages at random depth', rows: 100, urls: offsets.map((o) => `/indexer/tx/v1/txs?pagination.limit=100&pagination.offset=${o}`) },
+      { family: 'txs, 100-row pages by pagination.key', rows: 100, urls: keys.map((r) => `/indexer/tx/v1/txs?pagination.limit=100&pagination.key=${encodeURIComponent(encodeKey({ sequence: r.sequence }))}`) },
       { family: 'txs by height', rows: 100, urls: busy.map((r) => `/indexer/tx/v1/txs/by_height/${r.height}`) },
     ];
   } finally {

@@ -1,11 +1,13 @@
 import { Router } from 'express';
 import { readTextAsset } from '../assets';
+import { staticFile } from '../http/static';
 
 /**
  * The built-in explorer (docs/explorer.md): one HTML shell, one script and one stylesheet,
  * shipped with the program (SEA assets in the single executable). The script renders every page
  * in the browser from the public API of this same server; the server only hands out the shell
- * for the explorer's own paths, so no API route changes behaviour.
+ * for the explorer's own paths, so no API route changes behaviour. Each file is served
+ * precompressed with its own ETag per encoding (src/http/static.ts).
  */
 
 const DIR = 'src/explorer/assets';
@@ -32,21 +34,12 @@ const FILES: Record<string, string> = {
 
 export function explorerRouter(): Router {
   const router = Router();
-  const text = new Map<string, string>();
-  const read = (file: string): string => {
-    let body = text.get(file);
-    if (body === undefined) { body = readTextAsset(`${DIR}/${file}`); text.set(file, body); }
-    return body;
-  };
-  for (const page of EXPLORER_PAGES) {
-    router.get(page, (_req, res) => {
-      res.type('text/html; charset=utf-8').set('Cache-Control', 'no-cache').send(read('index.html'));
-    });
-  }
+  const read = (file: string) => (): string => readTextAsset(`${DIR}/${file}`);
+  // one handler (one precompressed copy) for every path of the shell
+  const shell = staticFile(read('index.html'), 'text/html; charset=utf-8', 'no-cache');
+  for (const page of EXPLORER_PAGES) router.get(page, shell);
   for (const [file, type] of Object.entries(FILES)) {
-    router.get(`/explorer/${file}`, (_req, res) => {
-      res.type(type).set('Cache-Control', 'no-cache').send(read(file));
-    });
+    router.get(`/explorer/${file}`, staticFile(read(file), type, 'no-cache'));
   }
   return router;
 }

@@ -1,6 +1,7 @@
 import { Router } from 'express';
 import { readBinaryAsset } from '../assets';
 import { methodNotAllowed } from './ops';
+import { staticFile } from './static';
 
 const UI_DIR = 'node_modules/swagger-ui-dist';
 const ASSETS: Record<string, string> = {
@@ -14,17 +15,16 @@ const PAGE = `<!doctype html>
 <body><div id="ui"></div><script src="/swagger/swagger-ui-bundle.js"></script>
 <script>window.ui = SwaggerUIBundle({ url: '/swagger/doc.json', dom_id: '#ui' });</script></body></html>`;
 
-/** /swagger/doc.json (the enforced document) and a Swagger UI page at /swagger. */
+/**
+ * /swagger/doc.json (the enforced document) and a Swagger UI page at /swagger, all precompressed
+ * (src/http/static.ts).
+ */
 export function swaggerRouter(docJson: string): Router {
   const router = Router();
-  router.get('/swagger/doc.json', (_req, res) => { res.type('application/json').send(docJson); });
-  router.get('/swagger', (_req, res) => { res.type('text/html').send(PAGE); });
+  router.get('/swagger/doc.json', staticFile(() => docJson, 'application/json; charset=utf-8'));
+  router.get('/swagger', staticFile(() => PAGE, 'text/html; charset=utf-8'));
   for (const [file, type] of Object.entries(ASSETS)) {
-    let body: Buffer | undefined;
-    router.get(`/swagger/${file}`, (_req, res) => {
-      body ??= readBinaryAsset(`${UI_DIR}/${file}`);
-      res.type(type).set('Cache-Control', 'public, max-age=86400').send(body);
-    });
+    router.get(`/swagger/${file}`, staticFile(() => readBinaryAsset(`${UI_DIR}/${file}`), type, 'public, max-age=86400'));
   }
   router.all(['/swagger', '/swagger/doc.json', ...Object.keys(ASSETS).map((f) => `/swagger/${f}`)], methodNotAllowed);
   return router;
