@@ -5,6 +5,7 @@ import { VM_TYPES, VmType } from '../import/from-dump';
 import { openSnapshot } from '../snapshot/open';
 import { Follower, followMetricsText, SourceWentBackwards, StopFlag, useWal } from '../follow/follower';
 import { openFollowSource } from '../follow/source';
+import { RichListRefresher, richListMetricsText, WriteLock } from '../follow/richlist-refresh';
 import { cleanStaleTemps, runImport } from './import';
 import { HTTP_CLIENT_DEFAULTS } from '../lib/defaults';
 
@@ -14,6 +15,8 @@ export interface FollowOptions {
   fromPostgres?: string;
   /** poll interval: `2s`, `500ms`, or a number of seconds */
   interval: string;
+  /** rich-list refresh interval (`60s`; `0`: never) */
+  richlistInterval?: string;
   batchBlocks: number;
   metricsPort?: number;
   metricsHost: string;
@@ -32,6 +35,9 @@ export interface FollowOptions {
   timeout?: number;
   quiet: boolean;
 }
+
+/** follow --richlist-interval: the rich list is read whole, so not with every batch (docs/follow.md "The rich list"). */
+export const FOLLOW_RICHLIST_INTERVAL = '60s';
 
 /** `2s`, `250ms`, `1.5` (seconds) → ms; the message names the option and the value. */
 export function parseDuration(name: string, text: string): number {
@@ -60,6 +66,7 @@ export async function runFollow(o: FollowOptions): Promise<number> {
   const log = (line: string): void => { if (!o.quiet || !line.startsWith('follow: heights')) process.stderr.write(`indexer-api ${line}\n`); };
   const intervalMs = parseDuration('--interval', o.interval);
   const maxBackoffMs = parseDuration('--max-backoff', o.maxBackoff);
+  const richListIntervalMs = parseDuration('--richlist-interval', o.richlistInterval ?? FOLLOW_RICHLIST_INTERVAL);
   if (!Number.isSafeInteger(o.batchBlocks) || o.batchBlocks < 1) throw new Error(`--batch-blocks must be a whole number ≥ 1, got ${o.batchBlocks}`);
   const stop = new StopFlag();
   const onSignal = (): void => stop.stop();
@@ -91,16 +98,23 @@ export async function runFollow(o: FollowOptions): Promise<number> {
       validators: o.validators, restUrl: o.restUrl, denomContracts: o.denomContracts, statusVersion: o.statusVersion,
       statusCommit: o.statusCommit, concurrency: o.concurrency, rate: o.rate, timeout: o.timeout, db: o.db,
     });
-    follower = new Follower({ db: o.db, source, intervalMs, batchBlocks: o.batchBlocks, maxBackoffMs, log });
+    const lock = new WriteLock();
+    follower = new Follower({ db: o.db, source, intervalMs, batchBlocks: o.batchBlocks, maxBackoffMs, log, lock });
     const f = follower;
+    const refresher = source.richList && richListIntervalMs > 0
+      ? new RichListRefresher({ db: o.db, reader: source.richList, intervalMs: richListIntervalMs, vmType, prefix, lock, log, maxBackoffMs })
+      : undefined;
     if (o.metricsPort !== undefined) {
-      metrics = await listen(o.metricsPort, o.metricsHost, () => followMetricsText(f.state));
+      metrics = await listen(o.metricsPort, o.metricsHost, () => followMetricsText(f.state) + (refresher ? richListMetricsText(refresher.state, f.state.height) : ''));
       const a = metrics.address();
       log(`follow: metrics on http://${o.metricsHost}:${typeof a === 'object' && a ? a.port : o.metricsPort}/metrics`);
     }
     log(`follow: following ${source.describe} into ${o.db} from height ${f.state.height} every ${intervalMs} ms`);
+    if (refresher) log(`follow: refreshing the rich list from ${source.richList?.describe} every ${richListIntervalMs} ms`);
     try {
-      await f.run(stop);
+      // The rich list is refreshed beside the blocks; a source that went backwards stops both.
+      const done = await Promise.allSettled([f.run(stop).finally(() => stop.stop()), refresher?.run(stop).finally(() => stop.stop())]);
+      for (const r of done) if (r.status === 'rejected') throw r.reason;
     } finally {
       await source.close();
     }
@@ -128,6 +142,7 @@ export const followCommand: CommandModule<object, FollowOptions> = {
     .option('from-api', { type: 'string', describe: 'Base URL of a running rollytics-compatible API (rollytics or indexer-api)' })
     .option('from-postgres', { type: 'string', describe: 'rollytics PostgreSQL DSN (postgres://user:pass@host:5432/db)' })
     .option('interval', { type: 'string', default: '2s', describe: 'Poll interval when caught up (2s, 500ms, 1m)' })
+    .option('richlist-interval', { type: 'string', default: FOLLOW_RICHLIST_INTERVAL, describe: 'How often the rich list is read whole and its changed rows written, apart from the block batches (60s, 5m; 0: never). From an API: the --denoms rich lists' })
     .option('batch-blocks', { type: 'number', default: 2000, describe: 'At most this many heights per batch (one write transaction; catching up takes several)' })
     .option('metrics-port', { type: 'number', describe: 'Serve Prometheus metrics (source height, our height, lag in blocks and seconds) on this port (0: any free port)' })
     .option('metrics-host', { type: 'string', default: '127.0.0.1', describe: 'Address of --metrics-port' })

@@ -21,6 +21,7 @@ import { dumpErrorText, ImportSource, NftStateProbe } from '../import/sources/so
 import { SnapshotWriter } from '../import/writer';
 import { openDatabase } from '../sqlite';
 import type { FollowSource, Tip } from './source';
+import type { WriteLock } from './richlist-refresh';
 
 /** The source is behind us or disagrees with a block we have: following stops. */
 export class SourceWentBackwards extends Error {}
@@ -49,16 +50,19 @@ export interface FollowerOptions {
   /** the longest wait between retries of a failing step */
   maxBackoffMs: number;
   log: (line: string) => void;
+  /** held while a batch writes (shared with the rich-list refresh, src/follow/richlist-refresh.ts) */
+  lock?: WriteLock;
 }
 
 /** A stop request (SIGINT/SIGTERM): the batch in progress is finished, then run() returns. */
 export class StopFlag {
   stopped = false;
-  private wake?: () => void;
+  /** the sleepers (the block loop and the rich-list refresh sleep at the same time) */
+  private readonly wake = new Set<() => void>();
 
   stop(): void {
     this.stopped = true;
-    this.wake?.();
+    for (const w of [...this.wake]) w();
   }
 
   /** Sleeps ms, or less if stop() is called. */
@@ -66,8 +70,9 @@ export class StopFlag {
     if (this.stopped) return Promise.resolve();
     return new Promise((resolve) => {
       const t = setTimeout(done, ms);
-      function done(): void { clearTimeout(t); resolve(); }
-      this.wake = done;
+      const wake = this.wake;
+      function done(): void { clearTimeout(t); wake.delete(done); resolve(); }
+      wake.add(done);
     });
   }
 }
@@ -199,6 +204,7 @@ export class Follower {
     const started = process.hrtime.bigint();
     let records: ImportSource | undefined;
     let writer: SnapshotWriter | undefined;
+    let release: (() => void) | undefined;
     try {
       const lap = stopwatch(started);
       records = await src.batch(from, to, ours.tip, nftProbe(this.db));
@@ -208,6 +214,7 @@ export class Follower {
         await records.close();
         return false;
       }
+      release = await this.o.lock?.acquire();
       const inc = await incrementalSource(this.o.db, records);
       records = inc.source;
       writer = SnapshotWriter.inPlace(inc.base);
@@ -223,6 +230,8 @@ export class Follower {
       await records.close();
       writer.finish({ prefix: summary.prefix, partial, completeCollections: complete });
       writer = undefined;
+      release?.();
+      release = undefined;
       const finishMs = lap();
       const after = readOurs(this.db);
       st.height = after.tip.height;
@@ -239,6 +248,7 @@ export class Follower {
       return true;
     } catch (e) {
       writer?.abort();
+      release?.();
       records?.dispose?.();
       await records?.close().catch(() => undefined);
       throw e;
