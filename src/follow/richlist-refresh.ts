@@ -72,6 +72,9 @@ export interface RichListReader {
 /** A holder the refresher refuses (names the record and the field). */
 export class RichListRecordError extends Error {}
 
+/** Thrown from the sink when a stop was requested: a long read is dropped (nothing of it was written). */
+class RefreshStopped extends Error {}
+
 export interface RichListState {
   /** the height our rich list reflects (meta rich_list_height) */
   height: number;
@@ -182,7 +185,13 @@ export class RichListRefresher {
       staging.pragma('synchronous = OFF');
       staging.pragma('cache_size = -65536');
       staging.exec(STAGING_SQL);
-      const { height } = await this.o.reader.read(this.sink(staging));
+      let height: number;
+      try {
+        ({ height } = await this.o.reader.read(this.sink(staging, stop)));
+      } catch (e) {
+        if (e instanceof RefreshStopped) return false;
+        throw e;
+      }
       const readMs = Date.now() - t0;
       if (stop.stopped) return false;
       const { came, gone } = await this.diff(staging);
@@ -209,7 +218,7 @@ export class RichListRefresher {
   }
 
   /** Validates and stages the holders a reader puts (as the importer's `richlist` kind checks them). */
-  private sink(staging: Database.Database): RichListSink {
+  private sink(staging: Database.Database, stop: StopFlag): RichListSink {
     const ins = staging.prepare('INSERT OR IGNORE INTO theirs (denom, account, amount_key) VALUES (?, ?, ?)');
     const count = staging.prepare('SELECT count(*) FROM theirs WHERE denom = ?').pluck();
     const prefix = this.o.prefix;
@@ -218,6 +227,7 @@ export class RichListRefresher {
     return {
       reset() { commit(); staging.exec('DELETE FROM theirs'); },
       put(denom, account, amount, label) {
+        if (stop.stopped) throw new RefreshStopped('stopped');
         if (typeof denom !== 'string' || denom === '') throw new RichListRecordError(`${label}: denom: must be a non-empty string, got ${JSON.stringify(denom)}`);
         let addr: Buffer;
         try { addr = canonicalAddress(String(account), prefix); } catch (e) {
