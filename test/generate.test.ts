@@ -99,6 +99,25 @@ describe('generate', function () {
     }
   });
 
+  it('--holders: a rich list on Wasm / Move too (bech32 holders of bank denoms), and a prefix chain has the rich list of its height', async () => {
+    const [whole, prefix] = [join(root, 'holders-whole'), join(root, 'holders-prefix')];
+    const s = await generateDump({ vm: 'move', out: whole, txs: 400, holders: 100 });
+    await generateDump({ vm: 'move', out: prefix, txs: 400, holders: 100, untilHeight: s.blocks - 3 });
+    const rows = records<{ denom: string; account: string; amount: string }>(whole, 'richlist');
+    expect([...new Set(rows.map((r) => r.denom))]).to.deep.equal(['uinit', 'umin', 'uusdc']);
+    expect(rows.length).to.be.within(3 * 70, 3 * 100);
+    for (const r of rows) expect(r.account).to.match(/^init1[0-9a-z]{38}$/);
+    expect(records<{ rich_list_height: number }>(whole, 'meta')[0].rich_list_height).to.equal(s.blocks);
+    expect(records(whole, 'denom_contracts')).to.deep.equal([]);
+    const earlier = new Map(records<{ denom: string; account: string; amount: string }>(prefix, 'richlist').map((r) => [`${r.denom} ${r.account}`, r.amount]));
+    const changed = rows.filter((r) => earlier.has(`${r.denom} ${r.account}`) && earlier.get(`${r.denom} ${r.account}`) !== r.amount);
+    expect(changed.length, 'amounts that differ at the earlier height').to.be.greaterThan(0);
+    expect(rows.filter((r) => !earlier.has(`${r.denom} ${r.account}`)).length, 'holders not there yet').to.be.greaterThan(0);
+    let error: Error | undefined;
+    await generateDump({ vm: 'wasm', out: join(root, 'holders-bad'), txs: 50, holders: -1 }).catch((e: Error) => { error = e; });
+    expect(error?.message).to.equal('holders must be a whole number ≥ 0, got -1');
+  });
+
   it('refuses a non-empty output directory unless forced, then replaces both dump forms', async () => {
     const dir = join(root, 'busy');
     await generateDump({ vm: 'move', out: dir, txs: 50 });

@@ -7,6 +7,8 @@ import { openSnapshotFile } from '../snapshot/open';
 import { Follower, SourceWentBackwards, StopFlag, useWal } from '../follow/follower';
 import { createFollowMetrics, listenMetrics } from '../follow/metrics';
 import { openFollowSource } from '../follow/source';
+import { RichListRefresher, WriteLock } from '../follow/richlist-refresh';
+import { FOLLOW_DEFAULTS } from '../lib/defaults';
 import { cleanStaleTemps, runImport } from './import';
 import { FOLLOW_OPTIONS } from './options';
 
@@ -14,6 +16,8 @@ export interface FollowOptions extends SourceOptions {
   db: string;
   /** poll interval: `2s`, `500ms`, or a number of seconds (src/lib/duration.ts) */
   interval: string;
+  /** rich-list refresh interval (`60s`; `0`: never) */
+  richlistInterval?: string;
   batchBlocks: number;
   metricsPort?: number;
   metricsHost: string;
@@ -29,6 +33,7 @@ export async function runFollow(o: FollowOptions): Promise<number> {
   const log = (line: string): void => { if (!o.quiet || !line.startsWith('follow: heights')) process.stderr.write(`indexer-api ${line}\n`); };
   const intervalMs = parseDuration(o.interval, '--interval', { allowZero: true });
   const maxBackoffMs = parseDuration(o.maxBackoff, '--max-backoff', { allowZero: true });
+  const richListIntervalMs = parseDuration(o.richlistInterval ?? FOLLOW_DEFAULTS.richlistInterval, '--richlist-interval', { allowZero: true });
   if (!Number.isSafeInteger(o.batchBlocks) || o.batchBlocks < 1) throw new Error(`--batch-blocks must be a whole number ≥ 1, got ${o.batchBlocks}`);
   const stop = new StopFlag();
   const onSignal = (): void => stop.stop();
@@ -51,16 +56,23 @@ export async function runFollow(o: FollowOptions): Promise<number> {
     if (o.vmType !== undefined && o.vmType !== vmType) throw new Error(`--vm-type ${o.vmType} but ${o.db} is a ${vmType} snapshot`);
     if (o.bech32Prefix !== undefined && o.bech32Prefix !== prefix) throw new Error(`--bech32-prefix ${o.bech32Prefix} but ${o.db} uses ${prefix}`);
     const source = openFollowSource({ ...sourceOptionsOf(o), vmType, bech32Prefix: prefix, db: o.db });
-    follower = new Follower({ db: o.db, source, intervalMs, batchBlocks: o.batchBlocks, maxBackoffMs, log });
+    const lock = new WriteLock();
+    follower = new Follower({ db: o.db, source, intervalMs, batchBlocks: o.batchBlocks, maxBackoffMs, log, lock });
     const f = follower;
+    const refresher = source.richList && richListIntervalMs > 0
+      ? new RichListRefresher({ db: o.db, reader: source.richList, intervalMs: richListIntervalMs, vmType, prefix, lock, log, maxBackoffMs })
+      : undefined;
     if (o.metricsPort !== undefined) {
-      metrics = await listenMetrics(createFollowMetrics(f.state), o.metricsPort, o.metricsHost);
+      metrics = await listenMetrics(createFollowMetrics(f.state, Date.now, refresher?.state), o.metricsPort, o.metricsHost);
       const a = metrics.address();
       log(`follow: metrics on http://${o.metricsHost}:${typeof a === 'object' && a ? a.port : o.metricsPort}/metrics`);
     }
     log(`follow: following ${source.describe} into ${o.db} from height ${f.state.height} every ${intervalMs} ms`);
+    if (refresher) log(`follow: refreshing the rich list from ${source.richList?.describe} every ${richListIntervalMs} ms`);
     try {
-      await f.run(stop);
+      // The rich list is refreshed beside the blocks; a source that went backwards stops both.
+      const done = await Promise.allSettled([f.run(stop).finally(() => stop.stop()), refresher?.run(stop).finally(() => stop.stop())]);
+      for (const r of done) if (r.status === 'rejected') throw r.reason;
     } finally {
       await source.close();
     }

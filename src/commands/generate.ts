@@ -7,6 +7,7 @@ export interface GenerateOptions {
   out: string;
   preset: Preset;
   txs?: number;
+  holders?: number;
   seed: number;
   gzip: boolean;
   force: boolean;
@@ -39,12 +40,15 @@ export async function runGenerate(o: GenerateOptions): Promise<GenerateSummary &
   if (o.txs !== undefined && (!Number.isSafeInteger(o.txs) || o.txs < 0)) {
     throw new Error(`--txs must be a whole number ≥ 0, got ${o.txs}`);
   }
+  if (o.holders !== undefined && (!Number.isSafeInteger(o.holders) || o.holders < 0)) {
+    throw new Error(`--holders must be a whole number ≥ 0, got ${o.holders}`);
+  }
   if (!Number.isSafeInteger(o.seed)) throw new Error(`--seed must be an integer, got ${o.seed}`);
   const started = process.hrtime.bigint();
   const progress = !o.quiet && process.stderr.isTTY === true ? terminalProgress() : undefined;
   try {
     const summary = await generateDump({
-      vm: o.vm, out: o.out, preset: o.preset, txs: o.txs, seed: o.seed, gzip: o.gzip, force: o.force,
+      vm: o.vm, out: o.out, preset: o.preset, txs: o.txs, holders: o.holders, seed: o.seed, gzip: o.gzip, force: o.force,
       onProgress: progress?.update,
     });
     return { ...summary, seconds: Number(process.hrtime.bigint() - started) / 1e9 };
@@ -68,6 +72,7 @@ export const generateCommand: CommandModule<object, GenerateOptions> = {
     .option('out', { type: 'string', demandOption: true, describe: 'Dump directory to write (required; created if missing)' })
     .option('preset', { choices: PRESETS, default: 'demo' as Preset, describe: `Chain shape: demo (${DEMO_TXS} txs, ~400 blocks) or scale (${SCALE_TXS} txs, ~8 txs per block); default demo` })
     .option('txs', { type: 'number', describe: `Number of txs, overriding the preset (default ${DEMO_TXS} for demo, ${SCALE_TXS} for scale)` })
+    .option('holders', { type: 'number', describe: 'Rich-list holders per denom, on every VM (EVM: per ERC-20 contract; Wasm / Move: uinit, umin, uusdc); default: the preset\'s on EVM (400 demo, 100000 scale), none on Wasm / Move' })
     .option('seed', { type: 'number', default: 1, describe: 'PRNG seed; the same options always give byte-identical files (default 1)' })
     .option('gzip', { type: 'boolean', default: false, describe: 'Write NAME.ndjson.gz instead of NAME.ndjson (default false)' })
     .option('force', { type: 'boolean', default: false, describe: 'Write into a non-empty --out, replacing its dump files (default false)' })

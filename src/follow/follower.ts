@@ -23,6 +23,7 @@ import { openDatabase } from '../sqlite';
 import { nftStateProbe } from '../snapshot/queries/nft-state';
 import { prepareTipQueries, type Tip, type TipQueries } from '../snapshot/queries/tip';
 import type { FollowSource } from './source';
+import type { WriteLock } from './richlist-refresh';
 
 /** The source is behind us or disagrees with a block we have: following stops. */
 export class SourceWentBackwards extends Error {}
@@ -51,16 +52,19 @@ export interface FollowerOptions {
   /** the longest wait between retries of a failing step */
   maxBackoffMs: number;
   log: (line: string) => void;
+  /** held while a batch writes (shared with the rich-list refresh, src/follow/richlist-refresh.ts) */
+  lock?: WriteLock;
 }
 
 /** A stop request (SIGINT/SIGTERM): the batch in progress is finished, then run() returns. */
 export class StopFlag {
   stopped = false;
-  private wake?: () => void;
+  /** the sleepers (the block loop and the rich-list refresh sleep at the same time) */
+  private readonly wake = new Set<() => void>();
 
   stop(): void {
     this.stopped = true;
-    this.wake?.();
+    for (const w of [...this.wake]) w();
   }
 
   /** Sleeps ms, or less if stop() is called. */
@@ -68,8 +72,9 @@ export class StopFlag {
     if (this.stopped) return Promise.resolve();
     return new Promise((resolve) => {
       const t = setTimeout(done, ms);
-      function done(): void { clearTimeout(t); resolve(); }
-      this.wake = done;
+      const wake = this.wake;
+      function done(): void { clearTimeout(t); wake.delete(done); resolve(); }
+      wake.add(done);
     });
   }
 }
@@ -176,6 +181,7 @@ export class Follower {
     const started = process.hrtime.bigint();
     let records: ImportSource | undefined;
     let writer: SnapshotWriter | undefined;
+    let release: (() => void) | undefined;
     try {
       const lap = stopwatch(started);
       records = await src.batch(from, to, ours.tip, nftStateProbe(this.db));
@@ -185,6 +191,7 @@ export class Follower {
         await records.close();
         return false;
       }
+      release = await this.o.lock?.acquire();
       const inc = await incrementalSource(this.o.db, records);
       records = inc.source;
       writer = SnapshotWriter.inPlace(inc.base);
@@ -200,6 +207,8 @@ export class Follower {
       await records.close();
       writer.finish({ prefix: summary.prefix, partial, completeCollections: complete });
       writer = undefined;
+      release?.();
+      release = undefined;
       const finishMs = lap();
       const after = readOurs(this.tip);
       st.height = after.tip.height;
@@ -216,6 +225,7 @@ export class Follower {
       return true;
     } catch (e) {
       writer?.abort();
+      release?.();
       records?.dispose?.();
       await records?.close().catch(() => undefined);
       throw e;

@@ -6,9 +6,10 @@
 import { createServer, Server } from 'node:http';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { FollowState } from './follower';
+import type { RichListState } from './richlist-refresh';
 
 /** A registry of its own (no global state) whose values are read from `state` at each scrape. */
-export function createFollowMetrics(state: FollowState, now: () => number = Date.now): Registry {
+export function createFollowMetrics(state: FollowState, now: () => number = Date.now, richList?: RichListState): Registry {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const gauge = (name: string, help: string, value: () => number): void => {
@@ -26,6 +27,14 @@ export function createFollowMetrics(state: FollowState, now: () => number = Date
     () => (state.newestBlockMs ? (now() - state.newestBlockMs) / 1000 : 0));
   counter('indexer_api_follow_batches_total', 'Batches committed', () => state.batches);
   counter('indexer_api_follow_failures_total', 'Failed polls or batches (source errors)', () => state.failures);
+  if (richList) {
+    const r = richList;
+    gauge('indexer_api_follow_richlist_height', 'The height our rich list reflects (meta rich_list_height, /status rich_list_height)', () => r.height);
+    gauge('indexer_api_follow_richlist_lag_blocks', 'Our newest height minus the height our rich list reflects', () => Math.max(0, state.height - r.height));
+    gauge('indexer_api_follow_richlist_last_refresh_timestamp_seconds', 'When the last successful rich-list refresh started reading, Unix seconds (0: none yet)', () => r.lastRefreshMs / 1000);
+    counter('indexer_api_follow_richlist_refreshes_total', 'Rich-list refreshes completed', () => r.refreshes);
+    counter('indexer_api_follow_richlist_failures_total', 'Rich-list refreshes that failed (source errors, a source that kept moving)', () => r.failures);
+  }
   return registry;
 }
 

@@ -8,13 +8,17 @@ import { Client } from 'pg';
 import { basename, dirname, join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { VmType } from '../import/from-dump';
-import { openApiSource } from '../import/sources/api';
+import { openApiSource, readDenomContracts, readRichList } from '../import/sources/api';
 import { HttpClient } from '../import/sources/http';
-import { openPostgresSource } from '../import/sources/postgres';
+import { openPostgresSource, readPostgresRichList } from '../import/sources/postgres';
 import type { SourceOptions } from '../import/sources/options';
 import { ImportSource, NftStateProbe, redactDsn } from '../import/sources/source';
 import { HTTP_CLIENT_DEFAULTS } from '../lib/defaults';
 import type { Tip } from '../snapshot/queries/tip';
+import type { RichListReader } from './richlist-refresh';
+
+/** A crawled rich list is read again at most this many times while the source's rich_list_height moves. */
+export const RICH_LIST_READS = 3;
 
 /** The source options with what the snapshot decided: its VM type and prefix, its file. */
 export interface FollowSourceOptions extends SourceOptions {
@@ -36,6 +40,11 @@ export interface FollowSource {
    * openApiSource's nftChangesSince)
    */
   batch(from: number, to: number, tip: Tip, ours: NftStateProbe): Promise<ImportSource>;
+  /**
+   * the source's whole rich list, refreshed apart from the batches (src/follow/richlist-refresh.ts);
+   * undefined when there is none to follow (an API without --denoms)
+   */
+  richList?: RichListReader;
   close(): Promise<void>;
 }
 
@@ -64,18 +73,57 @@ function apiSource(o: FollowSourceOptions & { fromApi: string }): FollowSource {
         throw e;
       }
     },
+    richList: (o.denoms ?? []).length === 0 ? undefined : apiRichList(o, base),
     batch(from, to, tip, ours) {
       return openApiSource({
         nftChangesSince: { height: from, ours },
         url: base, vmType: o.vmType, prefix: o.bech32Prefix, fromHeight: from, toHeight: to,
         evmSequenceStart: { txs: tip.evmTxs, internal: tip.evmInternalTxs }, txSequenceAfter: tip.txs,
         previousBlockUs: tip.height > 0 ? tip.timeUs : undefined,
-        denoms: o.denoms ?? [], concurrency: o.concurrency, rate: o.rate, retries: 0, timeoutMs: o.timeout,
+        denoms: [], withoutRichList: true, concurrency: o.concurrency, rate: o.rate, retries: 0, timeoutMs: o.timeout,
         validatorsFile: o.validators, denomContractsFile: o.denomContracts, linkTokensSince: from,
         stagingPath: join(dirname(resolve(o.db)), `.${basename(o.db)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`),
       });
     },
     async close() { /* nothing held between steps */ },
+  };
+}
+
+/**
+ * The --denoms rich lists of an API, read between two /status reads of rich_list_height: read
+ * again when it moved, or when a denom's distinct holders are not the total its first page
+ * announced (offset pages over holders of equal amounts can repeat or skip some), so a refresh
+ * never mixes two states of the source.
+ */
+function apiRichList(o: FollowSourceOptions, base: string): RichListReader {
+  const http = new HttpClient(base, { concurrency: o.concurrency, rate: o.rate, retries: 0, timeoutMs: o.timeout ?? HTTP_CLIENT_DEFAULTS.timeoutMs });
+  const concurrency = Math.max(1, Math.floor(o.concurrency ?? HTTP_CLIENT_DEFAULTS.concurrency));
+  const richHeight = async (): Promise<number> => {
+    let s: { rich_list_height?: unknown };
+    try { s = JSON.parse(await http.get('/status')) as typeof s; } catch (e) {
+      throw e instanceof SyntaxError ? new Error(`GET ${base}/status: not JSON`) : e;
+    }
+    return s.rich_list_height === undefined ? 0 : Number(s.rich_list_height);
+  };
+  return {
+    describe: `api ${base}`,
+    async read(sink) {
+      const contracts = await readDenomContracts({ denomContractsFile: o.denomContracts });
+      let why = '';
+      for (let attempt = 1; attempt <= RICH_LIST_READS; attempt++) {
+        sink.reset();
+        const before = await richHeight();
+        const totals = await readRichList(http, base, o.denoms ?? [], o.vmType, contracts, concurrency, (stored, holders, url) => {
+          holders.forEach((h, i) => sink.put(stored, h.account, h.amount, `${url} holder ${i}`));
+        });
+        const after = await richHeight();
+        const off = [...totals].find(([d, total]) => total !== undefined && sink.count(d) !== total);
+        if (before === after && !off) return { height: after };
+        why = before !== after ? `its rich_list_height moved from ${before} to ${after} while it was read`
+          : `denom ${off?.[0]}: ${sink.count(off?.[0] as string)} distinct holders read, the source counts ${off?.[1]}`;
+      }
+      throw new Error(`${base}: the rich list was read ${RICH_LIST_READS} times and never in one state: ${why}`);
+    },
   };
 }
 
@@ -124,8 +172,21 @@ function postgresSource(o: FollowSourceOptions & { fromPostgres: string }): Foll
         dsn: o.fromPostgres, vmType: o.vmType, prefix: o.bech32Prefix, chainId: o.chainId, validatorsFile: o.validators,
         restUrl: o.restUrl, restHttp: { concurrency: o.concurrency, rate: o.rate, retries: 0, timeoutMs: o.timeout },
         denomContractsFile: o.denomContracts, statusVersion: o.statusVersion, statusCommit: o.statusCommit,
-        fromHeight: from, toHeight: to,
+        fromHeight: from, toHeight: to, withoutRichList: true,
       });
+    },
+    richList: {
+      describe: `postgres ${where}`,
+      async read(sink) {
+        sink.reset();
+        return readPostgresRichList(o.fromPostgres, (r) => {
+          let h: { denom?: unknown; account?: unknown; amount?: unknown };
+          try { h = JSON.parse(r.text) as typeof h; } catch { throw new Error(`${r.file}: not JSON`); }
+          if (!sink.put(h.denom as string, h.account as string, h.amount as string, r.file)) {
+            throw new Error(`${r.file}: denom: duplicate holder for denom ${JSON.stringify(String(h.denom).toLowerCase())}`);
+          }
+        });
+      },
     },
     async close() {
       const c = client;

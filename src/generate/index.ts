@@ -21,6 +21,11 @@ export interface GenerateDumpOptions {
   preset?: Preset;
   /** Overrides the preset's tx count. */
   txs?: number;
+  /**
+   * Rich-list holders per denom, on every VM (EVM: per ERC-20 contract; Wasm / Move: per bank
+   * denom). Default: the preset's on EVM, none elsewhere.
+   */
+  holders?: number;
   seed?: number;
   gzip?: boolean;
   force?: boolean;
@@ -67,6 +72,10 @@ export async function generateDump(opts: GenerateDumpOptions): Promise<GenerateS
   const p = resolveParams(opts.vm, preset, opts.txs, seed);
   const last = Math.min(p.blocks, opts.untilHeight ?? p.blocks);
   if (!Number.isSafeInteger(last) || last < 1) throw new Error(`untilHeight must be a whole number ≥ 1, got ${opts.untilHeight}`);
+  if (opts.holders !== undefined && (!Number.isSafeInteger(opts.holders) || opts.holders < 0)) {
+    throw new Error(`holders must be a whole number ≥ 0, got ${opts.holders}`);
+  }
+  const holders = opts.holders ?? (p.vm === 'evm' ? p.richHolders : 0);
   const stream = (name: string) => new Prng(`indexer-api/generate/${p.vm}/${preset}/${seed}/${name}`);
   prepareOutputDir(opts.out, opts.force ?? false);
   const out = new DumpWriter(opts.out, opts.gzip ?? false);
@@ -94,7 +103,7 @@ export async function generateDump(opts: GenerateDumpOptions): Promise<GenerateS
     source: preset === 'demo' ? DEMO_SOURCE : DEMO_SOURCE.replace('demo', 'scale'),
     height: last,
     internal_tx_height: internalTxHeight,
-    rich_list_height: p.vm === 'evm' ? last : 0,
+    rich_list_height: holders > 0 ? last : 0,
   });
   for (const v of validators) {
     out.file('validators').writeObject({ proposer: v.proposer, moniker: v.moniker, operator_address: v.proposer });
@@ -156,7 +165,7 @@ export async function generateDump(opts: GenerateDumpOptions): Promise<GenerateS
       if (++tokens % 4096 === 0) await out.flush();
     }
   }
-  if (vm instanceof EvmVm) await writeRichList(p, pop, vm.erc20, stream('richlist'), out);
+  if (holders > 0) await writeRichList(p, pop, vm instanceof EvmVm ? vm.erc20 : undefined, stream('richlist'), out, holders, last);
 
   const files = await out.close();
   return {

@@ -27,7 +27,7 @@ export interface ChainParams {
   mintShare: number;
   mintBatch: [number, number];
   failShare: number;
-  /** Rich-list holders per denom (EVM only). */
+  /** Rich-list holders per denom (the preset's: EVM only; generate --holders sets it on every VM). */
   richHolders: number;
   genesisMs: number;
 }

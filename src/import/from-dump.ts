@@ -108,6 +108,8 @@ class LoadState {
   readonly collections = new Map<string, { name: string; originName: string }>();
   readonly seenTokens = new Set<string>();
   readonly denoms = new Set<string>();
+  /** the kinds the source has (each() found records for them, possibly none) */
+  readonly present = new Set<string>();
 
   constructor(readonly source: RecordSource, readonly writer: SnapshotWriter, readonly progress: ImportProgress,
     readonly options: LoadOptions) {
@@ -123,12 +125,14 @@ class LoadState {
   set meta(m: Meta) { this.loadedMeta = m; }
 
   /** Runs `fn` on every record of one kind (a missing optional kind loads nothing). */
-  async each(name: string, required: boolean, fn: (f: Fields) => void, allowed: readonly string[]): Promise<void> {
+  async each(name: string, required: boolean, fn: (f: Fields) => void, allowed: readonly string[], present?: () => void): Promise<void> {
     const records = this.source.records(name);
     if (!records && required) throw new DumpError(`${name}.ndjson`, 0, '(file)', `missing from ${this.source.describe}`);
     this.counts[name] = 0;
     if (!records) return;
+    this.present.add(name);
     this.writer.beginKind(name);
+    present?.();
     this.progress.stage(name);
     let batch = 0;
     for await (const at of records) {
@@ -143,13 +147,15 @@ class LoadState {
 /**
  * One kind of record (one dump file, docs/dump-format.md): its fields, whether a source must
  * have it, its parser (validates one record into R; checks against earlier kinds) and its
- * writer (R into the snapshot). `before`/`after` run whether or not the source has the kind.
+ * writer (R into the snapshot). `before`/`after` run whether or not the source has the kind;
+ * `begin` only when it has it (before its first record).
  */
 interface RecordKind<R> {
   name: string;
   fields: readonly string[];
   required?(s: LoadState): boolean;
   before?(s: LoadState): void;
+  begin?(s: LoadState): void;
   parse(f: Fields, s: LoadState): R;
   write(r: R, f: Fields, s: LoadState): void;
   after?(s: LoadState): void;
@@ -166,7 +172,7 @@ function recordKind<R>(k: RecordKind<R>): Stage {
     name: k.name,
     async load(s) {
       k.before?.(s);
-      await s.each(k.name, k.required?.(s) ?? false, (f) => k.write(k.parse(f, s), f, s), k.fields);
+      await s.each(k.name, k.required?.(s) ?? false, (f) => k.write(k.parse(f, s), f, s), k.fields, k.begin && (() => k.begin?.(s)));
       k.after?.(s);
     },
   };
@@ -188,7 +194,8 @@ interface MetaRecord extends Meta {
   source: string;
   height?: number;
   internalTxHeight?: number;
-  richListHeight: number;
+  /** absent on top of a base: the base's stays (follow refreshes the rich list apart from the blocks) */
+  richListHeight?: number;
   /** rollytics' /status extension fields given in the dump (src/wire/status.ts) */
   extensions: [string, number][];
 }
@@ -231,7 +238,7 @@ const STAGES: readonly Stage[] = [
         height: f.has('height') ? f.uint('height') : undefined,
         // Absent: computed from evm_internal_txs at the end (src/import/evm.ts).
         internalTxHeight: f.has('internal_tx_height') ? f.uint('internal_tx_height') : undefined,
-        richListHeight: f.uint('rich_list_height', { optional: 0 }),
+        richListHeight: f.has('rich_list_height') || !s.writer.base ? f.uint('rich_list_height', { optional: 0 }) : undefined,
         // rollytics' /status extension fields: recorded when given, served as recorded (src/wire/status.ts).
         extensions: STATUS_EXTENSIONS.filter((k) => f.has(k)).map((k): [string, number] => [k, f.int(k, STATUS_EXTENSION_MIN[k])]),
       };
@@ -247,7 +254,7 @@ const STAGES: readonly Stage[] = [
       writer.setMeta('source', r.source);
       if (r.height !== undefined) writer.setMeta('height', r.height);
       if (r.internalTxHeight !== undefined) writer.setMeta('internal_tx_height', r.internalTxHeight);
-      writer.setMeta('rich_list_height', r.richListHeight);
+      if (r.richListHeight !== undefined) writer.setMeta('rich_list_height', r.richListHeight);
       for (const [k, v] of r.extensions) writer.setMeta(k, v);
     },
     after(s) {
@@ -388,11 +395,12 @@ const STAGES: readonly Stage[] = [
     },
   }),
 
-  // (denom, account) must be unique; a temporary index makes a duplicate fail on its line.
+  // (denom, account) must be unique; a temporary index makes a duplicate fail on its line. Built
+  // only when the source has a rich list: on a base (follow) it would cost O(rich list) for nothing.
   recordKind<{ denom: string; account: Buffer; amount: string }>({
     name: 'richlist',
     fields: ['denom', 'account', 'amount'],
-    before({ writer }) { writer.db.exec('CREATE UNIQUE INDEX richlist_unique ON richlist (denom, account)'); },
+    begin({ writer }) { writer.db.exec('CREATE UNIQUE INDEX richlist_unique ON richlist (denom, account)'); },
     parse(f, s) {
       const denom = f.string('denom', { nonEmpty: true }).toLowerCase();
       const account = f.address('account', s.meta.prefix);
@@ -404,7 +412,7 @@ const STAGES: readonly Stage[] = [
       onConstraint(f, 'SQLITE_CONSTRAINT_UNIQUE', 'account', `duplicate holder for denom ${describe(h.denom)}`, () => writer.insertHolder(h.denom,
         amountKey(h.amount), h.account, holderJson(m.vmType === 'evm' ? toHex0x(h.account) : toBech32(h.account, m.prefix), canonicalAmount(h.amount))));
     },
-    after({ writer }) { writer.db.exec('DROP INDEX richlist_unique'); },
+    after({ writer, present }) { if (present.has('richlist')) writer.db.exec('DROP INDEX richlist_unique'); },
   }),
 
   recordKind<{ denom: string; contract: Buffer }>({

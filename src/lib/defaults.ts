@@ -55,4 +55,6 @@ export const FOLLOW_DEFAULTS = {
   maxBackoff: '60s',
   /** address of --metrics-port */
   metricsHost: '127.0.0.1',
+  /** the rich list is read whole, so apart from the batches at this cadence (docs/follow.md "The rich list") */
+  richlistInterval: '60s',
 } as const;

@@ -120,6 +120,11 @@ export interface ApiSourceOptions {
    * every collection's `nfts.length` and names; otherwise every token is read, as without this.
    */
   nftChangesSince?: { height: number; ours: NftStateProbe };
+  /**
+   * follow: the rich list is refreshed apart from the block batches (src/follow/richlist-refresh.ts):
+   * no `richlist` records, and a meta without `rich_list_height` (the snapshot's stays)
+   */
+  withoutRichList?: boolean;
 }
 
 const PAGE = 1000;
@@ -243,7 +248,7 @@ async function crawlInto(db: Database.Database, http: HttpClient, concurrency: n
   // (the tokens whose history is crawled are those staged: with changedTokensOnly the changed ones)
   if (vmType !== 'move') await crawler.tokenTxs(from, to);
   if (vmType === 'evm') await crawler.evmTxs();
-  if (o.denoms.length) await crawler.richList(vmType, denomContracts);
+  if (o.denoms.length && !o.withoutRichList) await crawler.richList(vmType, denomContracts);
   const completeCollections = changedTokensOnly ? crawler.completeCollections : new Set<string>();
   return { status, vmType, from, to, denomContracts, changedTokensOnly, fullNftReason, completeCollections };
 }
@@ -259,7 +264,7 @@ function heightRange(o: ApiSourceOptions, status: Status): { from: number; to: n
 }
 
 /** --denom-contracts as a lower-cased denom → contract map (bad lines are the loader's to report). */
-async function readDenomContracts(o: ApiSourceOptions): Promise<Map<string, string>> {
+export async function readDenomContracts(o: Pick<ApiSourceOptions, 'denomContractsFile'>): Promise<Map<string, string>> {
   const denomContracts = new Map<string, string>();
   if (o.denomContractsFile) {
     for await (const l of ndjsonFile(o.denomContractsFile)) {
@@ -659,39 +664,59 @@ class Crawler {
 
   /** Rich lists: offset pages per --denoms entry (on EVM stored by ERC-20 contract). */
   async richList(vmType: VmType, denomContracts: Map<string, string>): Promise<void> {
-    const { db, base, o, progress, concurrency } = this;
+    const { db, progress } = this;
     progress?.stage('crawl rich list');
     const insHolder = db.prepare('INSERT OR IGNORE INTO holders (denom, account, text) VALUES (?, ?, ?)');
-    await forEachConcurrent(o.denoms, concurrency, async (denom) => {
-      let stored = denom.toLowerCase();
-      if (vmType === 'evm' && !stored.startsWith('0x')) {
-        const c = denomContracts.get(stored) ?? (/^evm\/[0-9a-f]{40}$/.test(stored) ? `0x${stored.slice(4)}` : undefined);
-        if (!c) throw new Error(`--denoms ${denom}: on EVM the rich list is stored by ERC-20 contract; pass the 0x contract or list the denom in --denom-contracts`);
-        stored = c;
-      }
-      const pageAt = async (offset: number): Promise<{ n: number; total?: number }> => {
-        const path = `/indexer/richlist/v1/${encodeURIComponent(denom)}?pagination.limit=${PAGE}&pagination.offset=${offset}`;
-        const page = await this.page(path, 'holders');
-        db.transaction(() => {
-          for (const text of page.items) {
-            const h = parseJson<{ account: string; amount: string }>(base + path, text);
-            insHolder.run(stored, h.account, JSON.stringify({ denom: stored, account: h.account, amount: h.amount }));
-          }
-        })();
-        progress?.records(page.items.length);
-        return { n: page.items.length, total: page.total };
-      };
-      const p0 = await pageAt(0);
-      if (p0.n < PAGE) return;
-      if (p0.total !== undefined) {
-        const offsets: number[] = [];
-        for (let off = PAGE; off < p0.total; off += PAGE) offsets.push(off);
-        await forEachConcurrent(offsets, concurrency, async (off) => { await pageAt(off); });
-      } else {
-        for (let off = PAGE; (await pageAt(off)).n === PAGE; off += PAGE) { /* until a short page */ }
-      }
+    await readRichList(this.http, this.base, this.o.denoms, vmType, denomContracts, this.concurrency, (stored, holders) => {
+      db.transaction(() => {
+        for (const h of holders) insHolder.run(stored, h.account, JSON.stringify({ denom: stored, account: h.account, amount: h.amount }));
+      })();
+      progress?.records(holders.length);
     });
   }
+}
+
+/** The denom a rich list is stored under: on EVM its ERC-20 contract (`0x…`), else the denom lower-cased. */
+export function storedRichListDenom(denom: string, vmType: VmType, denomContracts: ReadonlyMap<string, string>): string {
+  const stored = denom.toLowerCase();
+  if (vmType !== 'evm' || stored.startsWith('0x')) return stored;
+  const c = denomContracts.get(stored) ?? (/^evm\/[0-9a-f]{40}$/.test(stored) ? `0x${stored.slice(4)}` : undefined);
+  if (!c) throw new Error(`--denoms ${denom}: on EVM the rich list is stored by ERC-20 contract; pass the 0x contract or list the denom in --denom-contracts`);
+  return c;
+}
+
+/**
+ * Every holder of `denoms` as served (`/indexer/richlist/v1/{denom}`, offset pages of 1000, in
+ * parallel once the first page gave the total), handed to `put` page by page with the stored
+ * denom. Returns, per stored denom, the `pagination.total` the first page announced (undefined
+ * when the API did not count): rollytics orders holders by amount without a tie-breaker, so
+ * offset pages can repeat or skip holders of equal amounts — a reader that must be exact
+ * compares the distinct holders it got with it (src/follow/richlist-refresh.ts).
+ */
+export async function readRichList(http: HttpClient, base: string, denoms: readonly string[], vmType: VmType,
+  denomContracts: ReadonlyMap<string, string>, concurrency: number,
+  put: (stored: string, holders: { account: string; amount: string }[], url: string) => void): Promise<Map<string, number | undefined>> {
+  const totals = new Map<string, number | undefined>();
+  await forEachConcurrent(denoms, concurrency, async (denom) => {
+    const stored = storedRichListDenom(denom, vmType, denomContracts);
+    const pageAt = async (offset: number): Promise<{ n: number; total?: number }> => {
+      const path = `/indexer/richlist/v1/${encodeURIComponent(denom)}?pagination.limit=${PAGE}&pagination.offset=${offset}`;
+      const page = members(base + path, await http.get(path), 'holders');
+      put(stored, page.items.map((text) => parseJson<{ account: string; amount: string }>(base + path, text)), base + path);
+      return { n: page.items.length, total: page.total };
+    };
+    const p0 = await pageAt(0);
+    totals.set(stored, p0.total);
+    if (p0.n < PAGE) return;
+    if (p0.total !== undefined) {
+      const offsets: number[] = [];
+      for (let off = PAGE; off < p0.total; off += PAGE) offsets.push(off);
+      await forEachConcurrent(offsets, concurrency, async (off) => { await pageAt(off); });
+    } else {
+      for (let off = PAGE; (await pageAt(off)).n === PAGE; off += PAGE) { /* until a short page */ }
+    }
+  });
+  return totals;
 }
 
 function sourceFromStaging(db: Database.Database, c: Crawl, o: ApiSourceOptions, base: string, dispose: () => void,
@@ -711,7 +736,8 @@ function sourceFromStaging(db: Database.Database, c: Crawl, o: ApiSourceOptions,
       chain_id: c.status.chain_id, vm_type: c.vmType, bech32_prefix: o.prefix,
       version: c.status.version ?? 'dev', commit_hash: c.status.commit_hash ?? 'unknown', source: `api ${base}`,
       ...(c.to === c.status.height ? { height: c.status.height } : {}),
-      internal_tx_height: c.status.internal_tx_height ?? 0, rich_list_height: c.status.rich_list_height ?? 0,
+      internal_tx_height: c.status.internal_tx_height ?? 0,
+      ...(o.withoutRichList ? {} : { rich_list_height: c.status.rich_list_height ?? 0 }),
       // rollytics' cleanup progress, passed on as the source shows it (the loader checks the values)
       ...Object.fromEntries(STATUS_EXTENSIONS.filter((k) => c.status[k] !== undefined).map((k) => [k, c.status[k]])),
     }))],
@@ -760,7 +786,7 @@ function sourceFromStaging(db: Database.Database, c: Crawl, o: ApiSourceOptions,
           JSON.stringify({ collection_addr: r.collection, token_id: r.token_id, sequence: r.sequence }));
       }
     })()),
-    richlist: () => (o.denoms.length ? (function* () {
+    richlist: () => (o.denoms.length && !o.withoutRichList ? (function* () {
       for (const r of rows<{ denom: string; account: string; text: string }>('SELECT denom, account, text FROM holders ORDER BY denom, account')) {
         yield record(at(`holder ${r.denom} ${r.account}`), r.text);
       }

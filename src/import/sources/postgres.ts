@@ -68,6 +68,11 @@ export interface PostgresSourceOptions {
    * removed collection) the whole `nft` table is delivered, as without this option.
    */
   nftChangesSince?: { height: number; ours: NftStateProbe };
+  /**
+   * follow: the rich list is refreshed apart from the block batches (src/follow/richlist-refresh.ts):
+   * no `richlist` records, and a meta without `rich_list_height` (the snapshot's stays)
+   */
+  withoutRichList?: boolean;
 }
 
 /** EVM tables (docs/api-contract.md#rollytics-tables), read when all of them are present on an EVM chain. */
@@ -135,7 +140,7 @@ export async function openPostgresSource(o: PostgresSourceOptions): Promise<Impo
     collections: () => r.collections(),
     tokens: () => r.tokens(),
     token_txs: () => r.tokenTxs(),
-    richlist: () => r.richList(),
+    richlist: () => (o.withoutRichList ? undefined : r.richList()),
     denom_contracts: () => (o.denomContractsFile ? ndjsonFile(o.denomContractsFile) : undefined),
     evm_txs: () => (!evm ? undefined : r.evmTxs()),
     evm_internal_txs: () => (!evm ? undefined : r.evmInternalTxs()),
@@ -334,7 +339,7 @@ class RollyticsRecords {
       chain_id: f.chainId, vm_type: o.vmType, bech32_prefix: o.prefix,
       version: o.statusVersion ?? 'dev', commit_hash: o.statusCommit ?? 'unknown',
       // With the EVM tables the importer derives internal_tx_height as rollytics' /status does.
-      source: `postgres ${f.where}`, ...(f.evm ? {} : { internal_tx_height: 0 }), rich_list_height: f.richListHeight,
+      source: `postgres ${f.where}`, ...(f.evm ? {} : { internal_tx_height: 0 }), ...(o.withoutRichList ? {} : { rich_list_height: f.richListHeight }),
       ...f.statusExtensions,
     }));
   }
@@ -506,15 +511,8 @@ class RollyticsRecords {
     }
   }
 
-  async* richList(): AsyncGenerator<NdjsonLine> {
-    for await (const r of this.db.rows('table rich_list', `
-        SELECT r.id::text AS id, r.denom, encode(a.account, 'hex') AS account, r.amount::text AS amount
-        FROM rich_list r LEFT JOIN account_dict a ON a.id = r.id
-        ORDER BY r.denom, r.id`)) {
-      const label = `table rich_list, id ${r.id as string}, denom ${JSON.stringify(r.denom)}`;
-      if (r.account === null) throw recordError(label, 'id', `account_id ${r.id as string} is not in account_dict`);
-      yield record(label, JSON.stringify({ denom: r.denom ?? undefined, account: hex0x(r.account), amount: r.amount ?? undefined }));
-    }
+  richList(): AsyncGenerator<NdjsonLine> {
+    return richListRows(this.db);
   }
 
   /** evm_tx.data is the receipt subset rollytics keeps (jsonb order; the loader re-encodes it). */
@@ -573,6 +571,36 @@ class RollyticsRecords {
         accounts: accounts.map((a) => '0x' + a),
       }));
     }
+  }
+}
+
+/** rollytics' rich_list (every denom) as dump-format records, in (denom, account id) order. */
+async function* richListRows(db: Snapshot): AsyncGenerator<NdjsonLine> {
+  for await (const r of db.rows('table rich_list', `
+      SELECT r.id::text AS id, r.denom, encode(a.account, 'hex') AS account, r.amount::text AS amount
+      FROM rich_list r LEFT JOIN account_dict a ON a.id = r.id
+      ORDER BY r.denom, r.id`)) {
+    const label = `table rich_list, id ${r.id as string}, denom ${JSON.stringify(r.denom)}`;
+    if (r.account === null) throw recordError(label, 'id', `account_id ${r.id as string} is not in account_dict`);
+    yield record(label, JSON.stringify({ denom: r.denom ?? undefined, account: hex0x(r.account), amount: r.amount ?? undefined }));
+  }
+}
+
+/**
+ * follow's rich-list refresh (src/follow/richlist-refresh.ts): the whole rich_list, streamed to
+ * `put`, and the height rich_list_status gives it — both in one REPEATABLE READ snapshot, so they
+ * belong together (the rows carry no height: no "changed since" read is possible).
+ */
+export async function readPostgresRichList(dsn: string, put: (r: NdjsonLine) => void, batchRows = 1000): Promise<{ height: number }> {
+  const where = redactDsn(dsn);
+  const db = new Snapshot(await connectSnapshot(dsn, where), where, batchRows);
+  try {
+    await presentTables(db);
+    const h = (await db.q<{ h: string | null }>('SELECT max(height)::text AS h FROM rich_list_status'))[0]?.h;
+    for await (const r of richListRows(db)) put(r);
+    return { height: h == null ? 0 : Number(h) };
+  } finally {
+    await db.close();
   }
 }
 
