@@ -17,6 +17,8 @@ const NEEDED = [
   ['build/src/cli.js', ['src/cli.ts']],
   ['build/src/index.js', ['src/index.ts']],
   ['build/types/src/index.d.ts', ['src/index.ts']],
+  // LogLevel: the library's one log-level type is the server's (index.d.ts imports it)
+  ['build/types/src/http/log.d.ts', ['src/http/log.ts']],
   ['build/openapi.json', ['openapi.yaml']],
   ['build/build-info.json', ['package.json']],
   ...['move', 'wasm', 'evm'].map((vm) => [`fixtures/demo/${vm}.sqlite`, ['sql/001-tables.sql', 'sql/002-indexes.sql']]),

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import request, { Response } from 'supertest';
-import { createApp } from '../../src/app';
-import { loadOpenApi } from '../../src/openapi';
+import { createApp } from '../../src/serve/app';
+import { loadOpenApi } from '../../src/serve/openapi';
 import { bech32Of, hexOf } from '../helpers/address';
 import { makeTestApp, TestApp } from '../helpers/app';
 import { rollyticsKey } from '../helpers/pages';
