@@ -1,38 +1,47 @@
 /**
  * The layers of src/ (docs/architecture.md#layers), lowest first. A module may import modules
  * of its own layer and of the layers below it, never above; modules of the same rank that are
- * listed as separate layers (import, generate, http) do not import each other. No cycles, not
- * even type-only ones. `make lint` runs this with dependency-cruiser.
+ * listed as separate layers (import, generate, http, publish; routes, explorer, follow, pull)
+ * do not import each other; and a layer does not import the lower layers named in its `never`
+ * (unrelated to it: docs/architecture.md says why). No cycles, not even type-only ones.
+ * `make lint` runs this with dependency-cruiser; test/lint/layers.test.ts plants forbidden
+ * imports in a copy of src/ and sees it fail.
  */
 const LAYERS = [
-  // [rank, name, path]
+  // [rank, name, path, never]
   [0, 'lib', '^src/lib/'],
-  [0, 'platform', '^src/(assets|sqlite|version|listen-line)\\.ts$'],
+  [0, 'platform', '^src/(assets|sqlite|version)\\.ts$'],
   [1, 'wire', '^src/wire/'],
   [2, 'snapshot', '^src/snapshot/'],
   [3, 'import', '^src/import/'],
   [3, 'generate', '^src/generate/'],
   [3, 'http', '^src/http/'],
   [3, 'publish', '^src/publish/'],
-  [4, 'routes', '^src/routes/'],
-  [4, 'explorer', '^src/explorer/'],
+  // a handler answers from the served snapshot: never from an import, a generator or a publish
+  [4, 'routes', '^src/routes/', ['import', 'generate', 'publish']],
+  // a client of the public API, shipped as files: it reads no snapshot and builds none
+  [4, 'explorer', '^src/explorer/', ['wire', 'snapshot', 'import', 'generate', 'publish']],
   [4, 'follow', '^src/follow/'],
   [4, 'pull', '^src/pull/'],
-  [5, 'app', '^src/(app|server|cluster|openapi|demo)\\.ts$'],
+  // the serve stack: the app, its listener and cluster, its one assembly (src/serve/assembly.ts)
+  [5, 'serve', '^src/serve/'],
   // the commands and the library entry (startServer) that runs `serve` in-process
   [6, 'commands', '^src/(commands/|index\\.ts$)'],
   [7, 'cli', '^src/cli\\.ts$'],
 ];
 
-const layerRules = LAYERS.flatMap(([rank, name, path]) => {
-  const above = LAYERS.filter(([r, n]) => r > rank || (r === rank && r > 0 && n !== name));
-  if (above.length === 0) return [];
+const pathOf = (name) => LAYERS.find(([, n]) => n === name)[2];
+
+const layerRules = LAYERS.flatMap(([rank, name, path, never = []]) => {
+  const above = LAYERS.filter(([r, n]) => r > rank || (r === rank && r > 0 && n !== name)).map(([, , p]) => p);
+  const refused = [...above, ...never.map(pathOf)];
+  if (refused.length === 0) return [];
   return [{
     name: `layer-${name}`,
-    comment: `src/ layer '${name}' must not import a layer above it or a sibling (docs/architecture.md#layers)`,
+    comment: `src/ layer '${name}' must not import a layer above it, a sibling${never.length ? ` or ${never.join(', ')}` : ''} (docs/architecture.md#layers)`,
     severity: 'error',
     from: { path },
-    to: { path: above.map(([, , p]) => p) },
+    to: { path: refused },
   }];
 });
 

@@ -16,10 +16,10 @@ import { spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, rmSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
-import { createApp } from '../src/app';
+import { createApp } from '../src/serve/app';
 import { runImport } from '../src/commands/import';
-import { loadOpenApi } from '../src/openapi';
-import { startServer } from '../src/server';
+import { loadOpenApi } from '../src/serve/openapi';
+import { startServer } from '../src/serve/server';
 import { openSnapshot } from '../src/snapshot/open';
 
 const CLI = resolve(__dirname, '..', '..', 'bin', 'indexer-api');

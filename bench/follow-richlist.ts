@@ -18,12 +18,12 @@ import { spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, rmSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
-import { createApp } from '../src/app';
+import { createApp } from '../src/serve/app';
 import { runImport } from '../src/commands/import';
 import { generateDump } from '../src/generate/index';
 import { BANK_RICH_DENOMS } from '../src/generate/richlist';
-import { loadOpenApi } from '../src/openapi';
-import { startServer } from '../src/server';
+import { loadOpenApi } from '../src/serve/openapi';
+import { startServer } from '../src/serve/server';
 import { openSnapshot, Snapshot } from '../src/snapshot/open';
 
 const CLI = resolve(__dirname, '..', '..', 'bin', 'indexer-api');

@@ -42,7 +42,7 @@ const SEA_CONFIG = path.join(WORK, 'sea-config.json');
 const SENTINEL_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
 
 /** SEA asset key → file. Keys are the relative paths src/assets.ts (readTextAsset/readBinaryAsset) and
- *  src/sqlite.ts (NATIVE_ADDON_ASSET) ask for; the demo keys are src/demo.ts demoAsset(vm). */
+ *  src/sqlite.ts (NATIVE_ADDON_ASSET) ask for; the demo keys are src/serve/demo.ts demoAsset(vm). */
 const ASSETS = {
   'sql/001-tables.sql': 'sql/001-tables.sql',
   'sql/002-indexes.sql': 'sql/002-indexes.sql',

@@ -6,14 +6,17 @@
  *     await fetch(`${srv.url}/indexer/block/v1/blocks`);
  *     await srv.close();
  *
- * The server is the one `indexer-api serve --workers 1` runs (same pipeline, same validation,
- * same response cache), minus the signal handling, which belongs to the test runner.
+ * The server is the one `indexer-api serve --workers 1` runs — the same assembly
+ * (src/serve/assembly.ts): pipeline, validation, response cache, the commit watch that sees a
+ * batch `follow` commits, the fault log and /ready 503 on a damaged file — minus the signal
+ * handling, which belongs to the test runner, and with the smaller defaults below.
  */
-import { DEMO_VMS, demoSnapshotPath } from './demo';
+import { createLogger, LOG_LEVELS, LogLevel } from './http/log';
+import { SERVE_DEFAULTS } from './lib/defaults';
+import { DEMO_VMS, demoSnapshotPath } from './serve/demo';
 
+export type { LogLevel };
 export type DemoVm = 'move' | 'wasm' | 'evm';
-export type LogLevel = 'error' | 'warn' | 'info' | 'debug';
-const LOG_LEVELS: readonly LogLevel[] = ['error', 'warn', 'info', 'debug'];
 
 /**
  * The in-process server's own settings, smaller and quicker than `serve`'s
@@ -26,6 +29,8 @@ const LIBRARY_DEFAULTS = {
   watchPollMs: 500,
   /** in-flight requests get this long on close(), ms */
   closeTimeoutMs: 5_000,
+  /** / is the JSON 404, as in the API it replicates (serve shows the explorer there) */
+  explorer: false,
 } as const;
 
 export interface StartServerOptions {
@@ -78,40 +83,25 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   const logLevel = options.logLevel ?? 'error';
   if (!LOG_LEVELS.includes(logLevel)) throw new Error(`startServer: logLevel must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(logLevel)}`);
   const file = snapshotFile(options);
-  const [{ createRequestListener }, { createMetrics }, { loadOpenApi }, server, { SnapshotHolder }, { ResponseCache }, { createLogger }] = await Promise.all([
-    import('./app'), import('./http/ops'), import('./openapi'), import('./server'), import('./snapshot/holder'), import('./http/caching'), import('./http/log'),
-  ]);
-  const holder = SnapshotHolder.open(file);
-  let draining = false;
-  let running;
+  const [{ assembleServeStack }, { DEFAULT_LIMITS }] = await Promise.all([import('./serve/assembly'), import('./http/limits')]);
   const logger = createLogger(logLevel);
-  try {
-    const responseCache = new ResponseCache(LIBRARY_DEFAULTS.cacheBytes, LIBRARY_DEFAULTS.cacheEntries);
-    const metrics = createMetrics(() => holder.current(), responseCache);
-    holder.on('swap', () => { metrics.swapped(); responseCache.clear(); });
-    holder.on('refused', (err: unknown) => { metrics.swapFailed(); logger.error('new snapshot refused; still serving the old one', { error: String(err) }); });
-    const app = createRequestListener({
-      snapshots: holder, openapi: loadOpenApi(), logger, metrics, responseCache,
-      options: { corsOrigin: options.corsOrigin ?? '*', validateResponses: options.validateResponses ?? false, draining: () => draining },
-    });
-    running = await server.startServer(app, options.host ?? '127.0.0.1', port);
-  } catch (e) {
-    holder.close();
-    throw e;
-  }
-  if (options.watch) holder.watch({ pollMs: LIBRARY_DEFAULTS.watchPollMs });
-  const listening = running;
-  const address = listening.server.address();
-  const boundPort = typeof address === 'object' && address !== null ? address.port : port;
+  const stack = await assembleServeStack({
+    file, host: options.host ?? SERVE_DEFAULTS.host, port, limits: DEFAULT_LIMITS, logger,
+    corsOrigin: options.corsOrigin ?? SERVE_DEFAULTS.corsOrigin, cacheMaxAge: SERVE_DEFAULTS.cacheMaxAge,
+    cacheBytes: LIBRARY_DEFAULTS.cacheBytes, cacheEntries: LIBRARY_DEFAULTS.cacheEntries,
+    explorer: LIBRARY_DEFAULTS.explorer, validateResponses: options.validateResponses ?? false,
+    // the file is checked when opened; a quick check of every page is `serve`'s start-up job
+    verifyAtStart: false,
+    watchPollMs: options.watch ? LIBRARY_DEFAULTS.watchPollMs : undefined,
+    commitPollMs: SERVE_DEFAULTS.commitPollMs,
+  });
   let closed: Promise<void> | undefined;
   return {
-    url: listening.url,
-    port: boundPort,
+    url: stack.url,
+    port: stack.port,
     db: file,
     close: () => closed ??= (async () => {
-      draining = true;
-      await listening.close(LIBRARY_DEFAULTS.closeTimeoutMs);
-      holder.close();
+      await stack.close(LIBRARY_DEFAULTS.closeTimeoutMs);
       logger.flush();
     })(),
   };

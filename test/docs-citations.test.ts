@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { brokenCitations, headingSlugs } from './support/citations';
+import { brokenCitations, headingSlugs, missingSourcePaths } from './support/citations';
 
 const ROOT = resolve(__dirname, '..', '..'); // compiled into build/test/
 
@@ -43,5 +43,24 @@ describe('citations of docs/ in the source', () => {
   it('turns headings into GitHub anchors', () => {
     expect([...headingSlugs('# API contract\n## Accepted keys\n### `previous_key`, again\n## Accepted keys\n')])
       .to.deep.equal(['api-contract', 'accepted-keys', 'previous_key-again', 'accepted-keys-1']);
+  });
+});
+
+describe('source paths cited in docs/architecture.md', () => {
+  it('every src/ file and folder it names exists', () => {
+    expect(missingSourcePaths(ROOT, 'docs/architecture.md')).to.deep.equal([]);
+  });
+
+  it('reports a path that does not exist, and skips patterns', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'citations-'));
+    try {
+      mkdirSync(join(dir, 'docs'));
+      mkdirSync(join(dir, 'src', 'serve'), { recursive: true });
+      writeFileSync(join(dir, 'src', 'serve', 'app.ts'), '');
+      writeFileSync(join(dir, 'docs', 'a.md'), '`src/serve/app.ts` and `src/app.ts`, `src/serve/`, `src/routes/<resource>/router.ts`, `src/http/*.ts`.\n');
+      expect(missingSourcePaths(dir, 'docs/a.md')).to.deep.equal(['docs/a.md: src/app.ts does not exist']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

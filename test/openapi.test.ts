@@ -1,5 +1,5 @@
 /**
- * src/openapi.ts: openapi.yaml as shipped (build/openapi.json) and the document the validator is
+ * src/serve/openapi.ts: openapi.yaml as shipped (build/openapi.json) and the document the validator is
  * given (validatorDocument: $refs inlined, response bodies dropped unless validated). The
  * validator must accept, reject and coerce exactly as it does with openapi.yaml as written.
  */
@@ -9,8 +9,8 @@ import * as OpenApiValidator from 'express-openapi-validator';
 import yaml from 'js-yaml';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadOpenApi, OpenApiDocument, validatorDocument } from '../src/openapi';
-import { RunningServer, startServer } from '../src/server';
+import { loadOpenApi, OpenApiDocument, validatorDocument } from '../src/serve/openapi';
+import { RunningServer, startServer } from '../src/serve/server';
 import { ROOT } from './helpers/app';
 
 const fromYaml = (): OpenApiDocument => yaml.load(readFileSync(join(ROOT, 'openapi.yaml'), 'utf8')) as OpenApiDocument;
@@ -75,7 +75,7 @@ async function answer(base: string, url: string): Promise<{ status: number; body
   return { status: res.status, body: await res.text() };
 }
 
-describe('openapi.yaml at start-up (src/openapi.ts)', function () {
+describe('openapi.yaml at start-up (src/serve/openapi.ts)', function () {
   this.timeout(60_000);
 
   it('loadOpenApi() is openapi.yaml, from build/openapi.json', () => {

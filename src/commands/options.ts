@@ -6,7 +6,7 @@
  */
 import { availableParallelism } from 'node:os';
 import type { Options } from 'yargs';
-import { DEMO_VMS } from '../demo';
+import { DEMO_VMS } from '../serve/demo';
 import { LOG_LEVELS, type LogLevel } from '../http/log';
 import { FOLLOW_DEFAULTS, HTTP_CLIENT_DEFAULTS, SERVE_DEFAULTS } from '../lib/defaults';
 import { VM_TYPES, type VmType } from '../lib/vm';

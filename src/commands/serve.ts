@@ -1,14 +1,15 @@
 import cluster from 'node:cluster';
 import type { CommandModule } from 'yargs';
-import { runPrimary, tellPrimary, WorkerMessage } from '../cluster';
-import { demoSnapshotPath } from '../demo';
 import { DEFAULT_LIMITS, Limits } from '../http/limits';
-import { announceFromPrimary, awaitPrimaryAnnouncement, StdoutGate, stdoutGate } from '../listen-line';
-import { createLogger, errorFields, Logger, LogLevel } from '../http/log';
+import { createLogger, Logger, LogLevel } from '../http/log';
 import { parseDuration } from '../pull/duration';
-import { SERVE_DEFAULTS, SERVE_OPTIONS } from './options';
-import type { SnapshotHolder as SnapshotHolderType } from '../snapshot/holder';
+import type { Puller } from '../pull/puller';
+import type { ServeStack, ServeStackOptions } from '../serve/assembly';
+import { runPrimary, tellPrimary } from '../serve/cluster';
+import { demoSnapshotPath } from '../serve/demo';
+import { announceFromPrimary, awaitPrimaryAnnouncement, StdoutGate, stdoutGate } from '../serve/listen-line';
 import type { Snapshot, VmType } from '../snapshot/open';
+import { SERVE_DEFAULTS, SERVE_OPTIONS } from './options';
 
 export interface ServeOptions {
   db?: string;
@@ -51,54 +52,45 @@ export interface ServeOptions {
   pullInterval?: string | number;
 }
 
-/**
- * Express, the OpenAPI validator, prom-client, the OpenAPI document and better-sqlite3 are loaded
- * only by a process that serves: a cluster primary never needs them, and they are on the
- * critical path of cold start.
- */
-async function httpStack() {
-  const [{ createApp, createRequestListener }, { createMetrics }, { loadOpenApi }, { startServer }, { SnapshotHolder }, { ResponseCache }, live, verify] = await Promise.all([
-    import('../app'), import('../http/ops'), import('../openapi'), import('../server'), import('../snapshot/holder'), import('../http/caching'),
-    import('../follow/live'), import('../snapshot/verify'),
-  ]);
-  return { createApp, createRequestListener, createMetrics, loadOpenApi, startServer, SnapshotHolder, ResponseCache, live, verify };
-}
-
 /** Opens the snapshot (or the bundled demo), serves it until SIGTERM/SIGINT, then exits 0. */
 export async function runServe(o: ServeOptions): Promise<number> {
   const file = o.db ?? demoSnapshotPath(o.demo);
   const workers = o.get !== undefined ? 1 : o.workers ?? 1;
   if (!Number.isSafeInteger(workers) || workers < 1) throw new Error(`--workers must be a whole number ≥ 1, got ${o.workers}`);
   // In a cluster every process writes to the same stdout: each line says whose it is.
-  // --port 0: stdout's first line names the port the kernel picked (src/listen-line.ts)
+  // --port 0: stdout's first line names the port the kernel picked (src/serve/listen-line.ts)
   const gate = o.port === 0 && o.get === undefined ? stdoutGate() : undefined;
   const logger = createLogger(o.logLevel ?? 'info', gate?.write, workers > 1 ? { pid: process.pid } : {});
   if (o.pull !== undefined && o.db === undefined) throw new Error('--pull needs --db: the local file the pulled snapshot is kept in');
-  if (workers > 1 && cluster.isPrimary) {
-    if (gate) announceFromPrimary(gate);
-    if (o.pull !== undefined && o.get === undefined) {
-      const { pullBeforeFork } = await import('../pull/serve-pull');
-      const puller = await pullBeforeFork(file, pullOptions(o), logger);
-      try {
-        await preflight(file, o);
-        return await runPrimary({ file, workers, logger, shutdownTimeoutMs: o.shutdownTimeoutMs ?? SERVE_DEFAULTS.shutdownTimeoutMs });
-      } finally { puller.close(); }
-    }
-    // Refusals a worker would meet are found here first: one line, exit 1, nothing forked.
-    await preflight(file, o);
-    return runPrimary({ file, workers, logger, shutdownTimeoutMs: o.shutdownTimeoutMs ?? SERVE_DEFAULTS.shutdownTimeoutMs });
-  }
+  if (workers > 1 && cluster.isPrimary) return runClusterPrimary(file, o, workers, logger, gate);
   if (gate && cluster.isWorker) awaitPrimaryAnnouncement(gate);
   if (o.get !== undefined) return answerOne(file, o, o.get);
   if (!cluster.isWorker) return serve(file, o, logger, gate);
   try {
     return await serve(file, o, logger, gate);
   } catch (e) {
-    // The primary prints it, once for all workers (src/cluster.ts).
+    // The primary prints it, once for all workers (src/serve/cluster.ts).
     await tellPrimary({ indexerApi: 'fatal', message: (e as Error).message });
     cluster.worker?.disconnect();
     return 1;
   }
+}
+
+/** `--workers N`: checks what a worker would refuse, pulls first with --pull, then forks (src/serve/cluster.ts). */
+async function runClusterPrimary(file: string, o: ServeOptions, workers: number, logger: Logger, gate: StdoutGate | undefined): Promise<number> {
+  if (gate) announceFromPrimary(gate);
+  const shutdownTimeoutMs = o.shutdownTimeoutMs ?? SERVE_DEFAULTS.shutdownTimeoutMs;
+  if (o.pull === undefined) {
+    // Refusals a worker would meet are found here first: one line, exit 1, nothing forked.
+    await preflight(file, o);
+    return runPrimary({ file, workers, logger, shutdownTimeoutMs });
+  }
+  const { pullBeforeFork } = await import('../pull/serve-pull');
+  const puller = await pullBeforeFork(file, pullOptions(o), logger);
+  try {
+    await preflight(file, o);
+    return await runPrimary({ file, workers, logger, shutdownTimeoutMs });
+  } finally { puller.close(); }
 }
 
 function pullOptions(o: ServeOptions): { pull: string; pullIntervalMs: number; verify: boolean } {
@@ -139,166 +131,84 @@ function describe(s: Snapshot): Record<string, unknown> {
   return { file: s.file, snapshot_id: s.meta.snapshotId, chain_id: s.meta.chainId, height: s.meta.height };
 }
 
-/** Resolves with the signal that asks this process to stop; `off()` removes the handlers. */
-function stopSignal(): { stopped: Promise<string>; stop(reason: string): void; off(): void } {
+/**
+ * The process signals `serve` answers: SIGTERM/SIGINT (and, in a worker, the primary going away)
+ * resolve `stopped`; SIGHUP calls `reload`. `off()` removes the handlers.
+ */
+function processSignals(): { stopped: Promise<string>; stop(reason: string): void; onReload(reload: () => void): void; off(): void } {
   let stop: (signal: string) => void = () => {};
   const stopped = new Promise<string>((resolve) => { stop = resolve; });
+  let reload = (): void => {};
   const onTerm = (): void => stop('SIGTERM');
   const onInt = (): void => stop('SIGINT');
   // A worker whose primary is gone has nobody to restart or stop it.
   const onDisconnect = (): void => stop('disconnect');
+  const onHup = (): void => reload();
   process.on('SIGTERM', onTerm);
   process.on('SIGINT', onInt);
+  process.on('SIGHUP', onHup);
   if (cluster.isWorker) process.on('disconnect', onDisconnect);
   return {
     stopped,
     stop: (reason) => stop(reason),
+    onReload: (r) => { reload = r; },
     off() {
       process.off('SIGTERM', onTerm);
       process.off('SIGINT', onInt);
+      process.off('SIGHUP', onHup);
       process.off('disconnect', onDisconnect);
     },
   };
 }
 
-/** One process serving the port (alone, or as a cluster worker) until SIGTERM/SIGINT. */
-async function serve(file: string, o: ServeOptions, logger: Logger, gate?: StdoutGate): Promise<number> {
-  // Signals are handled from here on: SIGTERM/SIGINT arriving during start-up stop the server
-  // as soon as it listens (exit 0), SIGHUP is a reload.
-  const signals = stopSignal();
-  let opened: SnapshotHolderType | undefined;
-  const reload = (): void => { opened?.reload('SIGHUP'); };
-  process.on('SIGHUP', reload);
-  let stack;
-  let puller: import('../pull/puller').Puller | undefined;
-  try {
-    stack = await httpStack();
-    // Every replacement is quick-checked on a worker thread before it is swapped in (the old
-    // file serves meanwhile); --no-verify only skips the check at start. A cluster worker serves
-    // what its primary pulls (the rename is a hot swap).
-    const check = stack.verify.checkPages;
-    if (o.pull !== undefined && !cluster.isWorker) {
-      const { holderForPull } = await import('../pull/serve-pull');
-      ({ holder: opened, puller } = await holderForPull(file, pullOptions(o), stack.SnapshotHolder, logger, check));
-    } else {
-      opened = stack.SnapshotHolder.open(file, { check });
-    }
-  } catch (e) {
-    signals.off();
-    process.off('SIGHUP', reload);
-    throw e;
-  }
-  const holder = opened;
-  const { createRequestListener, createMetrics, loadOpenApi, startServer, ResponseCache, live } = stack;
-  if (o.maxLagS !== undefined && !(o.maxLagS > 0)) throw new Error(`--max-lag-s must be a number of seconds > 0, got ${o.maxLagS}`);
-  const cacheEntries = o.cacheEntries ?? SERVE_DEFAULTS.cacheEntries;
-  const cacheBytes = o.cacheBytes ?? SERVE_DEFAULTS.cacheBytes;
-  for (const [name, v] of [['--cache-bytes', cacheBytes], ['--cache-entries', cacheEntries]] as const) {
-    if (!Number.isSafeInteger(v) || v < 0) throw new Error(`${name} must be a whole number ≥ 0, got ${v}`);
-  }
-  const responseCache = cacheEntries > 0 && cacheBytes > 0 ? new ResponseCache(cacheBytes, cacheEntries) : undefined;
-  const metrics = createMetrics(() => holder.current(), responseCache);
-  live.registerLagMetrics(metrics.registry, () => holder.current());
-  holder.on('swap', (next: Snapshot, previous: Snapshot | undefined, reason: string) => {
-    metrics.swapped();
-    responseCache?.clear();
-    // A batch committed by `follow` (src/follow/live.ts) is routine: debug, not info.
-    logger[reason === 'new batch' ? 'debug' : 'info']('snapshot swapped', { reason, ...describe(next), previous_height: previous?.meta.height });
-  });
-  holder.on('refused', (err: unknown, reason: string) => {
-    metrics.swapFailed();
-    logger.error('new snapshot refused; still serving the old one', { reason, error: err instanceof Error ? err.message : String(err) });
-  });
-  holder.on('fault', (s: Snapshot, err: Error & { code?: string; fromWorker?: true }) => {
-    if (err.fromWorker) {
-      logger.warn('another worker found the snapshot file damaged: /ready answers 503 until a good file is swapped in', { file: s.file, code: err.code });
-      return;
-    }
-    logger.error('snapshot file is damaged: /ready answers 503 until a good file is swapped in', { file: s.file, code: err.code, error: err.message });
-    if (cluster.isWorker) void tellPrimary({ indexerApi: 'fault', snapshotId: s.meta.snapshotId, code: err.code, message: err.message });
-  });
-  // A cluster is one replica: a fault another worker met takes this one out of rotation too.
-  const onWorkerFault = (m: WorkerMessage): void => {
-    const s = holder.current();
-    if (m?.indexerApi !== 'fault' || !s || s.meta.snapshotId !== m.snapshotId) return;
-    holder.reportFault(s, Object.assign(new Error(m.message), { code: m.code, fromWorker: true as const }));
+/** What `serve`'s options ask of the one serve stack (src/serve/assembly.ts). */
+function stackOptions(file: string, o: ServeOptions, logger: Logger): ServeStackOptions {
+  return {
+    file, host: o.host, port: o.port, limits: limitsOf(o), logger, corsOrigin: o.corsOrigin,
+    cacheMaxAge: o.cacheMaxAge ?? SERVE_DEFAULTS.cacheMaxAge,
+    cacheBytes: o.cacheBytes ?? SERVE_DEFAULTS.cacheBytes,
+    cacheEntries: o.cacheEntries ?? SERVE_DEFAULTS.cacheEntries,
+    explorer: o.explorer ?? true,
+    maxLagS: o.maxLagS,
+    verifyAtStart: o.verify,
+    watchPollMs: o.watch ?? true ? o.watchPollMs ?? SERVE_DEFAULTS.watchPollMs : undefined,
+    commitPollMs: o.commitPollMs ?? SERVE_DEFAULTS.commitPollMs,
+    clusterWorker: cluster.isWorker,
   };
-  if (cluster.isWorker) process.on('message', onWorkerFault);
-  holder.on('closed', (s: Snapshot) => logger.debug('snapshot closed', describe(s)));
-  holder.on('watch-error', (err: unknown) => logger.warn('cannot watch the snapshot directory; polling only', errorFields(err)));
+}
 
-  let draining = false;
-  // The start-up quick check reads the whole file (≈10 s per GB, docs/reliability.md): it runs
-  // on a thread while the server listens with /ready 503; a failure stops the server (exit 1).
-  let verifying = o.verify;
-  let refusal: string | undefined;
-  const limits = limitsOf(o);
-  const app = createRequestListener({
-    snapshots: holder, openapi: loadOpenApi(), logger, metrics, responseCache,
-    options: {
-      corsOrigin: o.corsOrigin, cacheMaxAge: o.cacheMaxAge ?? SERVE_DEFAULTS.cacheMaxAge, maxUrlLength: limits.maxUrlLength, draining: () => draining,
-      explorer: o.explorer ?? true, stale: live.staleness(o.maxLagS),
-      notReady: () => (verifying ? 'verifying the snapshot (quick check)' : undefined),
-    },
-  });
-  let running;
-  try {
-    running = await startServer(app, o.host, o.port, limits, {
-      shed: (info) => logger.warn('near the file-descriptor limit: closed the oldest idle connections', info),
-    });
-  } catch (e) {
-    holder.close();
-    signals.off();
-    process.off('SIGHUP', reload);
-    process.off('message', onWorkerFault);
-    throw e;
-  }
-  if (o.watch ?? true) holder.watch({ pollMs: o.watchPollMs ?? SERVE_DEFAULTS.watchPollMs });
-  if (!cluster.isWorker) gate?.open(running.url);
-  const commitPollMs = o.commitPollMs ?? SERVE_DEFAULTS.commitPollMs;
-  const commits = commitPollMs > 0 ? live.watchCommits(holder, commitPollMs, (e) => logger.debug('commit probe failed', errorFields(e))) : undefined;
-  puller?.start();
-  const first = holder.current();
-  logger.info('listening', { url: running.url, pid: process.pid, ...(first ? describe(first) : { file, pull: o.pull }) });
-  // The one "serving" line on stderr says the server is ready (its snapshot checked).
-  const announce = (): void => {
-    if (!first) {
-      if (cluster.isPrimary) process.stderr.write(`indexer-api: serving nothing yet on ${running.url} (/ready is 503 until ${o.pull} names a file that downloads and verifies)\n`);
-      return;
-    }
-    const m = first.meta;
-    if (cluster.isWorker) void tellPrimary({ indexerApi: 'serving', chainId: m.chainId, vmType: m.vmType, height: m.height });
-    else process.stderr.write(`indexer-api: serving ${file} (${m.chainId}, ${m.vmType}, height ${m.height}) on ${running.url}\n`);
-  };
-  if (!verifying || !first) {
-    verifying = false;
-    announce();
-  } else {
-    const started = process.hrtime.bigint();
-    stack.verify.checkPages(file).then(() => {
-      verifying = false;
-      logger.info('snapshot verified', { file, ms: Math.round(Number(process.hrtime.bigint() - started) / 1e6) });
-      if (!draining) announce();
-    }, (e: unknown) => {
-      refusal = e instanceof Error ? e.message : String(e);
-      logger.error('snapshot failed its start-up check; stopping', { file, error: refusal });
-      signals.stop('start-up check failed');
-    });
-  }
+/**
+ * The serve stack over --db, or (single process with --pull) over the holder the puller fills,
+ * with that puller not yet started. A cluster worker serves what its primary pulls (the rename
+ * is a hot swap).
+ */
+async function openStack(file: string, o: ServeOptions, logger: Logger): Promise<{ stack: ServeStack; puller?: Puller }> {
+  const { assembleServeStack } = await import('../serve/assembly');
+  if (o.pull === undefined || cluster.isWorker) return { stack: await assembleServeStack(stackOptions(file, o, logger)) };
+  const [{ holderForPull }, { SnapshotHolder }, { checkPages }] = await Promise.all([
+    import('../pull/serve-pull'), import('../snapshot/holder'), import('../snapshot/verify'),
+  ]);
+  const { holder, puller } = await holderForPull(file, pullOptions(o), SnapshotHolder, logger, checkPages);
+  return { stack: await assembleServeStack({ ...stackOptions(file, o, logger), holder }), puller };
+}
 
-  const signal = await signals.stopped;
-  draining = true;
-  puller?.close();
+/** The one "serving" line on stderr, once the snapshot passed its start-up check (a worker tells its primary instead). */
+function announceServing(file: string, o: ServeOptions, url: string, first: Snapshot | undefined): void {
+  if (!first) {
+    if (cluster.isPrimary) process.stderr.write(`indexer-api: serving nothing yet on ${url} (/ready is 503 until ${o.pull} names a file that downloads and verifies)\n`);
+    return;
+  }
+  const m = first.meta;
+  if (cluster.isWorker) void tellPrimary({ indexerApi: 'serving', chainId: m.chainId, vmType: m.vmType, height: m.height });
+  else process.stderr.write(`indexer-api: serving ${file} (${m.chainId}, ${m.vmType}, height ${m.height}) on ${url}\n`);
+}
+
+/** After the stop signal: drain, close the stack, say why it stopped; the exit code. */
+async function shutDown(stack: ServeStack, o: ServeOptions, logger: Logger, signal: string, refusal: string | undefined): Promise<number> {
   logger.info('shutting down', { signal, pid: process.pid });
-  const finished = await running.close(o.shutdownTimeoutMs ?? SERVE_DEFAULTS.shutdownTimeoutMs);
-  if (!finished) logger.warn('shutdown timeout: cut the connections still open', { pid: process.pid });
-  commits?.close();
-  holder.close();
+  const finished = await stack.close(o.shutdownTimeoutMs ?? SERVE_DEFAULTS.shutdownTimeoutMs);
   logger.info('stopped', { pid: process.pid });
   logger.flush();
-  signals.off();
-  process.off('SIGHUP', reload);
-  process.off('message', onWorkerFault);
   if (refusal !== undefined) {
     // one line, like every start-up refusal (a cluster's primary prints it once for all)
     if (cluster.isWorker) await tellPrimary({ indexerApi: 'refused', message: refusal });
@@ -313,20 +223,59 @@ async function serve(file: string, o: ServeOptions, logger: Logger, gate?: Stdou
   return code;
 }
 
+/** One process serving the port (alone, or as a cluster worker) until SIGTERM/SIGINT. */
+async function serve(file: string, o: ServeOptions, logger: Logger, gate?: StdoutGate): Promise<number> {
+  // Signals are handled from here on: SIGTERM/SIGINT arriving during start-up stop the server
+  // as soon as it listens (exit 0), SIGHUP is a reload.
+  const signals = processSignals();
+  let opened;
+  try {
+    opened = await openStack(file, o, logger);
+  } catch (e) {
+    signals.off();
+    throw e;
+  }
+  const { stack, puller } = opened;
+  signals.onReload(() => { void stack.holder.reload('SIGHUP'); });
+  if (!cluster.isWorker) gate?.open(stack.url);
+  puller?.start();
+  const first = stack.holder.current();
+  logger.info('listening', { url: stack.url, pid: process.pid, ...(first ? describe(first) : { file, pull: o.pull }) });
+  // A start-up check that fails stops the server (exit 1).
+  let refusal: string | undefined;
+  let stopping = false;
+  stack.verified.then(() => { if (!stopping) announceServing(file, o, stack.url, first); }, (e: unknown) => {
+    refusal = e instanceof Error ? e.message : String(e);
+    signals.stop('start-up check failed');
+  });
+  const signal = await signals.stopped;
+  stopping = true;
+  stack.drain();
+  puller?.close();
+  try {
+    return await shutDown(stack, o, logger, signal, refusal);
+  } finally {
+    signals.off();
+  }
+}
+
 /** --get: answer one request in-process and print the body (stdout carries only the body). */
 async function answerOne(file: string, o: ServeOptions, path: string): Promise<number> {
-  const { createApp, loadOpenApi, startServer, SnapshotHolder } = await httpStack();
-  const holder = SnapshotHolder.open(file, { verify: o.verify });
+  const { assembleServeStack } = await import('../serve/assembly');
   const logger = createLogger('error', (t) => { process.stderr.write(t); });
-  const app = createApp({ snapshots: holder, openapi: loadOpenApi(), logger, options: { corsOrigin: o.corsOrigin, explorer: o.explorer ?? true } });
-  const running = await startServer(app, '127.0.0.1', 0, limitsOf(o));
+  const stack = await assembleServeStack({
+    ...stackOptions(file, o, logger), host: '127.0.0.1', port: 0,
+    // one request: nothing to cache, watch or hand to other workers
+    cacheBytes: 0, cacheEntries: 0, watchPollMs: undefined, commitPollMs: 0, clusterWorker: false,
+  });
   try {
-    const res = await fetch(running.url + (path.startsWith('/') ? path : `/${path}`));
+    // the quick check, when asked for, comes before the answer (a damaged file is refused, exit 1)
+    await stack.verified;
+    const res = await fetch(stack.url + (path.startsWith('/') ? path : `/${path}`));
     process.stdout.write(await res.text() + '\n');
     return res.status === 200 ? 0 : 1;
   } finally {
-    await running.close();
-    holder.close();
+    await stack.close(SERVE_DEFAULTS.shutdownTimeoutMs);
     logger.flush();
   }
 }

@@ -4,7 +4,7 @@
  * transaction — SnapshotWriter.inPlace, the importer's own `--base` code path without the copy.
  *
  * - The snapshot is in WAL mode and this process is its only writer; `serve` processes read the
- *   same file and see a batch all at once or not at all (src/follow/live.ts).
+ *   same file and see a batch all at once or not at all (src/serve/live.ts).
  * - kill -9 at any moment: the uncommitted batch is not in the file; the next run resumes from
  *   the highest committed height (heights are read back from the file, not kept anywhere else).
  * - A source below our height, or with another hash at our height, is an error: we stop and

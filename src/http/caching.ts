@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { RequestHandler, Response } from 'express';
-import type { Snapshot } from '../snapshot/open';
+import { snapshotOf } from './context';
 
 /**
  * HTTP caching of an immutable snapshot (docs/architecture.md#serve). A response is a function of the
@@ -201,17 +201,16 @@ export function requestIsFresh(req: IncomingMessage, etag: string): boolean {
 const PER_REQUEST = new Set(['access-control-allow-origin', 'vary', 'connection']);
 
 /**
- * After the snapshot is chosen (res.locals.snapshot), before validation: sets ETag +
+ * After the snapshot is chosen (snapshotOf, src/http/context.ts), before validation: sets ETag +
  * Cache-Control for the handler's response (a matching If-None-Match becomes a 304 when it is
- * sent; the error handlers of src/app.ts strip them again on an error), and with a response
+ * sent; the error handlers of src/serve/app.ts strip them again on an error), and with a response
  * cache, stores the 200 the route sends.
  */
 export function httpCaching(maxAge: number, cache?: ResponseCache): RequestHandler {
   const cacheControl = `public, max-age=${maxAge}`;
   return (req, res, next) => {
     if (req.method !== 'GET') { next(); return; }
-    const snapshot = res.locals.snapshot as Snapshot;
-    const snapshotId = snapshot.meta.snapshotId;
+    const snapshotId = snapshotOf(res).meta.snapshotId;
     const url = req.url;
     const etag = etagOf(snapshotId, req.method, url);
     res.setHeader('ETag', etag);

@@ -4,7 +4,7 @@ import { SERVE_DEFAULTS } from '../lib/defaults';
 import { errorJson, GRPC, sendError } from './errors';
 
 /**
- * Request limits. Node enforces the socket-level ones (src/server.ts): `maxHeaderSize` (431),
+ * Request limits. Node enforces the socket-level ones (src/serve/server.ts): `maxHeaderSize` (431),
  * `headersTimeout` (a client that trickles its headers is cut off), `requestTimeout`,
  * `keepAliveTimeout`. The URL length limit is ours, so the client gets a JSON 414.
  */
@@ -61,7 +61,7 @@ export function onClientError(err: NodeJS.ErrnoException, socket: Socket): void 
   endWith(socket, status, message);
 }
 
-/** A connection that sent no request within the header timeout (src/server.ts): 408, closed. */
+/** A connection that sent no request within the header timeout (src/serve/server.ts): 408, closed. */
 export function requestTimedOut(socket: Socket): void {
   if (!socket.writable) { socket.destroy(); return; }
   endWith(socket, 408, 'request not received in time');

@@ -117,7 +117,7 @@ export function createMetrics(current: () => Snapshot | undefined, cache?: Respo
 
 export function opsRouter({ current, draining, metrics, stale, notReady = () => undefined }: {
   current: () => Snapshot | undefined; draining: () => boolean; metrics: Metrics;
-  /** serve --max-lag-s (src/follow/live.ts): why the snapshot is too old to be ready, if it is */
+  /** serve --max-lag-s (src/serve/live.ts): why the snapshot is too old to be ready, if it is */
   stale?: (s: Snapshot) => string | undefined;
   /** why the loaded snapshot must not take traffic yet (being verified, found damaged), if so */
   notReady?: () => string | undefined;

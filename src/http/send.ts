@@ -10,10 +10,11 @@ export const JSON_TYPE = 'application/json; charset=utf-8';
  * rewriting, string → Buffer when it is one already, ETag generation is off anyway): the
  * Content-Type and Content-Length headers, a 304 when the request is fresh (requestIsFresh, against
  * the ETag set by src/http/caching.ts), no body to a HEAD. With response validation on (tests),
- * the body goes through res.json so express-openapi-validator checks it against openapi.yaml.
+ * the body goes through res.json so express-openapi-validator checks it against openapi.yaml
+ * (app.locals.validateResponses, typed in src/http/context.ts).
  */
 export function sendJson(res: Response, body: Buffer | string): void {
-  if (res.app.locals.validateResponses) {
+  if (res.app.locals.validateResponses === true) {
     res.json(JSON.parse(body.toString()));
     return;
   }

@@ -101,7 +101,7 @@ function send(req: Request, res: Response, rep: Representation, type: string, ca
   if (rep.encoding !== 'identity') res.setHeader('Content-Encoding', rep.encoding);
   if (requestIsFresh(req, rep.etag)) { res.statusCode = 304; res.end(); return; }
   res.setHeader('Content-Length', rep.body.length);
-  // Express turns HEAD into GET before routing (src/app.ts); Node drops a HEAD's body itself
+  // Express turns HEAD into GET before routing (src/serve/app.ts); Node drops a HEAD's body itself
   res.end(rep.body);
 }
 

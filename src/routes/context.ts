@@ -1,7 +1,2 @@
-import type { Response } from 'express';
-import type { Snapshot } from '../snapshot/open';
-
-/** The snapshot this request is answered from (set once per request, so a hot swap is atomic). */
-export function snapshotOf(res: Response): Snapshot {
-  return res.locals.snapshot as Snapshot;
-}
+/** The routes read the request's snapshot through the one request-context definition (src/http/context.ts). */
+export { snapshotOf } from '../http/context';

@@ -42,7 +42,7 @@ function sameInode(a: string, b: string | undefined): boolean {
 
 /**
  * Reloads whose file needs no quick check here: 'new batch' is a transaction `follow` committed
- * in place through SQLite (src/follow/live.ts), 'pull' a download the puller quick-checked
+ * in place through SQLite (src/serve/live.ts), 'pull' a download the puller quick-checked
  * before renaming it over the path (src/pull/puller.ts). Checking them again would cost a read
  * of the whole file per batch.
  */

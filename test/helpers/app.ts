@@ -12,10 +12,10 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import request from 'supertest';
-import { AppOptions, createApp } from '../../src/app';
+import { AppOptions, createApp } from '../../src/serve/app';
 import { runGenerate } from '../../src/commands/generate';
 import { runImport } from '../../src/commands/import';
-import { loadOpenApi } from '../../src/openapi';
+import { loadOpenApi } from '../../src/serve/openapi';
 import { openSnapshot, Snapshot } from '../../src/snapshot/open';
 import { DumpModel, loadDump, Vm } from './dump';
 

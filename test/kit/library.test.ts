@@ -3,8 +3,10 @@ import { copyFileSync, mkdtempSync, readdirSync, readlinkSync, rmSync, writeFile
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { startServer } from '../../src/index';
-import { DEMO } from '../serve/helpers';
+import { corruptPages, publishCopy } from '../faults/helpers';
+import { DEMO, eventually } from '../serve/helpers';
 
 /** Files this process holds open. */
 function openFiles(): string[] {
@@ -17,6 +19,31 @@ function canListen(port: number): Promise<boolean> {
     s.once('error', () => done(false));
     s.listen(port, '127.0.0.1', () => s.close(() => done(true)));
   });
+}
+
+interface Ready { status: string; snapshot_id?: string; height?: number; message?: string }
+
+async function ready(url: string): Promise<{ status: number; body: Ready }> {
+  const r = await fetch(`${url}/ready`);
+  return { status: r.status, body: await r.json() as Ready };
+}
+
+/** The JSON log lines this process writes to stdout while `during` runs (the library logs there). */
+async function stdoutLines(during: () => Promise<void>): Promise<Record<string, unknown>[]> {
+  const text: string[] = [];
+  const write = process.stdout.write.bind(process.stdout);
+  process.stdout.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+    const t = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString();
+    if (t.startsWith('{')) { text.push(t); return true; }
+    return (write as (c: string | Uint8Array, ...r: unknown[]) => boolean)(chunk, ...rest);
+  }) as typeof process.stdout.write;
+  try {
+    await during();
+    await new Promise((r) => setTimeout(r, 50)); // error lines are written on the next turn
+  } finally {
+    process.stdout.write = write;
+  }
+  return text.join('').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Record<string, unknown>);
 }
 
 describe('library: startServer() gives a test a real API in-process', function () {
@@ -94,5 +121,69 @@ describe('library: startServer() gives a test a real API in-process', function (
     } finally {
       await first.close();
     }
+  });
+
+  describe('the server `serve` runs (one assembly, src/serve/assembly.ts)', () => {
+    it('sees a batch another writer commits to the file (the commit watch of `serve` under `follow`)', async () => {
+      const db = join(dir, 'followed.sqlite');
+      copyFileSync(DEMO('wasm'), db);
+      const writer = new Database(db);
+      writer.pragma('journal_mode = WAL'); // how `follow` writes: readers keep their snapshot meanwhile
+      const srv = await startServer({ db });
+      try {
+        const before = await ready(srv.url);
+        expect(before.body.height).to.equal(400);
+        const etag = (await fetch(`${srv.url}/indexer/block/v1/blocks`)).headers.get('etag');
+        writer.transaction(() => {
+          const set = writer.prepare('UPDATE meta SET value = ? WHERE key = ?');
+          set.run('401', 'height');
+          set.run('library-test-batch', 'snapshot_id');
+        })();
+        const after = await eventually('the committed batch served', async () => {
+          const r = await ready(srv.url);
+          return r.body.snapshot_id === 'library-test-batch' ? r : undefined;
+        });
+        expect(after.body.height).to.equal(401);
+        expect((await fetch(`${srv.url}/indexer/block/v1/blocks`)).headers.get('etag'), 'ETag follows the batch').to.not.equal(etag);
+      } finally {
+        await srv.close();
+        writer.close();
+      }
+    });
+
+    it('takes a damaged file out of rotation (/ready 503, one error line naming it) and serves a good file renamed over it (watch: true)', async () => {
+      const db = join(dir, 'damaged.sqlite');
+      copyFileSync(DEMO('wasm'), db);
+      corruptPages(db, 20, 0.5);
+      const srv = await startServer({ db, watch: true, logLevel: 'warn' });
+      try {
+        expect((await ready(srv.url)).status).to.equal(200);
+        const lines = await stdoutLines(async () => {
+          let met = 0;
+          for (let h = 1; h <= 400 && met === 0; h++) {
+            for (const path of [`/indexer/block/v1/blocks/${h}`, `/indexer/tx/v1/txs/by_height/${h}`]) {
+              const r = await fetch(srv.url + path);
+              await r.arrayBuffer();
+              if (r.status === 503) met++;
+              else expect(r.status, path).to.equal(200);
+            }
+          }
+          expect(met, 'a request met the damage').to.be.above(0);
+          const r = await ready(srv.url);
+          expect(r.status).to.equal(503);
+          expect(r.body.message).to.match(/damaged/);
+        });
+        const errors = lines.filter((l) => l.level === 'error');
+        expect(errors, JSON.stringify(lines)).to.have.length(1);
+        expect(errors[0]).to.include({ file: db, code: 'SQLITE_CORRUPT' });
+        expect(String(errors[0].msg)).to.match(/damaged/);
+
+        publishCopy(DEMO('wasm'), db);
+        await eventually('the good file swapped in', async () => (await ready(srv.url)).status === 200 || undefined);
+        expect((await fetch(`${srv.url}/indexer/block/v1/blocks/200`)).status).to.equal(200);
+      } finally {
+        await srv.close();
+      }
+    });
   });
 });

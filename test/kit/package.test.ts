@@ -70,6 +70,7 @@ describe('docs/ci.md: the packed package in an empty project, every example run'
   it('ships the built program, its types, the schema and the demo snapshots — not sources, tests or dumps', () => {
     const list = run('tar', ['-tzf', tarball], tmp).stdout.split('\n').filter((l) => l !== '');
     for (const f of ['package/bin/indexer-api', 'package/bin/run-bundle.js', 'package/build/bundle/indexer-api.js', 'package/build/src/index.js', 'package/build/src/cli.js', 'package/build/types/src/index.d.ts',
+      'package/build/types/src/http/log.d.ts',
       'package/build/openapi.json', 'package/sql/001-tables.sql', 'package/openapi.yaml', 'package/fixtures/demo/evm.sqlite', 'package/docs/ci.md']) {
       expect(list).to.include(f);
     }
@@ -119,11 +120,14 @@ describe('docs/ci.md: the packed package in an empty project, every example run'
 
   it('types startServer for TypeScript users (the shipped .d.ts)', () => {
     writeFileSync(join(project, 'typed.ts'), [
-      "import { startServer, RunningIndexerApi } from 'indexer-api';",
+      "import { startServer, LogLevel, RunningIndexerApi } from 'indexer-api';",
       "export const ok: Promise<RunningIndexerApi> = startServer({ db: 'test/fixture.sqlite', port: 0 });",
       "// @ts-expect-error: not a demo",
       "startServer({ demo: 'cosmos' });",
       "export const port: Promise<number> = ok.then((s) => s.port);",
+      "export const level: LogLevel = 'debug';",
+      "// @ts-expect-error: not a log level",
+      "startServer({ demo: 'move', logLevel: 'verbose' });",
     ].join('\n'));
     writeFileSync(join(project, 'tsconfig.json'), JSON.stringify({
       compilerOptions: { strict: true, noEmit: true, module: 'node16', moduleResolution: 'node16', types: [] }, files: ['typed.ts'],

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import request, { Response } from 'supertest';
-import { createApp } from '../../src/app';
+import { createApp } from '../../src/serve/app';
 import { SHOWN_VALUE_CHARS } from '../../src/http/errors';
-import { loadOpenApi } from '../../src/openapi';
+import { loadOpenApi } from '../../src/serve/openapi';
 import { bech32Of, hexOf } from '../helpers/address';
 import { makeTestApp, TestApp } from '../helpers/app';
 import { rollyticsKey } from '../helpers/pages';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { makeTestApp } from '../helpers/app';
-import { loadOpenApi } from '../../src/openapi';
+import { loadOpenApi } from '../../src/serve/openapi';
 
 describe('HTTP: paths as clients write them', () => {
   it('tolerates a doubled leading slash (Celatone joins base URL and path untrimmed)', async () => {

@@ -3,9 +3,9 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
-import { createApp } from '../../src/app';
+import { createApp } from '../../src/serve/app';
 import { runImport } from '../../src/commands/import';
-import { loadOpenApi } from '../../src/openapi';
+import { loadOpenApi } from '../../src/serve/openapi';
 import { openSnapshot } from '../../src/snapshot/open';
 import { makeTestApp, testChain, VMS } from '../helpers/app';
 

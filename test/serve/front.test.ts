@@ -1,11 +1,11 @@
 import { expect } from 'chai';
 import { connect } from 'node:net';
 import { targetsOf } from '../../bench/targets';
-import { createApp, createRequestListener } from '../../src/app';
+import { createApp, createRequestListener } from '../../src/serve/app';
 import { ResponseCache } from '../../src/http/caching';
 import { normalizeUrl } from '../../src/http/url';
-import { loadOpenApi } from '../../src/openapi';
-import { RunningServer, startServer } from '../../src/server';
+import { loadOpenApi } from '../../src/serve/openapi';
+import { RunningServer, startServer } from '../../src/serve/server';
 import { openSnapshot, Snapshot } from '../../src/snapshot/open';
 import { DEMO } from './helpers';
 

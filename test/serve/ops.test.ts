@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import { once } from 'node:events';
 import { connect } from 'node:net';
-import { createApp } from '../../src/app';
-import { loadOpenApi } from '../../src/openapi';
-import { startServer } from '../../src/server';
+import { createApp } from '../../src/serve/app';
+import { loadOpenApi } from '../../src/serve/openapi';
+import { startServer } from '../../src/serve/server';
 import { DEMO, get, metric, ServeProcess, startServe } from './helpers';
 
 describe('serve: /health, /ready, /metrics, request logs, graceful shutdown', function () {
@@ -122,7 +122,7 @@ describe('serve: /health, /ready, /metrics, request logs, graceful shutdown', fu
         const shutdownAt = s.lines.length;
         await s.line('"shutting down"', (l) => l.msg === 'shutting down');
         // It stops listening within 2 s: once no request has come for ACCEPT_QUIET_MS (1 s in the
-        // default two-worker cluster, src/server.ts), bare connects like these not counting.
+        // default two-worker cluster, src/serve/server.ts), bare connects like these not counting.
         const tryConnect = (): Promise<string> => new Promise<string>((done) => {
           const c = connect(port, '127.0.0.1');
           c.on('connect', () => { c.destroy(); done('connected'); });

@@ -3,16 +3,16 @@ import { execFileSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { createApp, createRequestListener } from '../../src/app';
+import { createApp, createRequestListener } from '../../src/serve/app';
 import { ResponseCache } from '../../src/http/caching';
 import { normalizeUrl } from '../../src/http/url';
-import { loadOpenApi } from '../../src/openapi';
-import { RunningServer, startServer } from '../../src/server';
+import { loadOpenApi } from '../../src/serve/openapi';
+import { RunningServer, startServer } from '../../src/serve/server';
 import { openSnapshot, Snapshot } from '../../src/snapshot/open';
 import { DEMO, ROOT } from './helpers';
 
 /**
- * The request pipeline (src/app.ts) as clients meet it: every method on every route, OPTIONS
+ * The request pipeline (src/serve/app.ts) as clients meet it: every method on every route, OPTIONS
  * with CORS on and off, absolute-form request lines, Go booleans, bad values cut in 400s, IBC
  * collection names with unescaped "/" — with and without the response cache in front, and the
  * same answer before and after the route's GET has been served (and cached).

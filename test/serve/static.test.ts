@@ -3,12 +3,12 @@ import express from 'express';
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
-import { createApp, createRequestListener } from '../../src/app';
+import { createApp, createRequestListener } from '../../src/serve/app';
 import { readBinaryAsset, readTextAsset } from '../../src/assets';
 import { ResponseCache } from '../../src/http/caching';
 import { acceptQ, choose, precompress, staticFile } from '../../src/http/static';
-import { loadOpenApi } from '../../src/openapi';
-import { RunningServer, startServer } from '../../src/server';
+import { loadOpenApi } from '../../src/serve/openapi';
+import { RunningServer, startServer } from '../../src/serve/server';
 import { openSnapshot, Snapshot } from '../../src/snapshot/open';
 import { DEMO } from './helpers';
 

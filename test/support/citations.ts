@@ -63,3 +63,14 @@ function tsFiles(dir: string): string[] {
     return name.endsWith('.ts') ? [path] : [];
   });
 }
+
+/**
+ * The source paths a document names (`src/serve/app.ts`, `src/http/`; patterns such as
+ * `src/routes/<resource>/router.ts` or `src/http/*.ts` are skipped) that do not exist in `root`:
+ * docs/architecture.md is where a newcomer looks things up, so a file moved without it is a bug.
+ */
+export function missingSourcePaths(root: string, doc: string): string[] {
+  const text = readFileSync(join(root, doc), 'utf8');
+  const cited = new Set([...text.matchAll(/\bsrc\/[A-Za-z0-9_./<>*-]*[A-Za-z0-9_/>*-]/g)].map((m) => m[0]));
+  return [...cited].filter((p) => !/[<>*]/.test(p) && !existsSync(join(root, p))).map((p) => `${doc}: ${p} does not exist`);
+}

@@ -1,10 +1,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createApp } from '../../../src/app';
+import { createApp } from '../../../src/serve/app';
 import { runGenerate } from '../../../src/commands/generate';
-import { loadOpenApi } from '../../../src/openapi';
-import { startServer } from '../../../src/server';
+import { loadOpenApi } from '../../../src/serve/openapi';
+import { startServer } from '../../../src/serve/server';
 import { openSnapshot, Snapshot } from '../../../src/snapshot/open';
 import type { VmType } from '../../../src/generate/params';
 

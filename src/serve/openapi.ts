@@ -1,6 +1,6 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import { isSingleExecutable, readTextAsset, ROOT } from './assets';
+import { isSingleExecutable, readTextAsset, ROOT } from '../assets';
 
 export type OpenApiDocument = Record<string, unknown>;
 

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { isSingleExecutable, materialize, readBinaryAsset, ROOT } from './assets';
-import { VM_TYPES, VmType } from './lib/vm';
+import { isSingleExecutable, materialize, readBinaryAsset, ROOT } from '../assets';
+import { VM_TYPES, VmType } from '../lib/vm';
 
 export const DEMO_VMS: readonly VmType[] = VM_TYPES;
 

@@ -1,27 +1,27 @@
 import type { RequestListener } from 'node:http';
 import express, { ErrorRequestHandler, Express, RequestHandler, Response } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
-import { httpCaching, ResponseCache } from './http/caching';
-import { explorerRouter } from './explorer/router';
-import { cors, corsHeaders } from './http/cors';
-import { cachedFront } from './http/front';
-import { errorMiddleware, GRPC, sendError, shown, UnavailableError } from './http/errors';
-import { urlLengthLimit } from './http/limits';
-import { SERVE_DEFAULTS } from './lib/defaults';
-import { errorFields, Logger, silentLogger } from './http/log';
-import { ObserveRequest, requestObserver } from './http/observe';
-import { createMetrics, Metrics, opsRouter, routeOf } from './http/ops';
-import { booleanQueryParameters, goBooleans } from './http/params';
-import { swaggerRouter } from './http/swagger';
-import { normalizeUrl } from './http/url';
+import { httpCaching, ResponseCache } from '../http/caching';
+import { explorerRouter } from '../explorer/router';
+import { cors, corsHeaders } from '../http/cors';
+import { cachedFront } from '../http/front';
+import { errorMiddleware, GRPC, sendError, shown, UnavailableError } from '../http/errors';
+import { urlLengthLimit } from '../http/limits';
+import { SERVE_DEFAULTS } from '../lib/defaults';
+import { errorFields, Logger, silentLogger } from '../http/log';
+import { ObserveRequest, requestObserver } from '../http/observe';
+import { createMetrics, Metrics, opsRouter, routeOf } from '../http/ops';
+import { booleanQueryParameters, goBooleans } from '../http/params';
+import { swaggerRouter } from '../http/swagger';
+import { normalizeUrl } from '../http/url';
 import { OpenApiDocument, validatorDocument } from './openapi';
-import { blockRouter } from './routes/block/router';
-import { evmRouter, evmUnavailable } from './routes/evm/router';
-import { nftRouter } from './routes/nft/router';
-import { richListRouter } from './routes/richlist/router';
-import { statusRouter } from './routes/status/router';
-import { txRouter } from './routes/tx/router';
-import type { Snapshot } from './snapshot/open';
+import { blockRouter } from '../routes/block/router';
+import { evmRouter, evmUnavailable } from '../routes/evm/router';
+import { nftRouter } from '../routes/nft/router';
+import { richListRouter } from '../routes/richlist/router';
+import { statusRouter } from '../routes/status/router';
+import { txRouter } from '../routes/tx/router';
+import type { Snapshot } from '../snapshot/open';
 
 /** Where requests find the snapshot to answer from; `current()` is undefined while none is loaded. */
 export interface SnapshotSource {
@@ -54,7 +54,7 @@ export interface AppOptions {
   notReady?: () => string | undefined;
   /** serve the built-in explorer at / and its pages (src/explorer; default off here, on in `serve`) */
   explorer?: boolean;
-  /** serve --max-lag-s: /ready answers 503 with this reason (src/follow/live.ts staleness) */
+  /** serve --max-lag-s: /ready answers 503 with this reason (src/serve/live.ts staleness) */
   stale?: (s: Snapshot) => string | undefined;
 }
 
@@ -89,7 +89,7 @@ function observeRequests(observe: ObserveRequest, draining: () => boolean): Requ
   };
 }
 
-/** Which snapshot this request is answered from, held until the response is done (hot swap). */
+/** Which snapshot this request is answered from (res.locals, src/http/context.ts), held until the response is done (hot swap). */
 function takeSnapshot(snapshots: SnapshotSource): RequestHandler {
   return (_req, res, next) => {
     const snapshot = snapshots.acquire ? snapshots.acquire() : snapshots.current();
@@ -109,10 +109,15 @@ function uncacheable(res: Response): void {
   res.setHeader('Cache-Control', 'no-store');
 }
 
-/** Builds the Express app over a snapshot source; it never listens (see src/server.ts). */
-export function createApp({ snapshots, openapi, options, logger = silentLogger, metrics, responseCache }: {
-  snapshots: SnapshotSource; openapi: OpenApiDocument; options: AppOptions;
-} & AppDependencies): Express {
+export type AppArgs = { snapshots: SnapshotSource; openapi: OpenApiDocument; options: AppOptions } & AppDependencies;
+
+/** Builds the Express app over a snapshot source; it never listens (see src/serve/server.ts). */
+export function createApp(args: AppArgs): Express {
+  return buildApp(args).app;
+}
+
+/** createApp, and the request observer it logs and counts with (the cached front shares it). */
+function buildApp({ snapshots, openapi, options, logger = silentLogger, metrics, responseCache }: AppArgs): { app: Express; observe: ObserveRequest } {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -124,10 +129,7 @@ export function createApp({ snapshots, openapi, options, logger = silentLogger, 
   const draining = options.draining ?? ((): boolean => false);
   const current = (): Snapshot | undefined => snapshots.current();
   const ops = metrics ?? createMetrics(current, responseCache);
-  app.locals.metrics = ops;
-
   const observe = requestObserver(logger, ops);
-  app.locals.observe = observe;
   app.use(observeRequests(observe, draining), urlLengthLimit(options.maxUrlLength ?? SERVE_DEFAULTS.maxUrlLength));
   app.use(normalizeRequestUrl, headAsGet, cors(options.corsOrigin));
   const notReady = (): string | undefined => options.notReady?.()
@@ -137,7 +139,7 @@ export function createApp({ snapshots, openapi, options, logger = silentLogger, 
   if (options.explorer) app.use(explorerRouter());
   app.use(takeSnapshot(snapshots), evmUnavailable());
   app.use(httpCaching(options.cacheMaxAge ?? SERVE_DEFAULTS.cacheMaxAge, responseCache));
-  // $refs inlined: same constraints, much less start-up work (src/openapi.ts)
+  // $refs inlined: same constraints, much less start-up work (src/serve/openapi.ts)
   const apiSpec = validatorDocument(openapi, options.validateResponses ?? false);
   app.use(goBooleans(booleanQueryParameters(apiSpec)));
   // Every request is validated (no memo: a validated URL must still be checked for its method).
@@ -154,10 +156,10 @@ export function createApp({ snapshots, openapi, options, logger = silentLogger, 
   const onError: ErrorRequestHandler = (err, _req, res, next) => { if (!res.headersSent) uncacheable(res); next(err); };
   app.use(onError, errorMiddleware(logError, (err, res) => {
     ops.storageError(err.code);
-    const s = res.locals.snapshot as Snapshot | undefined;
+    const s = res.locals.snapshot;
     if (s) snapshots.reportFault?.(s, err);
   }));
-  return app;
+  return { app, observe };
 }
 
 /**
@@ -165,12 +167,12 @@ export function createApp({ snapshots, openapi, options, logger = silentLogger, 
  * (src/http/front.ts) when `responseCache` is given — hits are answered without entering
  * Express, misses computed by the app and stored.
  */
-export function createRequestListener(args: Parameters<typeof createApp>[0]): RequestListener {
-  const app = createApp(args);
+export function createRequestListener(args: AppArgs): RequestListener {
+  const { app, observe } = buildApp(args);
   const { responseCache, options, snapshots } = args;
   if (!responseCache) return app;
   return cachedFront(app, {
     cache: responseCache, snapshots, cors: corsHeaders(options.corsOrigin), maxUrlLength: options.maxUrlLength ?? SERVE_DEFAULTS.maxUrlLength,
-    draining: options.draining ?? ((): boolean => false), observe: app.locals.observe as ObserveRequest,
+    draining: options.draining ?? ((): boolean => false), observe,
   });
 }

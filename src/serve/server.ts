@@ -2,8 +2,8 @@ import cluster from 'node:cluster';
 import { readFileSync, readdirSync } from 'node:fs';
 import { createServer, IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { DEFAULT_LIMITS, Limits, onClientError, requestTimedOut } from './http/limits';
-import { SERVE_DEFAULTS } from './lib/defaults';
+import { DEFAULT_LIMITS, Limits, onClientError, requestTimedOut } from '../http/limits';
+import { SERVE_DEFAULTS } from '../lib/defaults';
 
 export interface RunningServer {
   server: Server;

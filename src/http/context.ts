@@ -1,0 +1,30 @@
+import type { Response } from 'express';
+import type { Snapshot } from '../snapshot/open';
+
+/**
+ * The one definition of what the request pipeline keeps on Express's `locals` (declaration
+ * merging: `res.locals` and `app.locals` are both typed by this interface). src/serve/app.ts
+ * sets each field; the caching, sending and route modules read them through it, so a field
+ * misspelled or of the wrong type is a compile error rather than an `undefined` at run time.
+ */
+declare global {
+  // eslint-disable-next-line @typescript-eslint/no-namespace
+  namespace Express {
+    interface Locals {
+      /**
+       * res.locals: the snapshot this request is answered from, taken once per request (so a hot
+       * swap is atomic for it) and held until its response closes
+       */
+      snapshot?: Snapshot;
+      /** app.locals: responses go through res.json so the OpenAPI validator checks them (tests) */
+      validateResponses?: boolean;
+    }
+  }
+}
+
+/** The snapshot this request is answered from; the app takes it before any route runs. */
+export function snapshotOf(res: Response): Snapshot {
+  const s = res.locals.snapshot;
+  if (s === undefined) throw new Error(`no snapshot was taken for ${res.req.method} ${res.req.url}: the app takes one before any route runs`);
+  return s;
+}

@@ -1,0 +1,195 @@
+/**
+ * The serve stack, assembled in one place: snapshot holder, metrics, response cache, commit
+ * watch, file watch, fault log, the app and its listener. `serve` (alone or as a cluster
+ * worker), `serve --get` and the library's startServer() (src/index.ts) all run this one
+ * assembly; they differ only in the settings they pass (docs/architecture.md#serve), so a
+ * library user gets the server an operator runs.
+ *
+ * Loaded only by a process that serves (src/commands/serve.ts imports it lazily): Express, the
+ * OpenAPI validator, prom-client and better-sqlite3 are on the critical path of cold start, and
+ * a cluster primary never needs them.
+ */
+import { ResponseCache } from '../http/caching';
+import { Limits } from '../http/limits';
+import { errorFields, Logger } from '../http/log';
+import { createMetrics, Metrics } from '../http/ops';
+import { SnapshotHolder } from '../snapshot/holder';
+import type { Snapshot } from '../snapshot/open';
+import { checkPages } from '../snapshot/verify';
+import { createRequestListener } from './app';
+import { tellPrimary, WorkerMessage } from './cluster';
+import { CommitWatch, registerLagMetrics, staleness, watchCommits } from './live';
+import { loadOpenApi } from './openapi';
+import { RunningServer, startServer } from './server';
+
+export interface ServeStackOptions {
+  /** the snapshot file */
+  file: string;
+  /** a holder made beforehand (serve --pull: empty until its first download); default: `file` opened here */
+  holder?: SnapshotHolder;
+  host: string;
+  port: number;
+  limits: Limits;
+  logger: Logger;
+  /** CORS origins: '*', a comma-separated list, or '' for none */
+  corsOrigin: string;
+  /** Cache-Control max-age of a 200, seconds */
+  cacheMaxAge: number;
+  /** response cache caps; either 0 = no response cache */
+  cacheBytes: number;
+  cacheEntries: number;
+  /** the built-in explorer at / */
+  explorer: boolean;
+  /** check every response against the OpenAPI document (tests) */
+  validateResponses?: boolean;
+  /** /ready answers 503 when the newest block is older than this many seconds; undefined = never */
+  maxLagS?: number;
+  /** quick-check the file on a thread once listening, /ready 503 meanwhile (`verified` settles when done) */
+  verifyAtStart: boolean;
+  /** hot-swap when the file at the path is replaced, with this stat poll (ms); undefined = no file watch */
+  watchPollMs?: number;
+  /** look for a batch another writer (`follow`) committed every this many ms; 0 = never */
+  commitPollMs: number;
+  /** this process is a cluster worker: a fault it meets goes to the other workers, and theirs to it */
+  clusterWorker?: boolean;
+}
+
+export interface ServeStack {
+  readonly holder: SnapshotHolder;
+  readonly metrics: Metrics;
+  /** `http://HOST:PORT`, no trailing slash */
+  readonly url: string;
+  readonly port: number;
+  /** resolves once the start-up quick check passed (at once without one); rejects with its failure */
+  readonly verified: Promise<void>;
+  /** draining from now on: /ready answers 503 and connections close after each response */
+  drain(): void;
+  /**
+   * drain(), let in-flight requests finish (cut after `timeoutMs`), stop the watches and close the
+   * snapshot; resolves true if nothing had to be cut. Idempotent.
+   */
+  close(timeoutMs: number): Promise<boolean>;
+}
+
+/** Opens the snapshot (unless given a holder), builds the app and listens; nothing is left open if it throws. */
+export async function assembleServeStack(o: ServeStackOptions): Promise<ServeStack> {
+  // Every replacement is quick-checked on a worker thread before it is swapped in (the old file
+  // serves meanwhile); verifyAtStart only decides whether the first file is checked too.
+  const holder = o.holder ?? SnapshotHolder.open(o.file, { check: checkPages });
+  let stopFaultLog = (): void => {};
+  let draining = false;
+  let verifying = o.verifyAtStart && holder.current() !== undefined;
+  let metrics: Metrics;
+  let running: RunningServer;
+  try {
+    checkStackOptions(o);
+    const responseCache = o.cacheEntries > 0 && o.cacheBytes > 0 ? new ResponseCache(o.cacheBytes, o.cacheEntries) : undefined;
+    metrics = createMetrics(() => holder.current(), responseCache);
+    registerLagMetrics(metrics.registry, () => holder.current());
+    stopFaultLog = logHolderEvents(holder, o.logger, metrics, responseCache, o.clusterWorker ?? false);
+    const app = createRequestListener({
+      snapshots: holder, openapi: loadOpenApi(), logger: o.logger, metrics, responseCache,
+      options: {
+        corsOrigin: o.corsOrigin, cacheMaxAge: o.cacheMaxAge, maxUrlLength: o.limits.maxUrlLength, draining: () => draining,
+        explorer: o.explorer, validateResponses: o.validateResponses, stale: staleness(o.maxLagS),
+        notReady: () => (verifying ? 'verifying the snapshot (quick check)' : undefined),
+      },
+    });
+    running = await startServer(app, o.host, o.port, o.limits, {
+      shed: (info) => o.logger.warn('near the file-descriptor limit: closed the oldest idle connections', info),
+    });
+  } catch (e) {
+    stopFaultLog();
+    holder.close();
+    throw e;
+  }
+  if (o.watchPollMs !== undefined) holder.watch({ pollMs: o.watchPollMs });
+  const commits: CommitWatch | undefined = o.commitPollMs > 0
+    ? watchCommits(holder, o.commitPollMs, (e) => o.logger.debug('commit probe failed', errorFields(e)))
+    : undefined;
+  const verified = verifying ? startUpCheck(o.file, o.logger).finally(() => { verifying = false; }) : Promise.resolve();
+  // a failure is the caller's to act on (serve stops, --get refuses); never an unhandled rejection
+  verified.catch(() => {});
+
+  const address = running.server.address();
+  let closed: Promise<boolean> | undefined;
+  return {
+    holder,
+    metrics,
+    url: running.url,
+    port: typeof address === 'object' && address !== null ? address.port : o.port,
+    verified,
+    drain: () => { draining = true; },
+    close: (timeoutMs) => closed ??= (async () => {
+      draining = true;
+      const finished = await running.close(timeoutMs);
+      if (!finished) o.logger.warn('shutdown timeout: cut the connections still open', { pid: process.pid });
+      commits?.close();
+      stopFaultLog();
+      holder.close();
+      return finished;
+    })(),
+  };
+}
+
+function checkStackOptions(o: ServeStackOptions): void {
+  if (o.maxLagS !== undefined && !(o.maxLagS > 0)) throw new Error(`--max-lag-s must be a number of seconds > 0, got ${o.maxLagS}`);
+  for (const [name, v] of [['--cache-bytes', o.cacheBytes], ['--cache-entries', o.cacheEntries]] as const) {
+    if (!Number.isSafeInteger(v) || v < 0) throw new Error(`${name} must be a whole number ≥ 0, got ${v}`);
+  }
+}
+
+/**
+ * The start-up quick check reads the whole file (≈10 s per GB, docs/reliability.md): it runs on
+ * a thread while the server listens with /ready 503.
+ */
+async function startUpCheck(file: string, logger: Logger): Promise<void> {
+  const started = process.hrtime.bigint();
+  try {
+    await checkPages(file);
+  } catch (e) {
+    logger.error('snapshot failed its start-up check', { file, error: e instanceof Error ? e.message : String(e) });
+    throw e;
+  }
+  logger.info('snapshot verified', { file, ms: Math.round(Number(process.hrtime.bigint() - started) / 1e6) });
+}
+
+function describe(s: Snapshot): Record<string, unknown> {
+  return { file: s.file, snapshot_id: s.meta.snapshotId, chain_id: s.meta.chainId, height: s.meta.height };
+}
+
+/**
+ * What the holder reports, into the log, the metrics and the response cache: swaps, refused
+ * files, and faults — a damaged file takes the replica out of rotation (/ready 503, one error
+ * line), and in a cluster the whole replica, not one worker of it. Returns the undo.
+ */
+function logHolderEvents(holder: SnapshotHolder, logger: Logger, metrics: Metrics, responseCache: ResponseCache | undefined, clusterWorker: boolean): () => void {
+  holder.on('swap', (next: Snapshot, previous: Snapshot | undefined, reason: string) => {
+    metrics.swapped();
+    responseCache?.clear();
+    // A batch committed by `follow` (src/serve/live.ts) is routine: debug, not info.
+    logger[reason === 'new batch' ? 'debug' : 'info']('snapshot swapped', { reason, ...describe(next), previous_height: previous?.meta.height });
+  });
+  holder.on('refused', (err: unknown, reason: string) => {
+    metrics.swapFailed();
+    logger.error('new snapshot refused; still serving the old one', { reason, error: err instanceof Error ? err.message : String(err) });
+  });
+  holder.on('fault', (s: Snapshot, err: Error & { code?: string; fromWorker?: true }) => {
+    if (err.fromWorker) {
+      logger.warn('another worker found the snapshot file damaged: /ready answers 503 until a good file is swapped in', { file: s.file, code: err.code });
+      return;
+    }
+    logger.error('snapshot file is damaged: /ready answers 503 until a good file is swapped in', { file: s.file, code: err.code, error: err.message });
+    if (clusterWorker) void tellPrimary({ indexerApi: 'fault', snapshotId: s.meta.snapshotId, code: err.code, message: err.message });
+  });
+  holder.on('closed', (s: Snapshot) => logger.debug('snapshot closed', describe(s)));
+  holder.on('watch-error', (err: unknown) => logger.warn('cannot watch the snapshot directory; polling only', errorFields(err)));
+  if (!clusterWorker) return () => {};
+  const onWorkerFault = (m: WorkerMessage): void => {
+    const s = holder.current();
+    if (m?.indexerApi !== 'fault' || !s || s.meta.snapshotId !== m.snapshotId) return;
+    holder.reportFault(s, Object.assign(new Error(m.message), { code: m.code, fromWorker: true as const }));
+  };
+  process.on('message', onWorkerFault);
+  return () => { process.off('message', onWorkerFault); };
+}

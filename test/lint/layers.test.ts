@@ -1,0 +1,38 @@
+/**
+ * The layer rules of `make lint` (.dependency-cruiser.js, docs/architecture.md#layers) refuse
+ * what they say they refuse: forbidden imports planted in a copy of src/ make the same
+ * dependency-cruiser command `make lint` runs fail, naming each one.
+ */
+import { expect } from 'chai';
+import { spawnSync } from 'node:child_process';
+import { appendFileSync, copyFileSync, cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+const ROOT = resolve(__dirname, '..', '..', '..'); // compiled into build/test/lint/
+
+/** `make lint`'s layer check (Makefile: depcruise --config .dependency-cruiser.js src), run in `dir`. */
+function layerCheck(dir: string): { status: number | null; output: string } {
+  const r = spawnSync(join(ROOT, 'node_modules', '.bin', 'depcruise'), ['--config', '.dependency-cruiser.js', 'src'], { cwd: dir, encoding: 'utf8' });
+  return { status: r.status, output: r.stdout + r.stderr };
+}
+
+describe('layer rules (make lint): forbidden imports planted in a copy of src/', function () {
+  this.timeout(180_000);
+  let dir: string;
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'indexer-api-layers-'));
+    cpSync(join(ROOT, 'src'), join(dir, 'src'), { recursive: true });
+    for (const f of ['.dependency-cruiser.js', 'tsconfig.json']) copyFileSync(join(ROOT, f), join(dir, f));
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('fails on a route importing import/ (a lower layer it must not use) and on snapshot/ importing serve/ (a higher rank)', () => {
+    appendFileSync(join(dir, 'src', 'routes', 'block', 'router.ts'), "\nexport { SnapshotWriter as PlantedWriter } from '../../import/writer';\n");
+    writeFileSync(join(dir, 'src', 'snapshot', 'planted.ts'), "export type { ServeStack } from '../serve/assembly';\n");
+    const r = layerCheck(dir);
+    expect(r.status, r.output).to.not.equal(0);
+    expect(r.output).to.match(/layer-routes: src\/routes\/block\/router\.ts → src\/import\/writer\.ts/);
+    expect(r.output).to.match(/layer-snapshot: src\/snapshot\/planted\.ts → src\/serve\/assembly\.ts/);
+  });
+});
