@@ -7,6 +7,7 @@ import { Follower, followMetricsText, SourceWentBackwards, StopFlag, useWal } fr
 import { openFollowSource } from '../follow/source';
 import { cleanStaleTemps, runImport } from './import';
 import { HTTP_CLIENT_DEFAULTS } from '../lib/defaults';
+import { checked, choice, decimal, int } from './numbers';
 
 export interface FollowOptions {
   db: string;
@@ -128,11 +129,11 @@ export const followCommand: CommandModule<object, FollowOptions> = {
     .option('from-api', { type: 'string', describe: 'Base URL of a running rollytics-compatible API (rollytics or indexer-api)' })
     .option('from-postgres', { type: 'string', describe: 'rollytics PostgreSQL DSN (postgres://user:pass@host:5432/db)' })
     .option('interval', { type: 'string', default: '2s', describe: 'Poll interval when caught up (2s, 500ms, 1m)' })
-    .option('batch-blocks', { type: 'number', default: 2000, describe: 'At most this many heights per batch (one write transaction; catching up takes several)' })
-    .option('metrics-port', { type: 'number', describe: 'Serve Prometheus metrics (source height, our height, lag in blocks and seconds) on this port (0: any free port)' })
+    .option('batch-blocks', checked('batch-blocks', int({ min: 1 }, { default: 2000, describe: 'At most this many heights per batch (one write transaction; catching up takes several)' })))
+    .option('metrics-port', checked('metrics-port', int({ min: 0, max: 65535 }, { describe: 'Serve Prometheus metrics (source height, our height, lag in blocks and seconds) on this port (0: any free port)' })))
     .option('metrics-host', { type: 'string', default: '127.0.0.1', describe: 'Address of --metrics-port' })
     .option('max-backoff', { type: 'string', default: '60s', describe: 'Longest wait between retries while the source fails (the wait doubles from --interval)' })
-    .option('vm-type', { choices: VM_TYPES, describe: 'The rollup VM (needed for the first import from PostgreSQL; afterwards read from --db)' })
+    .option('vm-type', choice({ choices: VM_TYPES, describe: 'The rollup VM (needed for the first import from PostgreSQL; afterwards read from --db)' }))
     .option('chain-id', { type: 'string', describe: '--from-postgres: chain id (default: the only one in table block)' })
     .option('bech32-prefix', { type: 'string', describe: 'Account bech32 prefix for the first import (default init; afterwards read from --db)' })
     .option('denoms', { type: 'string', array: true, describe: '--from-api: rich-list denoms to follow (repeat or comma-separate)' })
@@ -141,9 +142,9 @@ export const followCommand: CommandModule<object, FollowOptions> = {
     .option('denom-contracts', { type: 'string', describe: 'EVM: NDJSON file in denom_contracts.ndjson format' })
     .option('status-version', { type: 'string', describe: '--from-postgres: version /status reports (default dev)' })
     .option('status-commit', { type: 'string', describe: '--from-postgres: commit_hash /status reports (default unknown)' })
-    .option('concurrency', { type: 'number', default: HTTP_CLIENT_DEFAULTS.concurrency, describe: '--from-api: requests in flight while reading a batch' })
-    .option('rate', { type: 'number', describe: '--from-api: at most this many requests per second' })
-    .option('timeout', { type: 'number', default: HTTP_CLIENT_DEFAULTS.timeoutMs, describe: 'Per-request timeout in ms' })
+    .option('concurrency', checked('concurrency', int({ min: 1 }, { default: HTTP_CLIENT_DEFAULTS.concurrency, describe: '--from-api: requests in flight while reading a batch' })))
+    .option('rate', checked('rate', decimal({ above: 0 }, { describe: '--from-api: at most this many requests per second' })))
+    .option('timeout', checked('timeout', int({ min: 1 }, { default: HTTP_CLIENT_DEFAULTS.timeoutMs, describe: 'Per-request timeout in ms' })))
     .option('quiet', { type: 'boolean', default: false, describe: 'No line per batch (failures, start and stop are still logged)' })
     .check((a) => {
       const n = [a['from-postgres'], a['from-api']].filter((x) => x !== undefined).length;
