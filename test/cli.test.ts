@@ -3,7 +3,7 @@
  */
 import Database from 'better-sqlite3';
 import { expect } from 'chai';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import {
   copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, truncateSync, writeFileSync,
@@ -219,6 +219,12 @@ describe('indexer-api (the command line)', function () {
       expect(r.code).to.equal(1);
       expect(oneLine(r.stderr)).to.match(/missing\.sqlite/);
     });
+  });
+
+  it('`make serve PORT=9000` serves on that port (and DEMO picks the demo)', () => {
+    const plan = (vars: string[]): string => execFileSync('make', ['-n', 'serve', ...vars], { cwd: ROOT, env: { ...cleanEnv(), PORT: '', DEMO: '' }, encoding: 'utf8' }).trim().split('\n').pop() as string;
+    expect(plan(['PORT=9000', 'DEMO=evm'])).to.equal('node bin/indexer-api serve --demo evm --port 9000');
+    expect(plan([])).to.equal('node bin/indexer-api serve --demo move');
   });
 
   describe('import into a directory that does not exist yet', () => {
