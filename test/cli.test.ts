@@ -227,6 +227,15 @@ describe('indexer-api (the command line)', function () {
     expect(plan([])).to.equal('node bin/indexer-api serve --demo move');
   });
 
+  it('README: the two set-up commands first, then a quick start for each use, with no macOS-only `open`', () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const first = /```sh\n([\s\S]*?)```/.exec(readme) as RegExpExecArray;
+    expect(first[1].trim().split('\n').map((l) => l.split(/\s+/).slice(0, 2).join(' '))).to.deep.equal(['make serve', 'make test']);
+    const headings = [...readme.matchAll(/^## (.*)$/gm)].map((m) => m[1]);
+    expect(headings.slice(0, 3)).to.deep.equal(['Quick start: a demo', 'Quick start: an operator serving their chain', 'Quick start: a real API in CI']);
+    expect(readme).to.not.match(/^open /m);
+  });
+
   describe('import into a directory that does not exist yet', () => {
     it('creates the parent directories of --out (docs/ci.md: --out test/fixture.sqlite in a fresh project)', async () => {
       const chain = await testChain('wasm');
