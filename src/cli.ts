@@ -49,8 +49,39 @@ function lazy(c: (typeof COMMANDS)[number]): CommandModule<object, never> {
   };
 }
 
+/** Words a newcomer types for something another command does. */
+const COMMAND_HINTS: Record<string, string> = {
+  pull: "a replica pulls with 'indexer-api serve --pull URL/manifest.json --db FILE'",
+  push: "'indexer-api publish --db FILE --to DIR' writes a directory replicas pull from",
+  export: "'indexer-api publish --db FILE --to DIR' copies a snapshot out",
+  cut: "a fixture is cut with 'indexer-api import --from-snapshot FILE --accounts ADDR,... --out FILE' (docs/ci.md)",
+  explorer: "'indexer-api serve' serves the explorer at / (open http://127.0.0.1:8080/ in a browser)",
+};
+
+/**
+ * yargs' wording, made to name what the user typed: an option given with no value is reported
+ * by yargs without its dashes.
+ */
+function usageMessage(msg: string): string {
+  const missing = /^Not enough arguments following: (\S+)$/.exec(msg);
+  if (missing) return `--${missing[1]} needs a value`;
+  const choice = /^Invalid values:\s+Argument: (\S+), Given: (.*), Choices: (.*)$/s.exec(msg);
+  if (choice) return `--${choice[1]} must be one of ${choice[3].trim()}, got ${choice[2]}`;
+  return msg;
+}
+
+function usageError(msg: string): never {
+  process.stderr.write(`indexer-api: ${msg}\nRun 'indexer-api --help' for usage.\n`);
+  process.exit(2);
+}
+
 /** Registers the commands; every option can also come from INDEXER_API_<OPTION> (e.g. INDEXER_API_DB). */
 export async function main(argv: string[]): Promise<void> {
+  const first = argv[2];
+  if (first !== undefined && !first.startsWith('-') && !COMMANDS.some((c) => c.name === first)) {
+    const hint = COMMAND_HINTS[first.toLowerCase()];
+    usageError(`unknown command ${JSON.stringify(first)}${hint ? `: ${hint}` : ''} (commands: ${COMMANDS.map((c) => c.name).join(', ')})`);
+  }
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded when main() runs, not with the module (cold start)
   const yargs = require('yargs/yargs') as typeof import('yargs/yargs');
   const info = buildInfo();
@@ -66,10 +97,13 @@ export async function main(argv: string[]): Promise<void> {
     .help()
     .epilog('Every option can also be set with an environment variable INDEXER_API_<OPTION>, e.g. INDEXER_API_DB=chain.sqlite, INDEXER_API_PORT=9000, INDEXER_API_CORS_ORIGIN=https://scan.example. Command-line flags win over the environment.')
     .wrap(Math.min(110, process.stdout.columns || 110))
-    .fail((msg, err, yy) => {
-      if (err) throw err;
-      process.stderr.write(`${yy.help() && ''}indexer-api: ${msg}\nRun 'indexer-api --help' for usage.\n`);
-      process.exit(2);
+    // English messages whatever LANG says: usageMessage() reads one of them.
+    .locale('en')
+    .fail((msg: string | null, err: Error | undefined) => {
+      // yargs gives a message for every usage error, a failed check() or coerce included; an
+      // error thrown by a command's handler comes without one and is not a usage error (exit 1).
+      if (msg === null || msg === undefined || msg === '') throw err ?? new Error('indexer-api: failed');
+      usageError(usageMessage(msg));
     })
     .parseAsync();
 }

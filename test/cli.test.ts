@@ -3,7 +3,7 @@
  */
 import Database from 'better-sqlite3';
 import { expect } from 'chai';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import {
   copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, truncateSync, writeFileSync,
@@ -141,6 +141,118 @@ describe('indexer-api (the command line)', function () {
         const { version, commit } = JSON.parse(readFileSync(info, 'utf8')) as { version: string; commit: string };
         expect(line).to.equal(`${version} (commit ${commit})`);
       }
+    });
+  });
+
+  describe('usage errors: exit 2, one message quoting what was typed', () => {
+    /** The message line (yargs' "Run 'indexer-api --help'" line follows it). */
+    const usage = async (args: string[]): Promise<string> => {
+      const r = await cli(args);
+      expect(r.code, `${args.join(' ')}: ${r.stderr}`).to.equal(2);
+      expect(r.stdout, `${args.join(' ')}: nothing on stdout`).to.equal('');
+      const lines = r.stderr.trim().split('\n');
+      expect(lines, r.stderr).to.have.length(2);
+      expect(lines[1]).to.equal("Run 'indexer-api --help' for usage.");
+      return lines[0];
+    };
+
+    const cases: [string[], string][] = [
+      [['serve', '--port'], 'indexer-api: --port needs a value'],
+      [['serve', '--port', 'abc'], 'indexer-api: --port must be a whole number from 0 to 65535, got "abc"'],
+      [['serve', '--port', '99999'], 'indexer-api: --port must be a whole number from 0 to 65535, got "99999"'],
+      [['serve', '--port=8080.5'], 'indexer-api: --port must be a whole number from 0 to 65535, got "8080.5"'],
+      [['serve', '--workers', 'abc'], 'indexer-api: --workers must be a whole number ≥ 1, got "abc"'],
+      [['serve', '--workers', '0'], 'indexer-api: --workers must be a whole number ≥ 1, got "0"'],
+      [['serve', '--cache-max-age', 'abc'], 'indexer-api: --cache-max-age must be a whole number ≥ 0, got "abc"'],
+      [['serve', '--cache-bytes', '-1'], 'indexer-api: --cache-bytes must be a whole number ≥ 0, got "-1"'],
+      [['serve', '--max-lag-s', '0'], 'indexer-api: --max-lag-s must be a number > 0, got "0"'],
+      [['serve', '--shutdown-timeout-ms', '5s'], 'indexer-api: --shutdown-timeout-ms must be a whole number ≥ 0, got "5s"'],
+      [['serve', '--demo'], 'indexer-api: --demo needs a value'],
+      [['serve', '--demo', 'cosmwasm'], 'indexer-api: --demo must be one of "move", "wasm", "evm", got "cosmwasm"'],
+      [['serve', '--log-level', 'loud'], 'indexer-api: --log-level must be one of "error", "warn", "info", "debug", got "loud"'],
+      [['import', '--out', 'x.sqlite'], 'indexer-api: name exactly one source: --from-dump DIR, --from-postgres DSN or --from-api URL (or, with --accounts, --from-snapshot FILE)'],
+      [['import', '--from-dump', 'd', '--out', 'x.sqlite', '--rate', '0'], 'indexer-api: --rate must be a number > 0, got "0"'],
+      [['import', '--from-dump', 'd', '--out', 'x.sqlite', '--concurrency', 'many'], 'indexer-api: --concurrency must be a whole number ≥ 1, got "many"'],
+      [['import', '--from-dump', 'd', '--out', 'x.sqlite', '--timeout='], 'indexer-api: --timeout needs a value: a whole number ≥ 1'],
+      [['import', '--from-dump', 'd', '--out', 'x.sqlite', '--check', 'full'], 'indexer-api: --check must be one of "integrity", "quick", "none", got "full"'],
+      [['follow', '--db', 'x.sqlite'], 'indexer-api: name exactly one source: --from-api URL or --from-postgres DSN'],
+      [['follow', '--db', 'x.sqlite', '--from-api', 'http://127.0.0.1:9', '--batch-blocks', '1k'], 'indexer-api: --batch-blocks must be a whole number ≥ 1, got "1k"'],
+      [['follow', '--db', 'x.sqlite', '--from-api', 'http://127.0.0.1:9', '--metrics-port', '70000'], 'indexer-api: --metrics-port must be a whole number from 0 to 65535, got "70000"'],
+      [['generate', '--vm', 'move', '--out', 'd', '--txs', 'ten'], 'indexer-api: --txs must be a whole number ≥ 0, got "ten"'],
+      [['generate', '--vm', 'move', '--out', 'd', '--seed', '1.5'], `indexer-api: --seed must be a whole number ≥ ${Number.MIN_SAFE_INTEGER}, got "1.5"`],
+      [['publish', '--db', 'a.sqlite', '--to', 'd', '--keep', '0'], 'indexer-api: --keep must be a whole number ≥ 1, got "0"'],
+      [['publish', '--db', 'a.sqlite', '--to', 'd', '--compress', 'zstd'], 'indexer-api: --compress must be one of "auto", "gzip", "none", got "zstd"'],
+    ];
+    for (const [args, line] of cases) {
+      it(args.join(' '), async () => {
+        expect(await usage(args)).to.equal(line);
+      });
+    }
+
+    it('an unknown command names itself, the commands, and for `pull` the serve option that pulls', async () => {
+      expect(await usage(['pull'])).to.equal(
+        'indexer-api: unknown command "pull": a replica pulls with \'indexer-api serve --pull URL/manifest.json --db FILE\' (commands: serve, publish, import, follow, generate)',
+      );
+      expect(await usage(['srve', '--db', 'x'])).to.equal('indexer-api: unknown command "srve" (commands: serve, publish, import, follow, generate)');
+    });
+
+    it('a bad value from the environment is a usage error too', async () => {
+      const r = await new Promise<Run>((resolve, reject) => {
+        const child = spawn(process.execPath, [BIN, 'serve'], { cwd: ROOT, env: { ...cleanEnv(), INDEXER_API_PORT: 'http' }, stdio: ['ignore', 'pipe', 'pipe'] });
+        let stderr = '';
+        child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
+        child.on('error', reject);
+        child.on('close', (code, signal) => resolve({ code, signal, stdout: '', stderr }));
+      });
+      expect(r.code).to.equal(2);
+      expect(r.stderr).to.contain('--port must be a whole number from 0 to 65535, got "http"');
+    });
+
+    it('--help still labels the numeric options [number] (their text reaches the check unparsed)', async () => {
+      const r = await cli(['serve', '--help']);
+      const blocks = optionBlocks(r.stdout);
+      for (const key of ['port', 'workers', 'cache-max-age', 'max-lag-s']) expect(blocks.get(key), key).to.contain('[number]');
+    });
+
+    it('a failure of the command itself (not its usage) still exits 1', async () => {
+      const r = await cli(['serve', '--db', join(dir('usage'), 'missing.sqlite'), '--get', '/status']);
+      expect(r.code).to.equal(1);
+      expect(oneLine(r.stderr)).to.match(/missing\.sqlite/);
+    });
+  });
+
+  it('`make serve PORT=9000` serves on that port (and DEMO picks the demo)', () => {
+    const plan = (vars: string[]): string => execFileSync('make', ['-n', 'serve', ...vars], { cwd: ROOT, env: { ...cleanEnv(), PORT: '', DEMO: '' }, encoding: 'utf8' }).trim().split('\n').pop() as string;
+    expect(plan(['PORT=9000', 'DEMO=evm'])).to.equal('node bin/indexer-api serve --demo evm --port 9000');
+    expect(plan([])).to.equal('node bin/indexer-api serve --demo move');
+  });
+
+  it('README: the two set-up commands first, then a quick start for each use, with no macOS-only `open`', () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const first = /```sh\n([\s\S]*?)```/.exec(readme) as RegExpExecArray;
+    expect(first[1].trim().split('\n').map((l) => l.split(/\s+/).slice(0, 2).join(' '))).to.deep.equal(['make serve', 'make test']);
+    const headings = [...readme.matchAll(/^## (.*)$/gm)].map((m) => m[1]);
+    expect(headings.slice(0, 3)).to.deep.equal(['Quick start: a demo', 'Quick start: an operator serving their chain', 'Quick start: a real API in CI']);
+    expect(readme).to.not.match(/^open /m);
+  });
+
+  describe('import into a directory that does not exist yet', () => {
+    it('creates the parent directories of --out (docs/ci.md: --out test/fixture.sqlite in a fresh project)', async () => {
+      const chain = await testChain('wasm');
+      const out = join(dir('fresh-project'), 'test', 'fixtures', 'chain.sqlite');
+      const r = await cli(['import', '--from-dump', chain.dumpDir, '--out', out, '--quiet']);
+      expect(r.code, r.stderr).to.equal(0);
+      expect(statSync(out).size).to.be.greaterThan(0);
+    });
+
+    it('names the path when the directory cannot be made', async () => {
+      const chain = await testChain('wasm');
+      const blocker = join(dir('blocked'), 'test');
+      writeFileSync(blocker, 'a file where the directory would be');
+      const out = join(blocker, 'chain.sqlite');
+      const r = await cli(['import', '--from-dump', chain.dumpDir, '--out', out, '--quiet']);
+      expect(r.code).to.equal(1);
+      expect(oneLine(r.stderr)).to.contain(out).and.contain(blocker);
     });
   });
 

@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadOpenApi, OpenApiDocument, validatorDocument } from '../src/serve/openapi';
 import { RunningServer, startServer } from '../src/serve/server';
-import { ROOT } from './helpers/app';
+import { makeTestApp, ROOT } from './helpers/app';
 
 const fromYaml = (): OpenApiDocument => yaml.load(readFileSync(join(ROOT, 'openapi.yaml'), 'utf8')) as OpenApiDocument;
 
@@ -138,5 +138,30 @@ describe('openapi.yaml at start-up (src/serve/openapi.ts)', function () {
       }
       expect((await answer(servers.inlinedResponses.url, '/indexer/block/v1/blocks')).status).to.equal(500);
     });
+  });
+});
+
+describe('openapi.yaml tells the truth about errors (/swagger shows it)', function () {
+  this.timeout(60_000);
+  const text = (): string => readFileSync(join(ROOT, 'openapi.yaml'), 'utf8');
+
+  it('every error message it quotes for height abc is the one the server answers', async () => {
+    const t = await makeTestApp('move');
+    const answer = (await t.api.get('/indexer/block/v1/blocks/abc')).body as { message: string };
+    const quoted = text().match(/invalid value for height: abc \([^)]*\)/g) ?? [];
+    expect(quoted.length).to.be.greaterThan(1);
+    for (const q of quoted) expect(q).to.equal(answer.message);
+  });
+
+  it('the booleans it lists are exactly the ones the server reads', async () => {
+    const t = await makeTestApp('move');
+    const sentence = /reads ((?:`[^`]+`(?: and )?)+)/.exec((fromYaml().info as { description: string }).description.replace(/\s+/g, ' '));
+    expect(sentence, 'the description lists the booleans read').to.not.equal(null);
+    const listed = [...(sentence as RegExpExecArray)[1].matchAll(/`([^`]+)`/g)].flatMap((m) => m[1].split(' '));
+    expect(listed).to.have.length(12);
+    for (const v of [...listed, 'yes', 'no', 'on', 'tRuE', '2', 'Y']) {
+      const res = await t.api.get(`/indexer/tx/v1/txs?pagination.limit=1&pagination.reverse=${v}`);
+      expect(res.status, `pagination.reverse=${v}`).to.equal(listed.includes(v) ? 200 : 400);
+    }
   });
 });

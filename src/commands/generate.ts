@@ -1,4 +1,5 @@
 import type { CommandModule } from 'yargs';
+import { choice, int, named } from './numbers';
 import { GenerateProgress, GenerateSummary, generateDump } from '../generate';
 import { DEMO_TXS, PRESETS, Preset, SCALE_TXS, VM_TYPES, VmType } from '../generate/params';
 
@@ -68,15 +69,17 @@ export const generateCommand: CommandModule<object, GenerateOptions> = {
   command: 'generate',
   describe: 'Write a synthetic, deterministic Initia rollup chain as an NDJSON dump (for demos and benchmarks)',
   builder: (y) => y
-    .option('vm', { choices: VM_TYPES, demandOption: true, describe: 'Rollup VM to simulate (required)' })
-    .option('out', { type: 'string', demandOption: true, describe: 'Dump directory to write (required; created if missing)' })
-    .option('preset', { choices: PRESETS, default: 'demo' as Preset, describe: `Chain shape: demo (${DEMO_TXS} txs, ~400 blocks) or scale (${SCALE_TXS} txs, ~8 txs per block); default demo` })
-    .option('txs', { type: 'number', describe: `Number of txs, overriding the preset (default ${DEMO_TXS} for demo, ${SCALE_TXS} for scale)` })
-    .option('holders', { type: 'number', describe: 'Rich-list holders per denom, on every VM (EVM: per ERC-20 contract; Wasm / Move: uinit, umin, uusdc); default: the preset\'s on EVM (400 demo, 100000 scale), none on Wasm / Move' })
-    .option('seed', { type: 'number', default: 1, describe: 'PRNG seed; the same options always give byte-identical files (default 1)' })
-    .option('gzip', { type: 'boolean', default: false, describe: 'Write NAME.ndjson.gz instead of NAME.ndjson (default false)' })
-    .option('force', { type: 'boolean', default: false, describe: 'Write into a non-empty --out, replacing its dump files (default false)' })
-    .option('quiet', { type: 'boolean', default: false, describe: 'No progress and no summary line (default false)' })
+    .options(named({
+      'vm': choice({ choices: VM_TYPES, demandOption: true, describe: 'Rollup VM to simulate (required)' }),
+      'out': { type: 'string', demandOption: true, describe: 'Dump directory to write (required; created if missing)' },
+      'preset': choice({ choices: PRESETS, default: 'demo' as Preset, describe: `Chain shape: demo (${DEMO_TXS} txs, ~400 blocks) or scale (${SCALE_TXS} txs, ~8 txs per block); default demo` }),
+      'txs': int({ min: 0 }, { describe: `Number of txs, overriding the preset (default ${DEMO_TXS} for demo, ${SCALE_TXS} for scale)` }),
+      'holders': int({ min: 0 }, { describe: 'Rich-list holders per denom, on every VM (EVM: per ERC-20 contract; Wasm / Move: uinit, umin, uusdc); default: the preset\'s on EVM (400 demo, 100000 scale), none on Wasm / Move' }),
+      'seed': int({ min: Number.MIN_SAFE_INTEGER }, { default: 1, describe: 'PRNG seed; the same options always give byte-identical files (default 1)' }),
+      'gzip': { type: 'boolean', default: false, describe: 'Write NAME.ndjson.gz instead of NAME.ndjson (default false)' },
+      'force': { type: 'boolean', default: false, describe: 'Write into a non-empty --out, replacing its dump files (default false)' },
+      'quiet': { type: 'boolean', default: false, describe: 'No progress and no summary line (default false)' },
+    }))
     .example('$0 generate --vm evm --out ./demo-evm', 'write the EVM demo chain to ./demo-evm')
     .example('$0 generate --vm move --preset scale --txs 100000 --gzip --out ./bench', 'a 100k-tx Move chain, gzipped') as never,
   handler: async (argv) => {

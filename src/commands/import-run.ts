@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, unlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, unlinkSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { DumpError } from '../import/dump-error';
 import { dumpSource, loadRecords, VM_TYPES } from '../import/from-dump';
@@ -78,6 +78,19 @@ export function cleanStaleTemps(out: string, ownToo = false): string[] {
   return removed;
 }
 
+/**
+ * Creates the directory --out goes into (`--out test/fixture.sqlite` in a project without
+ * test/ yet): SQLite would refuse with "the directory does not exist", naming no path.
+ */
+export function ensureOutDir(out: string): void {
+  const dir = dirname(resolve(out));
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch (e) {
+    throw new Error(`cannot create the directory of --out ${out} (${dir}): ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+}
+
 function escapeRe(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
@@ -154,6 +167,7 @@ async function openSource(o: ImportOptions, progress: StageProgress): Promise<{ 
 export async function runImport(o: ImportOptions): Promise<ImportResult> {
   if (existsSync(o.out) && !o.force) throw new Error(`refusing to overwrite ${o.out} (pass --force to replace it)`);
   const started = process.hrtime.bigint();
+  ensureOutDir(o.out);
   cleanStaleTemps(o.out);
   let source: ImportSource | undefined;
   const progress = new StageProgress(!o.quiet && !o.json && process.stderr.isTTY === true, (s) => source?.total?.(s));

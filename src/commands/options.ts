@@ -10,46 +10,47 @@ import { DEMO_VMS } from '../serve/demo';
 import { LOG_LEVELS, type LogLevel } from '../http/log';
 import { FOLLOW_DEFAULTS, HTTP_CLIENT_DEFAULTS, SERVE_DEFAULTS } from '../lib/defaults';
 import { VM_TYPES, type VmType } from '../lib/vm';
+import { choice, decimal, int, named } from './numbers';
 
 export { FOLLOW_DEFAULTS, HTTP_CLIENT_DEFAULTS, SERVE_DEFAULTS };
 
-export const SERVE_OPTIONS: Record<string, Options> = {
+export const SERVE_OPTIONS: Record<string, Options> = named({
   'db': { type: 'string', describe: 'Snapshot file to serve (built by `import`). Default: the bundled demo snapshot chosen by --demo' },
-  'demo': { choices: DEMO_VMS, default: 'move' as VmType, describe: 'Which bundled demo snapshot to serve when --db is not given' },
+  'demo': choice({ choices: DEMO_VMS, default: 'move' as VmType, describe: 'Which bundled demo snapshot to serve when --db is not given' }),
   'host': { type: 'string', default: SERVE_DEFAULTS.host, describe: 'Address to listen on (0.0.0.0 for all interfaces)' },
-  'port': { type: 'number', default: SERVE_DEFAULTS.port, describe: 'TCP port to listen on; 0 picks a free one and prints `listening http://HOST:PORT` as the first line of stdout' },
+  'port': int({ min: 0, max: 65535 }, { default: SERVE_DEFAULTS.port, describe: 'TCP port to listen on; 0 picks a free one and prints `listening http://HOST:PORT` as the first line of stdout' }),
   'cors-origin': { type: 'string', default: SERVE_DEFAULTS.corsOrigin, describe: "Allowed CORS origins: '*', a comma-separated list (with *.domain patterns), or '' to disable" },
   'verify': { type: 'boolean', default: true, describe: 'Quick-check every page of the snapshot at start (reads the whole file, ≈7 s per GB warm; docs/reliability.md): the server listens at once and /ready answers 503 until the check passes. --no-verify skips it at start; a file renamed over --db is always checked before it is swapped in (a batch `follow` commits in place, or a file `--pull` already checked, is not checked again)' },
   'explorer': { type: 'boolean', default: true, describe: 'Serve the built-in explorer (HTML) at / and its pages; --no-explorer leaves only the API (/ answers the JSON 404)' },
   'get': { type: 'string', describe: 'Answer one GET request for this path in-process, print the body and exit (0 iff status 200)' },
-  'workers': { type: 'number', default: availableParallelism(), defaultDescription: 'number of cores', describe: 'Processes serving the port (node:cluster); 1 = a single process, no cluster' },
-  'log-level': { choices: LOG_LEVELS, default: 'info' as LogLevel, describe: 'JSON log lines on stdout: info logs one line per request; warn and error drop those' },
-  'cache-max-age': { type: 'number', default: SERVE_DEFAULTS.cacheMaxAge, describe: 'Cache-Control max-age (seconds) of 200 responses; each carries a strong ETag (snapshot id + URL)' },
-  'cache-bytes': { type: 'number', default: SERVE_DEFAULTS.cacheBytes, describe: 'In-process response cache of 200s (per worker), answered before Express: byte cap, least recently used out (0 = no cache)' },
-  'cache-entries': { type: 'number', default: SERVE_DEFAULTS.cacheEntries, describe: 'Entry cap of the response cache (0 = no cache)' },
+  'workers': int({ min: 1 }, { default: availableParallelism(), defaultDescription: 'number of cores', describe: 'Processes serving the port (node:cluster); 1 = a single process, no cluster' }),
+  'log-level': choice({ choices: LOG_LEVELS, default: 'info' as LogLevel, describe: 'JSON log lines on stdout: info logs one line per request; warn and error drop those' }),
+  'cache-max-age': int({ min: 0 }, { default: SERVE_DEFAULTS.cacheMaxAge, describe: 'Cache-Control max-age (seconds) of 200 responses; each carries a strong ETag (snapshot id + URL)' }),
+  'cache-bytes': int({ min: 0 }, { default: SERVE_DEFAULTS.cacheBytes, describe: 'In-process response cache of 200s (per worker), answered before Express: byte cap, least recently used out (0 = no cache)' }),
+  'cache-entries': int({ min: 0 }, { default: SERVE_DEFAULTS.cacheEntries, describe: 'Entry cap of the response cache (0 = no cache)' }),
   'watch': { type: 'boolean', default: true, describe: 'Hot-swap when the file at --db is replaced (rename over it); SIGHUP always reloads. --no-watch to disable' },
-  'watch-poll-ms': { type: 'number', default: SERVE_DEFAULTS.watchPollMs, describe: 'Stat poll interval backing up the file watch (0 = watch only)' },
-  'request-timeout-ms': { type: 'number', default: SERVE_DEFAULTS.requestTimeoutMs, describe: 'A request must arrive completely within this (408 otherwise)' },
-  'headers-timeout-ms': { type: 'number', default: SERVE_DEFAULTS.headersTimeoutMs, describe: 'Request headers must arrive within this: slow clients are cut off (capped at --request-timeout-ms)' },
-  'keep-alive-timeout-ms': { type: 'number', default: SERVE_DEFAULTS.keepAliveTimeoutMs, describe: 'Idle keep-alive connections are closed after this' },
-  'max-header-size': { type: 'number', default: SERVE_DEFAULTS.maxHeaderSize, describe: 'Request line + headers, bytes (431 beyond)' },
-  'max-url-length': { type: 'number', default: SERVE_DEFAULTS.maxUrlLength, describe: 'Request URL, bytes (414 beyond)' },
-  'max-lag-s': { type: 'number', describe: '/ready answers 503 when the newest block is older than this many seconds (a stale replica leaves the load balancer); off by default' },
-  'commit-poll-ms': { type: 'number', default: SERVE_DEFAULTS.commitPollMs, describe: 'How often to look for a batch committed by `follow` to --db (PRAGMA data_version, microseconds each); 0 = never' },
-  'shutdown-timeout-ms': { type: 'number', default: SERVE_DEFAULTS.shutdownTimeoutMs, describe: 'On SIGTERM/SIGINT, in-flight requests get this long to finish; then the rest are cut and the process exits 1' },
+  'watch-poll-ms': int({ min: 0 }, { default: SERVE_DEFAULTS.watchPollMs, describe: 'Stat poll interval backing up the file watch (0 = watch only)' }),
+  'request-timeout-ms': int({ min: 0 }, { default: SERVE_DEFAULTS.requestTimeoutMs, describe: 'A request must arrive completely within this (408 otherwise)' }),
+  'headers-timeout-ms': int({ min: 0 }, { default: SERVE_DEFAULTS.headersTimeoutMs, describe: 'Request headers must arrive within this: slow clients are cut off (capped at --request-timeout-ms)' }),
+  'keep-alive-timeout-ms': int({ min: 0 }, { default: SERVE_DEFAULTS.keepAliveTimeoutMs, describe: 'Idle keep-alive connections are closed after this' }),
+  'max-header-size': int({ min: 1 }, { default: SERVE_DEFAULTS.maxHeaderSize, describe: 'Request line + headers, bytes (431 beyond)' }),
+  'max-url-length': int({ min: 1 }, { default: SERVE_DEFAULTS.maxUrlLength, describe: 'Request URL, bytes (414 beyond)' }),
+  'max-lag-s': decimal({ above: 0 }, { describe: '/ready answers 503 when the newest block is older than this many seconds (a stale replica leaves the load balancer); off by default' }),
+  'commit-poll-ms': int({ min: 0 }, { default: SERVE_DEFAULTS.commitPollMs, describe: 'How often to look for a batch committed by `follow` to --db (PRAGMA data_version, microseconds each); 0 = never' }),
+  'shutdown-timeout-ms': int({ min: 0 }, { default: SERVE_DEFAULTS.shutdownTimeoutMs, describe: 'On SIGTERM/SIGINT, in-flight requests get this long to finish; then the rest are cut and the process exits 1' }),
   'pull': { type: 'string', describe: 'URL of a manifest.json written by `publish`: download its file into --db (resumable, sha256 + quick_check verified) before serving, then poll it and hot-swap each newer file. /ready is 503 until the first good file is in place' },
   'pull-interval': { type: 'string', default: SERVE_DEFAULTS.pullInterval, describe: 'How often --pull polls the manifest (30s, 500ms, 2m); failed downloads retry sooner, backing off up to this' },
-};
+});
 
 /**
  * How `import` and `follow` name and read a source (src/import/sources/options.ts, the
  * SourceOptions both pass on); `follow` builds a missing snapshot with an import of the same.
  */
-export const SOURCE_OPTIONS: Record<string, Options> = {
+export const SOURCE_OPTIONS: Record<string, Options> = named({
   'from-postgres': { type: 'string', describe: 'rollytics PostgreSQL DSN (postgres://user:pass@host:5432/db); an import (or a follow batch) reads in one read-only REPEATABLE READ transaction' },
   'from-api': { type: 'string', describe: 'Base URL of a running rollytics-compatible API (rollytics or indexer-api)' },
   'chain-id': { type: 'string', describe: '--from-postgres: chain id (default: the only chain_id in table block)' },
-  'vm-type': { choices: VM_TYPES, describe: 'The rollup VM: required with --from-postgres, detected by --from-api (follow: for its first import; afterwards read from --db)' },
+  'vm-type': choice({ choices: VM_TYPES, describe: 'The rollup VM: required with --from-postgres, detected by --from-api (follow: for its first import; afterwards read from --db)' }),
   'bech32-prefix': { type: 'string', describe: 'Account bech32 prefix of --from-postgres / --from-api (default init; follow: for its first import, afterwards read from --db)' },
   'validators': { type: 'string', describe: 'NDJSON file in validators.ndjson format: proposer monikers' },
   'rest-url': { type: 'string', describe: '--from-postgres without --validators: chain node REST URL; one GET /opinit/opchild/v1/validator/{proposer} per distinct proposer (404: fallback rendering)' },
@@ -57,12 +58,12 @@ export const SOURCE_OPTIONS: Record<string, Options> = {
   'status-version': { type: 'string', describe: '--from-postgres: version /status reports (default dev)' },
   'status-commit': { type: 'string', describe: '--from-postgres: commit_hash /status reports (default unknown)' },
   'denoms': { type: 'string', array: true, describe: '--from-api: rich-list denoms to read (repeat or comma-separate)' },
-  'concurrency': { type: 'number', default: HTTP_CLIENT_DEFAULTS.concurrency, describe: '--from-api / --rest-url: requests in flight' },
-  'rate': { type: 'number', describe: '--from-api / --rest-url: at most this many requests per second' },
-  'timeout': { type: 'number', default: HTTP_CLIENT_DEFAULTS.timeoutMs, describe: '--from-api / --rest-url: per-request timeout in ms' },
-};
+  'concurrency': int({ min: 1 }, { default: HTTP_CLIENT_DEFAULTS.concurrency, describe: '--from-api / --rest-url: requests in flight' }),
+  'rate': decimal({ above: 0 }, { describe: '--from-api / --rest-url: at most this many requests per second' }),
+  'timeout': int({ min: 1 }, { default: HTTP_CLIENT_DEFAULTS.timeoutMs, describe: '--from-api / --rest-url: per-request timeout in ms' }),
+});
 
-export const IMPORT_OPTIONS: Record<string, Options> = {
+export const IMPORT_OPTIONS: Record<string, Options> = named({
   'from-dump': { type: 'string', describe: 'Dump directory of NDJSON files (plain or .gz)' },
   ...SOURCE_OPTIONS,
   'from-snapshot': { type: 'string', describe: 'With --accounts: a snapshot file to cut the fixture from' },
@@ -73,24 +74,24 @@ export const IMPORT_OPTIONS: Record<string, Options> = {
   'force': { type: 'boolean', default: false, describe: 'Replace --out if it exists' },
   'quiet': { type: 'boolean', default: false, describe: 'No progress output' },
   'json': { type: 'boolean', default: false, describe: 'Print the final summary as JSON on stdout' },
-  'check': {
+  'check': choice({
     choices: ['integrity', 'quick', 'none'] as const,
     describe: 'Check of the finished file before it replaces --out: PRAGMA integrity_check, quick_check, or none (default: integrity; with --base none — the base was checked when built, and a check reads the whole file)',
-  },
-  'parse-threads': { type: 'number', describe: 'Threads parsing and validating txs while the main one inserts (0: parse on the main one; default: one per CPU)' },
-  'from-height': { type: 'number', describe: '--from-api: first height to crawl (default 1; with --base, the base\'s highest block + 1)' },
-  'to-height': { type: 'number', describe: '--from-api: last height to crawl (default: /status height)' },
-  'retries': { type: 'number', default: HTTP_CLIENT_DEFAULTS.retries, describe: '--from-api / --rest-url: retries of a request failing with 5xx, 429 or a network error / timeout' },
-};
+  }),
+  'parse-threads': int({ min: 0 }, { describe: 'Threads parsing and validating txs while the main one inserts (0: parse on the main one; default: one per CPU)' }),
+  'from-height': int({ min: 1 }, { describe: '--from-api: first height to crawl (default 1; with --base, the base\'s highest block + 1)' }),
+  'to-height': int({ min: 1 }, { describe: '--from-api: last height to crawl (default: /status height)' }),
+  'retries': int({ min: 0 }, { default: HTTP_CLIENT_DEFAULTS.retries, describe: '--from-api / --rest-url: retries of a request failing with 5xx, 429 or a network error / timeout' }),
+});
 
-export const FOLLOW_OPTIONS: Record<string, Options> = {
+export const FOLLOW_OPTIONS: Record<string, Options> = named({
   'db': { type: 'string', demandOption: true, describe: 'Snapshot file to keep current (created by an import from the source if missing); serve it with `serve --db` at the same time' },
   ...SOURCE_OPTIONS,
   'interval': { type: 'string', default: FOLLOW_DEFAULTS.interval, describe: 'Poll interval when caught up (2s, 500ms, 1m)' },
   'richlist-interval': { type: 'string', default: FOLLOW_DEFAULTS.richlistInterval, describe: 'How often the rich list is read whole and its changed rows written, apart from the block batches (60s, 5m; 0: never). From an API: the --denoms rich lists' },
-  'batch-blocks': { type: 'number', default: FOLLOW_DEFAULTS.batchBlocks, describe: 'At most this many heights per batch (one write transaction; catching up takes several)' },
-  'metrics-port': { type: 'number', describe: 'Serve Prometheus metrics (source height, our height, lag in blocks and seconds) on this port (0: any free port)' },
+  'batch-blocks': int({ min: 1 }, { default: FOLLOW_DEFAULTS.batchBlocks, describe: 'At most this many heights per batch (one write transaction; catching up takes several)' }),
+  'metrics-port': int({ min: 0, max: 65535 }, { describe: 'Serve Prometheus metrics (source height, our height, lag in blocks and seconds) on this port (0: any free port)' }),
   'metrics-host': { type: 'string', default: FOLLOW_DEFAULTS.metricsHost, describe: 'Address of --metrics-port' },
   'max-backoff': { type: 'string', default: FOLLOW_DEFAULTS.maxBackoff, describe: 'Longest wait between retries while the source fails (the wait doubles from --interval)' },
   'quiet': { type: 'boolean', default: false, describe: 'No line per batch (failures, start and stop are still logged)' },
-};
+});

@@ -1,4 +1,5 @@
 import type { CommandModule } from 'yargs';
+import { choice, int, named } from './numbers';
 import { Compression, publishSnapshot, PublishResult } from '../publish/publish';
 
 export interface PublishCommandOptions {
@@ -30,10 +31,12 @@ export const publishCommand: CommandModule<object, PublishCommandOptions> = {
   command: 'publish',
   describe: 'Copy a snapshot into a directory for replicas to pull (content-addressed file + manifest.json)',
   builder: (y) => y
-    .option('db', { type: 'string', demandOption: true, describe: 'Snapshot file to publish (may be in use: the copy is consistent)' })
-    .option('to', { type: 'string', demandOption: true, describe: 'Directory served by any static file host; gets <height>-<sha256 prefix>.sqlite[.gz] and manifest.json (replaced atomically)' })
-    .option('keep', { type: 'number', default: 3, describe: 'Data files kept in the directory, the new one included (replicas mid-download of an older one can finish)' })
-    .option('compress', { choices: ['auto', 'gzip', 'none'] as const, default: 'auto' as Compression, describe: 'gzip the file: auto = only when it saves ≥ 10 % of the bytes' })
+    .options(named({
+      'db': { type: 'string', demandOption: true, describe: 'Snapshot file to publish (may be in use: the copy is consistent)' },
+      'to': { type: 'string', demandOption: true, describe: 'Directory served by any static file host; gets <height>-<sha256 prefix>.sqlite[.gz] and manifest.json (replaced atomically)' },
+      'keep': int({ min: 1 }, { default: 3, describe: 'Data files kept in the directory, the new one included (replicas mid-download of an older one can finish)' }),
+      'compress': choice({ choices: ['auto', 'gzip', 'none'] as const, default: 'auto' as Compression, describe: 'gzip the file: auto = only when it saves ≥ 10 % of the bytes' }),
+    }))
     .option('quiet', { type: 'boolean', default: false, describe: 'No progress lines on stderr' })
     .example('$0 publish --db chain.sqlite --to /srv/snapshots', 'then: serve --pull http://origin/snapshots/manifest.json --db local.sqlite') as never,
   handler: async (argv) => {

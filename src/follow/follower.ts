@@ -153,6 +153,14 @@ export class Follower {
     }
   }
 
+  /** A source whose blocks disagree with ours may be another chain altogether: say so. */
+  private async refuseAnotherChain(): Promise<void> {
+    const mine = this.db.prepare("SELECT value FROM meta WHERE key = 'chain_id'").pluck().get() as string | undefined;
+    const theirs = await this.o.source.chainId();
+    if (theirs === undefined || mine === undefined || theirs === mine) return;
+    throw new SourceWentBackwards(`source ${this.o.source.describe} is chain ${JSON.stringify(theirs)}, this snapshot (${this.o.db}) is chain ${JSON.stringify(mine)}; not following another chain`);
+  }
+
   /** One poll: true if a batch was applied (then poll again at once). */
   async step(stop: StopFlag): Promise<boolean> {
     const ours = readOurs(this.tip);
@@ -163,11 +171,13 @@ export class Follower {
     const head = await src.head();
     st.sourceHeight = head;
     if (head < ours.tip.height) {
+      await this.refuseAnotherChain();
       throw new SourceWentBackwards(`source ${src.describe} is at height ${head}, below this snapshot's ${ours.tip.height} (${this.o.db}); not following a source that went backwards`);
     }
     if (ours.tip.height > 0) {
       const theirs = await src.hashAt(ours.tip.height);
       if (theirs !== ours.hash) {
+        await this.refuseAnotherChain();
         throw new SourceWentBackwards(`source ${src.describe} has ${theirs === undefined ? 'no block' : `hash ${theirs.toUpperCase()}`} at height ${ours.tip.height}, this snapshot (${this.o.db}) has ${String(ours.hash).toUpperCase()}; not following a source that went backwards`);
       }
     }

@@ -34,6 +34,8 @@ export interface FollowSource {
   head(): Promise<number>;
   /** the source's block hash at `height` (lower-case hex), undefined if it has no such block */
   hashAt(height: number): Promise<string | undefined>;
+  /** the source's chain id, asked only when its blocks disagree with ours (to name another chain) */
+  chainId(): Promise<string | undefined>;
   /**
    * the records of heights from..to plus the current NFT / rich-list state — only the NFTs
    * changed since `from` when `ours` proves that enough (openPostgresSource's and
@@ -74,6 +76,10 @@ function apiSource(o: FollowSourceOptions & { fromApi: string }): FollowSource {
       }
     },
     richList: (o.denoms ?? []).length === 0 ? undefined : apiRichList(o, base),
+    async chainId() {
+      const s = await json<{ chain_id?: unknown }>('/status');
+      return typeof s.chain_id === 'string' ? s.chain_id : undefined;
+    },
     batch(from, to, tip, ours) {
       return openApiSource({
         nftChangesSince: { height: from, ours },
@@ -165,6 +171,10 @@ function postgresSource(o: FollowSourceOptions & { fromPostgres: string }): Foll
     async hashAt(height) {
       const v = await one(`SELECT encode(hash, 'hex') AS v FROM block WHERE height = $1 AND ${chain()}`, [height, ...chainParam()]);
       return v == null ? undefined : v.toLowerCase();
+    },
+    async chainId() {
+      const v = await one(`SELECT chain_id AS v FROM block WHERE ${chain().replace('$2', '$1')} ORDER BY height DESC LIMIT 1`, chainParam());
+      return v ?? undefined;
     },
     batch(from, to, _tip, ours) {
       return openPostgresSource({

@@ -3,7 +3,9 @@ import type { RequestHandler } from 'express';
 /**
  * CORS for browser clients (interwovenkit, Celatone). `*` (the default) allows any origin
  * without credentials; otherwise a comma-separated list of exact origins or `*.domain` suffix
- * patterns, echoed back (as rollytics' api/api.go does); empty disables CORS.
+ * patterns, echoed back (as rollytics' api/api.go does); empty disables CORS. The response
+ * cache in front of Express (front.ts) asks corsHeaders() per request too: a cached answer is
+ * stored without these headers (caching.ts PER_REQUEST).
  *
  * OPTIONS: with CORS on, a preflight (OPTIONS with Access-Control-Request-Method) is answered
  * 204 here, on any path; any other OPTIONS request — and every OPTIONS with CORS off — goes on to
@@ -15,6 +17,7 @@ export type CorsHeaders = (origin: string | undefined) => string[];
 
 const NONE: string[] = [];
 const ANY = ['Access-Control-Allow-Origin', '*'];
+const VARY = ['Vary', 'Origin'];
 
 const NO_CORS: CorsHeaders = () => NONE;
 
@@ -26,11 +29,12 @@ export function corsHeaders(allowed: string): CorsHeaders {
     || (p.startsWith('*.') && (() => {
       try { return new URL(origin).hostname.endsWith(p.slice(1)); } catch { return false; }
     })()));
-  return (origin) => {
-    if (origin === undefined) return NONE;
-    if (any) return ANY;
-    return matches(origin) ? ['Access-Control-Allow-Origin', origin, 'Vary', 'Origin'] : NONE;
-  };
+  // Every answer is `Cache-Control: public`: a shared cache must never hand one request's CORS
+  // header to another. With `*` the header is the same for every request, with or without
+  // Origin; with a list it depends on Origin, so every answer — a request without Origin or
+  // from an origin not in the list included — says `Vary: Origin`.
+  if (any) return () => ANY;
+  return (origin) => (origin !== undefined && matches(origin) ? ['Access-Control-Allow-Origin', origin, 'Vary', 'Origin'] : VARY);
 }
 
 export function cors(allowed: string): RequestHandler {

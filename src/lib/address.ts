@@ -35,9 +35,10 @@ export function canonicalAddress(input: string, prefix: string): Buffer {
     if (b) return b;
   }
   let hex = input.replace(/^0[xX]/, '').replace(/^0+/, '').toLowerCase();
+  // Neither form: say which forms there are (Go's "invalid byte: U+006E 'n'" tells a newcomer
+  // nothing about a mistyped bech32 address, which ends up here too).
+  if (/[^0-9a-f]/.test(hex)) throw new AddressError('not a bech32 or 0x address');
   if (hex.length > 64) throw new AddressError('invalid address format');
-  const bad = hex.match(/[^0-9a-f]/);
-  if (bad) throw new AddressError(`invalid hex character '${bad[0]}'`);
   hex = hex.padStart(hex.length <= 40 ? 40 : 64, '0');
   if (!HEX_RE.test(hex)) throw new AddressError('invalid address format');
   return Buffer.from(hex, 'hex');

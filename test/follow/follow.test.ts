@@ -6,7 +6,7 @@ import { runGenerate } from '../../src/commands/generate';
 import { runImport } from '../../src/commands/import';
 import { tableDigests } from '../../src/snapshot/digest';
 import { freePort } from '../support/net';
-import { startServe } from '../serve/helpers';
+import { DEMO, startServe } from '../serve/helpers';
 import { demoCuts, differences, eventually, growingSource, startFollow, statusHeight } from './helpers';
 
 describe('follow: a replica that stays current', function () {
@@ -100,6 +100,24 @@ describe('follow: a replica that stays current', function () {
       const errors = follow.lines.filter((l) => /went backwards/.test(l));
       expect(errors, follow.stderr).to.have.length(1);
       expect(errors[0]).to.match(/has hash [0-9A-F]+ at height 150, this snapshot .* has [0-9A-F]+/);
+      expect(tableDigests(db)).to.deep.equal(before);
+    } finally {
+      await src.close();
+    }
+  });
+
+  it('names both chain ids when the source is another chain', async () => {
+    const { at } = await demoCuts();
+    const db = join(tmp, 'wasm-chain.sqlite');
+    copyFileSync(at.get(150) as string, db);
+    const src = await growingSource(DEMO('move'));
+    try {
+      const before = tableDigests(db);
+      const follow = startFollow(['--db', db, '--from-api', src.url]);
+      expect((await follow.exited).code).to.equal(1);
+      const errors = follow.lines.filter((l) => /not following/.test(l));
+      expect(errors, follow.stderr).to.have.length(1);
+      expect(errors[0]).to.contain(`is chain "minimove-demo-1", this snapshot (${db}) is chain "miniwasm-demo-1"; not following another chain`);
       expect(tableDigests(db)).to.deep.equal(before);
     } finally {
       await src.close();

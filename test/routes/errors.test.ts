@@ -20,6 +20,24 @@ async function someAccount(t: TestApp): Promise<string> {
   return bech32Of(t.dump.tokens[0].owner, t.dump.prefix);
 }
 
+describe('errors: a bad address', () => {
+  it('says it is not a bech32 or 0x address, quoting the value', async () => {
+    const t = await makeTestApp('move');
+    for (const [path, name, value] of [
+      ['/indexer/tx/v1/txs/by_account/not-an-address', 'account', 'not-an-address'],
+      // a bech32 address with one character mistyped: its checksum fails, and it is not hex either
+      [`/indexer/nft/v1/tokens/by_account/${(await someAccount(t)).slice(0, -1)}x`, 'account', `${(await someAccount(t)).slice(0, -1)}x`],
+      ['/indexer/nft/v1/collections/0xnothex', 'collection_addr', '0xnothex'],
+    ]) {
+      const res = await t.api.get(path);
+      expectError(res, 400, 3, path);
+      expect(res.body.message, path).to.equal(`invalid value for ${name}: ${value} (not a bech32 or 0x address)`);
+    }
+    const long = await t.api.get(`/indexer/nft/v1/collections/0x${'1'.repeat(65)}`);
+    expect(long.body.message).to.match(/\(invalid address format\)$/);
+  });
+});
+
 describe('errors: 404 for a missing object', () => {
   it('returns 404 with gRPC code 5 for a missing block, tx and collection', async () => {
     const t = await makeTestApp('wasm');

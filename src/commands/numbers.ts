@@ -1,0 +1,89 @@
+/**
+ * Numeric command-line options, checked while yargs parses: a bad value is a usage error (the
+ * CLI prints one line and exits 2, src/cli.ts) that quotes the text the user typed.
+ *
+ * yargs' `type: 'number'` turns `abc` into NaN, so these options are read as strings and
+ * converted here; and yargs gives an option typed with no value its default (`--port` alone
+ * served on 8080), so each requires its argument (`requiresArg`; enums do too, see `choice()`). Each table declares its options with `int()` / `decimal()` and passes through
+ * `named()`, which puts the option's name into the message: the rule is declared once, next to
+ * the option's default and description.
+ */
+import type { Options } from 'yargs';
+
+interface Rule {
+  /** whole numbers only (ports, counts, milliseconds) */
+  integer: boolean;
+  min: number;
+  /** the smallest value is excluded (a rate or a lag of 0 means nothing) */
+  minExclusive?: boolean;
+  max?: number;
+}
+
+const RULE = Symbol('numeric rule');
+
+/**
+ * yargs-parser keeps the value of an option flagged `string` as typed even when it is also
+ * flagged `number`, and --help labels such an option [number]: the typed text reaches coerce,
+ * and the help still says what to type (test/cli.test.ts checks both).
+ */
+const AS_TEXT = { string: true, number: true, requiresArg: true } as const;
+type NumericOptions = Options & { [RULE]?: Rule };
+
+function wanted(r: Rule): string {
+  const kind = r.integer ? 'a whole number' : 'a number';
+  if (r.max !== undefined) return `${kind} from ${r.min} to ${r.max}`;
+  return `${kind} ${r.minExclusive ? '>' : '≥'} ${r.min}`;
+}
+
+/** The value yargs collected for the option → the number, or a message naming what was typed. */
+export function parseNumber(name: string, r: Rule, value: unknown): number | undefined {
+  if (value === undefined) return undefined;
+  // Repeated on the command line: the last one wins, as with every other option.
+  const v = Array.isArray(value) ? value[value.length - 1] as unknown : value;
+  if (typeof v === 'number' && Number.isFinite(v) && fits(r, v)) return v;
+  const text = String(v).trim();
+  if (text === '' || typeof v === 'boolean') throw new Error(`${name} needs a value: ${wanted(r)}`);
+  const n = r.integer ? (/^[+-]?\d+$/.test(text) ? Number(text) : NaN) : (/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(text) ? Number(text) : NaN);
+  if (!Number.isFinite(n) || !fits(r, n) || (r.integer && !Number.isSafeInteger(n))) {
+    throw new Error(`${name} must be ${wanted(r)}, got ${JSON.stringify(String(v))}`);
+  }
+  return n;
+}
+
+function fits(r: Rule, n: number): boolean {
+  if (r.integer && !Number.isInteger(n)) return false;
+  if (r.minExclusive ? n <= r.min : n < r.min) return false;
+  return r.max === undefined || n <= r.max;
+}
+
+/** A whole-number option ≥ min (≤ max when given). */
+export function int(range: { min: number; max?: number }, o: Options): Options {
+  return { ...o, ...AS_TEXT, [RULE]: { integer: true, min: range.min, max: range.max } } as NumericOptions;
+}
+
+/** A number option > `above` (fractions allowed: a rate, a lag in seconds). */
+export function decimal(range: { above: number }, o: Options): Options {
+  return { ...o, ...AS_TEXT, [RULE]: { integer: false, min: range.above, minExclusive: true } } as NumericOptions;
+}
+
+/**
+ * Binds each numeric option of a table to its name: yargs calls `coerce` with the value only.
+ * Defaults pass through the same check (yargs coerces them too), so a default is a number.
+ */
+export function named(table: Record<string, Options>): Record<string, Options> {
+  return Object.fromEntries(Object.entries(table).map(([key, o]) => {
+    const rule = (o as NumericOptions)[RULE];
+    if (!rule) return [key, o];
+    return [key, { ...o, coerce: (v: unknown) => parseNumber(`--${key}`, rule, v) }];
+  }));
+}
+
+/** An option taking one of a few words; like the numbers, it must be given one. */
+export function choice(o: Options & { choices: readonly string[] }): Options {
+  return { ...o, requiresArg: true };
+}
+
+/** `named()` for a builder that declares its options one `.option(key, …)` at a time. */
+export function checked(key: string, o: Options): Options {
+  return named({ [key]: o })[key];
+}
