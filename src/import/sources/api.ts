@@ -96,6 +96,8 @@ export interface ApiSourceOptions {
   toHeight?: number;
   /** rich-list denoms to crawl (EVM: 0x contracts, or denoms listed in --denom-contracts) */
   denoms: string[];
+  /** rows per page of the lists crawled by next_key (collections, tokens, rich lists); default 1000 */
+  listPage?: number;
   concurrency?: number;
   rate?: number;
   retries?: number;
@@ -292,7 +294,10 @@ class Crawler {
   constructor(private readonly db: Database.Database, private readonly http: HttpClient, private readonly concurrency: number,
     private readonly o: ApiSourceOptions, private readonly base: string) {
     this.progress = o.progress;
+    this.listPage = o.listPage ?? PAGE;
   }
+
+  private readonly listPage: number;
 
   /** GET `path`, parsed as JSON. */
   private async getJson<T>(path: string): Promise<T> {
@@ -454,7 +459,7 @@ class Crawler {
     const { db, progress } = this;
     progress?.stage('crawl collections');
     const insCollection = db.prepare('INSERT OR IGNORE INTO collections (addr, height, nft_count, text) VALUES (?, ?, ?, ?)');
-    await this.eachPage('/indexer/nft/v1/collections?pagination.reverse=false', 'collections', () => PAGE, (url, page) => {
+    await this.eachPage('/indexer/nft/v1/collections?pagination.reverse=false', 'collections', () => this.listPage, (url, page) => {
       db.transaction(() => {
         for (const text of page.items) {
           const c = parseJson<{
@@ -491,7 +496,7 @@ class Crawler {
     let sawObject = false;
     let sawToken = false;
     await forEachConcurrent(collections, this.concurrency, async (addr) => {
-      await this.eachPage(`/indexer/nft/v1/tokens/by_collection/${addr}`, 'tokens', () => PAGE, (url, page) => {
+      await this.eachPage(`/indexer/nft/v1/tokens/by_collection/${addr}`, 'tokens', () => this.listPage, (url, page) => {
         db.transaction(() => {
           for (const text of page.items) {
             sawToken = true;
@@ -559,7 +564,7 @@ class Crawler {
       let fresh = 0;
       // Newest first; small pages first (a batch changes few tokens of a collection).
       await this.eachPage(`/indexer/nft/v1/tokens/by_collection/${addr}?order_by=height&pagination.reverse=true&pagination.count_total=false`,
-        'tokens', (n) => Math.min(PAGE, 25 * 4 ** n), (url, page) => {
+        'tokens', (n) => Math.min(this.listPage, 25 * 4 ** n), (url, page) => {
           let below = false;
           db.transaction(() => {
             for (const text of page.items) {
@@ -674,7 +679,7 @@ class Crawler {
         if (!c) throw new Error(`--denoms ${denom}: on EVM the rich list is stored by ERC-20 contract; pass the 0x contract or list the denom in --denom-contracts`);
         stored = c;
       }
-      await this.eachPage(`/indexer/richlist/v1/${encodeURIComponent(denom)}`, 'holders', () => PAGE, (url, page) => {
+      await this.eachPage(`/indexer/richlist/v1/${encodeURIComponent(denom)}`, 'holders', () => this.listPage, (url, page) => {
         db.transaction(() => {
           for (const text of page.items) {
             const h = parseJson<{ account: string; amount: string }>(url, text);
