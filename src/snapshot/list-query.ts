@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import { amountFromKey, amountKey, isAmount } from '../lib/amount';
-import { BadRequestError, shown } from '../lib/api-errors';
+import { BadRequestError, invalidValue, shown } from '../lib/api-errors';
 import { encodeKey, KeyValue, Page, PageRequest, paginationJson, previousKey } from './pagination';
 
 /**
@@ -11,7 +11,17 @@ import { encodeKey, KeyValue, Page, PageRequest, paginationJson, previousKey } f
  * A cursor is a prefix of the order's key: our keys carry the whole key (unique, so every row
  * comes exactly once); rollytics' keys carry a prefix ({"height":n} on collections), meaning
  * "past every row with that prefix", which is what rollytics does with them.
+ *
+ * Offsets (docs/api-contract.md#deep-offsets): a page at offset n first finds the key of its
+ * first row by skipping n entries of an index that holds only the order columns (`skip`), then
+ * reads the page's rows from that key on — so n rows are never read, only n index entries.
+ * Beyond MAX_OFFSET that is refused (400 naming the parameter, pointing to pagination.key),
+ * except on lists whose order column is dense (`dense`: 1..n without gaps), where the offset
+ * becomes a key by arithmetic, whatever its size.
  */
+
+/** The deepest offset a list without a dense order serves (docs/api-contract.md#deep-offsets). */
+export const MAX_OFFSET = 10_000;
 
 export type ColumnKind =
   | 'int'     // INTEGER column, JSON number in the key
@@ -39,6 +49,17 @@ export interface ListDefinition {
   /** filter with named parameters; `1` for none */
   where: string;
   order: OrderColumn[];
+  /**
+   * FROM/WHERE (same parameters) yielding the order columns from an index alone, for skipping an
+   * offset without reading rows (e.g. `tx_accounts a` for a join of tx_accounts and txs);
+   * default: `from` and `where` themselves.
+   */
+  skip?: { from: string; where: string };
+  /**
+   * The one order column counts up without gaps when `bounds` gives max − min + 1 = `count()`:
+   * row n from the top is then the key max − n. `bounds`: SQL yielding `min` and `max`.
+   */
+  dense?: { bounds: string; count: () => number };
 }
 
 /** `json` is the stored UTF-8 bytes (read as a BLOB: no decoding to a JS string). */
@@ -71,7 +92,26 @@ export class ListQuery {
         cond = prefix === 1 ? ` AND ${lhs} ${desc ? '<' : '>'} ${rhs}` : ` AND (${lhs}) ${desc ? '<' : '>'} (${rhs})`;
       }
       const sql = `SELECT ${select} FROM ${from} WHERE (${where})${cond}`
-        + ` ORDER BY ${order.map((c) => `${c.sql} ${dir}`).join(', ')} LIMIT @limit OFFSET @offset`;
+        + ` ORDER BY ${order.map((c) => `${c.sql} ${dir}`).join(', ')} LIMIT @limit`;
+      st = this.db.prepare(sql);
+      this.statements.set(id, st);
+    }
+    return st;
+  }
+
+  /** The page at an offset: from the key of the offset-th entry of the skip index on. */
+  private offsetStatement(desc: boolean): Database.Statement {
+    const id = `o${desc ? 'd' : 'a'}`;
+    let st = this.statements.get(id);
+    if (!st) {
+      const { from, where, order } = this.def;
+      const skip = this.def.skip ?? { from, where };
+      const dir = desc ? 'DESC' : 'ASC';
+      const cols = order.map((c) => c.sql).join(', ');
+      const lhs = order.length === 1 ? cols : `(${cols})`;
+      const first = `(SELECT ${cols} FROM ${skip.from} WHERE (${skip.where}) ORDER BY ${order.map((c) => `${c.sql} ${dir}`).join(', ')} LIMIT 1 OFFSET @offset)`;
+      const sql = `SELECT ${jsonAsBlob(this.def.select, this.def.name)} FROM ${from} WHERE (${where}) AND ${lhs} ${desc ? '<=' : '>='} ${first}`
+        + ` ORDER BY ${order.map((c) => `${c.sql} ${dir}`).join(', ')} LIMIT @limit`;
       st = this.db.prepare(sql);
       this.statements.set(id, st);
     }
@@ -80,7 +120,23 @@ export class ListQuery {
 
   /** All statements up front, so a schema mismatch fails at start-up rather than on a request. */
   prepareAll(): void {
-    for (const desc of [true, false]) for (let p = 0; p <= this.def.order.length; p++) this.statement(desc, p);
+    for (const desc of [true, false]) {
+      for (let p = 0; p <= this.def.order.length; p++) this.statement(desc, p);
+      this.offsetStatement(desc);
+    }
+    if (this.def.dense) this.db.prepare(this.def.dense.bounds);
+  }
+
+  private denseBounds?: { min: number; max: number } | null;
+
+  /** min and max of a dense order, read once (the snapshot is immutable); null if it has gaps. */
+  private dense(): { min: number; max: number } | null {
+    if (this.denseBounds === undefined) {
+      const d = this.def.dense;
+      const b = d ? this.db.prepare(d.bounds).get() as { min: number | null; max: number | null } : undefined;
+      this.denseBounds = d && b && b.min !== null && b.max !== null && b.max - b.min + 1 === d.count() ? { min: b.min, max: b.max } : null;
+    }
+    return this.denseBounds;
   }
 
   /**
@@ -88,7 +144,7 @@ export class ListQuery {
    * present in a JSON cursor. A cursor naming none of them is "not usable" (rollytics then falls
    * back to offset paging, and so do we).
    */
-  private cursorValues(page: PageRequest): unknown[] {
+  cursorValues(page: PageRequest): unknown[] {
     if (page.key?.kind !== 'cursor') return [];
     const values: unknown[] = [];
     for (const col of this.def.order) {
@@ -126,10 +182,33 @@ export class ListQuery {
   /** Raw rows of one page, limit + 1 of them (also for merging several lists). */
   rows(params: Record<string, unknown>, page: PageRequest): Row[] {
     const cursor = this.cursorValues(page);
-    const args: Record<string, unknown> = { ...params, limit: page.limit + 1, offset: cursor.length ? 0 : page.offset };
+    const args: Record<string, unknown> = { ...params, limit: page.limit + 1 };
+    if (cursor.length === 0 && page.offset > 0) {
+      const dense = this.dense();
+      if (dense) {
+        // row n from the top is max − n: a key, found by arithmetic
+        if (page.offset >= dense.max - dense.min + 1) return [];
+        args.k0 = page.reverse ? dense.max - page.offset + 1 : dense.min + page.offset - 1;
+        return this.statement(page.reverse, 1).all(args) as Row[];
+      }
+      checkOffset(page);
+      args.offset = page.offset;
+      return this.offsetStatement(page.reverse).all(args) as Row[];
+    }
     cursor.forEach((v, i) => { args[`k${i}`] = v; });
     return this.statement(page.reverse, cursor.length).all(args) as Row[];
   }
+}
+
+/**
+ * Refuses an offset past MAX_OFFSET, naming the parameter it came from: skipping it would cost
+ * in proportion to the offset (docs/api-contract.md#deep-offsets).
+ */
+export function checkOffset(page: PageRequest): void {
+  if (page.offset <= MAX_OFFSET) return;
+  const viaKey = page.key?.kind === 'offset';
+  throw invalidValue(viaKey ? 'pagination.key' : 'pagination.offset', viaKey ? `offset ${page.offset}` : String(page.offset),
+    `offsets above ${MAX_OFFSET} are not served on this list: page with pagination.key, sending back each page's next_key`);
 }
 
 function badKey(col: OrderColumn, want: string, got: unknown): BadRequestError {

@@ -18,13 +18,14 @@ import { demoDump, Served, serveSnapshot } from './helpers/serve';
  * records the most requests it ever had in flight.
  */
 async function flakyProxy(target: string, o: { failEvery?: number; stallEvery?: number }): Promise<{
-  url: string; requests: number; failed: number; stalled: number; maxInFlight: number; close(): Promise<void>;
+  url: string; requests: number; failed: number; stalled: number; maxInFlight: number; paths: string[]; close(): Promise<void>;
 }> {
-  const state = { url: '', requests: 0, failed: 0, stalled: 0, maxInFlight: 0, close: async (): Promise<void> => undefined };
+  const state = { url: '', requests: 0, failed: 0, stalled: 0, maxInFlight: 0, paths: [] as string[], close: async (): Promise<void> => undefined };
   let inFlight = 0;
   const stalled: ServerResponse[] = [];
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const n = ++state.requests;
+    state.paths.push(req.url ?? '');
     inFlight++;
     state.maxInFlight = Math.max(state.maxInFlight, inFlight);
     res.on('close', () => { inFlight--; });
@@ -104,6 +105,8 @@ describe('import --from-api (crawl a served snapshot)', function () {
           expect(proxy.stalled).to.be.greaterThan(0);
           expect(r.stats?.retries).to.be.at.least(proxy.failed + proxy.stalled);
           expect(proxy.maxInFlight).to.be.at.most(3);
+          // lists are crawled by next_key: we refuse deep offsets (docs/api-contract.md#deep-offsets)
+          expect(proxy.paths.filter((p) => /[?&]pagination\.offset=/.test(p))).to.deep.equal([]);
         }
       } finally {
         await proxy?.close();
@@ -144,6 +147,33 @@ describe('import --from-api (crawl a served snapshot)', function () {
     } finally {
       s.close();
       srcSnap.close();
+    }
+  });
+
+  it('collections, tokens and rich lists are crawled by next_key, page after page, never by offset', async () => {
+    const src = await source('evm');
+    const proxy = await flakyProxy(src.served.url, {});
+    const srcSnap = openSnapshot(src.file);
+    const count = (sql: string): number => srcSnap.db.prepare(sql).pluck().get() as number;
+    const want = { collections: count('SELECT count(*) FROM collections'), tokens: count('SELECT count(*) FROM nfts'), richlist: count('SELECT count(*) FROM richlist') };
+    srcSnap.close();
+    const s = await openApiSource({ url: proxy.url, vmType: 'evm', prefix: 'init', denoms: denomsOf(src.file), listPage: 3,
+      denomContractsFile: join(src.dump, 'denom_contracts.ndjson') });
+    try {
+      const got: Record<string, number> = {};
+      for (const kind of ['collections', 'tokens', 'richlist'] as const) {
+        got[kind] = 0;
+        for await (const _ of s.records(kind) ?? []) got[kind]++;
+      }
+      expect(got).to.deep.equal(want);
+      expect(proxy.paths.filter((p) => /[?&]pagination\.offset=/.test(p))).to.deep.equal([]);
+      for (const list of ['/indexer/nft/v1/collections?', '/indexer/nft/v1/tokens/by_collection/', '/indexer/richlist/v1/']) {
+        // more rows than 3 per page: the crawl went on by key
+        expect(proxy.paths.filter((p) => p.startsWith(list) && p.includes('pagination.key=')).length, list).to.be.greaterThan(1);
+      }
+    } finally {
+      await s.close();
+      await proxy.close();
     }
   });
 

@@ -6,19 +6,21 @@
  * the end, and cleaned like any stale temporary file if the import is killed), because the
  * loader wants records in an order the API cannot give cheaply (validators before blocks,
  * block times that need the txs). Requests go through HttpClient (bounded concurrency, --rate,
- * retries with exponential backoff on 5xx / 429 / timeouts / network errors). What is fetched:
+ * retries with exponential backoff on 5xx / 429 / timeouts / network errors, after the answer's
+ * Retry-After when it has one). What is fetched:
  *   /status                                   chain id, build, heights
  *   /indexer/block/v1/blocks                  height-cursor pages of 1000, in parallel
  *   /indexer/tx/v1/txs                        sequence-cursor pages of 1000, in parallel, plus
  *                                             1-row probes that pin sequence numbers (below)
- *   /indexer/nft/v1/collections               offset pages
- *   /indexer/nft/v1/tokens/by_collection/{c}  offset pages; with nftChangesSince (follow) only
+ *   /indexer/nft/v1/collections               pages by next_key (never a deep offset: we refuse
+ *                                             those, docs/api-contract.md#deep-offsets)
+ *   /indexer/nft/v1/tokens/by_collection/{c}  pages by next_key; with nftChangesSince (follow) only
  *                                             for the collections that can have changed,
  *                                             order_by=height newest first, down to the batch
  *   /indexer/nft/v1/txs/{c}/{token}           Wasm / EVM: per live token (with linkTokensSince /
  *                                             nftChangesSince: per changed token), to rebuild
  *                                             NFT ↔ tx links
- *   /indexer/richlist/v1/{denom}              offset pages, per --denoms entry
+ *   /indexer/richlist/v1/{denom}              pages by next_key, per --denoms entry
  *   /indexer/tx/v1/evm-txs/by_height/{h}      EVM: per block with txs, receipts in block order
  *   /indexer/tx/v1/evm-internal-txs/by_height/{h}  EVM: per block with txs, calls in order
  *
@@ -94,6 +96,8 @@ export interface ApiSourceOptions {
   toHeight?: number;
   /** rich-list denoms to crawl (EVM: 0x contracts, or denoms listed in --denom-contracts) */
   denoms: string[];
+  /** rows per page of the lists crawled by next_key (collections, tokens, rich lists); default 1000 */
+  listPage?: number;
   concurrency?: number;
   rate?: number;
   retries?: number;
@@ -295,7 +299,10 @@ class Crawler {
   constructor(private readonly db: Database.Database, private readonly http: HttpClient, private readonly concurrency: number,
     private readonly o: ApiSourceOptions, private readonly base: string) {
     this.progress = o.progress;
+    this.listPage = o.listPage ?? PAGE;
   }
+
+  private readonly listPage: number;
 
   /** GET `path`, parsed as JSON. */
   private async getJson<T>(path: string): Promise<T> {
@@ -305,6 +312,25 @@ class Crawler {
   /** GET `path`, its `name` array and pagination. */
   private async page(path: string, name: string): Promise<ReturnType<typeof members>> {
     return members(this.base + path, await this.http.get(path), name);
+  }
+
+  /**
+   * Every page of a list, in order, following `next_key` (docs/api-contract.md#deep-offsets):
+   * our server refuses offsets past 10,000 on these lists and answers cursors at the cost of a
+   * first page; rollytics' offset-style next_key is an offset it carries out. So the same crawl
+   * works against both. `limit(n)`: the n-th page's limit (a cursor, and an offset key, do not
+   * depend on the previous page's limit). `fn` returns true to stop early.
+   */
+  private async eachPage(path: string, name: string, limit: (n: number) => number,
+    fn: (url: string, page: ReturnType<typeof members>) => boolean | void): Promise<void> {
+    let nextKey: string | null = null;
+    for (let n = 0; ; n++) {
+      const lim = limit(n);
+      const url: string = `${path}${path.includes('?') ? '&' : '?'}pagination.limit=${lim}${nextKey === null ? '' : `&pagination.key=${encodeURIComponent(nextKey)}`}`;
+      const page = await this.page(url, name);
+      if (fn(this.base + url, page) === true || page.items.length < lim || page.nextKey === null) return;
+      nextKey = page.nextKey;
+    }
   }
 
   /** /status: chain id, build, heights. */
@@ -433,19 +459,17 @@ class Crawler {
     db.exec('CREATE INDEX txs_by_hash ON txs (hash)');
   }
 
-  /** NFT collections: offset pages, one after the other; their addresses in (height, addr) order. */
+  /** NFT collections: pages by key, one after the other; their addresses in (height, addr) order. */
   async collections(): Promise<string[]> {
-    const { db, base, progress } = this;
+    const { db, progress } = this;
     progress?.stage('crawl collections');
     const insCollection = db.prepare('INSERT OR IGNORE INTO collections (addr, height, nft_count, text) VALUES (?, ?, ?, ?)');
-    for (let offset = 0; ; offset += PAGE) {
-      const path = `/indexer/nft/v1/collections?pagination.limit=${PAGE}&pagination.offset=${offset}&pagination.reverse=false`;
-      const page = await this.page(path, 'collections');
+    await this.eachPage('/indexer/nft/v1/collections?pagination.reverse=false', 'collections', () => this.listPage, (url, page) => {
       db.transaction(() => {
         for (const text of page.items) {
           const c = parseJson<{
             object_addr: string; collection: { creator: string; name: string; origin_name: string; nfts?: { length?: unknown } }; height: number; timestamp: string;
-          }>(base + path, text);
+          }>(url, text);
           const n = c.collection.nfts?.length;
           const count = typeof n === 'number' || (typeof n === 'string' && /^\d+$/.test(n)) ? Number(n) : null;
           insCollection.run(c.object_addr.toLowerCase(), c.height, count, JSON.stringify({
@@ -455,8 +479,7 @@ class Crawler {
         }
       })();
       progress?.records(page.items.length);
-      if (page.items.length < PAGE) break;
-    }
+    });
     return db.prepare('SELECT addr FROM collections ORDER BY height, addr').pluck().all() as string[];
   }
 
@@ -470,34 +493,23 @@ class Crawler {
     return { tokenId: t.nft.token_id, height: Number(t.height), object: Boolean(t.object_addr) };
   }
 
-  /** The collections' tokens: offset pages per collection; whether any token, any with an object address, was seen. */
+  /** The collections' tokens: pages by key per collection; whether any token, any with an object address, was seen. */
   async tokens(collections: string[]): Promise<{ token: boolean; object: boolean }> {
-    const { db, base, progress } = this;
+    const { db, progress } = this;
     progress?.stage('crawl tokens');
     const insToken = db.prepare('INSERT OR IGNORE INTO tokens (collection, token_id, text) VALUES (?, ?, ?)');
     let sawObject = false;
     let sawToken = false;
     await forEachConcurrent(collections, this.concurrency, async (addr) => {
-      const pageAt = async (offset: number): Promise<number> => {
-        const path = `/indexer/nft/v1/tokens/by_collection/${addr}?pagination.limit=${PAGE}&pagination.offset=${offset}`;
-        const page = await this.page(path, 'tokens');
+      await this.eachPage(`/indexer/nft/v1/tokens/by_collection/${addr}`, 'tokens', () => this.listPage, (url, page) => {
         db.transaction(() => {
           for (const text of page.items) {
             sawToken = true;
-            if (this.stageToken(insToken, addr, base + path, text).object) sawObject = true;
+            if (this.stageToken(insToken, addr, url, text).object) sawObject = true;
           }
         })();
         progress?.records(page.items.length);
-        return page.items.length === PAGE ? (page.total ?? -1) : 0;
-      };
-      const total = await pageAt(0);
-      if (total > PAGE) {
-        const offsets: number[] = [];
-        for (let off = PAGE; off < total; off += PAGE) offsets.push(off);
-        for (const off of offsets) await pageAt(off);
-      } else if (total === -1) {
-        for (let off = PAGE; (await pageAt(off)) !== 0; off += PAGE) { /* until a short page */ }
-      }
+      });
     });
     return { token: sawToken, object: sawObject };
   }
@@ -556,22 +568,20 @@ class Crawler {
       const hex = hexOf.get(addr) as string;
       let fresh = 0;
       // Newest first; small pages first (a batch changes few tokens of a collection).
-      for (let offset = 0, limit = 25; ; offset += limit, limit = Math.min(PAGE, limit * 4)) {
-        const path = `/indexer/nft/v1/tokens/by_collection/${addr}?order_by=height&pagination.limit=${limit}&pagination.offset=${offset}`
-          + '&pagination.reverse=true&pagination.count_total=false';
-        const page = await this.page(path, 'tokens');
-        let below = false;
-        db.transaction(() => {
-          for (const text of page.items) {
-            const height = Number(parseJson<number | string>(base + path, rawMembers(text).get('height') ?? '0'));
-            if (!(height >= since.height)) { below = true; break; }
-            const t = this.stageToken(insToken, addr, base + path, text);
-            if (!since.ours.hasToken(hex, t.tokenId)) fresh++;
-          }
-        })();
-        progress?.records(page.items.length);
-        if (below || page.items.length < limit) break;
-      }
+      await this.eachPage(`/indexer/nft/v1/tokens/by_collection/${addr}?order_by=height&pagination.reverse=true&pagination.count_total=false`,
+        'tokens', (n) => Math.min(this.listPage, 25 * 4 ** n), (url, page) => {
+          let below = false;
+          db.transaction(() => {
+            for (const text of page.items) {
+              const height = Number(parseJson<number | string>(url, rawMembers(text).get('height') ?? '0'));
+              if (!(height >= since.height)) { below = true; break; }
+              const t = this.stageToken(insToken, addr, url, text);
+              if (!since.ours.hasToken(hex, t.tokenId)) fresh++;
+            }
+          })();
+          progress?.records(page.items.length);
+          return below;
+        });
       added.set(addr, fresh);
     });
     // A count the changed tokens do not explain (a burn of a token we hold): that collection's
@@ -662,7 +672,7 @@ class Crawler {
     }
   }
 
-  /** Rich lists: offset pages per --denoms entry (on EVM stored by ERC-20 contract). */
+  /** Rich lists: pages by key per --denoms entry (on EVM stored by ERC-20 contract). */
   async richList(vmType: VmType, denomContracts: Map<string, string>): Promise<void> {
     const { db, progress } = this;
     progress?.stage('crawl rich list');
@@ -697,23 +707,18 @@ export async function readRichList(http: HttpClient, base: string, denoms: reado
   denomContracts: ReadonlyMap<string, string>, concurrency: number,
   put: (stored: string, holders: { account: string; amount: string }[], url: string) => void): Promise<Map<string, number | undefined>> {
   const totals = new Map<string, number | undefined>();
+  // one denom's pages in order, by next_key (docs/api-contract.md#deep-offsets: our server refuses
+  // offsets past 10,000; rollytics' next_key is an offset it carries out); the denoms in parallel
   await forEachConcurrent(denoms, concurrency, async (denom) => {
     const stored = storedRichListDenom(denom, vmType, denomContracts);
-    const pageAt = async (offset: number): Promise<{ n: number; total?: number }> => {
-      const path = `/indexer/richlist/v1/${encodeURIComponent(denom)}?pagination.limit=${PAGE}&pagination.offset=${offset}`;
+    let nextKey: string | null = null;
+    for (let n = 0; ; n++) {
+      const path: string = `/indexer/richlist/v1/${encodeURIComponent(denom)}?pagination.limit=${PAGE}${nextKey === null ? '' : `&pagination.key=${encodeURIComponent(nextKey)}`}`;
       const page = members(base + path, await http.get(path), 'holders');
+      if (n === 0) totals.set(stored, page.total);
       put(stored, page.items.map((text) => parseJson<{ account: string; amount: string }>(base + path, text)), base + path);
-      return { n: page.items.length, total: page.total };
-    };
-    const p0 = await pageAt(0);
-    totals.set(stored, p0.total);
-    if (p0.n < PAGE) return;
-    if (p0.total !== undefined) {
-      const offsets: number[] = [];
-      for (let off = PAGE; off < p0.total; off += PAGE) offsets.push(off);
-      await forEachConcurrent(offsets, concurrency, async (off) => { await pageAt(off); });
-    } else {
-      for (let off = PAGE; (await pageAt(off)).n === PAGE; off += PAGE) { /* until a short page */ }
+      if (page.items.length < PAGE || page.nextKey === null) break;
+      nextKey = page.nextKey;
     }
   });
   return totals;

@@ -11,6 +11,7 @@ export function prepareBlockQueries(db: Database.Database, meta: BlockMeta) {
   const list = new ListQuery(db, {
     name: 'selectBlocks', select: 'json, height', from: 'blocks', where: '1',
     order: [{ sql: 'height', field: 'height', kind: 'int' }],
+    dense: { bounds: 'SELECT min(height) AS min, max(height) AS max FROM blocks', count: () => meta.countBlocks },
   });
   list.prepareAll();
   const byHeight = db.prepare('SELECT json FROM blocks WHERE height = ?').pluck();

@@ -14,19 +14,27 @@ export interface EvmCounts { txs: number; internalTxs: number }
 
 export function prepareEvmQueries(db: Database.Database, counts: EvmCounts) {
   const lists = {
-    txs: new ListQuery(db, { name: 'selectEvmTxs', select: 'json, sequence', from: 'evm_txs t', where: '1', order: sequenceOrder('t.sequence') }),
+    txs: new ListQuery(db, {
+      name: 'selectEvmTxs', select: 'json, sequence', from: 'evm_txs t', where: '1', order: sequenceOrder('t.sequence'),
+      dense: { bounds: 'SELECT min(sequence) AS min, max(sequence) AS max FROM evm_txs', count: () => counts.txs },
+    }),
     txsByHeight: new ListQuery(db, { name: 'selectEvmTxsByHeight', select: 'json, sequence', from: 'evm_txs t', where: 't.height = @height', order: sequenceOrder('t.sequence') }),
     txsByAccount: new ListQuery(db, {
       name: 'selectEvmTxsByAccount', select: 't.json AS json, a.sequence AS sequence',
       from: 'evm_tx_accounts a JOIN evm_txs t ON t.sequence = a.sequence', where: 'a.account_id = @account_id', order: sequenceOrder('a.sequence'),
+      skip: { from: 'evm_tx_accounts a', where: 'a.account_id = @account_id' },
     }),
     // The partial index holds only signer rows, so a page never walks past the account's other txs.
     txsByAccountSigner: new ListQuery(db, {
       name: 'selectEvmTxsByAccountSigner', select: 't.json AS json, a.sequence AS sequence',
       from: 'evm_tx_accounts a INDEXED BY evm_tx_accounts_signer JOIN evm_txs t ON t.sequence = a.sequence',
       where: 'a.account_id = @account_id AND a.signer = 1', order: sequenceOrder('a.sequence'),
+      skip: { from: 'evm_tx_accounts a INDEXED BY evm_tx_accounts_signer', where: 'a.account_id = @account_id AND a.signer = 1' },
     }),
-    internal: new ListQuery(db, { name: 'selectEvmInternalTxs', select: 'json, sequence', from: 'evm_internal_txs i', where: '1', order: sequenceOrder('i.sequence') }),
+    internal: new ListQuery(db, {
+      name: 'selectEvmInternalTxs', select: 'json, sequence', from: 'evm_internal_txs i', where: '1', order: sequenceOrder('i.sequence'),
+      dense: { bounds: 'SELECT min(sequence) AS min, max(sequence) AS max FROM evm_internal_txs', count: () => counts.internalTxs },
+    }),
     internalByHeight: new ListQuery(db, {
       name: 'selectEvmInternalTxsByHeight', select: 'json, sequence', from: 'evm_internal_txs i', where: 'i.height = @height', order: sequenceOrder('i.sequence'),
     }),
@@ -36,6 +44,7 @@ export function prepareEvmQueries(db: Database.Database, counts: EvmCounts) {
     internalByAccount: new ListQuery(db, {
       name: 'selectEvmInternalTxsByAccount', select: 'i.json AS json, a.sequence AS sequence',
       from: 'evm_internal_tx_accounts a JOIN evm_internal_txs i ON i.sequence = a.sequence', where: 'a.account_id = @account_id', order: sequenceOrder('a.sequence'),
+      skip: { from: 'evm_internal_tx_accounts a', where: 'a.account_id = @account_id' },
     }),
   };
   for (const l of Object.values(lists)) l.prepareAll();

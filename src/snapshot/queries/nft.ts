@@ -65,11 +65,13 @@ export function prepareNftQueries(db: Database.Database, meta: NftMeta) {
     name: 'selectCollectionsByAccount', select: 'c.json AS json, ac.height AS height, ac.collection_addr AS object_addr',
     from: 'account_collections ac JOIN collections c ON c.addr = ac.collection_addr', where: 'ac.account_id = @account_id',
     order: collectionOrder('ac.height', 'ac.collection_addr'),
+    skip: { from: 'account_collections ac', where: 'ac.account_id = @account_id' },
   });
   const nftTxs = new ListQuery(db, {
     name: 'selectNftTxs', select: 't.json AS json, x.sequence AS sequence',
     from: 'nft_txs x JOIN txs t ON t.sequence = x.sequence', where: 'x.collection_addr = @collection_addr AND x.token_id = @token_id',
     order: [{ sql: 'x.sequence', field: 'sequence', kind: 'int' }],
+    skip: { from: 'nft_txs x', where: 'x.collection_addr = @collection_addr AND x.token_id = @token_id' },
   });
   for (const l of [collections, byName, byAccount, nftTxs]) l.prepareAll();
   const tokenLists = new Map<string, ListQuery>();

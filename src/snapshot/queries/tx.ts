@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import { emptyPage, Page, PageRequest } from '../pagination';
-import { ListQuery, Row, sequenceOrder } from '../list-query';
+import { checkOffset, ListQuery, Row, sequenceOrder } from '../list-query';
 
 /** What the tx queries need of the snapshot's meta. */
 interface TxMeta { countTxs: number }
@@ -14,7 +14,12 @@ interface TxMeta { countTxs: number }
 
 /** The msg-type sets holding any of the types in the JSON array @msg_type_ids. */
 const SETS_WITH_ANY = 'SELECT set_id FROM msg_type_set_members WHERE msg_type_id IN (SELECT value FROM json_each(@msg_type_ids))';
-const HAS_MSG_TYPE = 'EXISTS (SELECT 1 FROM tx_msg_types m WHERE m.sequence = t.sequence AND m.msg_type_id IN (SELECT value FROM json_each(@msg_type_ids)))';
+/**
+ * Membership tests are scalar subqueries, not EXISTS: SQLite 3.5x may turn a correlated EXISTS
+ * into a join through an automatic index built over every candidate row on each request (0.4 s
+ * on a 200k-tx account, bench/README.md "worst requests"); the scalar form is one key probe per row.
+ */
+const HAS_MSG_TYPE = '(SELECT 1 FROM tx_msg_types m WHERE m.sequence = t.sequence AND m.msg_type_id IN (SELECT value FROM json_each(@msg_type_ids)) LIMIT 1) IS NOT NULL';
 
 export interface AccountRow { id: number; tx_count: number; signer_tx_count: number; nft_count: number; collection_count: number }
 
@@ -27,27 +32,35 @@ export interface TxFilter {
 
 export function prepareTxQueries(db: Database.Database, meta: TxMeta) {
   const lists = {
-    all: new ListQuery(db, { name: 'selectTxs', select: 'json, sequence', from: 'txs t', where: '1', order: sequenceOrder('t.sequence') }),
+    all: new ListQuery(db, {
+      name: 'selectTxs', select: 'json, sequence', from: 'txs t', where: '1', order: sequenceOrder('t.sequence'),
+      dense: { bounds: 'SELECT min(sequence) AS min, max(sequence) AS max FROM txs', count: () => meta.countTxs },
+    }),
     byMsgType: new ListQuery(db, {
       name: 'selectTxsByMsgType', select: 't.json AS json, m.sequence AS sequence',
       from: 'tx_msg_types m JOIN txs t ON t.sequence = m.sequence', where: 'm.msg_type_id = @msg_type_id', order: sequenceOrder('m.sequence'),
+      skip: { from: 'tx_msg_types m', where: 'm.msg_type_id = @msg_type_id' },
     }),
     byAccount: new ListQuery(db, {
       name: 'selectTxsByAccount', select: 't.json AS json, a.sequence AS sequence',
       from: 'tx_accounts a JOIN txs t ON t.sequence = a.sequence', where: 'a.account_id = @account_id', order: sequenceOrder('a.sequence'),
+      skip: { from: 'tx_accounts a', where: 'a.account_id = @account_id' },
     }),
     // The partial index holds only signer rows, so a page never walks past the account's other txs.
     byAccountSigner: new ListQuery(db, {
       name: 'selectTxsByAccountSigner', select: 't.json AS json, a.sequence AS sequence',
       from: 'tx_accounts a INDEXED BY tx_accounts_signer JOIN txs t ON t.sequence = a.sequence', where: 'a.account_id = @account_id AND a.signer = 1', order: sequenceOrder('a.sequence'),
+      skip: { from: 'tx_accounts a INDEXED BY tx_accounts_signer', where: 'a.account_id = @account_id AND a.signer = 1' },
     }),
     byAccountMsgs: new ListQuery(db, {
       name: 'selectTxsByAccountMsgs', select: 't.json AS json, a.sequence AS sequence',
       from: 'tx_accounts a JOIN txs t ON t.sequence = a.sequence', where: `a.account_id = @account_id AND ${HAS_MSG_TYPE}`, order: sequenceOrder('a.sequence'),
+      skip: { from: 'tx_accounts a', where: `a.account_id = @account_id AND ${HAS_MSG_TYPE.replace('t.sequence', 'a.sequence')}` },
     }),
     byAccountSignerMsgs: new ListQuery(db, {
       name: 'selectTxsByAccountSignerMsgs', select: 't.json AS json, a.sequence AS sequence',
       from: 'tx_accounts a JOIN txs t ON t.sequence = a.sequence', where: `a.account_id = @account_id AND a.signer = 1 AND ${HAS_MSG_TYPE}`, order: sequenceOrder('a.sequence'),
+      skip: { from: 'tx_accounts a', where: `a.account_id = @account_id AND a.signer = 1 AND ${HAS_MSG_TYPE.replace('t.sequence', 'a.sequence')}` },
     }),
     byHeight: new ListQuery(db, { name: 'selectTxsByHeight', select: 'json, sequence', from: 'txs t', where: 't.height = @height', order: sequenceOrder('t.sequence') }),
     byHeightMsgs: new ListQuery(db, {
@@ -77,20 +90,40 @@ export function prepareTxQueries(db: Database.Database, meta: TxMeta) {
     return found;
   }
 
-  /** Several msg types on /txs: a merge of one index range per type, deduplicated in order. */
-  function mergeMsgTypes(ids: number[], page: PageRequest): Page {
-    const cursorPaged = page.key?.kind === 'cursor';
-    const need = cursorPaged ? page.limit + 1 : page.offset + page.limit + 1;
-    const sub: PageRequest = { ...page, limit: need - 1, offset: 0 };
-    const seen = new Set<number>();
-    const merged: Row[] = [];
-    for (const id of ids) for (const r of lists.byMsgType.rows({ msg_type_id: id }, sub)) {
-      const n = r.sequence as number;
-      if (!seen.has(n)) { seen.add(n); merged.push(r); }
+  const rowBySequence = p('SELECT CAST(json AS BLOB) AS json, sequence FROM txs WHERE sequence = ?');
+  const merges = new Map<string, Database.Statement>();
+
+  /**
+   * The sequences of one page of the txs having any of several msg types: one index range of
+   * tx_msg_types per type, merged in sequence order by SQLite (a compound SELECT with ORDER BY
+   * runs as a merge of its arms, each read in index order), deduplicated by UNION. Only
+   * sequences are read, so skipping an offset reads index entries, never rows. `within`: the
+   * page must also be one of an account's txs (EXISTS on the tx_accounts key).
+   */
+  function mergedSequences(ids: number[], within: 'all' | 'account' | 'signer', args: Record<string, unknown>, page: PageRequest): number[] {
+    const cursor = lists.byMsgType.cursorValues(page)[0] as number | undefined;
+    if (cursor === undefined) checkOffset(page);
+    const id = `${ids.length}/${within}/${page.reverse ? 'd' : 'a'}/${cursor === undefined ? 'o' : 'k'}`;
+    let st = merges.get(id);
+    if (!st) {
+      const past = cursor === undefined ? '' : ` AND m.sequence ${page.reverse ? '<' : '>'} @k0`;
+      const member = within === 'all' ? ''
+        : ` AND (SELECT 1 FROM tx_accounts a WHERE a.account_id = @account_id AND a.sequence = m.sequence${within === 'signer' ? ' AND a.signer = 1' : ''}) IS NOT NULL`;
+      const arms = ids.map((_, i) => `SELECT m.sequence AS sequence FROM tx_msg_types m WHERE m.msg_type_id = @t${i}${past}${member}`);
+      st = db.prepare(`${arms.join(' UNION ')} ORDER BY 1 ${page.reverse ? 'DESC' : 'ASC'} LIMIT @limit OFFSET @offset`).pluck();
+      merges.set(id, st);
     }
-    merged.sort((a, b) => (page.reverse ? (b.sequence as number) - (a.sequence as number) : (a.sequence as number) - (b.sequence as number)));
-    const rows = merged.slice(cursorPaged ? 0 : page.offset, (cursorPaged ? 0 : page.offset) + page.limit + 1);
-    return lists.byMsgType.toPage(rows, page, () => s.countMsgTypes.get({ msg_type_ids: JSON.stringify(ids) }) as number);
+    const all: Record<string, unknown> = { ...args, limit: page.limit + 1, offset: cursor === undefined ? page.offset : 0 };
+    ids.forEach((t, i) => { all[`t${i}`] = t; });
+    if (cursor !== undefined) all.k0 = cursor;
+    return st.all(all) as number[];
+  }
+
+  /** One page of the txs having any of `ids`, optionally of one account: the merged sequences, then their rows. */
+  function mergeMsgTypes(ids: number[], within: 'all' | 'account' | 'signer', args: Record<string, unknown>, page: PageRequest,
+    total: () => number): Page {
+    const rows = mergedSequences(ids, within, args, page).map((n) => rowBySequence.get(n) as Row);
+    return lists.byMsgType.toPage(rows, page, total);
   }
 
   return {
@@ -103,21 +136,30 @@ export function prepareTxQueries(db: Database.Database, meta: TxMeta) {
       if (types === undefined) return lists.all.page({}, page, () => meta.countTxs);
       if (types.length === 0) return emptyPage(page);
       if (types.length === 1) return lists.byMsgType.page({ msg_type_id: types[0].id }, page, () => types[0].tx_count);
-      return mergeMsgTypes(types.map((t) => t.id), page);
+      const ids = types.map((t) => t.id);
+      return mergeMsgTypes(ids, 'all', {}, page, () => s.countMsgTypes.get({ msg_type_ids: JSON.stringify(ids) }) as number);
     },
 
     byAccount(account: AccountRow, signerOnly: boolean, filter: TxFilter, page: PageRequest): Page {
-      const ids = filter.msgTypes?.map((t) => t.id);
+      const types = filter.msgTypes;
+      const ids = types?.map((t) => t.id);
       const params = { account_id: account.id };
-      if (ids === undefined) {
+      if (ids === undefined || types === undefined) {
         return signerOnly
           ? lists.byAccountSigner.page(params, page, () => account.signer_tx_count)
           : lists.byAccount.page(params, page, () => account.tx_count);
       }
       if (ids.length === 0) return emptyPage(page);
       const withMsgs = { ...params, msg_type_ids: JSON.stringify(ids) };
-      const total = (): number => s.countAccountMsgs.get({ ...withMsgs, signer: signerOnly ? 1 : 0 }) as number;
-      return (signerOnly ? lists.byAccountSignerMsgs : lists.byAccountMsgs).page(withMsgs, page, total);
+      const matching = s.countAccountMsgs.get({ ...withMsgs, signer: signerOnly ? 1 : 0 }) as number;
+      // No match (a type the account never used): no walk through the account's txs to learn it.
+      if (matching === 0) return emptyPage(page);
+      // Walk the shorter side: the account's txs testing each for a type, or the types' txs
+      // testing each for the account. A page then reads about (walked / matching) × limit entries.
+      const accountSide = signerOnly ? account.signer_tx_count : account.tx_count;
+      const typeSide = types.reduce((n, t) => n + t.tx_count, 0);
+      if (typeSide < accountSide) return mergeMsgTypes(ids, signerOnly ? 'signer' : 'account', params, page, () => matching);
+      return (signerOnly ? lists.byAccountSignerMsgs : lists.byAccountMsgs).page(withMsgs, page, () => matching);
     },
 
     byHeight(height: number, filter: TxFilter, page: PageRequest): Page {

@@ -1,0 +1,104 @@
+import { expect } from 'chai';
+import { bech32Of } from '../helpers/address';
+import { makeTestApp } from '../helpers/app';
+import { TxRow } from '../helpers/dump';
+import { hasMsg, msgTypesByUse, reversed, signersByTxCount, txsOf } from '../helpers/model';
+import { getList, qs, rollyticsKey, walkKeys, walkOffsets } from '../helpers/pages';
+import { MAX_OFFSET } from '../../src/snapshot/list-query';
+
+/** docs/api-contract.md#deep-offsets: what a deep offset gets, and the paths that keep pages cheap. */
+
+const objs = (rows: TxRow[]): unknown[] => rows.map((t) => t.obj);
+
+describe('bounded request cost (docs/api-contract.md#deep-offsets)', () => {
+  it(`refuses an offset above ${MAX_OFFSET} on a list without a dense order, naming the parameter and pointing to pagination.key`, async () => {
+    const t = await makeTestApp('wasm');
+    const [hex] = signersByTxCount(t.dump)[0];
+    const account = bech32Of(Buffer.from(hex, 'hex'), t.dump.prefix);
+    const types = msgTypesByUse(t.dump).slice(0, 2).map(([m]) => m);
+    for (const path of [
+      `/indexer/tx/v1/txs/by_account/${account}`,
+      `/indexer/tx/v1/txs${qs({ msgs: types[0] })}`,
+      `/indexer/tx/v1/txs${qs({ msgs: types.join(',') })}`,
+      '/indexer/nft/v1/collections',
+    ]) {
+      const sep = path.includes('?') ? '&' : '?';
+      for (const offset of [MAX_OFFSET + 1, 2 ** 53 - 1]) {
+        const res = await t.api.get(`${path}${sep}pagination.offset=${offset}`);
+        expect(res.status, `${path} ${offset}`).to.equal(400);
+        expect(res.body.code).to.equal(3);
+        expect(res.body.message, path).to.contain(`invalid value for pagination.offset: ${offset}`).and.contain('pagination.key');
+      }
+      // rollytics' offset-style key: an offset too, named as the key
+      const viaKey = await t.api.get(`${path}${sep}pagination.key=${encodeURIComponent(rollyticsKey(String(MAX_OFFSET + 1)))}`);
+      expect(viaKey.status, path).to.equal(400);
+      expect(viaKey.body.message, path).to.contain('invalid value for pagination.key').and.contain(`offset ${MAX_OFFSET + 1}`);
+      // the deepest offset served still is, and answers an empty page past the end
+      const ok = await getList(t, `${path}${sep}pagination.offset=${MAX_OFFSET}`, path.includes('collections') ? 'collections' : 'txs');
+      expect(ok.pagination.next_key).to.equal(null);
+    }
+  });
+
+  it('serves any offset on blocks and the unfiltered tx list: a key by arithmetic, the same rows as walking there', async () => {
+    const t = await makeTestApp('move');
+    const n = t.dump.txs.length;
+    for (const reverse of [true, false]) {
+      const ordered = reverse ? reversed(t.dump.txs) : t.dump.txs;
+      for (const offset of [1, 999, n - 3, n - 1]) {
+        const body = await getList(t, `/indexer/tx/v1/txs${qs({ 'pagination.offset': offset, 'pagination.limit': 5, 'pagination.reverse': reverse })}`, 'txs');
+        expect(body.txs, `offset ${offset} reverse ${reverse}`).to.deep.equal(objs(ordered.slice(offset, offset + 5)));
+      }
+      for (const offset of [n, MAX_OFFSET + 1, 2 ** 53 - 1]) {
+        const body = await getList(t, `/indexer/tx/v1/txs${qs({ 'pagination.offset': offset, 'pagination.reverse': reverse })}`, 'txs');
+        expect(body.txs, String(offset)).to.deep.equal([]);
+        expect(body.pagination.total).to.equal(String(n));
+      }
+    }
+    const blocks = await getList(t, `/indexer/block/v1/blocks${qs({ 'pagination.offset': 2 ** 53 - 1 })}`, 'blocks');
+    expect(blocks.blocks).to.deep.equal([]);
+    const last = await getList(t, `/indexer/block/v1/blocks${qs({ 'pagination.offset': t.dump.blocks.length - 1 })}`, 'blocks');
+    expect((last.blocks as { height: string }[]).map((b) => Number(b.height))).to.deep.equal([Math.min(...t.dump.blocks.map((b) => b.height))]);
+  });
+
+  it('several msgs types: offset pages and key pages, both orders, are the model\'s rows', async () => {
+    const t = await makeTestApp('wasm');
+    const types = msgTypesByUse(t.dump).map(([m]) => m);
+    for (const g of [types.slice(0, 2), types]) {
+      const rows = txsOf(t.dump, hasMsg(g));
+      for (const reverse of [true, false]) {
+        const want = objs(reverse ? reversed(rows) : rows);
+        const spec = { path: '/indexer/tx/v1/txs', itemsKey: 'txs', filters: { msgs: g.join(',') }, limit: 97, reverse, total: rows.length };
+        expect(await walkKeys(t, spec), g.join(',')).to.deep.equal(want);
+        expect(await walkOffsets(t, { ...spec, limit: 300, startOffset: 11 }), g.join(',')).to.deep.equal(want.slice(11));
+      }
+    }
+  });
+
+  it('by_account + a type rarer than the account: walks the type\'s txs, same rows by key and by offset; none → the empty page', async () => {
+    const t = await makeTestApp('wasm');
+    const [hex] = signersByTxCount(t.dump)[0];
+    const account = bech32Of(Buffer.from(hex, 'hex'), t.dump.prefix);
+    const mine = txsOf(t.dump, (x) => x.accounts.has(hex));
+    const byUse = msgTypesByUse(t.dump);
+    // types used less than this account has txs, that this account has (the type side is walked)
+    const rare = byUse.filter(([m, n]) => n < mine.length && mine.some((x) => x.msgTypes.has(m))).map(([m]) => m);
+    expect(rare.length, 'the demo chain has a type rarer than its busiest signer').to.be.greaterThan(0);
+    for (const signer of [false, true]) {
+      for (const g of [rare.slice(0, 1), rare]) {
+        const rows = txsOf(t.dump, (x) => x.accounts.has(hex) && hasMsg(g)(x) && (!signer || x.signer === hex));
+        for (const reverse of [true, false]) {
+          const want = objs(reverse ? reversed(rows) : rows);
+          const spec = { path: `/indexer/tx/v1/txs/by_account/${account}`, itemsKey: 'txs', filters: { msgs: g.join(','), ...(signer ? { is_signer: true } : {}) },
+            limit: 3, reverse, total: rows.length };
+          expect(await walkKeys(t, spec), `${g} signer ${signer}`).to.deep.equal(want);
+          if (rows.length > 2) expect(await walkOffsets(t, { ...spec, startOffset: 2 })).to.deep.equal(want.slice(2));
+        }
+      }
+    }
+    const unused = byUse.map(([m]) => m).find((m) => !mine.some((x) => x.msgTypes.has(m)));
+    if (unused) {
+      const body = await getList(t, `/indexer/tx/v1/txs/by_account/${account}${qs({ msgs: unused })}`, 'txs');
+      expect(body).to.deep.equal({ txs: [], pagination: { previous_key: null, next_key: null, total: '0' } });
+    }
+  });
+});
