@@ -54,6 +54,17 @@ export function watchCommits(holder: SnapshotHolder, pollMs: number, onError?: (
     probe = undefined;
   };
   holder.on('swap', onSwap);
+  // The first probe opens now, beside the holder's open, not a poll later: data_version counts
+  // from the probe's open, so a batch committed before it would never be seen. One committed
+  // between the two opens is seen by the snapshot id (the same file: nothing has renamed it yet).
+  try {
+    open();
+    const served = holder.current()?.meta.snapshotId;
+    if (served !== undefined && (q as CommitProbe).snapshotId() !== served) void holder.reload('new batch');
+  } catch (e) {
+    probe = undefined;
+    onError?.(e);
+  }
   const timer = setInterval(check, pollMs);
   timer.unref();
   return {
