@@ -38,6 +38,12 @@ export const SERVE_OPTIONS: Record<string, Options> = named({
   'max-lag-s': decimal({ above: 0 }, { describe: '/ready answers 503 when the newest block is older than this many seconds (a stale replica leaves the load balancer); off by default' }),
   'commit-poll-ms': int({ min: 0 }, { default: SERVE_DEFAULTS.commitPollMs, describe: 'How often to look for a batch committed by `follow` to --db (PRAGMA data_version, microseconds each); 0 = never' }),
   'shutdown-timeout-ms': int({ min: 0 }, { default: SERVE_DEFAULTS.shutdownTimeoutMs, describe: 'On SIGTERM/SIGINT, in-flight requests get this long to finish; then the rest are cut and the process exits 1' }),
+  'max-queued': int({ min: 1 }, { default: SERVE_DEFAULTS.maxQueued, describe: 'Requests waiting in one serving process (each runs its query alone, the least-served client first); one more is answered 503 with Retry-After at once (docs/reliability.md#overload)' }),
+  'max-queued-per-client': int({ min: 1 }, { default: SERVE_DEFAULTS.maxQueuedPerClient, describe: 'Requests one client (peer address, or --client-ip-header) may have waiting in one process; one more gets a 503' }),
+  'max-queue-wait-ms': int({ min: 0 }, { default: SERVE_DEFAULTS.maxQueueWaitMs, describe: 'A request that waited this long for its turn is answered 503 instead of running' }),
+  'client-ip-header': { type: 'string', describe: 'Behind a load balancer: the request header naming the client for fair share (e.g. x-forwarded-for: its last address, the one the balancer added). Default: the peer address' },
+  'ops-port': int({ min: 0, max: 65535 }, { describe: 'Also answer /health, /ready and /metrics on this port, from a thread (or the cluster primary) that runs no query, so they answer at once while every worker is busy; deploy/ probes it. Off by default' }),
+  'slow-request-ms': int({ min: 0 }, { default: SERVE_DEFAULTS.slowRequestMs, describe: "Requests slower than this get a 'slow request' warn line (route, path with its parameters, ms)" }),
   'pull': { type: 'string', describe: 'URL of a manifest.json written by `publish`: download its file into --db (resumable, sha256 + quick_check verified) before serving, then poll it and hot-swap each newer file. /ready is 503 until the first good file is in place' },
   'pull-interval': { type: 'string', default: SERVE_DEFAULTS.pullInterval, describe: 'How often --pull polls the manifest (30s, 500ms, 2m); failed downloads retry sooner, backing off up to this' },
 });

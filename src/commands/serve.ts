@@ -50,6 +50,16 @@ export interface ServeOptions {
   pull?: string;
   /** poll interval of --pull: "30s", "500ms", "2m" or seconds */
   pullInterval?: string | number;
+  /** admission (src/http/admission.ts): requests waiting per process, per client, and for how long */
+  maxQueued?: number;
+  maxQueuedPerClient?: number;
+  maxQueueWaitMs?: number;
+  /** the request header naming the client behind a load balancer (its last address) */
+  clientIpHeader?: string;
+  /** /health, /ready, /metrics also on this port, answered where no query runs */
+  opsPort?: number;
+  /** requests slower than this get a 'slow request' warn line, ms */
+  slowRequestMs?: number;
 }
 
 /** Opens the snapshot (or the bundled demo), serves it until SIGTERM/SIGINT, then exits 0. */
@@ -83,13 +93,13 @@ async function runClusterPrimary(file: string, o: ServeOptions, workers: number,
   if (o.pull === undefined) {
     // Refusals a worker would meet are found here first: one line, exit 1, nothing forked.
     await preflight(file, o);
-    return runPrimary({ file, workers, logger, shutdownTimeoutMs });
+    return runPrimary({ file, workers, logger, shutdownTimeoutMs, ops: opsAddress(o) });
   }
   const { pullBeforeFork } = await import('../pull/serve-pull');
   const puller = await pullBeforeFork(file, pullOptions(o), logger);
   try {
     await preflight(file, o);
-    return await runPrimary({ file, workers, logger, shutdownTimeoutMs });
+    return await runPrimary({ file, workers, logger, shutdownTimeoutMs, ops: opsAddress(o) });
   } finally { puller.close(); }
 }
 
@@ -174,7 +184,20 @@ function stackOptions(file: string, o: ServeOptions, logger: Logger): ServeStack
     watchPollMs: o.watch ?? true ? o.watchPollMs ?? SERVE_DEFAULTS.watchPollMs : undefined,
     commitPollMs: o.commitPollMs ?? SERVE_DEFAULTS.commitPollMs,
     clusterWorker: cluster.isWorker,
+    admission: {
+      maxQueued: o.maxQueued ?? SERVE_DEFAULTS.maxQueued,
+      maxQueuedPerClient: o.maxQueuedPerClient ?? SERVE_DEFAULTS.maxQueuedPerClient,
+      maxWaitMs: o.maxQueueWaitMs ?? SERVE_DEFAULTS.maxQueueWaitMs,
+      clientIpHeader: o.clientIpHeader,
+    },
+    slowRequestMs: o.slowRequestMs ?? SERVE_DEFAULTS.slowRequestMs,
+    opsPort: o.opsPort,
   };
+}
+
+/** --ops-port in a cluster: the primary answers it (src/serve/cluster.ts). */
+function opsAddress(o: ServeOptions): { host: string; port: number } | undefined {
+  return o.opsPort === undefined ? undefined : { host: o.host, port: o.opsPort };
 }
 
 /**

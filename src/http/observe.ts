@@ -14,8 +14,12 @@ export type ObserveRequest = (req: IncomingMessage, res: ServerResponse, route: 
 
 const contentLength = (res: ServerResponse): number => Number(res.getHeader('content-length') ?? 0);
 
-export function requestObserver(logger: Logger, metrics: Metrics): ObserveRequest {
+/** Longest path (with its query) a slow-request line quotes. */
+const SLOW_PATH_CHARS = 300;
+
+export function requestObserver(logger: Logger, metrics: Metrics, slowRequestMs = Infinity): ObserveRequest {
   const logRequests = logger.enabled('info');
+  const slowSeconds = slowRequestMs / 1000;
   return (req, res, route, bodyBytes) => {
     const started = process.hrtime.bigint();
     const method = req.method as string;
@@ -24,6 +28,11 @@ export function requestObserver(logger: Logger, metrics: Metrics): ObserveReques
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const status = res.statusCode;
       metrics.observeRoute(method === 'HEAD' ? 'GET' : method, route(), status, seconds);
+      if (seconds >= slowSeconds) {
+        logger.warn('slow request', {
+          method, route: route(), path: path.length > SLOW_PATH_CHARS ? `${path.slice(0, SLOW_PATH_CHARS)}…` : path, status, ms: Math.round(seconds * 1e3),
+        });
+      }
       if (!logRequests) return;
       const sentBody = method !== 'HEAD' && status !== 304 && status !== 204;
       logger.info('request', {

@@ -26,6 +26,10 @@ export interface Metrics {
   swapFailed(): void;
   /** a request met SQLITE_CORRUPT / IOERR / NOTADB (answered 503) */
   storageError(code: string): void;
+  /** a request answered 503 by admission (src/http/admission.ts) instead of being run */
+  shed(reason: string): void;
+  /** where the queue gauge reads the requests waiting now */
+  watchQueue(queued: () => number): void;
 }
 
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
@@ -42,8 +46,9 @@ export function createMetrics(current: () => Snapshot | undefined, cache?: Respo
     name: 'indexer_api_http_request_duration_seconds', help: 'Time from request to the last byte handed to the OS, by route pattern',
     labelNames: ['method', 'route'] as const, buckets: LATENCY_BUCKETS, registers: [registry],
   });
-  const snapshotGauge = (name: string, help: string, value: (s: Snapshot) => number): Gauge => new Gauge({
-    name, help, registers: [registry],
+  // aggregator: how --ops-port's cluster primary combines the workers' values (src/cluster.ts); one snapshot, not a sum
+  const snapshotGauge = (name: string, help: string, value: (s: Snapshot) => number, aggregator: 'max' | 'min' = 'max'): Gauge => new Gauge({
+    name, help, registers: [registry], aggregator,
     collect() {
       const s = current();
       if (s) this.set(value(s)); else this.reset();
@@ -52,10 +57,10 @@ export function createMetrics(current: () => Snapshot | undefined, cache?: Respo
   const createdSeconds = (s: Snapshot): number => Date.parse(s.meta.createdAt) / 1000;
   snapshotGauge('indexer_api_snapshot_height', 'Height of the served snapshot (/status height)', (s) => s.meta.height);
   snapshotGauge('indexer_api_snapshot_created_timestamp_seconds', 'When the served snapshot was built (meta created_at), Unix seconds', createdSeconds);
-  snapshotGauge('indexer_api_snapshot_age_seconds', 'Seconds since the served snapshot was built', (s) => Date.now() / 1000 - createdSeconds(s));
+  snapshotGauge('indexer_api_snapshot_age_seconds', 'Seconds since the served snapshot was built', (s) => Date.now() / 1000 - createdSeconds(s), 'min');
   new Gauge({
     name: 'indexer_api_snapshot_info', help: 'The served snapshot (value 1)', labelNames: ['snapshot_id', 'chain_id', 'vm_type'] as const,
-    registers: [registry],
+    registers: [registry], aggregator: 'max',
     collect() {
       this.reset();
       const s = current();
@@ -70,6 +75,15 @@ export function createMetrics(current: () => Snapshot | undefined, cache?: Respo
   const storage = new Counter({
     name: 'indexer_api_storage_errors_total', help: 'Requests answered 503 because the snapshot file is damaged (SQLite error code)',
     labelNames: ['code'] as const, registers: [registry],
+  });
+  const shed = new Counter({
+    name: 'indexer_api_http_shed_total', help: 'Requests answered 503 with Retry-After instead of being run (overload: queue full, client queue full, waited too long)',
+    labelNames: ['reason'] as const, registers: [registry],
+  });
+  let queued = (): number => 0;
+  new Gauge({
+    name: 'indexer_api_http_queued_requests', help: 'Requests waiting for their turn in this process', registers: [registry],
+    collect() { this.set(queued()); },
   });
   if (cache) {
     new Counter({
@@ -112,33 +126,40 @@ export function createMetrics(current: () => Snapshot | undefined, cache?: Respo
     swapped: () => swaps.inc(),
     swapFailed: () => failed.inc(),
     storageError: (code) => storage.inc({ code }),
+    shed: (reason) => shed.inc({ reason }),
+    watchQueue: (q) => { queued = q; },
   };
 }
 
-export function opsRouter({ current, draining, metrics, stale, notReady = () => undefined }: {
-  current: () => Snapshot | undefined; draining: () => boolean; metrics: Metrics;
+export interface ReadinessInputs {
+  current: () => Snapshot | undefined; draining: () => boolean;
   /** serve --max-lag-s (src/serve/live.ts): why the snapshot is too old to be ready, if it is */
   stale?: (s: Snapshot) => string | undefined;
   /** why the loaded snapshot must not take traffic yet (being verified, found damaged), if so */
   notReady?: () => string | undefined;
-}): Router {
+}
+
+/** /ready's answer: 200 with the snapshot served, or 503 with why not. */
+export function readiness({ current, draining, stale, notReady = () => undefined }: ReadinessInputs): { ready: boolean; body: string } {
+  const s = current();
+  if (!s) return { ready: false, body: errorJson(GRPC.UNAVAILABLE, 'no snapshot is loaded') };
+  if (draining()) return { ready: false, body: errorJson(GRPC.UNAVAILABLE, 'shutting down') };
+  const why = notReady() ?? stale?.(s);
+  if (why) return { ready: false, body: errorJson(GRPC.UNAVAILABLE, why) };
+  return { ready: true, body: JSON.stringify({ status: 'ready', snapshot_id: s.meta.snapshotId, height: s.meta.height }) };
+}
+
+export function opsRouter(o: ReadinessInputs & { metrics: Metrics }): Router {
   const noStore = (res: Response): Response => res.set('Cache-Control', 'no-store');
   return Router()
     .get('/health', (_req, res) => { noStore(res).type('application/json').send('{"status":"ok"}'); })
     .get('/ready', (_req, res) => {
-      const s = current();
-      noStore(res).type('application/json');
-      if (!s) res.status(503).send(errorJson(GRPC.UNAVAILABLE, 'no snapshot is loaded'));
-      else if (draining()) res.status(503).send(errorJson(GRPC.UNAVAILABLE, 'shutting down'));
-      else {
-        const why = notReady() ?? stale?.(s);
-        if (why) res.status(503).send(errorJson(GRPC.UNAVAILABLE, why));
-        else res.send(JSON.stringify({ status: 'ready', snapshot_id: s.meta.snapshotId, height: s.meta.height }));
-      }
+      const r = readiness(o);
+      noStore(res).type('application/json').status(r.ready ? 200 : 503).send(r.body);
     })
     .get('/metrics', (_req, res, next) => {
-      metrics.registry.metrics().then((text) => {
-        noStore(res).type(metrics.registry.contentType).send(text);
+      o.metrics.registry.metrics().then((text) => {
+        noStore(res).type(o.metrics.registry.contentType).send(text);
       }, next);
     })
     .all(['/health', '/ready', '/metrics'], methodNotAllowed);

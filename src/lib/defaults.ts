@@ -33,6 +33,14 @@ export const SERVE_DEFAULTS = {
   commitPollMs: 100,
   /** poll interval of --pull */
   pullInterval: '30s',
+  /** requests waiting in one serving process beyond which a request gets 503 at once (src/http/admission.ts) */
+  maxQueued: 256,
+  /** requests one client may have waiting in one process */
+  maxQueuedPerClient: 64,
+  /** a request that waited this long for its turn gets 503 instead of running, ms */
+  maxQueueWaitMs: 5_000,
+  /** requests slower than this get a 'slow request' warn line, ms */
+  slowRequestMs: 1_000,
 } as const;
 
 /** The crawl HTTP client (`import --from-api`, `--rest-url`, `follow --from-api`). */

@@ -10,7 +10,7 @@ import { urlLengthLimit } from '../http/limits';
 import { SERVE_DEFAULTS } from '../lib/defaults';
 import { errorFields, Logger, silentLogger } from '../http/log';
 import { ObserveRequest, requestObserver } from '../http/observe';
-import { createMetrics, Metrics, opsRouter, routeOf } from '../http/ops';
+import { createMetrics, Metrics, opsRouter, ReadinessInputs, routeOf } from '../http/ops';
 import { booleanQueryParameters, goBooleans } from '../http/params';
 import { swaggerRouter } from '../http/swagger';
 import { normalizeUrl } from '../http/url';
@@ -56,6 +56,8 @@ export interface AppOptions {
   explorer?: boolean;
   /** serve --max-lag-s: /ready answers 503 with this reason (src/serve/live.ts staleness) */
   stale?: (s: Snapshot) => string | undefined;
+  /** requests slower than this get a 'slow request' warn line, ms (default: none) */
+  slowRequestMs?: number;
 }
 
 /** What createApp reports to and shares with the server around it; all optional. */
@@ -111,6 +113,16 @@ function uncacheable(res: Response): void {
 
 export type AppArgs = { snapshots: SnapshotSource; openapi: OpenApiDocument; options: AppOptions } & AppDependencies;
 
+/** What /ready answers from (src/http/ops.ts readiness), on the app's port or the operations port. */
+export function readinessInputs(snapshots: SnapshotSource, options: AppOptions): ReadinessInputs {
+  return {
+    current: () => snapshots.current(),
+    draining: options.draining ?? ((): boolean => false),
+    stale: options.stale,
+    notReady: () => options.notReady?.() ?? (snapshots.faulty?.() ? 'snapshot file is damaged; waiting for a good file' : undefined),
+  };
+}
+
 /** Builds the Express app over a snapshot source; it never listens (see src/serve/server.ts). */
 export function createApp(args: AppArgs): Express {
   return buildApp(args).app;
@@ -129,12 +141,10 @@ function buildApp({ snapshots, openapi, options, logger = silentLogger, metrics,
   const draining = options.draining ?? ((): boolean => false);
   const current = (): Snapshot | undefined => snapshots.current();
   const ops = metrics ?? createMetrics(current, responseCache);
-  const observe = requestObserver(logger, ops);
+  const observe = requestObserver(logger, ops, options.slowRequestMs);
   app.use(observeRequests(observe, draining), urlLengthLimit(options.maxUrlLength ?? SERVE_DEFAULTS.maxUrlLength));
   app.use(normalizeRequestUrl, headAsGet, cors(options.corsOrigin));
-  const notReady = (): string | undefined => options.notReady?.()
-    ?? (snapshots.faulty?.() ? 'snapshot file is damaged; waiting for a good file' : undefined);
-  app.use(opsRouter({ current, draining, metrics: ops, stale: options.stale, notReady }));
+  app.use(opsRouter({ ...readinessInputs(snapshots, options), metrics: ops }));
   app.use(swaggerRouter(JSON.stringify(openapi)));
   if (options.explorer) app.use(explorerRouter());
   app.use(takeSnapshot(snapshots), evmUnavailable());

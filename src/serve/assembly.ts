@@ -9,14 +9,19 @@
  * OpenAPI validator, prom-client and better-sqlite3 are on the critical path of cold start, and
  * a cluster primary never needs them.
  */
+import type { RequestListener } from 'node:http';
+import { admission, peerAddress } from '../http/admission';
 import { ResponseCache } from '../http/caching';
+import { corsHeaders } from '../http/cors';
 import { Limits } from '../http/limits';
 import { errorFields, Logger } from '../http/log';
-import { createMetrics, Metrics } from '../http/ops';
+import { createMetrics, Metrics, readiness, ReadinessInputs } from '../http/ops';
+import { OpsPort, reportEvery, startOpsPort } from '../http/ops-port';
+import { SERVE_DEFAULTS } from '../lib/defaults';
 import { SnapshotHolder } from '../snapshot/holder';
 import type { Snapshot } from '../snapshot/open';
 import { checkPages } from '../snapshot/verify';
-import { createRequestListener } from './app';
+import { createRequestListener, readinessInputs } from './app';
 import { tellPrimary, WorkerMessage } from './cluster';
 import { CommitWatch, registerLagMetrics, staleness, watchCommits } from './live';
 import { loadOpenApi } from './openapi';
@@ -52,6 +57,15 @@ export interface ServeStackOptions {
   commitPollMs: number;
   /** this process is a cluster worker: a fault it meets goes to the other workers, and theirs to it */
   clusterWorker?: boolean;
+  /** admission and fair share (src/http/admission.ts); default SERVE_DEFAULTS' */
+  admission?: { maxQueued: number; maxQueuedPerClient: number; maxWaitMs: number; clientIpHeader?: string };
+  /** requests slower than this get a 'slow request' warn line, ms; default SERVE_DEFAULTS' */
+  slowRequestMs?: number;
+  /**
+   * /health, /ready, /metrics also on this port, answered by a thread that runs no query (in a
+   * cluster worker: reported to the primary, which answers it); undefined = none
+   */
+  opsPort?: number;
 }
 
 export interface ServeStack {
@@ -60,6 +74,8 @@ export interface ServeStack {
   /** `http://HOST:PORT`, no trailing slash */
   readonly url: string;
   readonly port: number;
+  /** the --ops-port URL, when this process answers it */
+  readonly opsUrl?: string;
   /** resolves once the start-up quick check passed (at once without one); rejects with its failure */
   readonly verified: Promise<void>;
   /** draining from now on: /ready answers 503 and connections close after each response */
@@ -81,25 +97,29 @@ export async function assembleServeStack(o: ServeStackOptions): Promise<ServeSta
   let verifying = o.verifyAtStart && holder.current() !== undefined;
   let metrics: Metrics;
   let running: RunningServer;
+  let ops: { port?: OpsPort; stop(): void } | undefined;
   try {
     checkStackOptions(o);
     const responseCache = o.cacheEntries > 0 && o.cacheBytes > 0 ? new ResponseCache(o.cacheBytes, o.cacheEntries) : undefined;
     metrics = createMetrics(() => holder.current(), responseCache);
     registerLagMetrics(metrics.registry, () => holder.current());
     stopFaultLog = logHolderEvents(holder, o.logger, metrics, responseCache, o.clusterWorker ?? false);
-    const app = createRequestListener({
-      snapshots: holder, openapi: loadOpenApi(), logger: o.logger, metrics, responseCache,
-      options: {
-        corsOrigin: o.corsOrigin, cacheMaxAge: o.cacheMaxAge, maxUrlLength: o.limits.maxUrlLength, draining: () => draining,
-        explorer: o.explorer, validateResponses: o.validateResponses, stale: staleness(o.maxLagS),
-        notReady: () => (verifying ? 'verifying the snapshot (quick check)' : undefined),
-      },
-    });
-    running = await startServer(app, o.host, o.port, o.limits, {
+    const appOptions = {
+      corsOrigin: o.corsOrigin, cacheMaxAge: o.cacheMaxAge, maxUrlLength: o.limits.maxUrlLength, draining: () => draining,
+      explorer: o.explorer, validateResponses: o.validateResponses, stale: staleness(o.maxLagS),
+      slowRequestMs: o.slowRequestMs ?? SERVE_DEFAULTS.slowRequestMs,
+      notReady: () => (verifying ? 'verifying the snapshot (quick check)' : undefined),
+    };
+    const app = createRequestListener({ snapshots: holder, openapi: loadOpenApi(), logger: o.logger, metrics, responseCache, options: appOptions });
+    const admitted = admitRequests(app, o, metrics);
+    ops = await startOps(o, metrics, readinessInputs(holder, appOptions));
+    running = await startServer(admitted, o.host, o.port, o.limits, {
       shed: (info) => o.logger.warn('near the file-descriptor limit: closed the oldest idle connections', info),
     });
   } catch (e) {
     stopFaultLog();
+    ops?.stop();
+    await ops?.port?.close();
     holder.close();
     throw e;
   }
@@ -117,6 +137,7 @@ export async function assembleServeStack(o: ServeStackOptions): Promise<ServeSta
     holder,
     metrics,
     url: running.url,
+    opsUrl: ops?.port?.url,
     port: typeof address === 'object' && address !== null ? address.port : o.port,
     verified,
     drain: () => { draining = true; },
@@ -126,10 +147,66 @@ export async function assembleServeStack(o: ServeStackOptions): Promise<ServeSta
       if (!finished) o.logger.warn('shutdown timeout: cut the connections still open', { pid: process.pid });
       commits?.close();
       stopFaultLog();
+      ops?.stop();
+      await ops?.port?.close();
       holder.close();
       return finished;
     })(),
   };
+}
+
+/**
+ * Admission and fair share in front of the app (docs/reliability.md#overload): requests wait in a
+ * bounded queue, the least-served client first; beyond it a fast 503 with Retry-After.
+ */
+function admitRequests(app: RequestListener, o: ServeStackOptions, metrics: Metrics): RequestListener {
+  const a = o.admission ?? { maxQueued: SERVE_DEFAULTS.maxQueued, maxQueuedPerClient: SERVE_DEFAULTS.maxQueuedPerClient, maxWaitMs: SERVE_DEFAULTS.maxQueueWaitMs };
+  const cors = corsHeaders(o.corsOrigin);
+  const header = a.clientIpHeader?.toLowerCase();
+  const admitted = admission(app, {
+    maxQueued: a.maxQueued, maxQueuedPerClient: a.maxQueuedPerClient, maxWaitMs: a.maxWaitMs,
+    clientOf: header === undefined ? peerAddress : (req) => lastAddress(req.headers[header]) ?? peerAddress(req),
+    extraHeaders: (req) => {
+      const h = cors(req.headers.origin);
+      const pairs: [string, string][] = [];
+      for (let i = 0; i < h.length; i += 2) pairs.push([h[i], h[i + 1]]);
+      return pairs;
+    },
+    onShed: (reason) => metrics.shed(reason),
+    onBurst: (b) => o.logger.warn('overloaded: requests answered 503 instead of being run', { ...b, pid: process.pid }),
+  });
+  metrics.watchQueue(admitted.queued);
+  return admitted.listener;
+}
+
+/** The last address of a forwarding header (the one the nearest proxy added). */
+function lastAddress(v: string | string[] | undefined): string | undefined {
+  const text = Array.isArray(v) ? v[v.length - 1] : v;
+  if (!text) return undefined;
+  const last = text.slice(text.lastIndexOf(',') + 1).trim();
+  return last === '' ? undefined : last;
+}
+
+/**
+ * --ops-port: a thread of this process answers /health, /ready, /metrics from what this side
+ * reports once a second (src/http/ops-port.ts); a cluster worker reports to the primary instead.
+ */
+async function startOps(o: ServeStackOptions, metrics: Metrics, ready: ReadinessInputs): Promise<{ port?: OpsPort; stop(): void } | undefined> {
+  if (o.opsPort === undefined) return undefined;
+  if (o.clusterWorker) {
+    const stop = reportEvery(async () => {
+      const r = readiness(ready);
+      return { indexerApi: 'ops' as const, at: Date.now(), ready: r.ready, readyBody: r.body, metrics: await metrics.registry.getMetricsAsJSON() };
+    }, (m) => { void tellPrimary(m); });
+    return { stop };
+  }
+  const port = await startOpsPort(o.host, o.opsPort);
+  o.logger.info('operations port listening', { url: port.url });
+  const stop = reportEvery(async () => {
+    const r = readiness(ready);
+    return { at: Date.now(), ready: r.ready, readyBody: r.body, metrics: await metrics.registry.metrics(), metricsType: metrics.registry.contentType };
+  }, (s) => port.post(s));
+  return { port, stop };
 }
 
 function checkStackOptions(o: ServeStackOptions): void {

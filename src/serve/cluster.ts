@@ -23,7 +23,9 @@ export type WorkerMessage =
    * a request of this worker met a storage error on snapshot `snapshotId`: the primary passes it
    * to the other workers, so the whole replica leaves rotation (/ready 503), not one worker of it
    */
-  | { indexerApi: 'fault'; snapshotId: string; code?: string; message: string };
+  | { indexerApi: 'fault'; snapshotId: string; code?: string; message: string }
+  /** --ops-port: this worker's readiness and metrics (prom-client's JSON), once a second */
+  | { indexerApi: 'ops'; at: number; ready: boolean; readyBody: string; metrics: unknown[] };
 
 /** In a worker: tells the primary (see WorkerMessage); resolves once sent. */
 export function tellPrimary(m: WorkerMessage): Promise<void> {
@@ -39,6 +41,8 @@ export interface PrimaryOptions {
   logger: Logger;
   /** the workers' --shutdown-timeout-ms: one still alive KILL_GRACE_MS after it is killed */
   shutdownTimeoutMs: number;
+  /** --ops-port: the primary answers /health, /ready, /metrics for all workers there */
+  ops?: { host: string; port: number };
 }
 
 /** A worker that dies sooner than this after its start counts toward the restart back-off. */
@@ -51,7 +55,45 @@ const MAX_BACKOFF_MS = 10_000;
  */
 const KILL_GRACE_MS = 2_000;
 
-export function runPrimary({ file, workers, logger, shutdownTimeoutMs }: PrimaryOptions): Promise<number> {
+export async function runPrimary(o: PrimaryOptions): Promise<number> {
+  const ops = o.ops ? await primaryOps(o.ops, o.logger) : undefined;
+  try {
+    return await runWorkers(o, ops?.receive);
+  } finally {
+    await ops?.close();
+  }
+}
+
+/**
+ * The primary runs no query: it answers the operations port for the whole cluster from what
+ * each worker reported last (src/http/ops-port.ts). Ready while any worker is; metrics summed
+ * over the workers (prom-client's aggregation), each worker's last report.
+ */
+async function primaryOps(at: { host: string; port: number }, logger: Logger): Promise<{ receive(w: Worker, m: Extract<WorkerMessage, { indexerApi: 'ops' }>): void; close(): Promise<void> }> {
+  const [{ startOpsPort, reportEvery, READY_STALE_MS, HEALTH_STALE_MS }, { AggregatorRegistry }] = await Promise.all([import('../http/ops-port'), import('prom-client')]);
+  const port = await startOpsPort(at.host, at.port);
+  logger.info('operations port listening', { url: port.url });
+  const last = new Map<number, Extract<WorkerMessage, { indexerApi: 'ops' }>>();
+  const stop = reportEvery(async () => {
+    const now = Date.now();
+    for (const [pid, r] of last) if (now - r.at > HEALTH_STALE_MS) last.delete(pid);
+    const reports = [...last.values()];
+    if (reports.length === 0) return undefined;
+    const fresh = reports.filter((r) => now - r.at <= READY_STALE_MS);
+    const ready = fresh.find((r) => r.ready) ?? fresh[0] ?? reports[0];
+    const registry = AggregatorRegistry.aggregate((fresh.length ? fresh : reports).map((r) => r.metrics) as never);
+    return {
+      at: Math.max(...reports.map((r) => r.at)), ready: ready.ready, readyBody: ready.readyBody,
+      metrics: await registry.metrics(), metricsType: registry.contentType,
+    };
+  }, (s) => { if (s) port.post(s); });
+  return {
+    receive: (w, m) => { if (w.process.pid !== undefined) last.set(w.process.pid, m); },
+    close: async () => { stop(); await port.close(); },
+  };
+}
+
+function runWorkers({ file, workers, logger, shutdownTimeoutMs }: PrimaryOptions, onOps?: (w: Worker, m: Extract<WorkerMessage, { indexerApi: 'ops' }>) => void): Promise<number> {
   if (isSingleExecutable()) {
     // fork() runs execPath with [exec, ...args]; a single executable ignores a script path but
     // sees it as its first argument, so the first argument is passed there instead.
@@ -88,6 +130,7 @@ export function runPrimary({ file, workers, logger, shutdownTimeoutMs }: Primary
         + `on ${listeningAt} (${workers} workers)\n`);
     };
     cluster.on('message', (w, m: WorkerMessage) => {
+      if (m?.indexerApi === 'ops') { onOps?.(w, m); return; }
       if (m?.indexerApi === 'fault') {
         for (const other of Object.values(cluster.workers ?? {})) if (other && other !== w && other.isConnected()) other.send(m);
         return;

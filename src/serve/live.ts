@@ -107,20 +107,20 @@ export function staleness(maxLagS: number | undefined): ((s: Snapshot) => string
 /** The newest block's timestamp and age on /metrics. */
 export function registerLagMetrics(registry: Registry, current: () => Snapshot | undefined): void {
   new Gauge({
-    name: 'indexer_api_newest_block_timestamp_seconds', help: 'Timestamp of the newest block of the served snapshot, Unix seconds', registers: [registry],
+    name: 'indexer_api_newest_block_timestamp_seconds', help: 'Timestamp of the newest block of the served snapshot, Unix seconds', registers: [registry], aggregator: 'max',
     collect() { const s = current(); if (s) this.set(newestBlockSeconds(s)); else this.reset(); },
   });
   new Gauge({
-    name: 'indexer_api_newest_block_age_seconds', help: 'Seconds since the newest block of the served snapshot (its lag behind the chain when followed)', registers: [registry],
+    name: 'indexer_api_newest_block_age_seconds', help: 'Seconds since the newest block of the served snapshot (its lag behind the chain when followed)', registers: [registry], aggregator: 'min',
     collect() { const s = current(); const age = s && newestBlockAgeSeconds(s); if (age !== undefined && Number.isFinite(age)) this.set(age); else this.reset(); },
   });
   // follow refreshes the rich list apart from the blocks (docs/follow.md "The rich list"): how far behind it is.
   new Gauge({
-    name: 'indexer_api_rich_list_height', help: 'The height the rich list of the served snapshot reflects (/status rich_list_height; absent when 0)', registers: [registry],
+    name: 'indexer_api_rich_list_height', help: 'The height the rich list of the served snapshot reflects (/status rich_list_height; absent when 0)', registers: [registry], aggregator: 'max',
     collect() { const s = current(); if (s && s.meta.richListHeight > 0) this.set(s.meta.richListHeight); else this.reset(); },
   });
   new Gauge({
-    name: 'indexer_api_rich_list_lag_blocks', help: 'Height of the served snapshot minus the height its rich list reflects (absent without a rich-list height)', registers: [registry],
+    name: 'indexer_api_rich_list_lag_blocks', help: 'Height of the served snapshot minus the height its rich list reflects (absent without a rich-list height)', registers: [registry], aggregator: 'min',
     collect() { const s = current(); if (s && s.meta.richListHeight > 0) this.set(Math.max(0, s.meta.height - s.meta.richListHeight)); else this.reset(); },
   });
 }

@@ -1,0 +1,241 @@
+import { expect } from 'chai';
+import { fork } from 'node:child_process';
+import { once } from 'node:events';
+import { request } from 'node:http';
+import { connect, Socket } from 'node:net';
+import { join } from 'node:path';
+import type { AdmissionOptions, Burst } from '../../src/http/admission';
+import { DEMO, LogLine, startServe } from './helpers';
+
+/** A GET from a given local address (a distinct client to the server), with its status, headers and body. */
+function getFrom(url: string, localAddress: string): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { localAddress, agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8').on('data', (c: string) => { body += c; }).on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+interface Raw { status: number; headers: Record<string, string>; body: string }
+
+/**
+ * `n` keep-alive connections from `localAddress`, each accepted and answered once (GET /health),
+ * so that the requests `send` writes on them later reach the server together, as a burst from
+ * established connections does (a new connection is accepted only between two turns).
+ */
+async function openClients(url: string, localAddress: string, n: number): Promise<Socket[]> {
+  const u = new URL(url);
+  return Promise.all(Array.from({ length: n }, () => new Promise<Socket>((done, fail) => {
+    const sock = connect({ port: Number(u.port), host: u.hostname, localAddress }, () => {
+      sock.write('GET /health HTTP/1.1\r\nHost: test\r\n\r\n');
+    });
+    sock.setEncoding('utf8');
+    sock.once('error', fail);
+    sock.once('data', () => done(sock));
+  })));
+}
+
+/** One GET on each socket (then closed by the server): the answers, parsed. */
+function send(sockets: Socket[], paths: string[]): Promise<Raw[]> {
+  return Promise.all(sockets.map((sock, i) => new Promise<Raw>((done) => {
+    let text = '';
+    sock.on('data', (c: string) => { text += c; });
+    sock.once('close', () => {
+      const [head, ...rest] = text.split('\r\n\r\n');
+      const [statusLine, ...lines] = head.split('\r\n');
+      const headers: Record<string, string> = {};
+      for (const l of lines) { const c = l.indexOf(':'); headers[l.slice(0, c).toLowerCase()] = l.slice(c + 1).trim(); }
+      done({ status: Number(statusLine.split(' ')[1]), headers, body: rest.join('\r\n\r\n') });
+    });
+    sock.write(`GET ${paths[i]} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n`);
+  })));
+}
+
+interface Report { ran: string[]; shed: string[]; bursts: Burst[] }
+
+/** A real HTTP server behind admission in a child process (admission-server.ts): its URL, what ran, close(). */
+async function blockingServer(o: Partial<AdmissionOptions>): Promise<{ url: string; report(): Promise<Report>; close(): Promise<void> }> {
+  const child = fork(join(__dirname, 'admission-server.js'), [JSON.stringify(o)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const [{ url }] = await once(child, 'message') as [{ url: string }];
+  return {
+    url,
+    report: async () => { child.send('report'); return (await once(child, 'message'))[0] as Report; },
+    close: async () => { child.send('close'); if (child.exitCode === null) await once(child, 'exit'); },
+  };
+}
+
+/**
+ * Each case first sends a request that blocks the server for BLOCK_MS (a long synchronous query),
+ * then the requests under test: they all arrive while it runs, so the order they are decided in
+ * does not depend on how fast this (shared, loaded) machine delivers them.
+ */
+const BLOCK_MS = 1_500;
+async function blocked<T>(s: { url: string }, client: string, then: () => Promise<T>): Promise<T> {
+  const blocker = getFrom(`${s.url}/x?id=blocker&ms=${BLOCK_MS}`, client);
+  await new Promise((d) => setTimeout(d, 300));
+  const result = await then();
+  await blocker;
+  return result;
+}
+
+describe('serve: admission — fair share and shedding (src/http/admission.ts)', function () {
+  this.timeout(60_000);
+
+  it('runs a cheap request of a quiet client before the queued requests of a client repeating expensive ones', async () => {
+    const s = await blockingServer({});
+    try {
+      const a = await openClients(s.url, '127.0.0.2', 6);
+      const [b] = await openClients(s.url, '127.0.0.3', 1);
+      const result = await blocked(s, '127.0.0.2', async () => {
+        const flood = send(a, a.map((_, i) => `/x?id=a${i}&ms=50`));
+        await new Promise((d) => setTimeout(d, 100));
+        return Promise.all([flood, send([b], ['/x?id=b&ms=0'])]);
+      });
+      expect(result[0].map((r) => r.status)).to.deep.equal([200, 200, 200, 200, 200, 200]);
+      const ran = (await s.report()).ran.filter((id) => id !== '');
+      // first come, first served would run it last; the client that used the time waits instead
+      expect(ran, `run order ${ran.join(' ')}`).to.deep.equal(['blocker', 'b', 'a0', 'a1', 'a2', 'a3', 'a4', 'a5']);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('answers 503 JSON with Retry-After at once when the queue is full, and reports one burst', async () => {
+    const s = await blockingServer({ maxQueued: 3 });
+    try {
+      const clients = await openClients(s.url, '127.0.0.2', 12);
+      const all = await blocked(s, '127.0.0.3', () => send(clients, clients.map((_, i) => `/x?id=${i}&ms=10`)));
+      const refused = all.filter((r) => r.status === 503);
+      expect(refused).to.have.length(9);
+      for (const r of refused) {
+        expect(JSON.parse(r.body)).to.deep.equal({ code: 14, message: JSON.parse(r.body).message, details: [] });
+        expect(JSON.parse(r.body).message).to.match(/^server busy: 3 requests are waiting; retry after \d+ s$/);
+        expect(Number(r.headers['retry-after'])).to.be.at.least(1);
+        expect(r.headers['cache-control']).to.equal('no-store');
+      }
+      await new Promise((d) => setTimeout(d, 1_300));
+      const { ran, shed, bursts } = await s.report();
+      expect(ran.filter((id) => id !== '')).to.have.length(1 + 3);
+      expect(shed).to.deep.equal(Array(9).fill('queue_full'));
+      expect(bursts).to.have.length(1);
+      expect(bursts[0]).to.include({ shed: 9, max_queued: 3 });
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('caps the requests one client has waiting, not the others', async () => {
+    const s = await blockingServer({ maxQueuedPerClient: 2 });
+    try {
+      const flooding = await openClients(s.url, '127.0.0.2', 8);
+      const [other] = await openClients(s.url, '127.0.0.3', 1);
+      const [a, [b]] = await blocked(s, '127.0.0.4', async () => {
+        const flood = send(flooding, flooding.map((_, i) => `/x?id=a${i}&ms=10`));
+        await new Promise((d) => setTimeout(d, 100));
+        return Promise.all([flood, send([other], ['/x?id=b&ms=0'])]);
+      });
+      expect(a.filter((r) => r.status === 503)).to.have.length(6);
+      expect(a.filter((r) => r.status === 503)[0].body).to.match(/too many of them yours/);
+      expect(b.status).to.equal(200);
+      expect((await s.report()).shed).to.deep.equal(Array(6).fill('client_queue_full'));
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('answers 503 instead of running a request that waited longer than maxWaitMs in the queue', async () => {
+    const s = await blockingServer({ maxWaitMs: 500 });
+    try {
+      const clients = await openClients(s.url, '127.0.0.2', 4);
+      // each takes 300 ms: the third has waited 600 ms when its turn comes, the fourth 900
+      const all = await blocked(s, '127.0.0.3', () => send(clients, clients.map((_, i) => `/x?id=${i}&ms=300`)));
+      expect(all[0].status).to.equal(200);
+      expect(all[3].status).to.equal(503);
+      expect(JSON.parse(all[3].body).message).to.match(/^server busy: the request waited \d+ ms for its turn; retry after \d+ s$/);
+      const { ran, shed } = await s.report();
+      expect(ran.filter((id) => id !== '')).to.deep.equal(['blocker', ...all.flatMap((r, i) => (r.status === 200 ? [String(i)] : []))]);
+      expect(shed).to.deep.equal(all.filter((r) => r.status === 503).map(() => 'waited_too_long'));
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('never queues /health, /ready and /metrics', async () => {
+    const s = await blockingServer({ maxQueued: 1 });
+    try {
+      const clients = await openClients(s.url, '127.0.0.2', 6);
+      const all = await blocked(s, '127.0.0.3', () => send(clients, ['/x?id=1', '/x?id=2', '/x?id=3', '/health', '/ready', '/metrics?x=1']));
+      expect(all.map((r) => r.status).slice(3)).to.deep.equal([200, 200, 200]);
+      expect(all.slice(0, 3).filter((r) => r.status === 503)).to.have.length(2);
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+describe('serve --ops-port: /health, /ready, /metrics where no query runs', function () {
+  this.timeout(120_000);
+
+  const opsUrl = (lines: LogLine[]): string | undefined => lines.find((l) => l.msg === 'operations port listening')?.url as string | undefined;
+
+  it('--workers 2: the primary answers them while every worker is stopped (SIGSTOP), with the workers\' metrics', async () => {
+    const s = await startServe(['--db', DEMO('wasm'), '--workers', '2', '--ops-port', '0', '--log-level', 'info']);
+    try {
+      const ops = await s.until('the operations port line', () => opsUrl(s.lines));
+      const workers = await s.until('two workers listening', () => {
+        const pids = s.lines.filter((l) => l.msg === 'listening').map((l) => Number(l.pid));
+        return pids.length === 2 ? pids : undefined;
+      });
+      for (let i = 0; i < 50; i++) {
+        if ((await getFrom(`${ops}/ready`, '127.0.0.1')).status === 200) break;
+        await new Promise((d) => setTimeout(d, 200));
+      }
+      for (const pid of workers) process.kill(pid, 'SIGSTOP');
+      try {
+        const ready = await getFrom(`${ops}/ready`, '127.0.0.1');
+        expect(ready.status).to.equal(200);
+        expect(JSON.parse(ready.body)).to.include({ status: 'ready', height: 400 });
+        expect((await getFrom(`${ops}/health`, '127.0.0.1')).status).to.equal(200);
+        const metrics = await getFrom(`${ops}/metrics`, '127.0.0.1');
+        expect(metrics.body).to.match(/^indexer_api_snapshot_height 400$/m);
+        expect(metrics.body).to.match(/^indexer_api_http_queued_requests 0$/m);
+        expect(metrics.body).to.include('indexer_api_http_shed_total');
+        expect((await getFrom(`${ops}/nope`, '127.0.0.1')).status).to.equal(404);
+      } finally {
+        for (const pid of workers) process.kill(pid, 'SIGCONT');
+      }
+    } finally {
+      await s.stop();
+    }
+  });
+
+  it('--workers 1: a thread of the serving process answers them', async () => {
+    const s = await startServe(['--db', DEMO('wasm'), '--ops-port', '0', '--log-level', 'info']);
+    const ops = await s.until('the operations port line', () => opsUrl(s.lines));
+    let ready = await getFrom(`${ops}/ready`, '127.0.0.1');
+    for (let i = 0; i < 50 && ready.status !== 200; i++) {
+      await new Promise((d) => setTimeout(d, 200));
+      ready = await getFrom(`${ops}/ready`, '127.0.0.1');
+    }
+    expect(JSON.parse(ready.body)).to.include({ status: 'ready', height: 400 });
+    const metrics = await getFrom(`${ops}/metrics`, '127.0.0.1');
+    expect(metrics.headers['content-type']).to.match(/^text\/plain/);
+    expect(metrics.body).to.match(/^indexer_api_snapshot_height 400$/m);
+    expect(await s.stop()).to.deep.equal({ code: 0, signal: null });
+  });
+
+  it('logs a slow request with its route, parameters and ms', async () => {
+    const s = await startServe(['--db', DEMO('wasm'), '--log-level', 'warn', '--slow-request-ms', '0']);
+    try {
+      await getFrom(`${s.url}/indexer/tx/v1/txs?pagination.limit=3`, '127.0.0.1');
+      const line = await s.line('a slow request line', (l) => l.msg === 'slow request');
+      expect(line).to.include({ method: 'GET', route: '/indexer/tx/v1/txs', path: '/indexer/tx/v1/txs?pagination.limit=3', status: 200 });
+      expect(line.ms).to.be.a('number');
+    } finally {
+      await s.stop();
+    }
+  });
+});
