@@ -222,7 +222,10 @@ describe('indexer-api (the command line)', function () {
   });
 
   it('`make serve PORT=9000` serves on that port (and DEMO picks the demo)', () => {
-    const plan = (vars: string[]): string => execFileSync('make', ['-n', 'serve', ...vars], { cwd: ROOT, env: { ...cleanEnv(), PORT: '', DEMO: '' }, encoding: 'utf8' }).trim().split('\n').pop() as string;
+    // run from `make test` too: without the parent's MAKEFLAGS / MAKELEVEL (a sub-make prints "Leaving directory" last)
+    const env: NodeJS.ProcessEnv = { ...cleanEnv(), PORT: '', DEMO: '' };
+    for (const k of ['MAKEFLAGS', 'MFLAGS', 'MAKELEVEL', 'MAKEOVERRIDES']) delete env[k];
+    const plan = (vars: string[]): string => execFileSync('make', ['--no-print-directory', '-n', 'serve', ...vars], { cwd: ROOT, env, encoding: 'utf8' }).trim().split('\n').pop() as string;
     expect(plan(['PORT=9000', 'DEMO=evm'])).to.equal('node bin/indexer-api serve --demo evm --port 9000');
     expect(plan([])).to.equal('node bin/indexer-api serve --demo move');
   });
