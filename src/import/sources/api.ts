@@ -682,7 +682,7 @@ class Crawler {
         for (const h of holders) insHolder.run(stored, h.account, JSON.stringify({ denom: stored, account: h.account, amount: h.amount }));
       })();
       progress?.records(holders.length);
-    });
+    }, this.listPage);
   }
 }
 
@@ -705,7 +705,7 @@ export function storedRichListDenom(denom: string, vmType: VmType, denomContract
  */
 export async function readRichList(http: HttpClient, base: string, denoms: readonly string[], vmType: VmType,
   denomContracts: ReadonlyMap<string, string>, concurrency: number,
-  put: (stored: string, holders: { account: string; amount: string }[], url: string) => void): Promise<Map<string, number | undefined>> {
+  put: (stored: string, holders: { account: string; amount: string }[], url: string) => void, pageSize = PAGE): Promise<Map<string, number | undefined>> {
   const totals = new Map<string, number | undefined>();
   // one denom's pages in order, by next_key (docs/api-contract.md#deep-offsets: our server refuses
   // offsets past 10,000; rollytics' next_key is an offset it carries out); the denoms in parallel
@@ -713,11 +713,11 @@ export async function readRichList(http: HttpClient, base: string, denoms: reado
     const stored = storedRichListDenom(denom, vmType, denomContracts);
     let nextKey: string | null = null;
     for (let n = 0; ; n++) {
-      const path: string = `/indexer/richlist/v1/${encodeURIComponent(denom)}?pagination.limit=${PAGE}${nextKey === null ? '' : `&pagination.key=${encodeURIComponent(nextKey)}`}`;
+      const path: string = `/indexer/richlist/v1/${encodeURIComponent(denom)}?pagination.limit=${pageSize}${nextKey === null ? '' : `&pagination.key=${encodeURIComponent(nextKey)}`}`;
       const page = members(base + path, await http.get(path), 'holders');
       if (n === 0) totals.set(stored, page.total);
       put(stored, page.items.map((text) => parseJson<{ account: string; amount: string }>(base + path, text)), base + path);
-      if (page.items.length < PAGE || page.nextKey === null) break;
+      if (page.items.length < pageSize || page.nextKey === null) break;
       nextKey = page.nextKey;
     }
   });
