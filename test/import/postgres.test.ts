@@ -154,10 +154,11 @@ describe('import --from-postgres (real PostgreSQL)', function () {
 
     it('--rest-url is refused with --validators or without --from-postgres', () => {
       const a = cli(['import', '--from-postgres', dsn, '--vm-type', 'wasm', '--rest-url', nodeUrl, '--validators', join(dir, 'validators.ndjson'), '--out', join(work, 'x.sqlite')]);
-      expect(a.status).to.equal(1);
+      // a usage error (README: exit 2)
+      expect(a.status).to.equal(2);
       expect(a.stderr).to.contain('pass --validators FILE or --rest-url URL, not both');
       const b = cli(['import', '--from-dump', dir, '--rest-url', nodeUrl, '--out', join(work, 'x.sqlite')]);
-      expect(b.status).to.equal(1);
+      expect(b.status).to.equal(2);
       expect(b.stderr).to.contain('--rest-url goes with --from-postgres');
     });
   });

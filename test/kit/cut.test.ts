@@ -169,7 +169,8 @@ describe('import --accounts: a small, self-consistent, deterministic fixture cut
       expect(bad.status).to.equal(1);
       expect(bad.stderr).to.match(/^indexer-api import: --accounts: "init1notanaddress" is not an address/);
       const missing = run(['--from-snapshot', DEMO('move'), '--out', out]);
-      expect(missing.status).to.equal(1);
+      // a usage error (README: exit 2)
+      expect(missing.status).to.equal(2);
       expect(missing.stderr).to.include('--from-snapshot is the source of a fixture cut: name the accounts with --accounts');
     });
   });
