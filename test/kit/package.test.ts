@@ -107,9 +107,11 @@ describe('docs/ci.md: the packed package in an empty project, every example run'
     mkdirSync(home);
     cli({ XDG_CACHE_HOME: '', HOME: home });
     expect(readdirSync(join(home, '.cache', 'indexer-api', 'code-cache'))).to.deep.equal(made);
-    // the bundle finds yargs' translations in the project's node_modules
+    // the installed bundle runs yargs from the project's node_modules: its messages, English
+    // whatever LANG says (src/cli.ts rewords them), a usage error exit 2
     const r = spawnSync('npx', ['indexer-api', 'serve', '--no-such-flag'], { cwd: project, encoding: 'utf8', env: { ...cleanEnv(), LANG: 'de_DE.UTF-8', XDG_CACHE_HOME: xdg } });
-    expect(r.stderr).to.match(/Unbekanntes Argument/);
+    expect(r.stderr).to.match(/^indexer-api: Unknown arguments: such-flag/m);
+    expect(r.status).to.equal(2);
   });
 
   it('cuts the fixture with the command of "Cut a fixture"', () => {
