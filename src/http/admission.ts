@@ -69,6 +69,8 @@ export interface Admission {
   listener: RequestListener;
   /** requests waiting now */
   queued(): number;
+  /** stops its timers (the server around it is closing) */
+  close(): void;
 }
 
 export function admission(app: RequestListener, o: AdmissionOptions): Admission {
@@ -180,5 +182,5 @@ export function admission(app: RequestListener, o: AdmissionOptions): Admission 
     queued++;
     schedule();
   };
-  return { listener, queued: () => queued };
+  return { listener, queued: () => queued, close: () => { clearInterval(forget); if (burst) clearTimeout(burst.timer); } };
 }

@@ -98,6 +98,7 @@ export async function assembleServeStack(o: ServeStackOptions): Promise<ServeSta
   let metrics: Metrics;
   let running: RunningServer;
   let ops: { port?: OpsPort; stop(): void } | undefined;
+  let admitted: { listener: RequestListener; close(): void } | undefined;
   try {
     checkStackOptions(o);
     const responseCache = o.cacheEntries > 0 && o.cacheBytes > 0 ? new ResponseCache(o.cacheBytes, o.cacheEntries) : undefined;
@@ -111,13 +112,14 @@ export async function assembleServeStack(o: ServeStackOptions): Promise<ServeSta
       notReady: () => (verifying ? 'verifying the snapshot (quick check)' : undefined),
     };
     const app = createRequestListener({ snapshots: holder, openapi: loadOpenApi(), logger: o.logger, metrics, responseCache, options: appOptions });
-    const admitted = admitRequests(app, o, metrics);
+    admitted = admitRequests(app, o, metrics);
     ops = await startOps(o, metrics, readinessInputs(holder, appOptions));
-    running = await startServer(admitted, o.host, o.port, o.limits, {
+    running = await startServer(admitted.listener, o.host, o.port, o.limits, {
       shed: (info) => o.logger.warn('near the file-descriptor limit: closed the oldest idle connections', info),
     });
   } catch (e) {
     stopFaultLog();
+    admitted?.close();
     ops?.stop();
     await ops?.port?.close();
     holder.close();
@@ -147,6 +149,7 @@ export async function assembleServeStack(o: ServeStackOptions): Promise<ServeSta
       if (!finished) o.logger.warn('shutdown timeout: cut the connections still open', { pid: process.pid });
       commits?.close();
       stopFaultLog();
+      admitted?.close();
       ops?.stop();
       await ops?.port?.close();
       holder.close();
@@ -159,7 +162,7 @@ export async function assembleServeStack(o: ServeStackOptions): Promise<ServeSta
  * Admission and fair share in front of the app (docs/reliability.md#overload): requests wait in a
  * bounded queue, the least-served client first; beyond it a fast 503 with Retry-After.
  */
-function admitRequests(app: RequestListener, o: ServeStackOptions, metrics: Metrics): RequestListener {
+function admitRequests(app: RequestListener, o: ServeStackOptions, metrics: Metrics): { listener: RequestListener; close(): void } {
   const a = o.admission ?? { maxQueued: SERVE_DEFAULTS.maxQueued, maxQueuedPerClient: SERVE_DEFAULTS.maxQueuedPerClient, maxWaitMs: SERVE_DEFAULTS.maxQueueWaitMs };
   const cors = corsHeaders(o.corsOrigin);
   const header = a.clientIpHeader?.toLowerCase();
@@ -176,7 +179,7 @@ function admitRequests(app: RequestListener, o: ServeStackOptions, metrics: Metr
     onBurst: (b) => o.logger.warn('overloaded: requests answered 503 instead of being run', { ...b, pid: process.pid }),
   });
   metrics.watchQueue(admitted.queued);
-  return admitted.listener;
+  return admitted;
 }
 
 /** The last address of a forwarding header (the one the nearest proxy added). */
