@@ -1,8 +1,10 @@
 -- indexer-api snapshot schema v2: tables. Applied by `import` to an empty file before the bulk
 -- load; secondary indexes come after the load (002-indexes.sql). A snapshot is immutable once
 -- written. Tables are shaped for the read paths (DESIGN.md): every list is one index range scan
--- in its page order, payloads are stored as the exact JSON text served, and the counts a request
--- would otherwise scan for are precomputed.
+-- in its page order, payloads are stored as the exact JSON served — each `json` column a packed
+-- row since wire format 2 (raw deflate of the JSON with its CRC-32 and length, see
+-- docs/api-contract.md#stored-wire-format; the JSON text itself in wire format 1) — and the
+-- counts a request would otherwise scan for are precomputed.
 
 -- Key/value facts about the snapshot: chain_id, vm_type, bech32_prefix, version, commit_hash,
 -- height, internal_tx_height, rich_list_height, source, created_at, snapshot_id, count_* ...

@@ -50,7 +50,7 @@ export async function runFollow(o: FollowOptions): Promise<number> {
     }
     if (stop.stopped) return 0;
     useWal(o.db);
-    const snap = openSnapshotFile(o.db);
+    const snap = openSnapshotFile(o.db, { currentWireFormatOnly: true });
     const { vmType, prefix } = snap.meta;
     snap.close();
     if (o.vmType !== undefined && o.vmType !== vmType) throw new Error(`--vm-type ${o.vmType} but ${o.db} is a ${vmType} snapshot`);

@@ -127,7 +127,7 @@ async function openSource(o: ImportOptions, progress: StageProgress): Promise<{ 
       let evmSequenceStart: { txs: number; internal: number } | undefined;
       let previousBlockUs: number | undefined;
       if (o.base !== undefined) {
-        const b = openSnapshotFile(o.base, { olderWireFormat: true });
+        const b = openSnapshotFile(o.base, {});
         try {
           const tip = prepareTipQueries(b.db);
           fromHeight ??= tip.height() + 1;

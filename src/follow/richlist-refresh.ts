@@ -26,10 +26,9 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, unlinkSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import type Database from 'better-sqlite3';
-import { toBech32, toHex0x, canonicalAddress } from '../lib/address';
-import { amountFromKey, amountKey, isAmount } from '../lib/amount';
+import { canonicalAddress } from '../lib/address';
+import { amountKey, isAmount } from '../lib/amount';
 import type { VmType } from '../lib/vm';
-import { holderJson } from '../wire/richlist';
 import { openDatabase } from '../sqlite';
 
 /** A stop request (follower.ts StopFlag): checked between steps, cuts sleeps short. */
@@ -286,13 +285,6 @@ export class RichListRefresher {
     }
   }
 
-  /** holder_json(account, amount_key): the served holder object (src/wire/richlist.ts). */
-  private registerJson(db: Database.Database): void {
-    const evm = this.o.vmType === 'evm';
-    const prefix = this.o.prefix;
-    db.function('holder_json', { deterministic: true }, (account: unknown, key: unknown) =>
-      holderJson(evm ? toHex0x(account as Buffer) : toBech32(account as Buffer, prefix), amountFromKey(key as string)));
-  }
 
   /** The counts per denom, the height and a new snapshot_id (readers reload): part of the last transaction. */
   private finishSql(db: Database.Database, height: number): void {
@@ -311,14 +303,13 @@ export class RichListRefresher {
     const release = await this.o.lock.acquire();
     const db = openLive(this.o.db);
     try {
-      this.registerJson(db);
       db.prepare('ATTACH DATABASE ? AS stage').run(stagingPath);
       const t = Date.now();
       db.transaction(() => {
         db.exec(`
           DELETE FROM main.richlist WHERE (denom, amount_key, account) IN (SELECT denom, amount_key, account FROM stage.gone);
           INSERT INTO main.richlist (denom, amount_key, account, json)
-            SELECT denom, amount_key, account, holder_json(account, amount_key) FROM stage.came;`);
+            SELECT denom, amount_key, account, '' FROM stage.came;`);
         this.finishSql(db, height);
       }).immediate();
       return `written in place in one transaction of ${Date.now() - t} ms`;
@@ -339,8 +330,7 @@ export class RichListRefresher {
       const release = await this.o.lock.acquire();
       const db = openLive(this.o.db);
       try {
-        this.registerJson(db);
-        db.prepare('ATTACH DATABASE ? AS stage').run(stagingPath);
+          db.prepare('ATTACH DATABASE ? AS stage').run(stagingPath);
         return fn(db);
       } finally {
         db.close();
@@ -361,7 +351,7 @@ export class RichListRefresher {
       { name: 'came', edge: 'SELECT denom, amount_key, account FROM stage.came WHERE (denom, amount_key, account) > (?, ?, ?) ORDER BY denom, amount_key, account LIMIT 1 OFFSET ?',
         last: 'SELECT denom, amount_key, account FROM stage.came ORDER BY denom DESC, amount_key DESC, account DESC LIMIT 1',
         insert: `INSERT INTO main.richlist_next (denom, amount_key, account, json)
-          SELECT denom, amount_key, account, holder_json(account, amount_key) FROM stage.came
+          SELECT denom, amount_key, account, '' FROM stage.came
           WHERE (denom, amount_key, account) > (?, ?, ?) AND (denom, amount_key, account) <= (?, ?, ?)` },
     ];
     let written = 0;

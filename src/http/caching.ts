@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { RequestHandler, Response } from 'express';
 import { snapshotOf } from './context';
+import { acceptsGzip } from './encoding';
 
 /**
  * HTTP caching of an immutable snapshot (docs/architecture.md#serve). A response is a function of the
@@ -24,7 +25,7 @@ export interface CachedResponse {
   route: string;
   /** flat [name, value, …] header list of the 200, in the order Express set them */
   headers: string[];
-  /** the same without Content-Type and Content-Length: a 304 (as Express's res.send strips them) */
+  /** the same without Content-Type, Content-Length and Content-Encoding: a 304 (as sendJson sends it) */
   headers304: string[];
   /** bytes counted against the cap */
   size: number;
@@ -201,6 +202,14 @@ export function requestIsFresh(req: IncomingMessage, etag: string): boolean {
 const PER_REQUEST = new Set(['access-control-allow-origin', 'vary', 'connection']);
 
 /**
+ * The response cache's key of a representation: the normalized URL, suffixed for gzip (each
+ * representation is cached apart, as encoded bytes: a hit never compresses nor inflates).
+ */
+export function cacheKey(url: string, gzip: boolean): string {
+  return gzip ? url + '\u0000gzip' : url;
+}
+
+/**
  * After the snapshot is chosen (snapshotOf, src/http/context.ts), before validation: sets ETag +
  * Cache-Control for the handler's response (a matching If-None-Match becomes a 304 when it is
  * sent; the error handlers of src/serve/app.ts strip them again on an error), and with a response
@@ -223,15 +232,20 @@ export function httpCaching(maxAge: number, cache?: ResponseCache): RequestHandl
         const route = req.baseUrl + (req.route as { path: string }).path;
         const headers: string[] = [];
         const headers304: string[] = [];
+        // keyed by what the request accepts, as the front looks it up (an answer that is never
+        // compressed is then stored once per kind of client)
+        const gzip = acceptsGzip(req.headers['accept-encoding']);
+        const finalEtag = res.getHeader('ETag');
+        if (typeof finalEtag !== 'string') return;
         for (const name of (res as unknown as { getRawHeaderNames(): string[] }).getRawHeaderNames()) {
           const lower = name.toLowerCase();
           if (PER_REQUEST.has(lower)) continue;
           const value = res.getHeader(name);
           if (typeof value !== 'string' && typeof value !== 'number') return; // a list-valued header: not ours, not cached
           headers.push(name, String(value));
-          if (lower !== 'content-type' && lower !== 'content-length') headers304.push(name, String(value));
+          if (lower !== 'content-type' && lower !== 'content-length' && lower !== 'content-encoding') headers304.push(name, String(value));
         }
-        cache.set(snapshotId, url, { body, etag, route, headers, headers304 });
+        cache.set(snapshotId, cacheKey(url, gzip), { body, etag: finalEtag, route, headers, headers304 });
       });
     }
     next();

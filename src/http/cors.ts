@@ -1,4 +1,5 @@
 import type { RequestHandler } from 'express';
+import { addVary } from './encoding';
 
 /**
  * CORS for browser clients (interwovenkit, Celatone). `*` (the default) allows any origin
@@ -43,7 +44,7 @@ export function cors(allowed: string): RequestHandler {
   if (headersFor === NO_CORS) return (_req, _res, next) => { next(); };
   return (req, res, next) => {
     const h = headersFor(req.headers.origin);
-    for (let i = 0; i < h.length; i += 2) res.setHeader(h[i], h[i + 1]);
+    for (let i = 0; i < h.length; i += 2) res.setHeader(h[i], h[i] === 'Vary' ? addVary(res.getHeader('Vary'), h[i + 1]) : h[i + 1]);
     if (req.method === 'OPTIONS' && req.headers['access-control-request-method']) {
       res.setHeader('Access-Control-Allow-Methods', 'GET, HEAD, OPTIONS');
       const ask = req.headers['access-control-request-headers'];

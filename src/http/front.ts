@@ -1,6 +1,7 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { Snapshot } from '../snapshot/open';
-import { requestIsFresh, ResponseCache } from './caching';
+import { cacheKey, requestIsFresh, ResponseCache } from './caching';
+import { acceptsGzip, withVary } from './encoding';
 import type { CorsHeaders } from './cors';
 import { urlTooLong } from './limits';
 import type { ObserveRequest } from './observe';
@@ -25,7 +26,8 @@ export interface FrontOptions {
  * CORS (cors.ts corsHeaders), conditional GET (caching.ts requestIsFresh), log line and metrics
  * (observe.ts) — called here instead of through Express's middleware chain, which is most of
  * what a hit would cost. A GET or HEAD whose normalized URL has a cached 200 for the current
- * snapshot is answered with the header block and body bytes the Express pipeline sent for it
+ * snapshot and the representation the request accepts (gzip or identity, caching.ts cacheKey)
+ * is answered with the header block and body bytes the Express pipeline sent for it
  * (plus the request's CORS headers), a 304 when fresh, no body to a HEAD. Everything else goes
  * to `app` unchanged; its caching middleware (caching.ts httpCaching) stores the 200s.
  */
@@ -37,15 +39,15 @@ export function cachedFront(app: RequestListener, o: FrontOptions): RequestListe
     const snapshot = (method === 'GET' || method === 'HEAD') && !urlTooLong(raw, maxUrlLength) ? snapshots.current() : undefined;
     if (snapshot === undefined || draining()) { app(req, res); return; }
     cache.adopt(snapshot.meta.snapshotId);
-    const hit = cache.get(normalizeUrl(raw));
+    const hit = cache.get(cacheKey(normalizeUrl(raw), acceptsGzip(req.headers['accept-encoding'])));
     if (hit === undefined) { app(req, res); return; }
     observe(req, res, () => hit.route, () => hit.body.length);
-    const c = cors(req.headers.origin);
+    const c = withVary(cors(req.headers.origin));
     if (requestIsFresh(req, hit.etag)) {
-      res.writeHead(304, c.length ? c.concat(hit.headers304) : hit.headers304);
+      res.writeHead(304, c.concat(hit.headers304));
       res.end();
     } else {
-      res.writeHead(200, c.length ? c.concat(hit.headers) : hit.headers);
+      res.writeHead(200, c.concat(hit.headers));
       if (method === 'HEAD') res.end();
       else res.end(hit.body);
     }

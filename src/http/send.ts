@@ -1,30 +1,44 @@
 import type { Response } from 'express';
+import { DeflateBody, JsonBody } from '../wire/packed';
 import { requestIsFresh } from './caching';
+import { acceptsGzip, gzipEtag } from './encoding';
 import { listResponse, Page } from '../snapshot/pagination';
 
 export const JSON_TYPE = 'application/json; charset=utf-8';
 
 /**
- * Sends a pre-rendered JSON body (a Buffer of UTF-8, or a string). What Express's res.send does
- * for it, without the parts that cost and do nothing here (content-type parsing and charset
- * rewriting, string → Buffer when it is one already, ETag generation is off anyway): the
- * Content-Type and Content-Length headers, a 304 when the request is fresh (requestIsFresh, against
- * the ETag set by src/http/caching.ts), no body to a HEAD. With response validation on (tests),
- * the body goes through res.json so express-openapi-validator checks it against openapi.yaml
- * (app.locals.validateResponses, typed in src/http/context.ts).
+ * Sends a JSON answer: its bytes or text, or a DeflateBody of packed rows (src/wire/packed.ts).
+ * A DeflateBody goes as gzip to a client that accepts it (assembled from the stored bytes: no
+ * compression at request time), inflated once otherwise; the gzip one has its own ETag
+ * (caching.ts sets the identity one; encoding.ts gzipEtag). Every answer says
+ * `Vary: Accept-Encoding` (encoding.ts varyOnEncoding). What
+ * Express's res.send does, without the parts that cost and do nothing here (content-type parsing,
+ * charset rewriting, ETag generation is off anyway): Content-Type and Content-Length, a 304 when
+ * the request is fresh (requestIsFresh, against the representation's ETag), no body to a HEAD.
+ * With response validation on (tests), the body goes through res.json so express-openapi-validator
+ * checks it against openapi.yaml (app.locals.validateResponses, typed in src/http/context.ts).
  */
-export function sendJson(res: Response, body: Buffer | string): void {
+export function sendJson(res: Response, body: JsonBody): void {
+  let gzip = false;
+  if (body instanceof DeflateBody) gzip = acceptsGzip(res.req.headers['accept-encoding']) && res.app.locals.validateResponses !== true;
   if (res.app.locals.validateResponses === true) {
-    res.json(JSON.parse(body.toString()));
+    res.json(JSON.parse(body instanceof DeflateBody ? body.identity().toString() : body.toString()));
     return;
   }
-  const etag = res.getHeader('ETag');
+  let etag = res.getHeader('ETag');
+  if (gzip && typeof etag === 'string') res.setHeader('ETag', etag = gzipEtag(etag));
   if (typeof etag === 'string' && requestIsFresh(res.req, etag)) {
     res.statusCode = 304;
     res.end();
     return;
   }
-  const bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
+  let bytes: Buffer;
+  if (body instanceof DeflateBody) {
+    bytes = gzip ? body.gzip() : body.identity();
+    if (gzip) res.setHeader('Content-Encoding', 'gzip');
+  } else {
+    bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
+  }
   res.setHeader('Content-Type', JSON_TYPE);
   res.setHeader('Content-Length', bytes.length);
   res.end(bytes);

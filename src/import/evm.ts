@@ -6,6 +6,7 @@
  */
 import type Database from 'better-sqlite3';
 import { canonicalAddress, toHex0x } from '../lib/address';
+import { packRow } from '../wire/packed';
 import { evmTxJson, EvmLog, EvmReceipt, internalTxJson, LOG_KEYS, RECEIPT_KEYS } from '../wire/evm';
 import { ADDRESS_TOPIC } from './derive';
 import { describe, Fields, toAddress } from './fields';
@@ -136,7 +137,7 @@ export class EvmTables {
 
   /** `signer` (canonical hex) gets signer = 1; it is linked even if not among `accounts`. */
   insertTx(sequence: number, height: number, hash: Buffer, json: string, signer: string | undefined, accounts: Iterable<string>): void {
-    this.s.tx.run(sequence, height, hash, json);
+    this.s.tx.run(sequence, height, hash, packRow(json));
     this.s.hash.run(hash);
     this.d.txs++;
     this.height(height).t++;
@@ -152,7 +153,7 @@ export class EvmTables {
   }
 
   insertInternal(sequence: number, height: number, hash: Buffer, json: string, accounts: Iterable<string>): void {
-    this.s.internal.run(sequence, height, hash, json);
+    this.s.internal.run(sequence, height, hash, packRow(json));
     this.s.hash.run(hash);
     this.d.internals++;
     this.height(height).i++;

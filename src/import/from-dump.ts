@@ -1,12 +1,11 @@
 import { existsSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { amountKey, canonicalAmount, isAmount } from '../lib/amount';
+import { amountKey, isAmount } from '../lib/amount';
 import { toBech32, toHex0x } from '../lib/address';
 import { normalizeName } from '../lib/normalize';
 import { formatMicros, formatSeconds, toMicros, type UtcTime } from '../lib/time';
 import { blockJson, Coin } from '../wire/block';
 import { nftJson } from '../wire/nft';
-import { holderJson } from '../wire/richlist';
 import { STATUS_EXTENSION_MIN, STATUS_EXTENSIONS } from '../wire/status';
 import { DumpError } from './dump-error';
 import { loadEvm } from './evm';
@@ -408,9 +407,9 @@ const STAGES: readonly Stage[] = [
       if (!isAmount(amount)) throw f.error('amount', `must be a decimal integer string, got ${describe(amount)}`);
       return { denom, account, amount };
     },
-    write(h, f, { writer, meta: m }) {
+    write(h, f, { writer }) {
       onConstraint(f, 'SQLITE_CONSTRAINT_UNIQUE', 'account', `duplicate holder for denom ${describe(h.denom)}`, () => writer.insertHolder(h.denom,
-        amountKey(h.amount), h.account, holderJson(m.vmType === 'evm' ? toHex0x(h.account) : toBech32(h.account, m.prefix), canonicalAmount(h.amount))));
+        amountKey(h.amount), h.account));
     },
     after({ writer, present }) { if (present.has('richlist')) writer.db.exec('DROP INDEX richlist_unique'); },
   }),

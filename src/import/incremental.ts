@@ -26,6 +26,7 @@
  * applyNftState, beginKind for the replaced state kinds): a new table group adds its own step.
  */
 import { toHex0x } from '../lib/address';
+import { readPackedRow } from '../wire/packed';
 import { DumpError } from './dump-error';
 import { NdjsonLine } from './ndjson';
 import { openSnapshotFile, SnapshotFile, SnapshotError } from '../snapshot/open';
@@ -66,7 +67,7 @@ function baseRecords(s: SnapshotFile, kind: string, newValidators: Set<string>):
     case 'tokens':
       return (function* () {
         for (const n of nftRows(db)) {
-          const j = JSON.parse(n.json) as { object_addr: string; owner: string; nft: { uri: string }; height: number; timestamp: string };
+          const j = JSON.parse(readPackedRow(n.json)) as { object_addr: string; owner: string; nft: { uri: string }; height: number; timestamp: string };
           yield record(at(`token ${toHex0x(n.collection_addr)} ${JSON.stringify(n.token_id)}`), JSON.stringify({
             collection_addr: toHex0x(n.collection_addr), token_id: n.token_id,
             object_addr: j.object_addr === '' ? undefined : j.object_addr,
@@ -100,7 +101,7 @@ export interface IncrementalSource {
 export async function incrementalSource(basePath: string, next: ImportSource): Promise<IncrementalSource> {
   let base: SnapshotFile;
   try {
-    base = openSnapshotFile(basePath, { olderWireFormat: true });
+    base = openSnapshotFile(basePath, {});
   } catch (e) {
     if (e instanceof SnapshotError) throw new Error(`--base: ${e.message}`);
     throw e;

@@ -4,6 +4,7 @@ import { evmTxJson, internalTxJson } from '../wire/evm';
 import { WIRE_FORMAT_META_KEY, WIRE_FORMAT_VERSION, wireFormatOf } from '../wire/format';
 import { collectionJson, nftJson } from '../wire/nft';
 import { readBlock, readCollection, readEvmTx, readHolder, readInternalTx, readNft, readTx } from '../wire/read';
+import { packRow, readPackedRow } from '../wire/packed';
 import { holderJson } from '../wire/richlist';
 import { txJson } from '../wire/tx';
 
@@ -13,6 +14,7 @@ const STORED: readonly { table: string; key: readonly string[]; render(json: str
   { table: 'txs', key: ['sequence'], render: (j) => txJson(readTx(j)) },
   { table: 'collections', key: ['addr'], render: (j) => collectionJson(readCollection(j)) },
   { table: 'nfts', key: ['collection_addr', 'token_id'], render: (j) => nftJson(readNft(j)) },
+  // wire format 2 stores no holder JSON (rendered from its columns when served): '' below
   { table: 'richlist', key: ['denom', 'amount_key', 'account'], render: (j) => { const h = readHolder(j); return holderJson(h.account, h.amount); } },
   { table: 'evm_txs', key: ['sequence'], render: (j) => evmTxJson(readEvmTx(j)) },
   { table: 'evm_internal_txs', key: ['sequence'], render: (j) => internalTxJson(readInternalTx(j)) },
@@ -24,7 +26,8 @@ const BATCH = 2000;
 /**
  * Makes the stored JSON of the snapshot being written current (docs/api-contract.md#stored-wire-format):
  * a new file is marked with WIRE_FORMAT_VERSION; a copy of a base rendered with an older version
- * has every stored object read back and rendered again with today's serializers, then is marked.
+ * has every stored object read back and rendered again with today's serializers, stored packed
+ * (version 2, src/wire/packed.ts: every row of a version-1 base is rewritten), then is marked.
  * Runs inside the writer's transaction. Returns the number of objects whose text changed.
  */
 export function bringWireFormatCurrent(db: Database.Database): number {
@@ -51,11 +54,12 @@ function rerenderTable(db: Database.Database, table: string, key: readonly strin
   let rows = first.all() as Record<string, unknown>[];
   while (rows.length > 0) {
     for (const r of rows) {
-      const json = render(r.json as string);
-      if (json !== r.json) {
-        update.run(json, ...key.map((k) => r[k]));
-        changed++;
-      }
+      if (table === 'richlist' && (r.json as Buffer | string).length === 0) continue; // wire 2: nothing stored
+      const text = readPackedRow(r.json as Buffer | string);
+      const json = render(text);
+      if (json !== text) changed++;
+      // a version-1 row is the text itself: every row is written again, packed
+      if (json !== text || typeof r.json === 'string') update.run(table === 'richlist' ? '' : packRow(json), ...key.map((k) => r[k]));
     }
     const last = rows[rows.length - 1];
     rows = next.all(...key.map((k) => last[k])) as Record<string, unknown>[];

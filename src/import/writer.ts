@@ -4,6 +4,7 @@ import { closeSync, constants as fsConstants, copyFileSync, existsSync, fsyncSyn
 import { basename, dirname, join } from 'node:path';
 import { toBech32, toHex0x } from '../lib/address';
 import { collectionJson } from '../wire/nft';
+import { packRow } from '../wire/packed';
 import { openDatabase } from '../sqlite';
 import { EvmDelta, finishEvm, newEvmDelta } from './evm';
 import { bringWireFormatCurrent } from './rerender';
@@ -177,8 +178,8 @@ export class SnapshotWriter {
       account: p('INSERT INTO accounts (id, addr) VALUES (?, ?)'),
       accountByAddr: p('SELECT id FROM accounts WHERE addr = ?').pluck(),
       block: p('INSERT INTO blocks (height, time_us, tx_count, json) VALUES (?, ?, ?, ?)'),
-      // json arrives as UTF-8 bytes (from the parser threads); CAST stores them as that TEXT.
-      tx: p('INSERT INTO txs (sequence, height, hash, json) VALUES (?, ?, ?, CAST(? AS TEXT))'),
+      // json arrives packed (src/wire/packed.ts) from the parser threads
+      tx: p('INSERT INTO txs (sequence, height, hash, json) VALUES (?, ?, ?, ?)'),
       msgType: p('INSERT INTO msg_types (id, name) VALUES (?, ?)'),
       msgTypeSet: p('INSERT INTO msg_type_sets (id, type_ids) VALUES (?, ?)'),
       msgTypeSetMember: p('INSERT INTO msg_type_set_members (msg_type_id, set_id) VALUES (?, ?)'),
@@ -253,7 +254,7 @@ export class SnapshotWriter {
   }
 
   insertBlock(height: number, timeUs: number, txCount: number, json: string): void {
-    this.stmts.block.run(height, timeUs, txCount, json);
+    this.stmts.block.run(height, timeUs, txCount, packRow(json));
     this.newBlocks++;
   }
 
@@ -283,7 +284,7 @@ export class SnapshotWriter {
 
   /**
    * One tx with the accounts it touches (distinct canonical hex, the signer first when
-   * `signerFirst`) and its distinct message types.
+   * `signerFirst`) and its distinct message types. `json` is the packed row (src/wire/packed.ts).
    */
   insertTx(sequence: number, height: number, hash: Uint8Array, json: Uint8Array, accounts: string[], signerFirst: boolean, msgTypes: string[]): void {
     this.stmts.tx.run(sequence, height, hash, json);
@@ -344,7 +345,7 @@ export class SnapshotWriter {
     objectAccountId: number | null, json: string): void {
     this.nftStmt ??= this.db.prepare(`INSERT INTO ${this.replaced.has('tokens') ? 'temp.new_nfts' : 'main.nfts'}
       (collection_addr, token_id, height, owner_id, object_account_id, json) VALUES (?, ?, ?, ?, ?, ?)`);
-    this.nftStmt.run(collectionAddr, tokenId, height, ownerId, objectAccountId, json);
+    this.nftStmt.run(collectionAddr, tokenId, height, ownerId, objectAccountId, packRow(json));
   }
 
   txExists(sequence: number): boolean {
@@ -359,8 +360,9 @@ export class SnapshotWriter {
     else this.nftTxCounts.set(key, { addr: collectionAddr, tokenId, n: 1 });
   }
 
-  insertHolder(denom: string, amountKey: string, account: Buffer, json: string): void {
-    this.stmts.holder.run(denom, amountKey, account, json);
+  insertHolder(denom: string, amountKey: string, account: Buffer): void {
+    // wire format 2 stores no holder JSON: it is rendered from account and amount_key (src/snapshot/queries/richlist.ts)
+    this.stmts.holder.run(denom, amountKey, account, '');
   }
 
   insertDenomContract(denom: string, contract: string): void {
@@ -484,10 +486,10 @@ export class SnapshotWriter {
     }[];
     const update = db.prepare('UPDATE main.collections SET json = ? WHERE addr = ?');
     for (const r of rows) {
-      update.run(collectionJson({
+      update.run(packRow(collectionJson({
         objectAddr: toHex0x(r.addr), creator: toBech32(r.creator, prefix), name: r.name,
         originName: r.origin_name, nftCount: r.nft_count, height: r.height, timestamp: r.timestamp,
-      }), r.addr);
+      })), r.addr);
     }
   }
 

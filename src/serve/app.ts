@@ -4,6 +4,7 @@ import * as OpenApiValidator from 'express-openapi-validator';
 import { httpCaching, ResponseCache } from '../http/caching';
 import { explorerRouter } from '../explorer/router';
 import { cors, corsHeaders } from '../http/cors';
+import { varyOnEncoding } from '../http/encoding';
 import { cachedFront } from '../http/front';
 import { errorMiddleware, GRPC, sendError, shown, UnavailableError } from '../http/errors';
 import { urlLengthLimit } from '../http/limits';
@@ -142,7 +143,7 @@ function buildApp({ snapshots, openapi, options, logger = silentLogger, metrics,
   const current = (): Snapshot | undefined => snapshots.current();
   const ops = metrics ?? createMetrics(current, responseCache);
   const observe = requestObserver(logger, ops, options.slowRequestMs);
-  app.use(observeRequests(observe, draining), urlLengthLimit(options.maxUrlLength ?? SERVE_DEFAULTS.maxUrlLength));
+  app.use(varyOnEncoding, observeRequests(observe, draining), urlLengthLimit(options.maxUrlLength ?? SERVE_DEFAULTS.maxUrlLength));
   app.use(normalizeRequestUrl, headAsGet, cors(options.corsOrigin));
   app.use(opsRouter({ ...readinessInputs(snapshots, options), metrics: ops }));
   app.use(swaggerRouter(JSON.stringify(openapi)));

@@ -18,6 +18,7 @@ import { errorFields, Logger } from '../http/log';
 import { createMetrics, Metrics, readiness, ReadinessInputs } from '../http/ops';
 import { OpsPort, reportEvery, startOpsPort } from '../http/ops-port';
 import { SERVE_DEFAULTS } from '../lib/defaults';
+import cluster from 'node:cluster';
 import { SnapshotHolder } from '../snapshot/holder';
 import type { Snapshot } from '../snapshot/open';
 import { checkPages } from '../snapshot/verify';
@@ -25,6 +26,7 @@ import { createRequestListener, readinessInputs } from './app';
 import { tellPrimary, WorkerMessage } from './cluster';
 import { CommitWatch, registerLagMetrics, staleness, watchCommits } from './live';
 import { loadOpenApi } from './openapi';
+import { FIRST_PACKED_WIRE_FORMAT, WIRE_FORMAT_VERSION } from '../wire/format';
 import { RunningServer, startServer } from './server';
 
 export interface ServeStackOptions {
@@ -244,11 +246,19 @@ function describe(s: Snapshot): Record<string, unknown> {
  * line), and in a cluster the whole replica, not one worker of it. Returns the undo.
  */
 function logHolderEvents(holder: SnapshotHolder, logger: Logger, metrics: Metrics, responseCache: ResponseCache | undefined, clusterWorker: boolean): () => void {
+  const olderFormat = (s: Snapshot | undefined): void => {
+    if (s !== undefined && s.meta.wireFormat < FIRST_PACKED_WIRE_FORMAT) {
+      logger.warn(`snapshot stores wire format ${s.meta.wireFormat} (uncompressed rows): served as it is, without gzip; `
+        + `\`indexer-api import --base ${s.file} --out NEW.sqlite\` renders it as wire format ${WIRE_FORMAT_VERSION}`, describe(s));
+    }
+  };
+  if (!clusterWorker || cluster.worker?.id === 1) olderFormat(holder.current());
   holder.on('swap', (next: Snapshot, previous: Snapshot | undefined, reason: string) => {
     metrics.swapped();
     responseCache?.clear();
     // A batch committed by `follow` (src/serve/live.ts) is routine: debug, not info.
     logger[reason === 'new batch' ? 'debug' : 'info']('snapshot swapped', { reason, ...describe(next), previous_height: previous?.meta.height });
+    if (reason !== 'new batch' && (!clusterWorker || cluster.worker?.id === 1)) olderFormat(next);
   });
   holder.on('refused', (err: unknown, reason: string) => {
     metrics.swapFailed();

@@ -32,6 +32,8 @@ export interface SnapshotMeta {
   countBlocks: number;
   countTxs: number;
   countCollections: number;
+  /** the stored JSON's wire format (docs/api-contract.md#stored-wire-format): 1 = the text itself, 2 = packed rows */
+  wireFormat: number;
 }
 
 export { SnapshotError };
@@ -63,17 +65,23 @@ export interface Snapshot extends SnapshotFile {
 }
 
 export interface OpenOptions {
-  /** accept stored JSON of an older wire format (import --base renders it again) */
-  olderWireFormat?: boolean;
+  /**
+   * accept only the wire format this build renders (import --base of a base, which then renders it
+   * again, passes false; serve reads every older format: each is the same JSON, stored otherwise)
+   */
+  currentWireFormatOnly?: boolean;
   /** run PRAGMA quick_check (reads the whole file; off by default so start-up stays O(1)) */
   verify?: boolean;
 }
 
 const REQUIRED_META = ['chain_id', 'vm_type', 'bech32_prefix', 'snapshot_id', 'count_blocks', 'count_txs', 'count_collections'];
 
-/** The stored JSON must be what this build renders (docs/api-contract.md#stored-wire-format). */
+/**
+ * The stored JSON must be of a format this build reads (docs/api-contract.md#stored-wire-format):
+ * any version from 1 to WIRE_FORMAT_VERSION (version 1 is served as is, without gzip).
+ */
 function checkWireFormat(version: number, file: string, opts: OpenOptions): void {
-  if (version === WIRE_FORMAT_VERSION || (opts.olderWireFormat && version < WIRE_FORMAT_VERSION)) return;
+  if (version === WIRE_FORMAT_VERSION || (!opts.currentWireFormatOnly && version >= 1 && version < WIRE_FORMAT_VERSION)) return;
   throw new SnapshotError(version < WIRE_FORMAT_VERSION
     ? `snapshot's stored JSON is wire format ${version}, this indexer-api renders ${WIRE_FORMAT_VERSION} (render it again: indexer-api import --base ${file} --from-dump DIR --out NEW.sqlite, DIR holding new heights or none): ${file}`
     : `snapshot's stored JSON is wire format ${version}, newer than this indexer-api renders (${WIRE_FORMAT_VERSION}): use the indexer-api that built it: ${file}`);
@@ -144,6 +152,7 @@ function openChecked(file: string, opts: OpenOptions): { file: SnapshotFile; evm
       countBlocks: num('count_blocks'),
       countTxs: num('count_txs'),
       countCollections: num('count_collections'),
+      wireFormat: wireFormatOf(kv.get(WIRE_FORMAT_META_KEY)),
     };
     return {
       file: { file, db, meta, close: () => db.close() },

@@ -1,4 +1,5 @@
 import { invalidValue } from '../lib/api-errors';
+import { DeflateBody, isPackedRow, JsonBody } from '../wire/packed';
 
 /**
  * Pagination per docs/api-contract.md#pagination. Parameter defaults match rollytics
@@ -93,18 +94,32 @@ export function paginationJson(previous: string | null, next: string | null, tot
 
 /** One page of a list: pre-rendered item JSON (UTF-8, as stored) plus the pagination object. */
 export interface Page {
+  /** packed rows (wire format 2) or JSON text (wire format 1, or rendered: see `rendered`) */
   items: Buffer[];
   pagination: string;
+  /** items are JSON text rendered from columns of a wire-format-2 file (holders): sent as a DeflateBody of stored blocks */
+  rendered?: boolean;
 }
 
 const COMMA = Buffer.from(',');
 
 /**
- * `{"<itemsKey>":[item,…],"pagination":{…}}` as one Buffer: the items are the stored bytes,
- * copied once — never decoded to a JS string and encoded back.
+ * `{"<itemsKey>":[item,…],"pagination":{…}}`. Packed rows (wire format 2, src/wire/packed.ts)
+ * make a DeflateBody: the rows' compressed bytes as stored, the glue between them as text.
+ * Rows of a wire-format-1 snapshot are the JSON text: one Buffer, the items copied once —
+ * never decoded to a JS string and encoded back.
  */
-export function listResponse(itemsKey: string, page: Page): Buffer {
+export function listResponse(itemsKey: string, page: Page): JsonBody {
   const items = page.items;
+  if (page.rendered === true || (items.length > 0 && isPackedRow(items[0]))) {
+    const body = new DeflateBody().text('{"' + itemsKey + '":[');
+    for (let i = 0; i < items.length; i++) {
+      if (i > 0) body.text(',');
+      if (isPackedRow(items[i])) body.row(items[i]);
+      else body.bytes(items[i]);
+    }
+    return body.text('],"pagination":' + page.pagination + '}');
+  }
   const parts: Buffer[] = new Array<Buffer>(items.length ? 2 * items.length + 1 : 2);
   parts[0] = Buffer.from('{"' + itemsKey + '":[');
   let n = 1;

@@ -1,4 +1,5 @@
 /** Block wire format (docs/api-contract.md#block): every number a string, hash upper-case hex. */
+import { JsonBody, objectBody } from './packed';
 
 export interface Coin { denom: string; amount: string }
 
@@ -30,8 +31,9 @@ export function blockJson(b: BlockFields): string {
     + ',"identity":"","operator_address":' + JSON.stringify(b.proposer.operatorAddress) + '}}';
 }
 
-export function blockResponse(json: string): string {
-  return '{"block":' + json + '}';
+/** The answer `{"block":…}` around a stored row (either wire format). */
+export function blockResponse(stored: Buffer | string): JsonBody {
+  return objectBody('block', stored);
 }
 
 /** rollytics avg_blocktime: seconds between the newest and oldest of the last ≤100 blocks. */

@@ -2,6 +2,7 @@
  * EVM wire formats (docs/api-contract.md#evm-tx, docs/api-contract.md#evm-internal-tx). Both objects are rendered once, at import, and
  * stored as the text served; responses only join stored text.
  */
+import { JsonBody, objectBody } from './packed';
 
 /** EvmTx keys in rollytics' struct order; every other receipt field is dropped. */
 export const RECEIPT_KEYS = [
@@ -110,6 +111,7 @@ export function internalTxJson(t: InternalTx): string {
     + ',"gasUsed":' + s(t.gasUsed) + '}';
 }
 
-export function evmTxResponse(json: string): string {
-  return '{"tx":' + json + '}';
+/** The answer `{"tx":…}` around a stored row (either wire format). */
+export function evmTxResponse(stored: Buffer | string): JsonBody {
+  return objectBody('tx', stored);
 }

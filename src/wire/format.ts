@@ -5,7 +5,10 @@
  * of read.ts accept the older rendering if they do not already: `serve` refuses a snapshot of
  * another version, and `import --base` re-renders a base of an older one.
  */
-export const WIRE_FORMAT_VERSION = 1;
+export const WIRE_FORMAT_VERSION = 2;
+
+/** Version 1 stored the JSON text itself; version 2 stores it packed (src/wire/packed.ts). */
+export const FIRST_PACKED_WIRE_FORMAT = 2;
 
 /** The snapshot meta key that records the version its stored JSON was rendered with. */
 export const WIRE_FORMAT_META_KEY = 'wire_format';

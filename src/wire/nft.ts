@@ -2,6 +2,7 @@
  * Collection and Nft wire formats (docs/api-contract.md#collection-and-nft): addresses `0x` lower-case hex, owner and
  * creator bech32 on every VM, `height` and `nfts.length` numbers, µs timestamps.
  */
+import { JsonBody, objectBody } from './packed';
 export interface CollectionFields {
   objectAddr: string;
   creator: string;
@@ -45,6 +46,7 @@ export function nftJson(n: NftFields): string {
     + ',"timestamp":' + JSON.stringify(n.timestamp) + '}';
 }
 
-export function collectionResponse(json: string): string {
-  return '{"collection":' + json + '}';
+/** The answer `{"collection":…}` around a stored row (either wire format). */
+export function collectionResponse(stored: Buffer | string): JsonBody {
+  return objectBody('collection', stored);
 }

@@ -2,6 +2,7 @@
  * Tx wire format (docs/api-contract.md#tx): fixed top-level key order, `height`/`gas_*` strings, `code` a
  * number; `logs`, `tx` and `events` are raw JSON fragments kept exactly as the dump gave them.
  */
+import { JsonBody, objectBody } from './packed';
 export interface TxFields {
   txhash: string;
   height: number;
@@ -34,6 +35,7 @@ export function txJson(t: TxFields): string {
     + '","events":' + t.eventsRaw + '}';
 }
 
-export function txResponse(json: string): string {
-  return '{"tx":' + json + '}';
+/** The answer `{"tx":…}` around a stored row (either wire format). */
+export function txResponse(stored: Buffer | string): JsonBody {
+  return objectBody('tx', stored);
 }

@@ -2,6 +2,9 @@ import { expect } from 'chai';
 import { createHash } from 'node:crypto';
 import { closeSync, copyFileSync, mkdtempSync, openSync, readFileSync, renameSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import Database from 'better-sqlite3';
+import { WIRE_FORMAT_META_KEY, WIRE_FORMAT_VERSION } from '../../src/wire/format';
 import type { Manifest } from '../../src/publish/manifest';
 import { publishSnapshot } from '../../src/publish/publish';
 import { Puller } from '../../src/pull/puller';
@@ -139,6 +142,42 @@ function place(from: string, to: string): void {
     await eventually('the good file', async () => (await getJson(`${r.url}/status`)).height === versions[3].height || undefined);
     await r.line('the swap', (l) => l.msg === 'snapshot swapped' && l.height === versions[3].height);
     expect(r.lines.filter((l) => l.msg === 'snapshot swapped').map((l) => l.height)).to.deep.equal([versions[0].height, versions[3].height]);
+    await r.stop();
+  });
+
+  it('a file of a newer wire format (published by a newer release) is refused with one line naming the version; the old file keeps serving', async () => {
+    await publishSnapshot({ db: versions[0].file, to: dir, keep: 3, compress: 'auto' });
+    const db = join(mkdtempSync(join(pullTmp(), 'replica-')), 'local.sqlite');
+    const r = await startServe(['--pull', `${origin.url}/manifest.json`, '--pull-interval', '300ms', '--db', db]);
+    replicas.push(r);
+    await eventually('ready', async () => (await get(`${r.url}/ready`)).status === 200);
+    const newer = join(mkdtempSync(join(pullTmp(), 'newer-')), 'newer.sqlite');
+    copyFileSync(versions[3].file, newer);
+    const w = new Database(newer);
+    w.prepare('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)').run(WIRE_FORMAT_META_KEY, String(WIRE_FORMAT_VERSION + 1));
+    w.close();
+    await publishSnapshot({ db: newer, to: dir, keep: 3, compress: 'auto' }).catch((e: Error) => {
+      // publish itself reads the file: it refuses it too, so publish by hand what a newer release would
+      expect(e.message).to.contain(`wire format ${WIRE_FORMAT_VERSION + 1}`);
+    });
+    const s = await stage(versions[3]);
+    const m = JSON.parse(readFileSync(s.manifest, 'utf8')) as Manifest;
+    const gz = gzipSync(readFileSync(newer));
+    const file = `${m.height}-${shaOf(newer).slice(0, 16)}.sqlite.gz`;
+    writeFileSync(join(dir, file), gz);
+    m.file = file;
+    m.encoding = 'gzip';
+    m.sha256 = shaOf(newer);
+    m.size = statSync(newer).size;
+    m.file_sha256 = createHash('sha256').update(gz).digest('hex');
+    m.file_size = gz.length;
+    writeFileSync(join(s.dir, 'manifest.json'), JSON.stringify(m));
+    place(join(s.dir, 'manifest.json'), join(dir, 'manifest.json'));
+    const refused = await r.line('the refusal', (l) => /wire format/.test(String(l.error ?? '')));
+    expect(String(refused.error)).to.contain(`wire format ${WIRE_FORMAT_VERSION + 1}, newer than this indexer-api renders (${WIRE_FORMAT_VERSION})`);
+    await new Promise((d) => setTimeout(d, 1_000));
+    expect((await getJson(`${r.url}/status`)).height).to.equal(versions[0].height);
+    expect((await get(`${r.url}/ready`)).status).to.equal(200);
     await r.stop();
   });
 

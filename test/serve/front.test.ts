@@ -98,6 +98,21 @@ for (const vm of ['move', 'wasm', 'evm'] as const) {
             expect(got, what).to.equal(want);
           }
           expect((await exchange(cached.url, 'GET', path, { 'If-None-Match': etag })).startsWith('HTTP/1.1 304 Not Modified\r\n')).to.equal(true);
+          // the gzip representation: cached apart (its first request a miss), its own bytes and ETag
+          const gzip = { 'Accept-Encoding': 'gzip, deflate, br' };
+          const gzFirst = await exchange(cached.url, 'GET', path, gzip);
+          expect(gzFirst, 'the gzip miss').to.equal(await exchange(plain.url, 'GET', path, gzip));
+          const gzEtag = etagIn(gzFirst);
+          for (const [method, headers] of [
+            ['GET', gzip], ['GET', { ...gzip, Origin: 'https://app.example' }], ['GET', { ...gzip, 'If-None-Match': gzEtag }],
+            ['HEAD', gzip], ['HEAD', { ...gzip, 'If-None-Match': gzEtag }],
+          ] as [string, Record<string, string>][]) {
+            const hits = cache.hits;
+            const got = await exchange(cached.url, method, path, headers);
+            const what = `${method} ${JSON.stringify(headers)}`;
+            expect(cache.hits, `${what} is a cache hit`).to.equal(hits + 1);
+            expect(got, what).to.equal(await exchange(plain.url, method, path, headers));
+          }
         });
       }
 

@@ -1,6 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import { compactJson } from '../../lib/raw-json';
 import { formatNanos, parseUtc } from '../../lib/time';
+import { packRow } from '../../wire/packed';
 import { txJson } from '../../wire/tx';
 import { AccountDeriver, msgTypesOf } from '../derive';
 import { checkUint, describe } from '../fields';
@@ -251,6 +252,7 @@ export class TxParser {
     // Written last, once nothing can fail: the hash, then the JSON with the verbatim members
     // copied from the record's bytes (their text decoded and re-encoded only when it has
     // whitespace to remove or is not valid UTF-8).
+    const rowStart = out.at;
     out.hex(txhash);
     const copy = !ranges.spaced && (text.length === end - start || isUtf8(b.subarray(start, end)));
     const marks = [
@@ -266,6 +268,11 @@ export class TxParser {
       else out.text(compactJson(text.length === end - start ? text.slice(m.start - start, m.end - start) : b.toString('utf8', m.start, m.end)));
     }
     out.text(template.slice(from));
+    // stored packed (src/wire/packed.ts): compressed here, on the parser thread
+    const jsonAt = rowStart + 32;
+    const packed = packRow(out.buf.subarray(jsonAt, out.at));
+    out.at = jsonAt;
+    out.bytes(packed, 0, packed.length);
     rows.files.push(file);
     rows.lines.push(line);
     rows.sequences.push(sequence);

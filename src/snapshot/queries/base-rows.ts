@@ -12,7 +12,8 @@ export function metaValues(db: Database.Database): Map<string, string> {
 
 export interface ValidatorRow { proposer: string; moniker: string; operator_address: string }
 export interface CollectionRow { addr: Buffer; creator: Buffer; name: string; origin_name: string; height: number; timestamp: string }
-export interface NftRow { collection_addr: Buffer; token_id: string; json: string }
+/** json: the stored column — packed (wire format 2) or the text itself (1): read it with readPackedRow */
+export interface NftRow { collection_addr: Buffer; token_id: string; json: Buffer | string }
 
 function* iterate<T>(db: Database.Database, sql: string): Generator<T> {
   yield* db.prepare(sql).iterate() as IterableIterator<T>;

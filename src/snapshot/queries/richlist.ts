@@ -2,9 +2,12 @@ import type Database from 'better-sqlite3';
 import { Page, PageRequest } from '../pagination';
 import { ListQuery } from '../list-query';
 import type { VmType } from '../../lib/vm';
+import { toBech32, toHex0x } from '../../lib/address';
+import { amountFromKey } from '../../lib/amount';
+import { holderJson } from '../../wire/richlist';
 
 /** What the rich-list queries need of the snapshot's meta. */
-interface RichListMeta { vmType: VmType }
+interface RichListMeta { vmType: VmType; prefix: string }
 
 /** Rich list in (amount, account) order; the account is the tie-breaker rollytics lacks (docs/api-contract.md#rollytics-quirks). */
 export function prepareRichListQueries(db: Database.Database, meta: RichListMeta) {
@@ -28,8 +31,23 @@ export function prepareRichListQueries(db: Database.Database, meta: RichListMeta
       if (evm) return `0x${evm[1]}`;
       return contract.get(d) as string | undefined;
     },
-    holders: (denom: string, page: PageRequest): Page =>
-      holders.page({ denom }, page, () => (holderCount.get(denom) as number | undefined) ?? 0),
+    /**
+     * Wire format 2 stores no holder JSON (an empty `json`): the holder is two columns, rendered
+     * here (docs/api-contract.md#stored-wire-format); a wire-format-1 file's stored text is used as is.
+     */
+    holders: (denom: string, page: PageRequest): Page => {
+      const rows = holders.rows({ denom }, page);
+      let rendered = false;
+      for (const r of rows) {
+        if (r.json.length > 0) continue;
+        const account = r.account as Buffer;
+        r.json = Buffer.from(holderJson(meta.vmType === 'evm' ? toHex0x(account) : toBech32(account, meta.prefix), amountFromKey(r.amount as string)), 'utf8');
+        rendered = true;
+      }
+      const p = holders.toPage(rows, page, () => (holderCount.get(denom) as number | undefined) ?? 0);
+      if (rendered) p.rendered = true;
+      return p;
+    },
   };
 }
 

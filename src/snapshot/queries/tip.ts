@@ -5,6 +5,7 @@
  * following, a bare probe for the commit watch), so each takes a `Database`, not a Snapshot.
  */
 import type Database from 'better-sqlite3';
+import { readPackedRow } from '../../wire/packed';
 
 /** Where our snapshot ends, for the next range: the highest height, its time and sequences. */
 export interface Tip {
@@ -34,7 +35,7 @@ export interface TipQueries {
 
 /** The tip queries, prepared once on `db` (its own connection: they see its last commit). */
 export function prepareTipQueries(db: Database.Database): TipQueries {
-  const top = db.prepare("SELECT height, lower(json_extract(json, '$.hash')) AS hash, time_us FROM blocks ORDER BY height DESC LIMIT 1");
+  const top = db.prepare('SELECT height, json, time_us FROM blocks ORDER BY height DESC LIMIT 1');
   const maxHeight = db.prepare('SELECT max(height) FROM blocks').pluck();
   const maxTx = db.prepare('SELECT max(sequence) FROM txs').pluck();
   const maxEvmTx = db.prepare('SELECT max(sequence) FROM evm_txs').pluck();
@@ -44,10 +45,11 @@ export function prepareTipQueries(db: Database.Database): TipQueries {
   const max = (s: Database.Statement): number => (s.get() as number | null) ?? 0;
   return {
     tip() {
-      const t = top.get() as { height: number; hash: string | null; time_us: number } | undefined;
+      const t = top.get() as { height: number; json: Buffer | string; time_us: number } | undefined;
+      const hash = t === undefined ? undefined : (JSON.parse(readPackedRow(t.json)) as { hash?: unknown }).hash;
       return {
         tip: { height: t?.height ?? 0, timeUs: t?.time_us ?? 0, txs: max(maxTx), evmTxs: max(maxEvmTx), evmInternalTxs: max(maxEvmInternal) },
-        hash: t?.hash ?? undefined,
+        hash: typeof hash === 'string' ? hash.toLowerCase() : undefined,
       };
     },
     height: () => max(maxHeight),
