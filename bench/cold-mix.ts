@@ -26,11 +26,18 @@ import { capture, cpuSecondsOf, freePort, Running, startBare, startOurs, stopAll
  *
  *   node build/bench/cold-mix.js --db wasm.sqlite [--db evm.sqlite] [--runs 3] [--seconds 8] [--warmup 2]
  *     [--connections 50] [--urls 20000] [--no-hot] [--family SUBSTRING]   (only the families whose name has it)
+ *     [--accept-encoding gzip]   (every request sends it: the gzip misses of issue #23)
+ *     [--before-root DIR --before-db FILE]   (a fourth server in the same runs: another build of
+ *        indexer-api, default options, on its own file — e.g. the release before packed rows on a
+ *        wire-format-1 copy of the chain: "today's identity miss")
  */
 
 const ROOT = resolve(__dirname, '..', '..');
 
-interface Options { dbs: string[]; runs: number; seconds: number; warmup: number; connections: number; urls: number; hot: boolean; family?: string }
+interface Options {
+  dbs: string[]; runs: number; seconds: number; warmup: number; connections: number; urls: number; hot: boolean; family?: string;
+  acceptEncoding?: string; beforeRoot?: string; beforeDb?: string;
+}
 
 function options(argv: string[]): Options {
   const opt = (name: string, fallback: string): string => { const i = argv.indexOf(`--${name}`); return i < 0 ? fallback : argv[i + 1]; };
@@ -40,6 +47,9 @@ function options(argv: string[]): Options {
     dbs, runs: Number(opt('runs', '3')), seconds: Number(opt('seconds', '8')), warmup: Number(opt('warmup', '2')),
     connections: Number(opt('connections', '50')), urls: Number(opt('urls', '20000')), hot: !argv.includes('--no-hot'),
     family: argv.includes('--family') ? opt('family', '') : undefined,
+    acceptEncoding: argv.includes('--accept-encoding') ? opt('accept-encoding', '') : undefined,
+    beforeRoot: argv.includes('--before-root') ? resolve(opt('before-root', '')) : undefined,
+    beforeDb: argv.includes('--before-db') ? resolve(opt('before-db', '')) : undefined,
   };
 }
 
@@ -71,9 +81,9 @@ function familiesOf(file: string, n: number): Family[] {
   }
 }
 
-function get(url: string): Promise<{ status: number; body: Buffer }> {
+function get(url: string, headers: Record<string, string> = {}): Promise<{ status: number; body: Buffer }> {
   return new Promise((done, fail) => {
-    request(url, { agent: false }, (res) => {
+    request(url, { agent: false, headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (b: Buffer) => chunks.push(b));
       res.on('end', () => done({ status: res.statusCode ?? 0, body: Buffer.concat(chunks) }));
@@ -99,7 +109,7 @@ async function startMinimal(db: string): Promise<Running> {
 }
 
 /** A wrk script that walks `urls` from a random start, `bench_r=<n>` appended (never the same URL twice). */
-function rotateScript(dir: string, family: Family): string {
+function rotateScript(dir: string, family: Family, acceptEncoding: string | undefined): string {
   const list = join(dir, `${family.family.replace(/\W+/g, '-')}.txt`);
   writeFileSync(list, `${family.urls.join('\n')}\n`);
   const file = `${list}.lua`;
@@ -115,7 +125,7 @@ function rotateScript(dir: string, family: Family): string {
     '  local u = urls[i]',
     '  local sep = "?"',
     '  if string.find(u, "?", 1, true) then sep = "&" end',
-    '  return wrk.format("GET", u .. sep .. "bench_r=" .. string.format("%d", n))',
+    `  return wrk.format("GET", u .. sep .. "bench_r=" .. string.format("%d", n)${acceptEncoding === undefined ? '' : `, { ["Accept-Encoding"] = ${JSON.stringify(acceptEncoding)} }`})`,
     'end',
   ].join('\n'));
   return file;
@@ -131,7 +141,8 @@ async function measure(base: string, pid: number, script: string | undefined, o:
 }
 
 const median = (xs: number[]): number => { const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2; };
-const summary = (rs: Measured[]): { rps: number; p99: number; cpuUs: number; errors: number } =>
+type Summary = { rps: number; p99: number; cpuUs: number; errors: number };
+const summary = (rs: Measured[]): Summary =>
   ({ rps: median(rs.map((r) => r.rps)), p99: median(rs.map((r) => r.p99)), cpuUs: median(rs.map((r) => r.cpuUs)), errors: rs.reduce((a, r) => a + r.errors, 0) });
 const f0 = (x: number): string => Math.round(x).toLocaleString('en-US');
 const pct = (x: number): string => `${Math.round(x * 100)} %`;
@@ -144,25 +155,27 @@ async function main(): Promise<void> {
   try {
     for (const db of o.dbs) {
       const families = familiesOf(db, o.urls).filter((f) => o.family === undefined || f.family.includes(o.family));
-      const servers: Record<'default' | 'cache0' | 'minimal', Running> = {
+      const servers: Record<string, Running> = {
         default: await startOurs(ROOT, db, { cpus: hasTaskset() ? '0' : undefined, extra: [] }),
         cache0: await startOurs(ROOT, db, { cpus: hasTaskset() ? '0' : undefined, extra: ['--cache-bytes', '0'] }),
         minimal: await startMinimal(db),
       };
+      if (o.beforeRoot !== undefined) servers.before = await startOurs(o.beforeRoot, o.beforeDb ?? db, { cpus: hasTaskset() ? '0' : undefined, extra: [] });
+      const ae: Record<string, string> = o.acceptEncoding === undefined ? {} : { 'accept-encoding': o.acceptEncoding };
       try {
         // byte-identical bodies, or the comparison means nothing
         for (const f of families) {
           for (const u of f.urls.slice(0, 20)) {
-            const [a, b] = [await get(servers.cache0.url + u), await get(servers.minimal.url + u)];
+            const [a, b] = [await get(servers.cache0.url + u, ae), await get(servers.minimal.url + u, ae)];
             if (a.status !== 200 || b.status !== 200 || !a.body.equals(b.body)) throw new Error(`bench: ${u}: ours ${a.status} vs minimal ${b.status}, bodies ${a.body.equals(b.body) ? 'equal' : 'differ'}`);
           }
         }
-        const names = ['default', 'cache0', 'minimal'] as const;
+        const names = Object.keys(servers);
         const raw: Record<string, Record<string, Measured[]>> = {};
         for (let run = 0; run < o.runs; run++) {
           for (const f of families) {
-            const script = rotateScript(scratch, f);
-            raw[f.family] ??= { default: [], cache0: [], minimal: [] };
+            const script = rotateScript(scratch, f, o.acceptEncoding);
+            raw[f.family] ??= Object.fromEntries(names.map((n) => [n, [] as Measured[]]));
             for (let k = 0; k < names.length; k++) {
               const name = names[(k + run) % names.length];
               const s = servers[name];
@@ -173,21 +186,31 @@ async function main(): Promise<void> {
           }
         }
         const rows = families.map((f) => {
-          const [d, c, m] = names.map((n) => summary(raw[f.family][n]));
-          return { family: f.family, rows: f.rows, default: d, cache0: c, minimal: m, raw: raw[f.family] };
+          const [d, c, m, b] = ['default', 'cache0', 'minimal', 'before'].map((n) => (raw[f.family][n] ? summary(raw[f.family][n]) : undefined));
+          return { family: f.family, rows: f.rows, default: d as Summary, cache0: c as Summary, minimal: m as Summary, before: b, raw: raw[f.family] };
         });
         let hot: Record<string, unknown>[] = [];
         if (o.hot) hot = await hotCase(servers.default, families, o, scratch);
         out.push({ db, rows, hot });
         const print = (s: string): void => { process.stdout.write(`${s}\n`); };
-        print(`\n### Cold mix on ${basename(db)} (every URL seen once), ${o.connections} connections, --workers 1, median of ${o.runs} runs\n`);
+        print(`\n### Cold mix on ${basename(db)} (every URL seen once), ${o.connections} connections, --workers 1, median of ${o.runs} runs`
+          + `${o.acceptEncoding === undefined ? ', no Accept-Encoding' : `, Accept-Encoding: ${o.acceptEncoding}`}\n`);
         print('| route family | CPU µs/req minimal | ours default | ours --cache-bytes 0 | ours/minimal req/s per CPU (default) | default/0 miss cost | p99 ms minimal / default / 0 | req/s minimal / default / 0 |');
         print('|---|---:|---:|---:|---:|---:|---:|---:|');
         for (const r of rows) {
           print(`| ${r.family} | ${f0(r.minimal.cpuUs)} | ${f0(r.default.cpuUs)} | ${f0(r.cache0.cpuUs)} | ${pct(r.minimal.cpuUs / r.default.cpuUs)} | ${(r.default.cpuUs / r.cache0.cpuUs).toFixed(2)}× `
             + `| ${r.minimal.p99.toFixed(1)} / ${r.default.p99.toFixed(1)} / ${r.cache0.p99.toFixed(1)} | ${f0(r.minimal.rps)} / ${f0(r.default.rps)} / ${f0(r.cache0.rps)} |`);
         }
-        const errors = rows.reduce((a, r) => a + r.default.errors + r.cache0.errors + r.minimal.errors, 0);
+        if (o.beforeRoot !== undefined) {
+          print(`\nBefore: ${o.beforeRoot} serving ${basename(o.beforeDb ?? db)} (default options), same runs:\n`);
+          print('| route family | CPU µs/req before | ours default | ours/before | before/minimal | ours/minimal |');
+          print('|---|---:|---:|---:|---:|---:|');
+          for (const r of rows) {
+            const b = r.before as Summary;
+            print(`| ${r.family} | ${f0(b.cpuUs)} | ${f0(r.default.cpuUs)} | ${(r.default.cpuUs / b.cpuUs).toFixed(2)}× | ${(b.cpuUs / r.minimal.cpuUs).toFixed(2)}× | ${(r.default.cpuUs / r.minimal.cpuUs).toFixed(2)}× |`);
+          }
+        }
+        const errors = rows.reduce((a, r) => a + r.default.errors + r.cache0.errors + r.minimal.errors + (r.before?.errors ?? 0), 0);
         if (errors) print(`\n**${errors} failed requests during the runs.**`);
         if (hot.length) {
           print(`\n### Hot (one URL per family, repeated): ours (default, cache hits) vs bare node:http sending the same bytes, median of ${o.runs} runs\n`);

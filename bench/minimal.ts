@@ -4,13 +4,16 @@ import { emptyPage, listResponse, Page, PageRequest, parsePageRequest, Paginatio
 import { blockResponse } from '../src/wire/block';
 import { txResponse } from '../src/wire/tx';
 import { openSnapshot } from '../src/snapshot/open';
+import { DeflateBody, JsonBody } from '../src/wire/packed';
 
 /**
  * The minimal server of the cold-mix comparison (bench/cold-mix.ts): node:http + better-sqlite3
  * through the same snapshot queries (the same SQL statements) and the same serializers as
  * indexer-api, so its bodies are byte-identical — and nothing else: no Express, no OpenAPI
  * validation, no ETag, no logging, no metrics, no CORS. Five route families (what the cold mix
- * requests); unknown query parameters (bench_r) are ignored, bad input is not checked.
+ * requests); unknown query parameters (bench_r) are ignored, bad input is not checked. Packed rows
+ * (wire format 2) go as gzip when the request's Accept-Encoding names gzip (assembled as
+ * indexer-api does, src/wire/packed.ts), inflated otherwise.
  *
  *   node build/bench/minimal.js <snapshot.sqlite> <port>
  */
@@ -32,7 +35,7 @@ if (require.main === module) {
   const s = openSnapshot(file);
   const tx = s.q.tx;
   const none = { msgTypes: undefined };
-  const answer = (req: IncomingMessage): Buffer | string | undefined => {
+  const answer = (req: IncomingMessage): JsonBody | undefined => {
     const url = req.url as string;
     const qi = url.indexOf('?');
     const path = qi < 0 ? url : url.slice(0, qi);
@@ -59,8 +62,11 @@ if (require.main === module) {
   const server = createServer((req, res) => {
     const body = answer(req);
     if (body === undefined) { res.writeHead(404).end(); return; }
-    const bytes = typeof body === 'string' ? Buffer.from(body) : body;
-    res.writeHead(200, { 'Content-Type': JSON_TYPE, 'Content-Length': bytes.length });
+    const gzip = body instanceof DeflateBody && (req.headers['accept-encoding'] ?? '').includes('gzip');
+    const bytes = body instanceof DeflateBody ? (gzip ? body.gzip() : body.identity()) : typeof body === 'string' ? Buffer.from(body) : body;
+    const headers: Record<string, string | number> = { 'Content-Type': JSON_TYPE, 'Content-Length': bytes.length };
+    if (gzip) headers['Content-Encoding'] = 'gzip';
+    res.writeHead(200, headers);
     res.end(bytes);
   });
   server.keepAliveTimeout = 5_000;
