@@ -195,6 +195,8 @@ function describeCli(cli: string): { cli: string; version: string; commit?: stri
   }
 }
 
+/** issue #23: the snapshot at most 0.6× rollytics' PostgreSQL bytes per tx */
+const GOAL = 0.6;
 const mb = (b: number): string => (b / 1e6).toFixed(1);
 const int = (x: number): string => Math.round(x).toLocaleString('en-US');
 
@@ -205,12 +207,12 @@ export function markdown(reports: VmReport[], meta: { label: string; cli: string
   const pgVersions = [...new Set(reports.map((r) => r.pg?.postgresVersion).filter((v) => v))];
   out.push(`ours: \`${meta.cli}\` ${meta.version}${meta.commit ? ` (git ${meta.commit})` : ''}${formats.length ? `; files of ${formats.join(' / ')}` : ''}`
     + `${pgVersions.length ? `; PostgreSQL ${pgVersions.join(', ')}` : ''}`, '');
-  out.push('| VM | txs | PostgreSQL tables MB | PG B/tx | PG database − empty, B/tx | ours file MB | ours B/tx | ours free pages | ours / PG tables | ours / PG database |');
-  out.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  out.push('| VM | txs | PostgreSQL tables MB | PG B/tx | PG database − empty, B/tx | goal: 0.6 × PG B/tx | ours file MB | ours B/tx | ours free pages | ours / PG tables | ours / PG database |');
+  out.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const r of reports) {
     const o = r.ours;
     const p = r.pg;
-    out.push(`| ${r.vm} | ${int(r.txs)} | ${p ? mb(p.tablesBytes) : '–'} | ${r.pgPerTx !== undefined ? int(r.pgPerTx) : '–'} | ${r.pgDatabasePerTx !== undefined ? int(r.pgDatabasePerTx) : '–'} `
+    out.push(`| ${r.vm} | ${int(r.txs)} | ${p ? mb(p.tablesBytes) : '–'} | ${r.pgPerTx !== undefined ? int(r.pgPerTx) : '–'} | ${r.pgDatabasePerTx !== undefined ? int(r.pgDatabasePerTx) : '–'} | ${r.pgPerTx !== undefined ? int(GOAL * r.pgPerTx) : '–'} `
       + `| ${o ? mb(o.fileBytes) : '–'} | ${r.oursPerTx !== undefined ? int(r.oursPerTx) : '–'} | ${o ? o.freelistPages : '–'} `
       + `| ${r.ratio !== undefined ? `${r.ratio.toFixed(2)}×` : '–'} | ${r.ratioToDatabase !== undefined ? `${r.ratioToDatabase.toFixed(2)}×` : '–'} |`);
   }
