@@ -220,12 +220,12 @@ export function markdown(reports: VmReport[], meta: { label: string; cli: string
     out.push('', `### ${r.vm}: largest tables (bytes per tx: table + its indexes)`, '');
     const col = (ts: TableSize[] | undefined, total: number | undefined, i: number): string => {
       const t = ts?.[i];
-      if (!t || !total) return ' | | | ';
+      if (!t || !total) return '  |  |  |';
       return ` ${t.name} | ${int(t.totalBytes / r.txs)} (${int(t.tableBytes / r.txs)} + ${int(t.indexBytes / r.txs)}) | ${(100 * t.totalBytes / total).toFixed(0)} % |`;
     };
     out.push('| PostgreSQL | B/tx (table + indexes) | share | ours | B/tx (table + indexes) | share |');
     out.push('|---|---:|---:|---|---:|---:|');
-    for (let i = 0; i < top; i++) {
+    for (let i = 0; i < top && (r.pg?.tables[i] || r.ours?.tables[i]); i++) {
       const pgTotal = r.pg?.tablesBytes;
       const oursTotal = r.ours ? r.ours.pageCount * r.ours.pageSize : undefined;
       out.push(`|${col(r.pg?.tables, pgTotal, i)}${col(r.ours?.tables, oursTotal, i)}`);
