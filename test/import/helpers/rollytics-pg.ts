@@ -23,6 +23,21 @@ import { rawMembers } from '../../../src/lib/raw-json';
 import { evenHex, evmTxAccounts, internalTxAccounts } from '../../../src/import/evm';
 import { EvmReceipt, RECEIPT_KEYS } from '../../../src/wire/evm';
 
+/**
+ * rollytics' schema after all of its migrations (initia-labs/rollytics orm/migrations/*.sql at
+ * 3a2b99d, which types/table.go's gorm tags agree with), indexes included, so that sizes measured
+ * on this database are those of a real deployment (docs/snapshot-size.md). Each index names the
+ * migration that left it in place:
+ * - 0806 = 20250806084521_migration.sql (initial schema), 0902 = 20250902111542_add_partial_indices,
+ *   0916 = 20250916112051_add_nft_indices, 0922 = 20250922153000_add_tx_edge_tables,
+ *   1021 = 20251021092817_migration (dropped the account_ids / *_ids array columns with their GIN
+ *   indexes and every edge-table index of 0922, re-created the "partial" indexes without a WHERE),
+ *   1030 = 20251030094500_add_evm_internal_tx_composite_indices, 1105 = 20251105035559_add_richlist,
+ *   1112 = 20251112100000_add_tx_height_sequence_composite_index,
+ *   0408 = 20260408163700_add_tx_accounts_sequence_index.
+ * Index names differ from rollytics' where the tests' own names came first; the columns are the same.
+ * tx_nfts and tx_type_tags have no index beyond their primary key since 1021.
+ */
 export const ROLLYTICS_SCHEMA = `
 CREATE TABLE upgrade_history (version text PRIMARY KEY, applied timestamptz);
 CREATE TABLE seq_info (name text PRIMARY KEY, sequence bigint);
@@ -30,33 +45,64 @@ CREATE TABLE block (
   chain_id text NOT NULL, height bigint NOT NULL, hash bytea, "timestamp" timestamptz, block_time bigint,
   proposer text, gas_used bigint, gas_wanted bigint, tx_count smallint, total_fee jsonb,
   PRIMARY KEY (chain_id, height));
-CREATE INDEX block_height_desc ON block (height DESC);
+CREATE INDEX block_height_desc ON block (height DESC); -- 0806
+CREATE INDEX block_timestamp_desc ON block ("timestamp" DESC); -- 0806
+CREATE INDEX block_tx_count ON block (tx_count); -- 0806
 CREATE TABLE tx (hash bytea NOT NULL, height bigint NOT NULL, sequence bigint, signer_id bigint, data jsonb, PRIMARY KEY (hash, height));
-CREATE INDEX tx_sequence_desc ON tx (sequence DESC);
-CREATE INDEX tx_height ON tx (height);
+CREATE INDEX tx_sequence_desc ON tx (sequence DESC); -- 0806
+CREATE INDEX tx_height ON tx (height); -- 0806
+CREATE INDEX tx_signer_id ON tx (signer_id); -- 0806
+CREATE INDEX tx_account_sequence_partial ON tx (sequence DESC); -- 1021 (no longer partial)
+CREATE INDEX tx_msg_type_sequence_partial ON tx (sequence DESC); -- 1021
+CREATE INDEX tx_nft_sequence_partial ON tx (sequence DESC); -- 1021
+CREATE INDEX tx_height_sequence_desc ON tx (height, sequence DESC); -- 1112
 CREATE TABLE tx_accounts (account_id bigint NOT NULL, sequence bigint NOT NULL, signer boolean, PRIMARY KEY (account_id, sequence));
-CREATE INDEX tx_accounts_sequence_idx ON tx_accounts (sequence);
+CREATE INDEX tx_accounts_sequence_idx ON tx_accounts (sequence); -- 0408 (idx_tx_accounts_sequence)
 CREATE TABLE tx_nfts (nft_id bigint NOT NULL, sequence bigint NOT NULL, PRIMARY KEY (nft_id, sequence));
-CREATE INDEX tx_nfts_sequence_idx ON tx_nfts (sequence);
 CREATE TABLE tx_msg_types (msg_type_id bigint NOT NULL, sequence bigint NOT NULL, PRIMARY KEY (msg_type_id, sequence));
-CREATE INDEX tx_msg_types_sequence_idx ON tx_msg_types (sequence);
+CREATE INDEX tx_msg_types_sequence_idx ON tx_msg_types (sequence); -- 0408 (idx_tx_msg_types_sequence)
 CREATE TABLE tx_type_tags (type_tag_id bigint NOT NULL, sequence bigint NOT NULL, PRIMARY KEY (type_tag_id, sequence));
 CREATE TABLE evm_tx (hash bytea NOT NULL, height bigint NOT NULL, sequence bigint, signer_id bigint, data jsonb, PRIMARY KEY (hash, height));
+CREATE INDEX evm_tx_height ON evm_tx (height); -- 0806
+CREATE INDEX evm_tx_sequence_desc ON evm_tx (sequence DESC); -- 0806
+CREATE INDEX evm_tx_signer_id ON evm_tx (signer_id); -- 0806
+CREATE INDEX evm_tx_account_sequence_partial ON evm_tx (sequence DESC); -- 1021
 CREATE TABLE evm_tx_accounts (account_id bigint NOT NULL, sequence bigint NOT NULL, signer boolean, PRIMARY KEY (account_id, sequence));
 CREATE TABLE evm_internal_tx (height bigint, hash_id bigint, index bigint, parent_index bigint, sequence bigint, type text,
   from_id bigint, to_id bigint, input bytea, output bytea, value bytea, gas bytea, gas_used bytea, PRIMARY KEY (height, hash_id, index));
+CREATE INDEX evm_internal_tx_from_id ON evm_internal_tx (from_id); -- 0806
+CREATE INDEX evm_internal_tx_index ON evm_internal_tx (index); -- 0806
+CREATE INDEX evm_internal_tx_parent_index ON evm_internal_tx (parent_index); -- 0806
+CREATE INDEX evm_internal_tx_sequence_desc ON evm_internal_tx (sequence DESC); -- 0806
+CREATE INDEX evm_internal_tx_to_id ON evm_internal_tx (to_id); -- 0806
+CREATE INDEX evm_internal_tx_type ON evm_internal_tx (type); -- 0806
+CREATE INDEX evm_internal_tx_account_sequence_partial ON evm_internal_tx (sequence DESC); -- 1021
+CREATE INDEX evm_internal_tx_height_sequence_desc ON evm_internal_tx (height, sequence DESC); -- 1030
+CREATE INDEX evm_internal_tx_hash_sequence_desc ON evm_internal_tx (hash_id, sequence DESC); -- 1030
 CREATE TABLE evm_internal_tx_accounts (account_id bigint NOT NULL, sequence bigint NOT NULL, PRIMARY KEY (account_id, sequence));
 CREATE TABLE evm_tx_hash_dict (id bigserial PRIMARY KEY, hash bytea UNIQUE);
 CREATE TABLE nft_collection (addr bytea PRIMARY KEY, height bigint, "timestamp" timestamptz, name text, origin_name text,
   creator_id bigint, nft_count bigint);
+CREATE INDEX nft_collection_creator_id ON nft_collection (creator_id); -- 0806
+CREATE INDEX nft_collection_height ON nft_collection (height); -- 0806
+CREATE INDEX nft_collection_name ON nft_collection (name); -- 0806
+CREATE INDEX nft_collection_origin_name ON nft_collection (origin_name); -- 0806
 CREATE TABLE nft (collection_addr bytea NOT NULL, token_id text NOT NULL, addr bytea, height bigint, "timestamp" timestamptz,
   owner_id bigint, uri text, PRIMARY KEY (collection_addr, token_id));
+CREATE INDEX nft_addr ON nft USING hash (addr); -- 0806
+CREATE INDEX nft_height ON nft (height); -- 0806
+CREATE INDEX nft_owner_id ON nft (owner_id); -- 0806
+CREATE INDEX nft_token_id ON nft (token_id); -- 0806
+CREATE INDEX nft_height_token_id ON nft (height, token_id); -- 0916
+CREATE INDEX nft_token_id_height ON nft (token_id, height); -- 0916
 CREATE TABLE fa_store (store_addr bytea PRIMARY KEY, owner bytea);
+CREATE INDEX fa_store_owner ON fa_store USING hash (owner); -- 0806
 CREATE TABLE account_dict (id bigserial PRIMARY KEY, account bytea UNIQUE);
 CREATE TABLE nft_dict (id bigserial PRIMARY KEY, collection_addr bytea, token_id text, UNIQUE (collection_addr, token_id));
 CREATE TABLE msg_type_dict (id bigserial PRIMARY KEY, msg_type text UNIQUE);
 CREATE TABLE type_tag_dict (id bigserial PRIMARY KEY, type_tag text UNIQUE);
 CREATE TABLE rich_list (id bigint NOT NULL, denom text NOT NULL, amount numeric, PRIMARY KEY (id, denom));
+CREATE INDEX rich_list_denom_amount ON rich_list (denom, amount DESC); -- 1105
 CREATE TABLE rich_list_status (height bigint);
 `;
 
