@@ -1,3 +1,4 @@
+import Database from 'better-sqlite3';
 import { expect } from 'chai';
 import { bech32Of } from '../helpers/address';
 import { makeTestApp } from '../helpers/app';
@@ -5,6 +6,7 @@ import { TxRow } from '../helpers/dump';
 import { hasMsg, msgTypesByUse, reversed, signersByTxCount, txsOf } from '../helpers/model';
 import { getList, qs, rollyticsKey, walkKeys, walkOffsets } from '../helpers/pages';
 import { MAX_OFFSET } from '../../src/snapshot/list-query';
+import { CollectionNames } from '../../src/snapshot/queries/collection-names';
 
 /** docs/api-contract.md#deep-offsets: what a deep offset gets, and the paths that keep pages cheap. */
 
@@ -141,5 +143,25 @@ describe('collections/by_name matched in memory (src/snapshot/queries/collection
         expect(deep.collections, `${vm} offset ${offset}`).to.deep.equal([]);
       }
     }
+  });
+});
+
+describe('CollectionNames (the by_name search)', () => {
+  it('finds exactly the collections whose normalized names contain the query, beyond Latin too (pieces that share a key)', () => {
+    const db = new Database(':memory:');
+    db.exec('CREATE TABLE collections (addr BLOB PRIMARY KEY, height INTEGER NOT NULL, norm_name TEXT NOT NULL, norm_origin_name TEXT NOT NULL) WITHOUT ROWID');
+    // 'ѡ' (U+0461) and 'a' (U+0061) share their low 10 bits: the same piece key
+    const names = ['abc', 'ѡbc', 'xabcx', 'ѡѡѡ', 'aaa', 'coolcats', '猫猫猫', '😀abc', 'ab', ''];
+    const ins = db.prepare('INSERT INTO collections VALUES (?, ?, ?, ?)');
+    names.forEach((n, i) => ins.run(Buffer.from([i]), 100 - i, n, i % 3 === 0 ? `${n}origin` : n));
+    const search = CollectionNames.load(db);
+    const brute = db.prepare('SELECT addr FROM collections WHERE instr(norm_name, @q) > 0 OR instr(norm_origin_name, @q) > 0 ORDER BY height, addr').pluck();
+    const queries = ['', 'a', 'ab', 'abc', 'ѡbc', 'ѡѡ', 'ѡѡѡ', 'aaa', 'bcx', 'abcx', 'cats', 'origin', '猫猫', '猫猫猫', '😀', '😀a', 'zzz', 'cori'];
+    for (const q of queries) {
+      const got = [...search.matches(q)].map((i) => search.addrs[i].toString('hex'));
+      const want = (brute.all({ q }) as Buffer[]).map((b) => b.toString('hex'));
+      expect(got, `"${q}"`).to.deep.equal(want);
+    }
+    db.close();
   });
 });
