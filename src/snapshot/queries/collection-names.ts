@@ -67,7 +67,11 @@ export class CollectionNames {
       }
     }
     const out: number[] = [];
-    for (const i of candidates) if (this.names[i].includes(q) || this.origins[i].includes(q)) out.push(i);
+    const { names, origins } = this;
+    for (let k = 0; k < candidates.length; k++) {
+      const i = candidates[k];
+      if (names[i].includes(q) || origins[i].includes(q)) out.push(i);
+    }
     return Int32Array.from(out);
   }
 
