@@ -16,6 +16,7 @@ import { startOurs, stopAll } from './servers';
  *   node build/bench/worst-case.js --db X.sqlite [--reps 5] [--top 20] [--limits 1,100,1000] [--max-ms 200] [--subsets all|few]
  *     [--json out.json] [--root DIR] [--timeout-ms N] [--routes R1,R2]
  *   node build/bench/worst-case.js --db SMALL.sqlite --first-pages BIG.sqlite [--reps 9] [--limits …]
+ *   node build/bench/worst-case.js --db X.sqlite --cases OLD.json [--top 8] [--root DIR] [--timeout-ms N]
  *
  * A request slower than --max-ms on its first run is not repeated (it is far off the goal anyway).
  * --subsets few: of the msgs subsets only each single type, the two commonest and all of them.
@@ -25,6 +26,8 @@ import { startOurs, stopAll } from './servers';
  * --routes: only these openapi.yaml routes (e.g. /indexer/tx/v1/txs,/indexer/tx/v1/txs/by_height/{height}).
  * --first-pages BIG: no search; each route's first page (same limits, its own path parameters on
  * each chain) on --db and on BIG, alternating, --reps rounds: whether first pages grow with the chain.
+ * --cases OLD.json: no search; the --top worst of an earlier run's --json (routes without path
+ * parameters only: they name the same list on any chain), each beside its first page.
  * The server runs with --no-verify (the start-up check of a 5 GB file would run beside the timings).
  *
  * The worst candidates are timed again at the end until the worst --top all were, each beside its
@@ -38,7 +41,7 @@ import { startOurs, stopAll } from './servers';
 
 const ROOT = join(__dirname, '..', '..');
 
-interface Options { db: string; reps: number; top: number; limits: number[]; json?: string; maxMs: number; subsets: 'all' | 'few'; root: string; timeoutMs: number; routes?: string[]; firstPages?: string }
+interface Options { db: string; reps: number; top: number; limits: number[]; json?: string; maxMs: number; subsets: 'all' | 'few'; root: string; timeoutMs: number; routes?: string[]; firstPages?: string; cases?: string }
 
 function options(argv: string[]): Options {
   const o: Options = { db: '', reps: 5, top: 20, limits: [1, 100, 1000], maxMs: 200, subsets: 'all', root: ROOT, timeoutMs: 0 };
@@ -56,6 +59,7 @@ function options(argv: string[]): Options {
       case '--timeout-ms': o.timeoutMs = Number(v); i++; break;
       case '--routes': o.routes = v.split(','); i++; break;
       case '--first-pages': o.firstPages = v; i++; break;
+      case '--cases': o.cases = v; i++; break;
       default: throw new Error(`unknown option ${argv[i]}`);
     }
   }
@@ -244,6 +248,9 @@ async function firstPages(o: Options, big: string): Promise<void> {
 async function main(): Promise<void> {
   const o = options(process.argv.slice(2));
   if (o.firstPages) { await firstPages(o, o.firstPages); return; }
+  const earlier = o.cases ? (JSON.parse(readFileSync(o.cases, 'utf8')) as Result[])
+    .filter((r) => !/\/(by_account|by_height|by_name|by_collection)\/|\/nft\/v1\/txs\/|\/richlist\//.test(r.route))
+    .sort((a, b) => b.ratio - a.ratio).slice(0, o.top) : undefined;
   const db = new Database(o.db, { readonly: true });
   const all = targets(db, o);
   db.close();
@@ -279,7 +286,13 @@ async function main(): Promise<void> {
     for (const t of ts) await once(url(t.path, 100));
     const results: Result[] = [];
     const firstPages = new Map<string, number>();
-    for (const t of ts) {
+    for (const r of earlier ?? []) {
+      const base = await time(r.route, r.limit);
+      const a = await time(r.route, r.limit, r.query);
+      results.push({ ...r, status: a.status, ms: a.ms, baseMs: base.ms, ratio: a.ms / base.ms, bytes: a.bytes, timedOut: a.timedOut });
+      process.stderr.write(`${r.route}?${r.label}: ${a.ms.toFixed(0)} ms, first page ${base.ms.toFixed(1)} ms\n`);
+    }
+    for (const t of earlier ? [] : ts) {
       for (const limit of o.limits) {
         const baseline = await time(t.path, limit);
         const key = `${t.route} limit ${limit}`;
