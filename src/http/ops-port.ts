@@ -3,8 +3,9 @@ import { Worker } from 'node:worker_threads';
 /**
  * `serve --ops-port`: /health, /ready and /metrics on a port of their own, answered by a thread
  * that runs no query (docs/reliability.md#overload). The serving thread (or, in a cluster, the
- * primary on behalf of its workers) posts what the three answers are about once a second; a
- * thread that is busy in a long query simply posts later, and the answers say how old they are.
+ * primary on behalf of its workers) posts what the three answers are about once a second, and
+ * at once when its readiness changes; a thread that is busy in a long query simply posts later,
+ * and the answers say how old they are.
  *
  * /health is 200 while the serving side has reported within HEALTH_STALE_MS (a process that has
  * not been able to report for that long is stuck: let the orchestrator restart it); /ready is
@@ -105,14 +106,57 @@ export function startOpsPort(host: string, port: number): Promise<OpsPort> {
 }
 
 /**
- * Reports, now and every REPORT_EVERY_MS, what `report()` says (readiness and metrics) to
- * `send`; returns the function that stops it. A report that fails is skipped.
+ * How often the serving side looks whether its readiness changed, to report it at once: the
+ * balancer's check (deploy/haproxy.cfg, every 500 ms, `rise 1`) must not see a readiness older
+ * than that. With reports only once a second, a replica that had just become ready still
+ * answered "no snapshot is loaded" here for up to a second; HAProxy, which starts a server at
+ * the edge of up and takes it out on one failed check, then had all three replicas out at once
+ * (the 3-replica scale test lost ~1,300 requests, test/scale/replicas.test.ts).
  */
-export function reportEvery<T>(report: () => Promise<T>, send: (state: T) => void): () => void {
+export const READINESS_POLL_MS = 50;
+
+export interface Reporter {
+  /** reports now, out of turn (e.g. readiness changed); the last report sent is never an older one */
+  now(): void;
+  stop(): void;
+}
+
+/**
+ * Reports, now and every REPORT_EVERY_MS, what `report()` says (readiness and metrics) to
+ * `send`; also at once whenever `changed()` (asked every READINESS_POLL_MS, so it must be cheap)
+ * returns true. A report that fails is skipped; one that finishes after a later one started is
+ * dropped, so an old readiness never replaces a newer one.
+ */
+export function reportEvery<T>(report: () => Promise<T>, send: (state: T) => void, changed?: () => boolean): Reporter {
   let stopped = false;
-  const once = (): void => { report().then((s) => { if (!stopped) send(s); }, () => {}); };
+  let started = 0;
+  let sent = 0;
+  const once = (): void => {
+    const n = ++started;
+    report().then((s) => {
+      if (stopped || n < sent) return;
+      sent = n;
+      send(s);
+    }, () => {});
+  };
   once();
   const timer = setInterval(once, REPORT_EVERY_MS);
   timer.unref();
-  return () => { stopped = true; clearInterval(timer); };
+  const poll = changed ? setInterval(() => { if (changed()) once(); }, READINESS_POLL_MS) : undefined;
+  poll?.unref();
+  return {
+    now: once,
+    stop: () => { stopped = true; clearInterval(timer); clearInterval(poll); },
+  };
+}
+
+/** `changed` for reportEvery: true when `current()` differs from what it was at the last call. */
+export function changeOf(current: () => string): () => boolean {
+  let last = current();
+  return () => {
+    const now = current();
+    if (now === last) return false;
+    last = now;
+    return true;
+  };
 }

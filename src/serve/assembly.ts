@@ -16,7 +16,7 @@ import { corsHeaders } from '../http/cors';
 import { Limits } from '../http/limits';
 import { errorFields, Logger } from '../http/log';
 import { createMetrics, Metrics, readiness, ReadinessInputs } from '../http/ops';
-import { OpsPort, reportEvery, startOpsPort } from '../http/ops-port';
+import { changeOf, OpsPort, reportEvery, startOpsPort } from '../http/ops-port';
 import { SERVE_DEFAULTS } from '../lib/defaults';
 import cluster from 'node:cluster';
 import { SnapshotHolder } from '../snapshot/holder';
@@ -198,20 +198,24 @@ function lastAddress(v: string | string[] | undefined): string | undefined {
  */
 async function startOps(o: ServeStackOptions, metrics: Metrics, ready: ReadinessInputs): Promise<{ port?: OpsPort; stop(): void } | undefined> {
   if (o.opsPort === undefined) return undefined;
+  // a swap, a drain, a damaged file, the end of the start-up check: reported within
+  // READINESS_POLL_MS, not at the next second (src/http/ops-port.ts)
+  // (not-ready reasons may carry a changing figure, e.g. the lag: only ready / which snapshot count)
+  const changed = changeOf(() => { const r = readiness(ready); return r.ready ? r.body : 'not ready'; });
   if (o.clusterWorker) {
-    const stop = reportEvery(async () => {
+    const reporter = reportEvery(async () => {
       const r = readiness(ready);
       return { indexerApi: 'ops' as const, at: Date.now(), ready: r.ready, readyBody: r.body, metrics: await metrics.registry.getMetricsAsJSON() };
-    }, (m) => { void tellPrimary(m); });
-    return { stop };
+    }, (m) => { void tellPrimary(m); }, changed);
+    return { stop: reporter.stop };
   }
   const port = await startOpsPort(o.host, o.opsPort);
   o.logger.info('operations port listening', { url: port.url });
-  const stop = reportEvery(async () => {
+  const reporter = reportEvery(async () => {
     const r = readiness(ready);
     return { at: Date.now(), ready: r.ready, readyBody: r.body, metrics: await metrics.registry.metrics(), metricsType: metrics.registry.contentType };
-  }, (s) => port.post(s));
-  return { port, stop };
+  }, (s) => port.post(s), changed);
+  return { port, stop: reporter.stop };
 }
 
 function checkStackOptions(o: ServeStackOptions): void {

@@ -74,7 +74,7 @@ async function primaryOps(at: { host: string; port: number }, logger: Logger): P
   const port = await startOpsPort(at.host, at.port);
   logger.info('operations port listening', { url: port.url });
   const last = new Map<number, Extract<WorkerMessage, { indexerApi: 'ops' }>>();
-  const stop = reportEvery(async () => {
+  const reporter = reportEvery(async () => {
     const now = Date.now();
     for (const [pid, r] of last) if (now - r.at > HEALTH_STALE_MS) last.delete(pid);
     const reports = [...last.values()];
@@ -88,8 +88,14 @@ async function primaryOps(at: { host: string; port: number }, logger: Logger): P
     };
   }, (s) => { if (s) port.post(s); });
   return {
-    receive: (w, m) => { if (w.process.pid !== undefined) last.set(w.process.pid, m); },
-    close: async () => { stop(); await port.close(); },
+    receive: (w, m) => {
+      if (w.process.pid === undefined) return;
+      const before = last.get(w.process.pid);
+      last.set(w.process.pid, m);
+      // a worker's readiness changed (it reports that at once): answer it now, not next second
+      if (before?.readyBody !== m.readyBody) reporter.now();
+    },
+    close: async () => { reporter.stop(); await port.close(); },
   };
 }
 

@@ -74,11 +74,13 @@ describe('deploy/', () => {
 
   itWith(HAPROXY, 'haproxy.cfg in front of a replica: past RATE_LIMIT a client gets 429 in the API error shape with Retry-After', async function () {
     this.timeout(60_000);
-    const a = await startServe(['--db', DEMO('wasm')]);
+    // the health check asks /ready on the replica's operations port (deploy/haproxy.cfg OPS_PORT)
+    const opsPort = await freePort();
+    const a = await startServe(['--db', DEMO('wasm'), '--ops-port', String(opsPort)]);
     const port = await freePort();
     const replica = new URL(a.url).host;
     const lb = spawn(HAPROXY ?? 'haproxy', ['-db', '-f', join(DEPLOY, 'haproxy.cfg')], {
-      stdio: 'ignore', env: { ...process.env, LISTEN: `127.0.0.1:${port}`, REPLICA1: replica, REPLICA2: replica, REPLICA3: replica, RATE_LIMIT: '20', RATE_LIMIT_PERIOD_S: '30' },
+      stdio: 'ignore', env: { ...process.env, LISTEN: `127.0.0.1:${port}`, OPS_PORT: String(opsPort), REPLICA1: replica, REPLICA2: replica, REPLICA3: replica, RATE_LIMIT: '20', RATE_LIMIT_PERIOD_S: '30' },
     });
     try {
       const url = `http://127.0.0.1:${port}`;
@@ -110,7 +112,9 @@ describe('deploy/', () => {
 
   itWith(HAPROXY, 'haproxy.cfg with `accept-proxy`: the limit keys on the client address the PROXY protocol header names', async function () {
     this.timeout(60_000);
-    const a = await startServe(['--db', DEMO('wasm')]);
+    // the health check asks /ready on the replica's operations port (deploy/haproxy.cfg OPS_PORT)
+    const opsPort = await freePort();
+    const a = await startServe(['--db', DEMO('wasm'), '--ops-port', String(opsPort)]);
     const port = await freePort();
     const replica = new URL(a.url).host;
     const cfg = join(tmp, 'haproxy-accept-proxy.cfg');
@@ -118,7 +122,7 @@ describe('deploy/', () => {
     expect(text).to.contain('bind "${LISTEN}"\n');
     writeFileSync(cfg, text.replace('bind "${LISTEN}"\n', 'bind "${LISTEN}" accept-proxy\n'));
     const lb = spawn(HAPROXY ?? 'haproxy', ['-db', '-f', cfg], {
-      stdio: 'ignore', env: { ...process.env, LISTEN: `127.0.0.1:${port}`, REPLICA1: replica, REPLICA2: replica, REPLICA3: replica, RATE_LIMIT: '3', RATE_LIMIT_PERIOD_S: '30' },
+      stdio: 'ignore', env: { ...process.env, LISTEN: `127.0.0.1:${port}`, OPS_PORT: String(opsPort), REPLICA1: replica, REPLICA2: replica, REPLICA3: replica, RATE_LIMIT: '3', RATE_LIMIT_PERIOD_S: '30' },
     });
     // one connection per request, all from 127.0.0.1, each saying which client it carries
     const viaProxy = (client: string): Promise<number> => new Promise((done) => {
@@ -204,7 +208,9 @@ describe('deploy/', () => {
     const [c] = pod.containers;
     const db = c.args[c.args.indexOf('--db') + 1];
     expect(c.args).to.include('--pull');
-    expect(c.readinessProbe.httpGet).to.deep.equal({ path: '/ready', port: 'http' });
+    // probed on the operations port, answered where no query runs (docs/reliability.md#overload)
+    expect(c.readinessProbe.httpGet).to.deep.equal({ path: '/ready', port: 'ops' });
+    expect(Number(c.args[c.args.indexOf('--ops-port') + 1])).to.equal((c.ports.find((p) => p.name === 'ops') as unknown as { containerPort: number }).containerPort);
     const mount = c.volumeMounts.find((m) => m.mountPath === dirname(db));
     expect(pod.volumes.find((v) => v.name === mount?.name)).to.have.property('emptyDir');
     expect(service.spec.selector).to.deep.equal(deployment.spec.template.metadata.labels);

@@ -1,3 +1,4 @@
+import Database from 'better-sqlite3';
 import { expect } from 'chai';
 import { bech32Of } from '../helpers/address';
 import { makeTestApp } from '../helpers/app';
@@ -5,6 +6,7 @@ import { TxRow } from '../helpers/dump';
 import { hasMsg, msgTypesByUse, reversed, signersByTxCount, txsOf } from '../helpers/model';
 import { getList, qs, rollyticsKey, walkKeys, walkOffsets } from '../helpers/pages';
 import { MAX_OFFSET } from '../../src/snapshot/list-query';
+import { CollectionNames } from '../../src/snapshot/queries/collection-names';
 
 /** docs/api-contract.md#deep-offsets: what a deep offset gets, and the paths that keep pages cheap. */
 
@@ -100,5 +102,66 @@ describe('bounded request cost (docs/api-contract.md#deep-offsets)', () => {
       const body = await getList(t, `/indexer/tx/v1/txs/by_account/${account}${qs({ msgs: unused })}`, 'txs');
       expect(body).to.deep.equal({ txs: [], pagination: { previous_key: null, next_key: null, total: '0' } });
     }
+  });
+});
+
+describe('collections/by_name matched in memory (src/snapshot/queries/collection-names.ts)', () => {
+  it('answers every query, offset and key page as a substring test over every collection does; any offset', async function () {
+    this.timeout(120_000);
+    for (const vm of ['wasm', 'move', 'evm'] as const) {
+      const t = await makeTestApp(vm);
+      // the reference: the SQL this replaced (every collection tested), in the list's order
+      const ref = t.db.prepare(`SELECT json FROM collections WHERE instr(norm_name, @q) > 0 OR instr(norm_origin_name, @q) > 0
+        ORDER BY height DESC, addr DESC`).pluck();
+      const names = t.db.prepare('SELECT norm_name FROM collections UNION SELECT norm_origin_name FROM collections').pluck().all() as string[];
+      const queries = new Set<string>(['', 'zz', 'qqqqx', 'no such collection']);
+      for (const n of names) {
+        queries.add(n);
+        for (let len = 1; len <= 4; len++) for (let at = 0; at + len <= n.length; at += 2) queries.add(n.slice(at, at + len));
+      }
+      expect(queries.size, vm).to.be.greaterThan(20);
+      for (const q of queries) {
+        const all = (ref.all({ q }) as string[]).map((j) => JSON.parse(j) as unknown);
+        // "!!" normalizes to the empty query (matches everything); an empty path segment is another route
+        const path = `/indexer/nft/v1/collections/by_name/${q === '' ? '!!' : encodeURIComponent(q)}`;
+        const first = await getList(t, `${path}?pagination.limit=3`, 'collections');
+        expect(first.collections, `${vm} "${q}"`).to.deep.equal(all.slice(0, 3));
+        expect(first.pagination.total, `${vm} "${q}"`).to.equal(String(all.length));
+        const asc = await getList(t, `${path}?pagination.limit=2&pagination.offset=1&pagination.reverse=false`, 'collections');
+        expect(asc.collections, `${vm} "${q}" ascending from 1`).to.deep.equal([...all].reverse().slice(1, 3));
+      }
+      // key pages walk the same list, both ways
+      for (const reverse of [true, false]) {
+        const q = names.find((n) => n.length > 0)?.slice(0, 1) ?? '';
+        const all = (ref.all({ q }) as string[]).map((j) => JSON.parse(j) as unknown);
+        const seen = await walkKeys(t, { path: `/indexer/nft/v1/collections/by_name/${encodeURIComponent(q)}`, itemsKey: 'collections', limit: 2, reverse, total: all.length });
+        expect(seen, `${vm} "${q}" reverse ${reverse}`).to.deep.equal(reverse ? all : [...all].reverse());
+      }
+      // the matches are in memory: any offset is an index into them (no 400 past MAX_OFFSET)
+      for (const offset of [MAX_OFFSET + 1, 2 ** 53 - 1]) {
+        const deep = await getList(t, `/indexer/nft/v1/collections/by_name/a?pagination.offset=${offset}`, 'collections');
+        expect(deep.collections, `${vm} offset ${offset}`).to.deep.equal([]);
+      }
+    }
+  });
+});
+
+describe('CollectionNames (the by_name search)', () => {
+  it('finds exactly the collections whose normalized names contain the query, beyond Latin too (pieces that share a key)', () => {
+    const db = new Database(':memory:');
+    db.exec('CREATE TABLE collections (addr BLOB PRIMARY KEY, height INTEGER NOT NULL, norm_name TEXT NOT NULL, norm_origin_name TEXT NOT NULL) WITHOUT ROWID');
+    // 'ѡ' (U+0461) and 'a' (U+0061) share their low 10 bits: the same piece key
+    const names = ['abc', 'ѡbc', 'xabcx', 'ѡѡѡ', 'aaa', 'coolcats', '猫猫猫', '😀abc', 'ab', ''];
+    const ins = db.prepare('INSERT INTO collections VALUES (?, ?, ?, ?)');
+    names.forEach((n, i) => ins.run(Buffer.from([i]), 100 - i, n, i % 3 === 0 ? `${n}origin` : n));
+    const search = CollectionNames.load(db);
+    const brute = db.prepare('SELECT addr FROM collections WHERE instr(norm_name, @q) > 0 OR instr(norm_origin_name, @q) > 0 ORDER BY height, addr').pluck();
+    const queries = ['', 'a', 'ab', 'abc', 'ѡbc', 'ѡѡ', 'ѡѡѡ', 'aaa', 'bcx', 'abcx', 'cats', 'origin', '猫猫', '猫猫猫', '😀', '😀a', 'zzz', 'cori'];
+    for (const q of queries) {
+      const got = [...search.matches(q)].map((i) => search.addrs[i].toString('hex'));
+      const want = (brute.all({ q }) as Buffer[]).map((b) => b.toString('hex'));
+      expect(got, `"${q}"`).to.deep.equal(want);
+    }
+    db.close();
   });
 });

@@ -88,6 +88,8 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
       monitor.stop();
       const r = await load.stop();
       if (r.failures.length) process.stderr.write(`      client failures: ${JSON.stringify(r.failures.slice(0, 5))}\n`);
+      // HAProxy says why it took servers out (e.g. `Layer7 wrong status, code: 503`)
+      if (r.failures.length) process.stderr.write(`      haproxy log:\n${lab.haproxyLog}\n`);
       if (convergence.length) process.stderr.write(`      convergence so far: ${convergence.join(' / ')} ms\n`);
       reportOut = r;
     }

@@ -1,10 +1,12 @@
 import { expect } from 'chai';
 import { fork } from 'node:child_process';
 import { once } from 'node:events';
+import { copyFileSync, mkdtempSync, renameSync } from 'node:fs';
 import { request } from 'node:http';
 import { connect, Socket } from 'node:net';
 import { join } from 'node:path';
 import type { AdmissionOptions, Burst } from '../../src/http/admission';
+import { chainVersions, pullTmp } from '../pull/helpers';
 import { DEMO, LogLine, startServe } from './helpers';
 
 /** A GET from a given local address (a distinct client to the server), with its status, headers and body. */
@@ -226,6 +228,43 @@ describe('serve --ops-port: /health, /ready, /metrics where no query runs', func
     expect(metrics.body).to.match(/^indexer_api_snapshot_height 400$/m);
     expect(await s.stop()).to.deep.equal({ code: 0, signal: null });
   });
+
+  for (const workers of ['1', '2']) {
+    it(`--ops-port /ready follows a swap within a balancer check interval, not at the next once-a-second report (--workers ${workers})`, async () => {
+      // HAProxy (deploy/haproxy.cfg) checks every 500 ms and takes a server out on one failure at
+      // start: a report only once a second left a just-ready replica "not ready" there for up to
+      // a second (all three replicas of the scale test at once). Three swaps, the worst lag counts.
+      // In a cluster the primary answers, from the workers' reports: it passes a change on at once.
+      const v = await chainVersions();
+      const dir = mkdtempSync(join(pullTmp(), 'ops-swap-'));
+      const db = join(dir, 'db.sqlite');
+      copyFileSync(v[0].file, db);
+      const s = await startServe(['--db', db, '--workers', workers, '--ops-port', '0', '--log-level', 'info']);
+      try {
+        const ops = await s.until('the operations port line', () => opsUrl(s.lines));
+        const at = async (url: string, height: number): Promise<number> => {
+          for (let i = 0; i < 1000; i++) {
+            const r = await getFrom(url, '127.0.0.1');
+            if (r.status === 200 && (JSON.parse(r.body) as { height: number }).height === height) return Date.now();
+            await new Promise((d) => setTimeout(d, 5));
+          }
+          throw new Error(`${url} never showed height ${height}`);
+        };
+        await at(`${ops}/ready`, v[0].height);
+        const lags: number[] = [];
+        for (const next of v.slice(1)) {
+          copyFileSync(next.file, `${db}.new`);
+          renameSync(`${db}.new`, db);
+          s.signal('SIGHUP');
+          const api = await at(`${s.url}/ready`, next.height);
+          lags.push((await at(`${ops}/ready`, next.height)) - api);
+        }
+        expect(Math.max(...lags), `ops /ready behind the API port's by ${lags.join(' / ')} ms`).to.be.below(250);
+      } finally {
+        await s.stop();
+      }
+    });
+  }
 
   it('logs a slow request with its route, parameters and ms', async () => {
     const s = await startServe(['--db', DEMO('wasm'), '--log-level', 'warn', '--slow-request-ms', '0']);

@@ -21,6 +21,8 @@ const ROOT = resolve(__dirname, '..', '..', '..');
 const CLI = join(ROOT, 'bin', 'indexer-api');
 export const HAPROXY = ['/usr/sbin/haproxy', '/usr/bin/haproxy'].find((p) => existsSync(p));
 const REPLICA_PORT = 8080;
+/** every replica's --ops-port, where deploy/haproxy.cfg checks /ready (its OPS_PORT default) */
+const REPLICA_OPS_PORT = 9101;
 
 export interface LabOptions {
   replicas: number;
@@ -104,7 +106,7 @@ export class ScaleLab {
   async startReplica(i: number): Promise<ServeProcess> {
     const r = this.replicas[i];
     const args = [CLI, 'serve', '--pull', this.manifestUrl, '--pull-interval', `${this.o.pullIntervalMs}ms`, '--db', r.db,
-      '--host', '0.0.0.0', '--port', String(REPLICA_PORT), '--workers', String(this.o.workers ?? 1), '--log-level', 'warn', ...(this.o.serveArgs ?? [])];
+      '--host', '0.0.0.0', '--port', String(REPLICA_PORT), '--ops-port', String(REPLICA_OPS_PORT), '--workers', String(this.o.workers ?? 1), '--log-level', 'warn', ...(this.o.serveArgs ?? [])];
     const [cmd, ...pre] = this.net.exec(r.host);
     const proc = new ServeProcess(spawn(cmd, [...pre, process.execPath, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: cleanEnv() }));
     r.proc = proc;

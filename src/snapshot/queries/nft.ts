@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import { emptyPage, Page, PageRequest } from '../pagination';
-import { ListDefinition, ListQuery, OrderColumn } from '../list-query';
+import { ListDefinition, ListQuery, OrderColumn, Row } from '../list-query';
+import { CollectionNames } from './collection-names';
 import type { VmType } from '../../lib/vm';
 
 /** What the NFT queries need of the snapshot's meta. */
@@ -57,9 +58,10 @@ export function prepareNftQueries(db: Database.Database, meta: NftMeta) {
     name: 'selectCollections', select: 'json, height, addr AS object_addr', from: 'collections', where: '1',
     order: collectionOrder('height', 'addr'),
   });
+  // by_name is matched in memory (collection-names.ts); this declaration only reads keys and renders pages
   const byName = new ListQuery(db, {
     name: 'selectCollectionsByName', select: 'json, height, addr AS object_addr', from: 'collections',
-    where: 'instr(norm_name, @q) > 0 OR instr(norm_origin_name, @q) > 0', order: collectionOrder('height', 'addr'),
+    where: '1', order: collectionOrder('height', 'addr'),
   });
   const byAccount = new ListQuery(db, {
     name: 'selectCollectionsByAccount', select: 'c.json AS json, ac.height AS height, ac.collection_addr AS object_addr',
@@ -73,7 +75,7 @@ export function prepareNftQueries(db: Database.Database, meta: NftMeta) {
     order: [{ sql: 'x.sequence', field: 'sequence', kind: 'int' }],
     skip: { from: 'nft_txs x', where: 'x.collection_addr = @collection_addr AND x.token_id = @token_id' },
   });
-  for (const l of [collections, byName, byAccount, nftTxs]) l.prepareAll();
+  for (const l of [collections, byAccount, nftTxs]) l.prepareAll();
   const tokenLists = new Map<string, ListQuery>();
   for (const scope of ['account', 'collection'] as const) {
     for (const byCollection of scope === 'account' ? [false, true] : [false]) {
@@ -88,7 +90,7 @@ export function prepareNftQueries(db: Database.Database, meta: NftMeta) {
   const s = {
     collection: p('SELECT json FROM collections WHERE addr = ?').pluck(),
     collectionNftCount: p('SELECT nft_count FROM collections WHERE addr = ?').pluck(),
-    countByName: p('SELECT count(*) FROM collections WHERE instr(norm_name, @q) > 0 OR instr(norm_origin_name, @q) > 0').pluck(),
+    collectionRow: p('SELECT CAST(json AS BLOB) AS json, height, addr AS object_addr FROM collections WHERE addr = ?'),
     accountCollectionCount: p('SELECT nft_count FROM account_collections WHERE account_id = ? AND collection_addr = ?').pluck(),
     countTokens: p(`SELECT count(*) FROM nfts n WHERE (@owner_id IS NULL OR n.owner_id = @owner_id)
                     AND (@collection_addr IS NULL OR n.collection_addr = @collection_addr)
@@ -97,6 +99,8 @@ export function prepareNftQueries(db: Database.Database, meta: NftMeta) {
     nftObjectAccount: p(`SELECT a.id, a.tx_count, a.signer_tx_count, a.nft_count, a.collection_count
                          FROM nfts n JOIN accounts a ON a.id = n.object_account_id WHERE n.collection_addr = ? AND n.token_id = ?`),
   };
+
+  let names: CollectionNames | undefined;
 
   function tokens(scope: 'account' | 'collection', base: Record<string, unknown>, filter: TokenFilter, order: TokenOrder,
     page: PageRequest, unfilteredTotal: () => number): Page {
@@ -113,7 +117,12 @@ export function prepareNftQueries(db: Database.Database, meta: NftMeta) {
 
   return {
     collections: (page: PageRequest): Page => collections.page({}, page, () => meta.countCollections),
-    collectionsByName: (q: string, page: PageRequest): Page => byName.page({ q }, page, () => s.countByName.get({ q }) as number),
+    collectionsByName: (q: string, page: PageRequest): Page => {
+      names ??= CollectionNames.load(db);
+      const matches = names.matches(q);
+      const rows = [...namePage(names, matches, byName.cursorValues(page), page)].map((i) => s.collectionRow.get(names!.addrs[i]) as Row);
+      return byName.toPage(rows, page, () => matches.length);
+    },
     collectionsByAccount: (account: AccountRow, page: PageRequest): Page =>
       byAccount.page({ account_id: account.id }, page, () => account.collection_count),
     collection: (addr: Buffer): string | undefined => s.collection.get(addr) as string | undefined,
@@ -144,4 +153,32 @@ export function prepareNftQueries(db: Database.Database, meta: NftMeta) {
       return nftTxs.page({ collection_addr: collectionAddr, token_id: tokenId }, page, () => count);
     },
   };
+}
+
+/**
+ * The entries of one by_name page (limit + 1 of them) among `matches` (ascending): after the
+ * cursor's key when there is one, else from the offset — any offset, it is an index into the
+ * matches (docs/api-contract.md#deep-offsets). Descending unless `page.reverse` is false.
+ */
+function* namePage(names: CollectionNames, matches: Int32Array, cursor: unknown[], page: PageRequest): Generator<number> {
+  const n = matches.length;
+  // first position whose entry is past the key (ascending: > key; descending: the last one < key)
+  let lo = 0;
+  let hi = n;
+  const pastKey = (pos: number): boolean => (page.reverse ? names.compare(matches[pos], cursor) >= 0 : names.compare(matches[pos], cursor) > 0);
+  if (cursor.length > 0) {
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (pastKey(mid)) hi = mid; else lo = mid + 1;
+    }
+  }
+  let count = 0;
+  if (page.reverse) {
+    // descending: from the last match (or the last one before the key) down
+    let pos = (cursor.length > 0 ? lo : n) - 1 - (cursor.length > 0 ? 0 : Math.min(page.offset, n));
+    for (; pos >= 0 && count <= page.limit; pos--, count++) yield matches[pos];
+  } else {
+    let pos = cursor.length > 0 ? lo : Math.min(page.offset, n);
+    for (; pos < n && count <= page.limit; pos++, count++) yield matches[pos];
+  }
 }
