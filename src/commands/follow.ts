@@ -49,7 +49,7 @@ export async function runFollow(o: FollowOptions): Promise<number> {
       log(`follow: imported ${r.out} in ${r.seconds.toFixed(1)} s`);
     }
     if (stop.stopped) return 0;
-    useWal(o.db);
+    useWal(o.db, log);
     const snap = openSnapshotFile(o.db);
     const { vmType, prefix } = snap.meta;
     snap.close();
