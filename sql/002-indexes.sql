@@ -23,6 +23,9 @@ CREATE INDEX nfts_by_owner_token ON nfts (owner_id, token_id, height, collection
 CREATE INDEX nfts_by_owner_height ON nfts (owner_id, height, token_id, collection_addr);
 CREATE INDEX nfts_by_owner_collection_token ON nfts (owner_id, collection_addr, token_id);
 CREATE INDEX nfts_by_owner_collection_height ON nfts (owner_id, collection_addr, height, token_id);
+-- follow (Move): the collections of the NFT objects a batch's events name, without a pass over
+-- every NFT (docs/follow.md "Cost"); Wasm / EVM NFTs have no object, so it stays empty there.
+CREATE INDEX nfts_by_object ON nfts (object_account_id) WHERE object_account_id IS NOT NULL;
 
 -- evm-txs/{tx_hash}, evm-txs/by_height/{height} (sequence is the rowid, carried by the index)
 CREATE INDEX evm_txs_by_hash ON evm_txs (hash);

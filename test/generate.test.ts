@@ -118,6 +118,39 @@ describe('generate', function () {
     expect(error?.message).to.equal('holders must be a whole number ≥ 0, got -1');
   });
 
+  it('--nfts: extra NFTs on every VM, spread over the collections at their creation, the same in a prefix chain', async () => {
+    type Tok = { collection_addr: string; token_id: string; object_addr?: string; height: number };
+    type Col = { object_addr: string; height: number };
+    for (const vm of ['move', 'wasm', 'evm'] as VmType[]) {
+      const [plain, whole, prefix] = ['plain', 'whole', 'prefix'].map((n) => join(root, `nfts-${vm}-${n}`));
+      const base = await generateDump({ vm, out: plain, txs: 400 });
+      const s = await generateDump({ vm, out: whole, txs: 400, nfts: 1000 });
+      expect(s.tokens, vm).to.equal(base.tokens + 1000);
+      const minted = new Set(records<Tok>(plain, 'tokens').map((t) => `${t.collection_addr} ${t.token_id}`));
+      const extra = records<Tok>(whole, 'tokens').filter((t) => !minted.has(`${t.collection_addr} ${t.token_id}`));
+      expect(extra.length, vm).to.equal(1000);
+      expect(new Set(extra.map((t) => `${t.collection_addr} ${t.token_id}`)).size, `${vm}: distinct`).to.equal(1000);
+      const cols = new Map(records<Col>(whole, 'collections').map((c) => [c.object_addr, c.height]));
+      const per = new Map<string, number>();
+      for (const t of extra) {
+        expect(t.height, `${vm} ${t.token_id}`).to.equal(cols.get(t.collection_addr));
+        per.set(t.collection_addr, (per.get(t.collection_addr) ?? 0) + 1);
+        if (vm === 'move') expect(t.object_addr).to.match(/^0x[0-9a-f]{64}$/);
+      }
+      expect(per.size, vm).to.equal(cols.size);
+      expect(Math.max(...per.values()) - Math.min(...per.values()), vm).to.be.at.most(1);
+      // a prefix: the extra NFTs of the collections that exist by then, unchanged
+      await generateDump({ vm, out: prefix, txs: 400, nfts: 1000, untilHeight: Math.floor(s.blocks / 2) });
+      const early = new Map(records<Tok>(prefix, 'tokens').map((t) => [`${t.collection_addr} ${t.token_id}`, JSON.stringify(t)]));
+      const kept = extra.filter((t) => early.has(`${t.collection_addr} ${t.token_id}`));
+      expect(kept.length, vm).to.be.greaterThan(0);
+      for (const t of kept) expect(early.get(`${t.collection_addr} ${t.token_id}`)).to.equal(JSON.stringify(t));
+    }
+    let error: Error | undefined;
+    await generateDump({ vm: 'wasm', out: join(root, 'nfts-bad'), txs: 50, nfts: 1.5 }).catch((e: Error) => { error = e; });
+    expect(error?.message).to.equal('nfts must be a whole number ≥ 0, got 1.5');
+  });
+
   it('refuses a non-empty output directory unless forced, then replaces both dump forms', async () => {
     const dir = join(root, 'busy');
     await generateDump({ vm: 'move', out: dir, txs: 50 });

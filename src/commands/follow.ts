@@ -18,6 +18,10 @@ export interface FollowOptions extends SourceOptions {
   interval: string;
   /** rich-list refresh interval (`60s`; `0`: never) */
   richlistInterval?: string;
+  /** a refresh changing more rows than this is built beside and swapped in */
+  richlistSwapRows?: number;
+  /** rows per chunk of a refresh's diff and build beside */
+  richlistChunkRows?: number;
   batchBlocks: number;
   metricsPort?: number;
   metricsHost: string;
@@ -34,6 +38,12 @@ export async function runFollow(o: FollowOptions): Promise<number> {
   const intervalMs = parseDuration(o.interval, '--interval', { allowZero: true });
   const maxBackoffMs = parseDuration(o.maxBackoff, '--max-backoff', { allowZero: true });
   const richListIntervalMs = parseDuration(o.richlistInterval ?? FOLLOW_DEFAULTS.richlistInterval, '--richlist-interval', { allowZero: true });
+  if (o.richlistSwapRows !== undefined && (!Number.isSafeInteger(o.richlistSwapRows) || o.richlistSwapRows < 0)) {
+    throw new Error(`--richlist-swap-rows must be a whole number ≥ 0, got ${o.richlistSwapRows}`);
+  }
+  if (o.richlistChunkRows !== undefined && (!Number.isSafeInteger(o.richlistChunkRows) || o.richlistChunkRows < 1)) {
+    throw new Error(`--richlist-chunk-rows must be a whole number ≥ 1, got ${o.richlistChunkRows}`);
+  }
   if (!Number.isSafeInteger(o.batchBlocks) || o.batchBlocks < 1) throw new Error(`--batch-blocks must be a whole number ≥ 1, got ${o.batchBlocks}`);
   const stop = new StopFlag();
   const onSignal = (): void => stop.stop();
@@ -49,7 +59,7 @@ export async function runFollow(o: FollowOptions): Promise<number> {
       log(`follow: imported ${r.out} in ${r.seconds.toFixed(1)} s`);
     }
     if (stop.stopped) return 0;
-    useWal(o.db);
+    useWal(o.db, log);
     const snap = openSnapshotFile(o.db, { currentWireFormatOnly: true });
     const { vmType, prefix } = snap.meta;
     snap.close();
@@ -60,7 +70,8 @@ export async function runFollow(o: FollowOptions): Promise<number> {
     follower = new Follower({ db: o.db, source, intervalMs, batchBlocks: o.batchBlocks, maxBackoffMs, log, lock });
     const f = follower;
     const refresher = source.richList && richListIntervalMs > 0
-      ? new RichListRefresher({ db: o.db, reader: source.richList, intervalMs: richListIntervalMs, vmType, prefix, lock, log, maxBackoffMs })
+      ? new RichListRefresher({ db: o.db, reader: source.richList, intervalMs: richListIntervalMs, vmType, prefix, lock, log, maxBackoffMs,
+        swapRows: o.richlistSwapRows, chunkRows: o.richlistChunkRows })
       : undefined;
     if (o.metricsPort !== undefined) {
       metrics = await listenMetrics(createFollowMetrics(f.state, Date.now, refresher?.state), o.metricsPort, o.metricsHost);

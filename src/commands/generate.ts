@@ -9,6 +9,7 @@ export interface GenerateOptions {
   preset: Preset;
   txs?: number;
   holders?: number;
+  nfts?: number;
   seed: number;
   gzip: boolean;
   force: boolean;
@@ -44,12 +45,15 @@ export async function runGenerate(o: GenerateOptions): Promise<GenerateSummary &
   if (o.holders !== undefined && (!Number.isSafeInteger(o.holders) || o.holders < 0)) {
     throw new Error(`--holders must be a whole number ≥ 0, got ${o.holders}`);
   }
+  if (o.nfts !== undefined && (!Number.isSafeInteger(o.nfts) || o.nfts < 0)) {
+    throw new Error(`--nfts must be a whole number ≥ 0, got ${o.nfts}`);
+  }
   if (!Number.isSafeInteger(o.seed)) throw new Error(`--seed must be an integer, got ${o.seed}`);
   const started = process.hrtime.bigint();
   const progress = !o.quiet && process.stderr.isTTY === true ? terminalProgress() : undefined;
   try {
     const summary = await generateDump({
-      vm: o.vm, out: o.out, preset: o.preset, txs: o.txs, holders: o.holders, seed: o.seed, gzip: o.gzip, force: o.force,
+      vm: o.vm, out: o.out, preset: o.preset, txs: o.txs, holders: o.holders, nfts: o.nfts, seed: o.seed, gzip: o.gzip, force: o.force,
       onProgress: progress?.update,
     });
     return { ...summary, seconds: Number(process.hrtime.bigint() - started) / 1e9 };
@@ -75,6 +79,7 @@ export const generateCommand: CommandModule<object, GenerateOptions> = {
       'preset': choice({ choices: PRESETS, default: 'demo' as Preset, describe: `Chain shape: demo (${DEMO_TXS} txs, ~400 blocks) or scale (${SCALE_TXS} txs, ~8 txs per block); default demo` }),
       'txs': int({ min: 0 }, { describe: `Number of txs, overriding the preset (default ${DEMO_TXS} for demo, ${SCALE_TXS} for scale)` }),
       'holders': int({ min: 0 }, { describe: 'Rich-list holders per denom, on every VM (EVM: per ERC-20 contract; Wasm / Move: uinit, umin, uusdc); default: the preset\'s on EVM (400 demo, 100000 scale), none on Wasm / Move' }),
+      'nfts': int({ min: 0 }, { describe: 'NFTs beyond those the txs mint, on every VM: spread over the collections, minted at each one\'s creation without a tx of their own (for size benches); default 0' }),
       'seed': int({ min: Number.MIN_SAFE_INTEGER }, { default: 1, describe: 'PRNG seed; the same options always give byte-identical files (default 1)' }),
       'gzip': { type: 'boolean', default: false, describe: 'Write NAME.ndjson.gz instead of NAME.ndjson (default false)' },
       'force': { type: 'boolean', default: false, describe: 'Write into a non-empty --out, replacing its dump files (default false)' },

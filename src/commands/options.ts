@@ -95,6 +95,8 @@ export const FOLLOW_OPTIONS: Record<string, Options> = named({
   ...SOURCE_OPTIONS,
   'interval': { type: 'string', default: FOLLOW_DEFAULTS.interval, describe: 'Poll interval when caught up (2s, 500ms, 1m)' },
   'richlist-interval': { type: 'string', default: FOLLOW_DEFAULTS.richlistInterval, describe: 'How often the rich list is read whole and its changed rows written, apart from the block batches (60s, 5m; 0: never). From an API: the --denoms rich lists' },
+  'richlist-swap-rows': int({ min: 0 }, { default: FOLLOW_DEFAULTS.richlistSwapRows, describe: 'A rich-list refresh changing more rows than this builds the new list beside the old one and swaps it in (one short transaction); fewer are written in place in one transaction' }),
+  'richlist-chunk-rows': int({ min: 1 }, { default: FOLLOW_DEFAULTS.richlistChunkRows, describe: 'Rows per chunk of a rich-list refresh\'s diff and of a build beside (block batches run between the chunks)' }),
   'batch-blocks': int({ min: 1 }, { default: FOLLOW_DEFAULTS.batchBlocks, describe: 'At most this many heights per batch (one write transaction; catching up takes several)' }),
   'metrics-port': int({ min: 0, max: 65535 }, { describe: 'Serve Prometheus metrics (source height, our height, lag in blocks and seconds) on this port (0: any free port)' }),
   'metrics-host': { type: 'string', default: FOLLOW_DEFAULTS.metricsHost, describe: 'Address of --metrics-port' },

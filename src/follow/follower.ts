@@ -20,6 +20,7 @@ import { StageProgress } from '../import/sources/progress';
 import { dumpErrorText, ImportSource } from '../import/sources/source';
 import { SnapshotWriter } from '../import/writer';
 import { openDatabase } from '../sqlite';
+import { INDEXES_SQL, schemaSql } from '../snapshot/schema';
 import { nftStateProbe } from '../snapshot/queries/nft-state';
 import { prepareTipQueries, type Tip, type TipQueries } from '../snapshot/queries/tip';
 import type { FollowSource } from './source';
@@ -101,11 +102,27 @@ function stopwatch(from: bigint): () => number {
   };
 }
 
-/** Puts a finished snapshot file in WAL mode (a header flag, persistent); a no-op when it is. */
-export function useWal(file: string): void {
+/** Indexes a batch's keyed reads need that snapshots made before them lack (built once, here). */
+const FOLLOW_INDEXES = ['nfts_by_object'];
+
+/**
+ * Puts a finished snapshot file in WAL mode (a header flag, persistent; a no-op when it is) and
+ * builds the indexes of FOLLOW_INDEXES it lacks, with the schema's own text (a followed file
+ * stays table-for-table and index-for-index equal to a fresh import).
+ */
+export function useWal(file: string, log?: (line: string) => void): void {
   const db = openDatabase(file, { fileMustExist: true });
   try {
     db.pragma('journal_mode = WAL');
+    const has = db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'index' AND name = ?").pluck();
+    for (const name of FOLLOW_INDEXES) {
+      if (has.get(name) !== undefined) continue;
+      const sql = new RegExp(`^CREATE INDEX ${name} [^;]*`, 'm').exec(schemaSql(INDEXES_SQL))?.[0];
+      if (sql === undefined) throw new Error(`internal: index ${name} is not in ${INDEXES_SQL}`);
+      const t = Date.now();
+      db.exec(sql);
+      log?.(`follow: built index ${name} (this snapshot predates it) in ${Date.now() - t} ms`);
+    }
   } finally {
     db.close();
   }

@@ -28,6 +28,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import type Database from 'better-sqlite3';
 import { canonicalAddress } from '../lib/address';
 import { amountKey, isAmount } from '../lib/amount';
+import { FOLLOW_DEFAULTS } from '../lib/defaults';
 import type { VmType } from '../lib/vm';
 import { openDatabase } from '../sqlite';
 
@@ -104,8 +105,8 @@ export interface RefresherOptions {
 }
 
 /** Changed rows written in place in one transaction, at most (≈ a few tens of ms). */
-export const SWAP_ROWS = 50_000;
-export const CHUNK_ROWS = 50_000;
+export const SWAP_ROWS: number = FOLLOW_DEFAULTS.richlistSwapRows;
+export const CHUNK_ROWS: number = FOLLOW_DEFAULTS.richlistChunkRows;
 
 const STAGING_SQL = `
   CREATE TABLE theirs (denom TEXT NOT NULL, account BLOB NOT NULL, amount_key TEXT NOT NULL, PRIMARY KEY (denom, account)) WITHOUT ROWID;

@@ -26,6 +26,11 @@ export interface GenerateDumpOptions {
    * denom). Default: the preset's on EVM, none elsewhere.
    */
   holders?: number;
+  /**
+   * NFTs beyond those the txs mint (NftBook.extraTokens: spread over the collections, minted at
+   * each one's creation without txs), for size benches; default 0.
+   */
+  nfts?: number;
   seed?: number;
   gzip?: boolean;
   force?: boolean;
@@ -76,6 +81,9 @@ export async function generateDump(opts: GenerateDumpOptions): Promise<GenerateS
     throw new Error(`holders must be a whole number ≥ 0, got ${opts.holders}`);
   }
   const holders = opts.holders ?? (p.vm === 'evm' ? p.richHolders : 0);
+  if (opts.nfts !== undefined && (!Number.isSafeInteger(opts.nfts) || opts.nfts < 0)) {
+    throw new Error(`nfts must be a whole number ≥ 0, got ${opts.nfts}`);
+  }
   const stream = (name: string) => new Prng(`indexer-api/generate/${p.vm}/${preset}/${seed}/${name}`);
   prepareOutputDir(opts.out, opts.force ?? false);
   const out = new DumpWriter(opts.out, opts.gzip ?? false);
@@ -164,6 +172,10 @@ export async function generateDump(opts: GenerateDumpOptions): Promise<GenerateS
       out.file('tokens').writeObject(book.tokenRecord(token));
       if (++tokens % 4096 === 0) await out.flush();
     }
+  }
+  for (const token of book.extraTokens(opts.nfts ?? 0, pop.accounts, seed)) {
+    out.file('tokens').writeObject(book.tokenRecord(token));
+    if (++tokens % 4096 === 0) await out.flush();
   }
   if (holders > 0) await writeRichList(p, pop, vm instanceof EvmVm ? vm.erc20 : undefined, stream('richlist'), out, holders, last);
 

@@ -160,6 +160,34 @@ export class NftBook {
     token.burned = true;
   }
 
+  /**
+   * `extra` NFTs beyond the ones the txs mint, for size benches (generate --nfts): NFT i is in
+   * collection i mod (the preset's collections) — none when that collection does not exist yet
+   * at the chain's last height — minted at the collection's creation without a tx of its own
+   * (no tx history, no NFT ↔ tx link), owned by account i mod accounts. Their ids (`x<i>`, on
+   * EVM 10^40 + i) are apart from the minted ones', so a prefix of the chain (untilHeight) holds
+   * the same extra NFTs as the whole chain wherever their collection exists.
+   */
+  *extraTokens(extra: number, owners: readonly Holder[], seed: number): Generator<Token> {
+    const n = this.p.collections;
+    for (let i = 0; i < extra; i++) {
+      const col = this.collections[i % n] as Collection | undefined; // created in the specs' order
+      if (col === undefined) continue;
+      yield {
+        col,
+        tokenId: this.p.vm === 'evm' ? (10n ** 40n + BigInt(i)).toString() : `x${i}`,
+        objectAddr: this.p.vm === 'move' ? sha256(`nft-object-${seed}-${i}`) : undefined,
+        index: 0,
+        owner: owners[i % owners.length],
+        uri: `${col.uriBase}/x${i}.json`,
+        height: col.height,
+        timeText: col.timeText,
+        burned: false,
+        liveSlot: -1,
+      };
+    }
+  }
+
   /** How collections and owners are written to the dump: Wasm bech32, others 0x hex. */
   collectionText(col: Collection): string {
     return this.p.vm === 'wasm' ? toBech32(col.addr, this.p.prefix) : toHex0x(col.addr);

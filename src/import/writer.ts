@@ -434,8 +434,14 @@ export class SnapshotWriter {
            CROSS JOIN main.nfts o ON o.collection_addr = n.collection_addr AND o.token_id = n.token_id WHERE NOT (${same})${completeSql}`
       : `SELECT o.collection_addr, o.token_id, o.owner_id FROM main.nfts o WHERE NOT EXISTS (
            SELECT 1 FROM new_nfts n WHERE n.collection_addr = o.collection_addr AND n.token_id = o.token_id AND ${same})`;
+    // touched_*: whose counts or JSON change. recount_*: counted whole — collections new or changed
+    // themselves (rare) and their owners; every other count moves by the NFTs that came and went
+    // (nft_delta), so a batch moving one NFT of a 1M-NFT collection costs O(1), not O(collection).
     db.exec(`CREATE TEMP TABLE touched_collections (addr BLOB PRIMARY KEY) WITHOUT ROWID;
-             CREATE TEMP TABLE touched_owners (id INTEGER PRIMARY KEY);`);
+             CREATE TEMP TABLE touched_owners (id INTEGER PRIMARY KEY);
+             CREATE TEMP TABLE recount_collections (addr BLOB PRIMARY KEY) WITHOUT ROWID;
+             CREATE TEMP TABLE recount_owners (id INTEGER PRIMARY KEY);
+             CREATE TEMP TABLE nft_delta (collection_addr BLOB NOT NULL, owner_id INTEGER NOT NULL, d INTEGER NOT NULL);`);
     if (cols) {
       db.exec(`
         INSERT OR IGNORE INTO touched_collections
@@ -449,7 +455,9 @@ export class SnapshotWriter {
           SELECT addr, height, name, origin_name, norm_name, norm_origin_name, creator_id, 0, timestamp, '' FROM new_collections
           WHERE addr IN (SELECT addr FROM touched_collections);
         -- a changed collection's height is in its owners' account_collections rows
-        INSERT OR IGNORE INTO touched_owners SELECT owner_id FROM main.nfts WHERE collection_addr IN (SELECT addr FROM touched_collections);
+        INSERT OR IGNORE INTO recount_collections SELECT addr FROM touched_collections;
+        INSERT OR IGNORE INTO recount_owners SELECT owner_id FROM main.nfts WHERE collection_addr IN (SELECT addr FROM recount_collections);
+        INSERT OR IGNORE INTO touched_owners SELECT id FROM recount_owners;
         DROP TABLE new_collections;`);
     }
     if (toks) {
@@ -461,15 +469,28 @@ export class SnapshotWriter {
         INSERT INTO main.nfts SELECT * FROM came;
         INSERT OR IGNORE INTO touched_collections SELECT collection_addr FROM gone UNION SELECT collection_addr FROM came;
         INSERT OR IGNORE INTO touched_owners SELECT owner_id FROM gone UNION SELECT owner_id FROM came;
+        INSERT OR IGNORE INTO recount_owners SELECT owner_id FROM gone WHERE collection_addr IN (SELECT addr FROM recount_collections)
+          UNION SELECT owner_id FROM came WHERE collection_addr IN (SELECT addr FROM recount_collections);
+        INSERT INTO nft_delta SELECT collection_addr, owner_id, sum(d) FROM (
+            SELECT collection_addr, owner_id, -1 AS d FROM gone UNION ALL SELECT collection_addr, owner_id, 1 FROM came)
+          GROUP BY collection_addr, owner_id HAVING sum(d) <> 0;
         DROP TABLE gone; DROP TABLE came; DROP TABLE new_nfts;`);
     }
     db.exec(`
       UPDATE main.collections SET nft_count = (SELECT count(*) FROM main.nfts n WHERE n.collection_addr = collections.addr)
-        WHERE addr IN (SELECT addr FROM touched_collections);
-      DELETE FROM main.account_collections WHERE account_id IN (SELECT id FROM touched_owners);
+        WHERE addr IN (SELECT addr FROM recount_collections);
+      UPDATE main.collections SET nft_count = nft_count + (SELECT sum(d) FROM nft_delta k WHERE k.collection_addr = collections.addr)
+        WHERE addr IN (SELECT collection_addr FROM nft_delta) AND addr NOT IN (SELECT addr FROM recount_collections);
+      DELETE FROM main.account_collections WHERE account_id IN (SELECT id FROM recount_owners);
       INSERT INTO main.account_collections (account_id, height, collection_addr, nft_count)
         SELECT n.owner_id, c.height, c.addr, count(*) FROM main.nfts n JOIN main.collections c ON c.addr = n.collection_addr
-        WHERE n.owner_id IN (SELECT id FROM touched_owners) AND n.owner_id <> ${NO_OWNER} GROUP BY n.owner_id, c.addr;
+        WHERE n.owner_id IN (SELECT id FROM recount_owners) AND n.owner_id <> ${NO_OWNER} GROUP BY n.owner_id, c.addr;
+      INSERT INTO main.account_collections (account_id, height, collection_addr, nft_count)
+        SELECT k.owner_id, c.height, k.collection_addr, k.d FROM nft_delta k JOIN main.collections c ON c.addr = k.collection_addr
+        WHERE k.owner_id <> ${NO_OWNER} AND k.owner_id NOT IN (SELECT id FROM recount_owners)
+        ON CONFLICT (account_id, height, collection_addr) DO UPDATE SET nft_count = nft_count + excluded.nft_count;
+      DELETE FROM main.account_collections WHERE nft_count = 0 AND account_id IN (SELECT owner_id FROM nft_delta);
+      DROP TABLE nft_delta; DROP TABLE recount_collections; DROP TABLE recount_owners;
       UPDATE main.accounts SET
         nft_count = coalesce((SELECT sum(nft_count) FROM main.account_collections k WHERE k.account_id = accounts.id), 0),
         collection_count = (SELECT count(*) FROM main.account_collections k WHERE k.account_id = accounts.id)

@@ -65,4 +65,8 @@ export const FOLLOW_DEFAULTS = {
   metricsHost: '127.0.0.1',
   /** the rich list is read whole, so apart from the batches at this cadence (docs/follow.md "The rich list") */
   richlistInterval: '60s',
+  /** a refresh changing more rich-list rows than this builds the new list beside and swaps it in */
+  richlistSwapRows: 50_000,
+  /** rows per chunk of a refresh's diff and of a build beside (each chunk of the build its own transaction) */
+  richlistChunkRows: 50_000,
 } as const;

@@ -28,14 +28,24 @@ export class HttpError extends Error {
 export interface HttpStats {
   requests: number;
   retries: number;
+  /** requests sent again at once after a closed keep-alive connection (HttpClient.fetchOnce) */
+  resent: number;
   bytes: number;
+}
+
+/** The errors of a request written to a connection the server had already closed. */
+const STALE_CONNECTION_CODES = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE', 'UND_ERR_CLOSED']);
+
+function staleConnection(e: unknown): boolean {
+  const err = e as { name?: string; cause?: { code?: unknown } } | undefined;
+  return err?.name === 'TypeError' && typeof err.cause?.code === 'string' && STALE_CONNECTION_CODES.has(err.cause.code);
 }
 
 export class HttpClient {
   private active = 0;
   private readonly waiting: (() => void)[] = [];
   private nextStart = 0;
-  readonly stats: HttpStats = { requests: 0, retries: 0, bytes: 0 };
+  readonly stats: HttpStats = { requests: 0, retries: 0, resent: 0, bytes: 0 };
   private readonly concurrency: number;
   private readonly interval: number;
   private readonly retries: number;
@@ -68,6 +78,26 @@ export class HttpClient {
     if (at > now) await sleep(at - now);
   }
 
+  /**
+   * One GET, sent again at once (not counted as a retry) when the connection failed before any
+   * answer with an error that a pooled keep-alive connection the server has closed gives: the
+   * server closes an idle connection after its keep-alive timeout, and when this process's
+   * event loop was busy meanwhile (follow writing a batch or a rich list synchronously for
+   * longer than that timeout) the pool has not yet seen the close and hands the dead connection
+   * to the next request (docs/follow.md "A failing source"). A GET is idempotent; the second
+   * send opens a new connection, and its failure is an ordinary one.
+   */
+  private async fetchOnce(url: string): Promise<Response> {
+    const send = (): Promise<Response> => fetch(url, { signal: AbortSignal.timeout(this.timeoutMs), headers: { accept: 'application/json' } });
+    try {
+      return await send();
+    } catch (e) {
+      if (!staleConnection(e)) throw e;
+      this.stats.resent++;
+      return send();
+    }
+  }
+
   /** GET base+path; resolves with the body of a 200 answer. */
   async get(path: string): Promise<string> {
     const url = this.base.replace(/\/+$/, '') + path;
@@ -79,7 +109,7 @@ export class HttpClient {
       try {
         await this.paced();
         this.stats.requests++;
-        const res = await fetch(url, { signal: AbortSignal.timeout(this.timeoutMs), headers: { accept: 'application/json' } });
+        const res = await this.fetchOnce(url);
         const body = await res.text();
         this.stats.bytes += Buffer.byteLength(body);
         if (res.status === 200) return body;

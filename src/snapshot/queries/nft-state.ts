@@ -27,12 +27,12 @@ export function nftStateProbe(db: Database.Database): NftStateProbe {
     },
     hasToken: (collectionHex, tokenId) => has.get(Buffer.from(collectionHex, 'hex'), tokenId) !== undefined,
     collectionsOfObjects(objects) {
-      const account = db.prepare('SELECT id FROM accounts WHERE addr = ?').pluck();
-      const ids = objects.map((hex) => account.get(Buffer.from(hex, 'hex')) as number | undefined).filter((id) => id !== undefined);
-      if (!ids.length) return new Set();
-      // No index on object_account_id: one pass over nfts (Move only; docs/follow.md "Cost").
-      return new Set(db.prepare('SELECT DISTINCT lower(hex(collection_addr)) FROM nfts WHERE object_account_id IN (SELECT value FROM json_each(?))')
-        .pluck().all(JSON.stringify(ids)) as string[]);
+      // Keyed both ways: accounts by address, NFTs by object (nfts_by_object; docs/follow.md "Cost").
+      const of = db.prepare(`SELECT lower(hex(n.collection_addr)) FROM accounts a JOIN nfts n ON n.object_account_id = a.id
+        WHERE a.addr = ?`).pluck();
+      const out = new Set<string>();
+      for (const hex of objects) for (const c of of.all(Buffer.from(hex, 'hex')) as string[]) out.add(c);
+      return out;
     },
   };
 }
