@@ -1,10 +1,11 @@
 import { readFileSync } from 'node:fs';
-import { etagOf, ResponseCache } from '../src/http/caching';
+import { cacheKey, etagOf, ResponseCache } from '../src/http/caching';
+import { acceptsGzip } from '../src/http/encoding';
 import { normalizeUrl } from '../src/http/url';
 
 /**
  * What the response cache adds to a miss of a URL seen for the first time, in process, without
- * HTTP: the front's normalizeUrl + adopt + get, then httpCaching's admit (doorkeeper) — against
+ * HTTP: the front's normalizeUrl + Accept-Encoding (what a browser sends) + adopt + get, then httpCaching's admit (doorkeeper) — against
  * the ETag hash every answer pays with or without the cache. Per URL, in µs, median of --runs.
  *
  *   node build/bench/miss-overhead.js --urls FILE [--runs 5]   (FILE: one path+query a line)
@@ -24,7 +25,7 @@ function main(argv: string[]): void {
     for (const u of urls) {
       cache.adopt('snap');
       const url = normalizeUrl(u);
-      if (cache.get(url) === undefined && cache.admit(url)) admitted++;
+      if (cache.get(cacheKey(url, acceptsGzip('gzip, deflate, br'))) === undefined && cache.admit(url)) admitted++;
     }
     cacheUs.push(Number(process.hrtime.bigint() - t) / 1e3 / urls.length);
     t = process.hrtime.bigint();
