@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runImport } from '../../src/commands/import';
 import { generateDump } from '../../src/generate/index';
+import { amountFromKey } from '../../src/lib/amount';
 import { openDatabase } from '../../src/sqlite';
 import { openSnapshot } from '../../src/snapshot/open';
 import { RichListReader, RichListRefresher, WriteLock } from '../../src/follow/richlist-refresh';
@@ -142,10 +143,15 @@ describe('follow: the rich list, refreshed apart from the block batches', functi
     const d = openDatabase(file, { readonly: true });
     try {
       expect(d.prepare("SELECT name FROM sqlite_master WHERE name LIKE 'richlist_%'").pluck().all()).to.deep.equal(['richlist_denoms']);
-      const amount = d.prepare('SELECT json FROM richlist WHERE denom = ? AND account = ?').pluck();
-      expect(amount.get(rows[0].denom, Buffer.from('ab'.repeat(20), 'hex'))).to.equal(`{"account":"0x${'ab'.repeat(20)}","amount":"7"}`);
-      expect(amount.get(gone.denom, Buffer.from(gone.account.slice(2), 'hex'))).to.equal(undefined);
-      expect(amount.get(rows[1].denom, Buffer.from(rows[1].account.slice(2), 'hex'))).to.equal(`{"account":"${rows[1].account}","amount":"${rows[1].amount}"}`);
+      // wire format 2 stores no holder JSON: the amount is the row's amount_key (src/lib/amount.ts)
+      const key = d.prepare('SELECT amount_key FROM richlist WHERE denom = ? AND account = ?').pluck();
+      const amount = (denom: string, account: Buffer): string | undefined => {
+        const k = key.get(denom, account) as string | undefined;
+        return k === undefined ? undefined : amountFromKey(k);
+      };
+      expect(amount(rows[0].denom, Buffer.from('ab'.repeat(20), 'hex'))).to.equal('7');
+      expect(amount(gone.denom, Buffer.from(gone.account.slice(2), 'hex'))).to.equal(undefined);
+      expect(amount(rows[1].denom, Buffer.from(rows[1].account.slice(2), 'hex'))).to.equal(rows[1].amount);
     } finally { d.close(); }
   });
 });
