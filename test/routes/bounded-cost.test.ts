@@ -7,6 +7,7 @@ import { hasMsg, msgTypesByUse, reversed, signersByTxCount, txsOf } from '../hel
 import { getList, qs, rollyticsKey, walkKeys, walkOffsets } from '../helpers/pages';
 import { MAX_OFFSET } from '../../src/snapshot/list-query';
 import { CollectionNames } from '../../src/snapshot/queries/collection-names';
+import { readPackedRow } from '../../src/wire/packed';
 
 /** docs/api-contract.md#deep-offsets: what a deep offset gets, and the paths that keep pages cheap. */
 
@@ -121,7 +122,7 @@ describe('collections/by_name matched in memory (src/snapshot/queries/collection
       }
       expect(queries.size, vm).to.be.greaterThan(20);
       for (const q of queries) {
-        const all = (ref.all({ q }) as string[]).map((j) => JSON.parse(j) as unknown);
+        const all = (ref.all({ q }) as Buffer[]).map((j) => JSON.parse(readPackedRow(j)) as unknown);
         // "!!" normalizes to the empty query (matches everything); an empty path segment is another route
         const path = `/indexer/nft/v1/collections/by_name/${q === '' ? '!!' : encodeURIComponent(q)}`;
         const first = await getList(t, `${path}?pagination.limit=3`, 'collections');
@@ -133,7 +134,7 @@ describe('collections/by_name matched in memory (src/snapshot/queries/collection
       // key pages walk the same list, both ways
       for (const reverse of [true, false]) {
         const q = names.find((n) => n.length > 0)?.slice(0, 1) ?? '';
-        const all = (ref.all({ q }) as string[]).map((j) => JSON.parse(j) as unknown);
+        const all = (ref.all({ q }) as Buffer[]).map((j) => JSON.parse(readPackedRow(j)) as unknown);
         const seen = await walkKeys(t, { path: `/indexer/nft/v1/collections/by_name/${encodeURIComponent(q)}`, itemsKey: 'collections', limit: 2, reverse, total: all.length });
         expect(seen, `${vm} "${q}" reverse ${reverse}`).to.deep.equal(reverse ? all : [...all].reverse());
       }
