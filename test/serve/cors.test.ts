@@ -50,16 +50,16 @@ describe('CORS and caches', function () {
       const a = await get('https://a.example');
       expect(a.headers.get('cache-control')).to.match(/^public/);
       expect(a.headers.get('access-control-allow-origin')).to.equal('https://a.example');
-      expect(a.headers.get('vary')).to.equal('Origin');
+      expect(a.headers.get('vary')).to.equal('Accept-Encoding, Origin');
       const hits = cache.hits;
       const b = await get('https://b.example');
       expect(cache.hits, 'b is answered from the cache').to.equal(hits + 1);
       expect(b.headers.get('access-control-allow-origin')).to.equal('https://b.example');
-      expect(b.headers.get('vary')).to.equal('Origin');
+      expect(b.headers.get('vary')).to.equal('Accept-Encoding, Origin');
       for (const other of ['https://c.example', undefined]) {
         const r = await get(other);
         expect(r.headers.get('access-control-allow-origin'), String(other)).to.equal(null);
-        expect(r.headers.get('vary'), String(other)).to.equal('Origin');
+        expect(r.headers.get('vary'), String(other)).to.equal('Accept-Encoding, Origin');
         expect(await r.text()).to.equal(await (await get('https://a.example')).text());
       }
     });

@@ -91,7 +91,7 @@ describe('serve: hot swap', function () {
       expect(holder.current()?.meta.height).to.equal(snaps[1].height);
       expect(closed).to.deep.equal([]);
       expect(old.db.open).to.equal(true);
-      expect(old.q.block.byHeight(1)).to.be.a('string'); // still answering its request
+      expect(old.q.block.byHeight(1)).to.not.equal(undefined); // still answering its request
       holder.release(old);
       expect(closed).to.deep.equal([old]);
       expect(old.db.open).to.equal(false);

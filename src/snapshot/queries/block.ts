@@ -19,7 +19,8 @@ export function prepareBlockQueries(db: Database.Database, meta: BlockMeta) {
   let avg: string | undefined;
   return {
     list: (page: PageRequest): Page => list.page({}, page, () => meta.countBlocks),
-    byHeight: (height: number): string | undefined => byHeight.get(height) as string | undefined,
+    /** the stored row: packed (wire format 2) or the JSON text (1) */
+    byHeight: (height: number): Buffer | string | undefined => byHeight.get(height) as Buffer | string | undefined,
     /** the snapshot is immutable, so the answer is computed once */
     avgBlockTime: (): string => {
       if (avg === undefined) {

@@ -62,7 +62,8 @@ export function prepareEvmQueries(db: Database.Database, counts: EvmCounts) {
 
   return {
     account: (addr: Buffer): EvmAccount | undefined => s.account.get(addr) as EvmAccount | undefined,
-    txByHash: (hash: Buffer): string | undefined => s.byHash.get(hash) as string | undefined,
+    /** the stored row: packed (wire format 2) or the JSON text (1) */
+    txByHash: (hash: Buffer): Buffer | string | undefined => s.byHash.get(hash) as Buffer | string | undefined,
     txs: (page: PageRequest): Page => lists.txs.page({}, page, () => counts.txs),
     txsByHeight: (height: number, page: PageRequest): Page =>
       lists.txsByHeight.page({ height }, page, () => heightCounts(height).tx_count),

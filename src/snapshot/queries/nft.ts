@@ -125,7 +125,8 @@ export function prepareNftQueries(db: Database.Database, meta: NftMeta) {
     },
     collectionsByAccount: (account: AccountRow, page: PageRequest): Page =>
       byAccount.page({ account_id: account.id }, page, () => account.collection_count),
-    collection: (addr: Buffer): string | undefined => s.collection.get(addr) as string | undefined,
+    /** the stored row: packed (wire format 2) or the JSON text (1) */
+    collection: (addr: Buffer): Buffer | string | undefined => s.collection.get(addr) as Buffer | string | undefined,
 
     tokensByAccount(account: AccountRow, filter: TokenFilter, order: TokenOrder, page: PageRequest): Page {
       return tokens('account', { owner_id: account.id }, filter, order, page, () => (filter.collectionAddr

@@ -129,7 +129,8 @@ export function prepareTxQueries(db: Database.Database, meta: TxMeta) {
   return {
     resolveMsgTypes,
     account: (addr: Buffer): AccountRow | undefined => s.account.get(addr) as AccountRow | undefined,
-    byHash: (hash: Buffer): string | undefined => s.byHash.get(hash) as string | undefined,
+    /** the stored row: packed (wire format 2) or the JSON text (1) */
+    byHash: (hash: Buffer): Buffer | string | undefined => s.byHash.get(hash) as Buffer | string | undefined,
 
     list(filter: TxFilter, page: PageRequest): Page {
       const types = filter.msgTypes;
