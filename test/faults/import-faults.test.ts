@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, statSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from '../../src/assets';
@@ -85,7 +85,11 @@ describe('faults: interrupted and starved imports', function () {
   it('disk full (a small tmpfs): one line, the old snapshot intact, no temporary file', async function () {
     const mnt = join(work, 'tmpfs');
     mkdirSync(mnt);
-    const m = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=24m', 'tmpfs', mnt], { encoding: 'utf8' });
+    // room for the old snapshot and half of the new one: `out` holds the import of `big` by now
+    // (the kill test's last run), so the import must run out of space, whatever the row format's size
+    const oldSize = statSync(join(ROOT, 'fixtures', 'demo', 'move.sqlite')).size;
+    const size = oldSize + Math.floor(statSync(out).size / 2);
+    const m = spawnSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', mnt], { encoding: 'utf8' });
     if (m.status !== 0) {
       console.log(`      SKIPPED: cannot mount a tmpfs here (${(m.stderr || m.error?.message || '').trim()}); CI runs as root and mounts it`);
       this.skip();
