@@ -8,6 +8,7 @@ import { Follower, SourceWentBackwards, StopFlag, useWal } from '../follow/follo
 import { createFollowMetrics, listenMetrics } from '../follow/metrics';
 import { openFollowSource } from '../follow/source';
 import { RichListRefresher, WriteLock } from '../follow/richlist-refresh';
+import { CollectionsAudit } from '../follow/collections-audit';
 import { FOLLOW_DEFAULTS } from '../lib/defaults';
 import { cleanStaleTemps, runImport } from './import';
 import { FOLLOW_OPTIONS } from './options';
@@ -22,6 +23,8 @@ export interface FollowOptions extends SourceOptions {
   richlistSwapRows?: number;
   /** rows per chunk of a refresh's diff and build beside */
   richlistChunkRows?: number;
+  /** collections audit interval (`5m`; `0`: never) */
+  collectionsAuditInterval?: string;
   batchBlocks: number;
   metricsPort?: number;
   metricsHost: string;
@@ -38,6 +41,7 @@ export async function runFollow(o: FollowOptions): Promise<number> {
   const intervalMs = parseDuration(o.interval, '--interval', { allowZero: true });
   const maxBackoffMs = parseDuration(o.maxBackoff, '--max-backoff', { allowZero: true });
   const richListIntervalMs = parseDuration(o.richlistInterval ?? FOLLOW_DEFAULTS.richlistInterval, '--richlist-interval', { allowZero: true });
+  const auditIntervalMs = parseDuration(o.collectionsAuditInterval ?? FOLLOW_DEFAULTS.collectionsAuditInterval, '--collections-audit-interval', { allowZero: true });
   if (o.richlistSwapRows !== undefined && (!Number.isSafeInteger(o.richlistSwapRows) || o.richlistSwapRows < 0)) {
     throw new Error(`--richlist-swap-rows must be a whole number ≥ 0, got ${o.richlistSwapRows}`);
   }
@@ -73,16 +77,22 @@ export async function runFollow(o: FollowOptions): Promise<number> {
       ? new RichListRefresher({ db: o.db, reader: source.richList, intervalMs: richListIntervalMs, vmType, prefix, lock, log, maxBackoffMs,
         swapRows: o.richlistSwapRows, chunkRows: o.richlistChunkRows })
       : undefined;
+    const audit = auditIntervalMs > 0
+      ? new CollectionsAudit({ db: o.db, lister: source.collections, intervalMs: auditIntervalMs, maxBackoffMs, log,
+        caughtUp: () => f.state.height >= f.state.sourceHeight && f.state.sourceHeight > 0, recheck: (hexes) => { for (const h of hexes) f.recheck.add(h); } })
+      : undefined;
     if (o.metricsPort !== undefined) {
-      metrics = await listenMetrics(createFollowMetrics(f.state, Date.now, refresher?.state), o.metricsPort, o.metricsHost);
+      metrics = await listenMetrics(createFollowMetrics(f.state, Date.now, refresher?.state, audit?.state), o.metricsPort, o.metricsHost);
       const a = metrics.address();
       log(`follow: metrics on http://${o.metricsHost}:${typeof a === 'object' && a ? a.port : o.metricsPort}/metrics`);
     }
     log(`follow: following ${source.describe} into ${o.db} from height ${f.state.height} every ${intervalMs} ms`);
     if (refresher) log(`follow: refreshing the rich list from ${source.richList?.describe} every ${richListIntervalMs} ms`);
+    if (audit) log(`follow: comparing the NFT collections with the source every ${auditIntervalMs} ms`);
     try {
       // The rich list is refreshed beside the blocks; a source that went backwards stops both.
-      const done = await Promise.allSettled([f.run(stop).finally(() => stop.stop()), refresher?.run(stop).finally(() => stop.stop())]);
+      const done = await Promise.allSettled([f.run(stop).finally(() => stop.stop()), refresher?.run(stop).finally(() => stop.stop()),
+        audit?.run(stop).finally(() => stop.stop())]);
       for (const r of done) if (r.status === 'rejected') throw r.reason;
     } finally {
       await source.close();

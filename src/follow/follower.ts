@@ -130,6 +130,11 @@ export function useWal(file: string, log?: (line: string) => void): void {
 
 export class Follower {
   readonly state: FollowState = { sourceHeight: 0, height: 0, newestBlockMs: 0, batches: 0, failures: 0, failing: 0 };
+  /**
+   * collections (lower-case hex) the next batch reads whatever its txs name: the collections
+   * audit found them different from the source (src/follow/collections-audit.ts)
+   */
+  readonly recheck = new Set<string>();
   /** our own read connection (the file's writer opens per batch) */
   private readonly db: Database.Database;
   private readonly tip: TipQueries;
@@ -211,7 +216,8 @@ export class Follower {
     let release: (() => void) | undefined;
     try {
       const lap = stopwatch(started);
-      records = await src.batch(from, to, ours.tip, nftStateProbe(this.db));
+      const recheck = new Set(this.recheck);
+      records = await src.batch(from, to, ours.tip, nftStateProbe(this.db), recheck);
       const openMs = lap();
       if (stop.stopped) { // nothing written yet: the batch is dropped
         records.dispose?.();
@@ -236,6 +242,7 @@ export class Follower {
       writer = undefined;
       release?.();
       release = undefined;
+      for (const hex of recheck) this.recheck.delete(hex);
       const finishMs = lap();
       const after = readOurs(this.tip);
       st.height = after.tip.height;
@@ -246,7 +253,8 @@ export class Follower {
       this.o.log(`follow: heights ${from}..${to} (${summary.counts.blocks ?? 0} blocks, ${summary.counts.txs ?? 0} txs) applied in ${ms.toFixed(0)} ms `
         + `(source ${openMs.toFixed(0)}, base ${baseMs.toFixed(0)}, records ${loadMs.toFixed(0)}, counts + state + commit ${finishMs.toFixed(0)} ms); `
         + `source at ${st.sourceHeight}, ${st.sourceHeight - st.height} behind`
-        + (changedOnly ? `; NFT state: ${summary.counts.tokens ?? 0} changed tokens` : '')
+        + (changedOnly ? `; NFT state: ${summary.counts.tokens ?? 0} changed tokens of ${summary.counts.collections ?? 0} collections read`
+          + (recheck.size > 0 ? ` (${recheck.size} rechecked after the collections audit)` : '') : '')
         + (changedOnly && complete.size > 0 ? ` (${complete.size} collection${complete.size === 1 ? '' : 's'} with a burn read whole)` : '')
         + (fullState === undefined ? '' : `; NFT state read whole: ${fullState}`));
       return true;

@@ -7,9 +7,10 @@ import { createServer, Server } from 'node:http';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { FollowState } from './follower';
 import type { RichListState } from './richlist-refresh';
+import type { CollectionsAuditState } from './collections-audit';
 
 /** A registry of its own (no global state) whose values are read from `state` at each scrape. */
-export function createFollowMetrics(state: FollowState, now: () => number = Date.now, richList?: RichListState): Registry {
+export function createFollowMetrics(state: FollowState, now: () => number = Date.now, richList?: RichListState, audit?: CollectionsAuditState): Registry {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const gauge = (name: string, help: string, value: () => number): void => {
@@ -34,6 +35,12 @@ export function createFollowMetrics(state: FollowState, now: () => number = Date
     gauge('indexer_api_follow_richlist_last_refresh_timestamp_seconds', 'When the last successful rich-list refresh started reading, Unix seconds (0: none yet)', () => r.lastRefreshMs / 1000);
     counter('indexer_api_follow_richlist_refreshes_total', 'Rich-list refreshes completed', () => r.refreshes);
     counter('indexer_api_follow_richlist_failures_total', 'Rich-list refreshes that failed (source errors, a source that kept moving)', () => r.failures);
+  }
+  if (audit) {
+    const a = audit;
+    counter('indexer_api_follow_collections_audits_total', 'Collections audits completed (the source\'s whole collection list compared with ours)', () => a.audits);
+    counter('indexer_api_follow_collections_audit_mismatches_total', 'Collections an audit found different from the source (each read again by the next batch)', () => a.mismatches);
+    counter('indexer_api_follow_collections_audit_failures_total', 'Collections audits that failed (source errors)', () => a.failures);
   }
   return registry;
 }

@@ -8,14 +8,15 @@ import { Client } from 'pg';
 import { basename, dirname, join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { VmType } from '../import/from-dump';
-import { openApiSource, readDenomContracts, readRichList } from '../import/sources/api';
+import { openApiSource, readCollectionStates, readDenomContracts, readRichList } from '../import/sources/api';
 import { HttpClient } from '../import/sources/http';
-import { openPostgresSource, readPostgresRichList } from '../import/sources/postgres';
+import { openPostgresSource, readPostgresCollections, readPostgresRichList } from '../import/sources/postgres';
 import type { SourceOptions } from '../import/sources/options';
 import { ImportSource, NftStateProbe, redactDsn } from '../import/sources/source';
 import { HTTP_CLIENT_DEFAULTS } from '../lib/defaults';
 import type { Tip } from '../snapshot/queries/tip';
 import type { RichListReader } from './richlist-refresh';
+import type { CollectionLister } from './collections-audit';
 
 /** A crawled rich list is read again at most this many times while the source's rich_list_height moves. */
 export const RICH_LIST_READS = 3;
@@ -41,12 +42,14 @@ export interface FollowSource {
    * changed since `from` when `ours` proves that enough (openPostgresSource's and
    * openApiSource's nftChangesSince)
    */
-  batch(from: number, to: number, tip: Tip, ours: NftStateProbe): Promise<ImportSource>;
+  batch(from: number, to: number, tip: Tip, ours: NftStateProbe, recheck?: ReadonlySet<string>): Promise<ImportSource>;
   /**
    * the source's whole rich list, refreshed apart from the batches (src/follow/richlist-refresh.ts);
    * undefined when there is none to follow (an API without --denoms)
    */
   richList?: RichListReader;
+  /** the source's whole collection list, for the collections audit (src/follow/collections-audit.ts) */
+  collections: CollectionLister;
   close(): Promise<void>;
 }
 
@@ -80,9 +83,13 @@ function apiSource(o: FollowSourceOptions & { fromApi: string }): FollowSource {
       const s = await json<{ chain_id?: unknown }>('/status');
       return typeof s.chain_id === 'string' ? s.chain_id : undefined;
     },
-    batch(from, to, tip, ours) {
+    collections: {
+      describe: `api ${base}`,
+      read: () => readCollectionStates(http, base, o.bech32Prefix),
+    },
+    batch(from, to, tip, ours, recheck) {
       return openApiSource({
-        nftChangesSince: { height: from, ours },
+        nftChangesSince: { height: from, ours, recheck },
         url: base, vmType: o.vmType, prefix: o.bech32Prefix, fromHeight: from, toHeight: to,
         evmSequenceStart: { txs: tip.evmTxs, internal: tip.evmInternalTxs }, txSequenceAfter: tip.txs,
         previousBlockUs: tip.height > 0 ? tip.timeUs : undefined,
@@ -176,9 +183,13 @@ function postgresSource(o: FollowSourceOptions & { fromPostgres: string }): Foll
       const v = await one(`SELECT chain_id AS v FROM block WHERE ${chain().replace('$2', '$1')} ORDER BY height DESC LIMIT 1`, chainParam());
       return v ?? undefined;
     },
-    batch(from, to, _tip, ours) {
+    collections: {
+      describe: `postgres ${where}`,
+      read: () => readPostgresCollections(o.fromPostgres),
+    },
+    batch(from, to, _tip, ours, recheck) {
       return openPostgresSource({
-        nftChangesSince: { height: from, ours },
+        nftChangesSince: { height: from, ours, recheck },
         dsn: o.fromPostgres, vmType: o.vmType, prefix: o.bech32Prefix, chainId: o.chainId, validatorsFile: o.validators,
         restUrl: o.restUrl, restHttp: { concurrency: o.concurrency, rate: o.rate, retries: 0, timeoutMs: o.timeout },
         denomContractsFile: o.denomContracts, statusVersion: o.statusVersion, statusCommit: o.statusCommit,

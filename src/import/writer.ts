@@ -410,11 +410,18 @@ export class SnapshotWriter {
    * recounts only what the changed rows touch (their collections, their old and new owners).
    * Returns the collections whose JSON must be rendered again.
    */
+  /** collections inserted − deleted by applyNftState (count_collections on a base) */
+  private collectionsDelta = 0;
+
   private applyNftState(partial: ReadonlySet<string>, complete: ReadonlySet<string>): void {
     const db = this.db;
     const cols = this.replaced.has('collections');
     const toks = this.replaced.has('tokens');
-    if (partial.has('collections')) throw new Error('internal: collections are always delivered whole');
+    // Collections delivered whole: a base collection without an identical delivered one goes.
+    // Only those that can have changed (follow, partial): a base collection is compared only
+    // with a delivered one of its address; the others stay as they are.
+    if (partial.has('collections') && !partial.has('tokens')) throw new Error('internal: partial collections without changed-only tokens');
+    const deliveredOnly = partial.has('collections') ? 'c.addr IN (SELECT addr FROM new_collections) AND ' : '';
     // Whole state: a base row without an identical delivered row goes. Changed rows only
     // (follow): a base row goes only when a delivered row of its key differs (walks the delivered
     // rows), or when its collection was delivered whole (`complete`: a burn) without it.
@@ -445,15 +452,19 @@ export class SnapshotWriter {
     if (cols) {
       db.exec(`
         INSERT OR IGNORE INTO touched_collections
-          SELECT addr FROM main.collections c WHERE NOT EXISTS (SELECT 1 FROM new_collections n WHERE n.addr = c.addr
+          SELECT addr FROM main.collections c WHERE ${deliveredOnly}NOT EXISTS (SELECT 1 FROM new_collections n WHERE n.addr = c.addr
             AND n.height = c.height AND n.name = c.name AND n.origin_name = c.origin_name AND n.creator_id = c.creator_id AND n.timestamp = c.timestamp);
         INSERT OR IGNORE INTO touched_collections
           SELECT addr FROM new_collections n WHERE NOT EXISTS (SELECT 1 FROM main.collections c WHERE n.addr = c.addr
             AND n.height = c.height AND n.name = c.name AND n.origin_name = c.origin_name AND n.creator_id = c.creator_id AND n.timestamp = c.timestamp);
-        DELETE FROM main.collections WHERE addr IN (SELECT addr FROM touched_collections);
+        DELETE FROM main.collections WHERE addr IN (SELECT addr FROM touched_collections);`);
+      this.collectionsDelta -= db.prepare('SELECT changes()').pluck().get() as number;
+      db.exec(`
         INSERT INTO main.collections (addr, height, name, origin_name, norm_name, norm_origin_name, creator_id, nft_count, timestamp, json)
           SELECT addr, height, name, origin_name, norm_name, norm_origin_name, creator_id, 0, timestamp, '' FROM new_collections
-          WHERE addr IN (SELECT addr FROM touched_collections);
+          WHERE addr IN (SELECT addr FROM touched_collections);`);
+      this.collectionsDelta += db.prepare('SELECT changes()').pluck().get() as number;
+      db.exec(`
         -- a changed collection's height is in its owners' account_collections rows
         INSERT OR IGNORE INTO recount_collections SELECT addr FROM touched_collections;
         INSERT OR IGNORE INTO recount_owners SELECT owner_id FROM main.nfts WHERE collection_addr IN (SELECT addr FROM recount_collections);
@@ -561,7 +572,9 @@ export class SnapshotWriter {
     this.setMeta('count_txs', old('count_txs') + this.newTxs);
     step('evm');
     finishEvm(db, (k, v) => this.setMeta(k, v), this.evm);
-    this.setMeta('count_collections', count('collections'));
+    // On a base, by the rows the NFT diff deleted and inserted (a count(*) walks every collection).
+    const baseCollections = this.base ? db.prepare("SELECT value FROM meta WHERE key = 'count_collections'").pluck().get() : undefined;
+    this.setMeta('count_collections', baseCollections === undefined ? count('collections') : Number(baseCollections) + this.collectionsDelta);
     this.setMeta('count_accounts', this.nextAccountId - 1);
     this.setMeta('snapshot_id', randomBytes(16).toString('hex'));
     this.setMeta('created_at', new Date().toISOString());

@@ -69,4 +69,6 @@ export const FOLLOW_DEFAULTS = {
   richlistSwapRows: 50_000,
   /** rows per chunk of a refresh's diff and of a build beside (each chunk of the build its own transaction) */
   richlistChunkRows: 50_000,
+  /** the whole collection list is compared with the source's apart from the batches (docs/follow.md "Cost") */
+  collectionsAuditInterval: '5m',
 } as const;

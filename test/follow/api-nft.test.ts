@@ -113,7 +113,7 @@ describe('follow --from-api: only the changed NFTs of each batch (demo chains)',
       // collection in which an NFT we hold burned (between the batch's first height and the
       // source's); nothing here makes it read every token.
       const batches = follow.lines.flatMap((l) => {
-        const m = /heights (\d+)\.\.(\d+) .*source at (\d+),.*; NFT state(?:: (\d+) changed tokens(?: \((\d+) collections? with a burn read whole\))?| read whole: (.*))$/.exec(l);
+        const m = /heights (\d+)\.\.(\d+) .*source at (\d+),.*; NFT state(?:: (\d+) changed tokens of \d+ collections read(?: \(\d+ rechecked[^)]*\))?(?: \((\d+) collections? with a burn read whole\))?| read whole: (.*))$/.exec(l);
         return m ? [{ from: Number(m[1]), source: Number(m[3]), changed: m[4] === undefined ? undefined : Number(m[4]), burnt: Number(m[5] ?? 0), whole: m[6] }] : [];
       });
       expect(batches.length, follow.stderr).to.be.at.least((TOP - START) / 2);
@@ -190,7 +190,7 @@ describe('API source, nftChangesSince: a transfer alone is found through the eve
           const tokens: DumpToken[] = [];
           for await (const r of s.records('tokens') ?? []) tokens.push(JSON.parse(r.text) as DumpToken);
           expect(s.fullStateReason?.()).to.equal(undefined);
-          expect([...(s.partialKinds?.() ?? [])]).to.deep.equal(['tokens']);
+          expect([...(s.partialKinds?.() ?? [])]).to.deep.equal(['collections', 'tokens']);
           const got = tokens.find((x) => x.token_id === moved?.token_id && x.height === t);
           const owner = (x: DumpToken | undefined): string | undefined => x && canonicalAddress(x.owner, prefix).toString('hex');
           expect(owner(got), `tokens delivered: ${JSON.stringify(tokens)}`).to.equal(owner(moved));

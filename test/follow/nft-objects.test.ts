@@ -48,6 +48,26 @@ describe('follow on Move: the NFT objects a batch names, mapped to collections b
     }
   });
 
+  it('collection(): one keyed read of a collection (a batch asks per address, never for the whole list)', () => {
+    const db = new Database(MOVE, { readonly: true });
+    try {
+      const c = db.prepare('SELECT lower(hex(addr)) AS hex, nft_count, name, origin_name FROM collections ORDER BY addr LIMIT 1').get() as
+        { hex: string; nft_count: number; name: string; origin_name: string };
+      let got: unknown;
+      let none: unknown = null;
+      const plans = plansOf(db, () => {
+        const probe = nftStateProbe(db);
+        got = probe.collection(c.hex);
+        none = probe.collection('ff'.repeat(32));
+      }).filter((p) => /collections/.test(p));
+      expect(got).to.deep.equal({ count: c.nft_count, name: c.name, originName: c.origin_name });
+      expect(none).to.equal(undefined);
+      expect(plans, plans.join('\n')).to.deep.equal(['SEARCH collections USING PRIMARY KEY (addr=?)']);
+    } finally {
+      db.close();
+    }
+  });
+
   it('a snapshot made before nfts_by_object gets it once, with the schema\'s text (index-for-index equal to a fresh import)', () => {
     const file = join(dir, 'old.sqlite');
     copyFileSync(MOVE, file);

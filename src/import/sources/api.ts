@@ -24,13 +24,15 @@
  *   /indexer/tx/v1/evm-txs/by_height/{h}      EVM: per block with txs, receipts in block order
  *   /indexer/tx/v1/evm-internal-txs/by_height/{h}  EVM: per block with txs, calls in order
  *
- * follow on top of a snapshot (nftChangesSince): the collections are read whole (each carries
- * `nfts.length`); the tokens only of new collections, of those whose count is not ours, and of
- * those the batch's txs name in their events (the addresses AccountDeriver finds for tx ↔
- * account links; on Move also through the NFT objects the events name, mapped by our snapshot).
- * "ours + the read tokens" must give every collection's count and names: a collection whose
+ * follow on top of a snapshot (nftChangesSince): only the collections that can have changed —
+ * new ones, those the batch's txs name in their events (the addresses AccountDeriver finds for
+ * tx ↔ account links; on Move also through the NFT objects the events name, mapped by our
+ * snapshot), those the collections audit asks to recheck — each read by address (it carries
+ * `nfts.length`), and of those only the tokens changed since the batch's first height.
+ * "ours + the read tokens" must give each read collection's count and names: a collection whose
  * count does not add up (a burn) is read whole (completeCollections()); a renamed or removed
- * one, and every token is read; partialKinds() says which was delivered (docs/follow.md "Cost").
+ * one, and every collection and token is read; partialKinds() says which was delivered
+ * (docs/follow.md "Cost").
  *
  * Sequences (they drive every tx cursor) are not part of the Tx object: they are pinned by
  * probing `/txs` with 1-row pages from chosen cursors, relying on rollytics numbering txs
@@ -67,7 +69,8 @@ import { NdjsonLine } from '../ndjson';
 import { rawMembers } from '../../lib/raw-json';
 import { HttpClient, HttpError, forEachConcurrent } from './http';
 import { rawElements } from './raw';
-import { ImportSource, ndjsonFile, NftStateProbe, record } from './source';
+import { ImportSource, ndjsonFile, NftChangesSince, record } from './source';
+import type { CollectionState } from '../../snapshot/queries/nft-state';
 import { AccountDeriver } from '../derive';
 import { canonicalAddress } from '../../lib/address';
 import { STATUS_EXTENSIONS, type StatusExtension } from '../../wire/status';
@@ -123,7 +126,7 @@ export interface ApiSourceOptions {
    * Delivered as changed rows (partialKinds() = {'tokens'}) only when "ours + these" reproduces
    * every collection's `nfts.length` and names; otherwise every token is read, as without this.
    */
-  nftChangesSince?: { height: number; ours: NftStateProbe };
+  nftChangesSince?: NftChangesSince;
   /**
    * follow: the rich list is refreshed apart from the block batches (src/follow/richlist-refresh.ts):
    * no `richlist` records, and a meta without `rich_list_height` (the snapshot's stays)
@@ -237,16 +240,19 @@ async function crawlInto(db: Database.Database, http: HttpClient, concurrency: n
   const denomContracts = await readDenomContracts(o);
   await crawler.blocks(from, to);
   await crawler.txs(from, to);
-  const collections = await crawler.collections();
+  let collections: string[] = [];
   let changedTokensOnly = false;
   let fullNftReason: string | undefined;
   let seen = { token: false, object: false };
   if (o.nftChangesSince) {
     fullNftReason = o.vmType === undefined ? 'the VM is not known' : await crawler.changedTokens(o.nftChangesSince, o.vmType, from, to);
     changedTokensOnly = fullNftReason === undefined;
-    if (!changedTokensOnly) db.exec('DELETE FROM tokens');
+    if (!changedTokensOnly) db.exec('DELETE FROM tokens; DELETE FROM collections');
   }
-  if (!changedTokensOnly) seen = await crawler.tokens(collections);
+  if (!changedTokensOnly) {
+    collections = await crawler.collections();
+    seen = await crawler.tokens(collections);
+  }
   // The VM: given, or told by the data.
   const vmType = o.vmType ?? detectVm(collections, seen, base);
   // (the tokens whose history is crawled are those staged: with changedTokensOnly the changed ones)
@@ -279,6 +285,26 @@ export async function readDenomContracts(o: Pick<ApiSourceOptions, 'denomContrac
     }
   }
   return denomContracts;
+}
+
+/** keccak256("Transfer(address,address,uint256)"): ERC-20 and ERC-721 share it; ERC-721 indexes the token id (4 topics). */
+const TRANSFER_TOPIC = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
+
+/** The contracts of the ERC-721 Transfer logs in a tx's events (canonical hex): rollytics' EVM NFT events. */
+function erc721Contracts(events: unknown, deriver: AccountDeriver, out: Set<string>): void {
+  if (!Array.isArray(events)) return;
+  for (const ev of events as { type?: unknown; attributes?: unknown }[]) {
+    if (ev?.type !== 'evm' || !Array.isArray(ev.attributes)) continue;
+    for (const a of ev.attributes as { key?: unknown; value?: unknown }[]) {
+      if (a?.key !== 'log' || typeof a.value !== 'string') continue;
+      let log: { address?: unknown; topics?: unknown };
+      try { log = JSON.parse(a.value) as typeof log; } catch { continue; }
+      if (typeof log.address !== 'string' || !Array.isArray(log.topics) || log.topics.length !== 4
+        || String(log.topics[0]).toLowerCase() !== TRANSFER_TOPIC) continue;
+      const hex = deriver.hex(log.address);
+      if (typeof hex === 'string') out.add(hex);
+    }
+  }
 }
 
 /** The VM told by the data: EVM collections are 20-byte contracts; Move NFTs are objects. */
@@ -463,24 +489,34 @@ class Crawler {
   async collections(): Promise<string[]> {
     const { db, progress } = this;
     progress?.stage('crawl collections');
-    const insCollection = db.prepare('INSERT OR IGNORE INTO collections (addr, height, nft_count, text) VALUES (?, ?, ?, ?)');
+    const ins = this.collectionInsert();
     await this.eachPage('/indexer/nft/v1/collections?pagination.reverse=false', 'collections', () => this.listPage, (url, page) => {
-      db.transaction(() => {
-        for (const text of page.items) {
-          const c = parseJson<{
-            object_addr: string; collection: { creator: string; name: string; origin_name: string; nfts?: { length?: unknown } }; height: number; timestamp: string;
-          }>(url, text);
-          const n = c.collection.nfts?.length;
-          const count = typeof n === 'number' || (typeof n === 'string' && /^\d+$/.test(n)) ? Number(n) : null;
-          insCollection.run(c.object_addr.toLowerCase(), c.height, count, JSON.stringify({
-            object_addr: c.object_addr, creator: c.collection.creator, name: c.collection.name,
-            origin_name: c.collection.origin_name, height: c.height, timestamp: c.timestamp,
-          }));
-        }
-      })();
+      db.transaction(() => { for (const text of page.items) this.stageCollection(ins, url, text); })();
       progress?.records(page.items.length);
     });
     return db.prepare('SELECT addr FROM collections ORDER BY height, addr').pluck().all() as string[];
+  }
+
+  private collectionInsert(): Database.Statement {
+    return this.db.prepare('INSERT OR IGNORE INTO collections (addr, height, nft_count, text) VALUES (?, ?, ?, ?)');
+  }
+
+  /** A served Collection as a staged collections row (a dump record); its staged address and height. */
+  private stageCollection(ins: Database.Statement, url: string, text: string): { addr: string; height: number } {
+    const c = parseJson<{
+      object_addr: string; collection: { creator: string; name: string; origin_name: string; nfts?: { length?: unknown } }; height: number; timestamp: string;
+    }>(url, text);
+    if (typeof c.object_addr !== 'string' || typeof c.collection !== 'object' || c.collection === null) {
+      throw new HttpError(url, 200, `GET ${url}: a collection without object_addr or collection`);
+    }
+    const n = c.collection.nfts?.length;
+    const count = typeof n === 'number' || (typeof n === 'string' && /^\d+$/.test(n)) ? Number(n) : null;
+    const addr = c.object_addr.toLowerCase();
+    ins.run(addr, c.height, count, JSON.stringify({
+      object_addr: c.object_addr, creator: c.collection.creator, name: c.collection.name,
+      origin_name: c.collection.origin_name, height: c.height, timestamp: c.timestamp,
+    }));
+    return { addr, height: Number(c.height) };
   }
 
   /** A served Token as a staged tokens row (a dump record); its id and height. */
@@ -515,57 +551,83 @@ class Crawler {
   }
 
   /**
-   * follow: the tokens changed since `from` of the collections that can have changed — new
-   * ones, those whose `nfts.length` is not ours, and those the txs of from..to name in their
-   * events (the addresses AccountDeriver finds there, as for tx ↔ account links: a Wasm
-   * `_contract_address`, an EVM log's contract, a Move event's collection, or, through `ours`,
-   * a Move NFT object's collection) — each read newest first until a token below `from`.
-   * A collection whose count "ours + these" does not explain (a burn) is then read whole
-   * (completeCollections). Returns why the result would still not be the source's state (then
-   * nothing is kept), or undefined when it is.
+   * follow: the collections that can have changed in from..to, and of each the tokens changed
+   * since `from` — never the whole collections list (docs/follow.md "Cost"). Candidates: the
+   * collections the batch's txs name in their events (the addresses AccountDeriver finds there,
+   * as for tx ↔ account links: a Wasm `_contract_address`, an EVM log's contract, a Move event's
+   * collection, or, through `ours`, a Move NFT object's collection), the new ones (the list
+   * newest first by height down to `from`; on EVM also the contracts of ERC-721 Transfer logs we
+   * have no collection of — an EVM collection's height is its contract's first tx, not its first
+   * mint), and `recheck` (the collections audit found them different). Each candidate is read
+   * with GET /collections/{addr} (a 404 is no collection) and its tokens newest first until one
+   * below `from`. A collection whose count "ours + these" does not explain (a burn) is then read
+   * whole (completeCollections). Returns why the result would still not be the source's state
+   * (then nothing is kept), or undefined when it is.
    */
-  async changedTokens(since: { height: number; ours: NftStateProbe }, vmType: VmType, from: number, to: number): Promise<string | undefined> {
+  async changedTokens(since: NftChangesSince, vmType: VmType, from: number, to: number): Promise<string | undefined> {
     const { db, base, o, progress } = this;
-    progress?.stage('crawl changed tokens');
-    const mine = since.ours.collections();
-    const theirs = db.prepare('SELECT addr, nft_count, text FROM collections').all() as { addr: string; nft_count: number | null; text: string }[];
-    const hexOf = new Map<string, string>();
-    const seenHex = new Set<string>();
-    for (const c of theirs) {
-      let hex: string;
-      try { hex = canonicalAddress(c.addr, o.prefix).toString('hex'); } catch { return `collection ${c.addr} has no valid address`; }
-      if (c.nft_count === null) return `collection ${c.addr} has no nfts.length`;
-      const m = mine.get(hex);
-      const j = JSON.parse(c.text) as { name?: string | null; origin_name?: string | null };
-      if (m && (m.name !== (j.name ?? '') || m.originName !== (j.origin_name ?? ''))) return `collection 0x${hex} was renamed`;
-      hexOf.set(c.addr, hex);
-      seenHex.add(hex);
-    }
-    for (const [hex, m] of mine) if (!seenHex.has(hex) && m.count > 0) return `collection 0x${hex} is gone`;
+    progress?.stage('crawl changed collections and tokens');
+    const ours = since.ours;
     // Addresses the batch's txs name in their events.
     const named = new Set<string>();
+    const mints = new Set<string>();
     const deriver = new AccountDeriver(o.prefix);
     for (const text of db.prepare('SELECT text FROM txs WHERE height BETWEEN ? AND ?').pluck().iterate(from, to) as IterableIterator<string>) {
       const events = rawMembers(text).get('events');
-      if (events !== undefined) deriver.eventAccounts(parseJson<unknown>(base, events), named);
+      if (events === undefined) continue;
+      const parsed = parseJson<unknown>(base, events);
+      deriver.eventAccounts(parsed, named);
+      if (vmType === 'evm') erc721Contracts(parsed, deriver, mints);
     }
-    const candidates = new Set<string>();
-    for (const c of theirs) {
-      const hex = hexOf.get(c.addr) as string;
-      if (named.has(hex) || mine.get(hex)?.count !== c.nft_count) candidates.add(c.addr);
-    }
+    const candidates = new Set<string>(since.recheck ?? []);
+    for (const hex of named) if (ours.collection(hex) !== undefined) candidates.add(hex);
     if (vmType === 'move') {
-      const objects = [...named].filter((a) => !seenHex.has(a));
-      const byHex = new Map([...hexOf].map(([addr, hex]) => [hex, addr]));
-      for (const hex of since.ours.collectionsOfObjects(objects)) {
-        const addr = byHex.get(hex);
-        if (addr !== undefined) candidates.add(addr);
+      for (const hex of ours.collectionsOfObjects([...named].filter((a) => !candidates.has(a)))) candidates.add(hex);
+    }
+    for (const hex of mints) if (ours.collection(hex) === undefined) candidates.add(hex);
+    const ins = this.collectionInsert();
+    const staged = new Map<string, string>(); // hex → staged address
+    const stage = (url: string, text: string): void => {
+      const { addr } = this.stageCollection(ins, url, text);
+      let hex: string;
+      try { hex = canonicalAddress(addr, o.prefix).toString('hex'); } catch { throw new HttpError(url, 200, `GET ${url}: collection ${addr} has no valid address`); }
+      staged.set(hex, addr);
+    };
+    // New collections: newest first by height (rollytics orders the list by height only).
+    await this.eachPage('/indexer/nft/v1/collections?pagination.reverse=true&pagination.count_total=false', 'collections',
+      (n) => Math.min(this.listPage, 25 * 4 ** n), (url, page) => {
+        let below = false;
+        for (const text of page.items) {
+          const height = Number(parseJson<number | string>(url, rawMembers(text).get('height') ?? '0'));
+          if (!(height >= since.height)) { below = true; break; }
+          stage(url, text);
+        }
+        return below;
+      });
+    await forEachConcurrent([...candidates].filter((hex) => !staged.has(hex)), this.concurrency, async (hex) => {
+      const path = `/indexer/nft/v1/collections/0x${hex}`;
+      let text: string;
+      try {
+        text = await this.http.get(path);
+      } catch (e) {
+        if (e instanceof HttpError && e.status === 404) return; // not (or no longer) a collection: see below
+        throw e;
       }
+      const c = rawMembers(text).get('collection');
+      if (c === undefined) throw new HttpError(base + path, 200, `GET ${base}${path}: expected {"collection": {...}}`);
+      stage(base + path, c);
+    });
+    for (const hex of candidates) if (!staged.has(hex) && (ours.collection(hex)?.count ?? 0) > 0) return `collection 0x${hex} is gone`;
+    const theirs = [...staged].map(([hex, addr]) => ({ hex, addr, ...(db.prepare('SELECT nft_count, text FROM collections WHERE addr = ?').get(addr) as { nft_count: number | null; text: string }) }));
+    for (const c of theirs) {
+      if (c.nft_count === null) return `collection ${c.addr} has no nfts.length`;
+      const m = ours.collection(c.hex);
+      const j = JSON.parse(c.text) as { name?: string | null; origin_name?: string | null };
+      if (m && (m.name !== (j.name ?? '') || m.originName !== (j.origin_name ?? ''))) return `collection 0x${c.hex} was renamed`;
     }
     const insToken = db.prepare('INSERT OR IGNORE INTO tokens (collection, token_id, text) VALUES (?, ?, ?)');
     const added = new Map<string, number>();
-    await forEachConcurrent(candidates, this.concurrency, async (addr) => {
-      const hex = hexOf.get(addr) as string;
+    await forEachConcurrent(theirs, this.concurrency, async ({ addr, hex }) => {
       let fresh = 0;
       // Newest first; small pages first (a batch changes few tokens of a collection).
       await this.eachPage(`/indexer/nft/v1/tokens/by_collection/${addr}?order_by=height&pagination.reverse=true&pagination.count_total=false`,
@@ -576,7 +638,7 @@ class Crawler {
               const height = Number(parseJson<number | string>(url, rawMembers(text).get('height') ?? '0'));
               if (!(height >= since.height)) { below = true; break; }
               const t = this.stageToken(insToken, addr, url, text);
-              if (!since.ours.hasToken(hex, t.tokenId)) fresh++;
+              if (!ours.hasToken(hex, t.tokenId)) fresh++;
             }
           })();
           progress?.records(page.items.length);
@@ -588,18 +650,16 @@ class Crawler {
     // tokens are read whole (what is not delivered is gone, completeCollections).
     const off: { addr: string; hex: string; count: number }[] = [];
     for (const c of theirs) {
-      if (!candidates.has(c.addr)) continue;
-      const hex = hexOf.get(c.addr) as string;
-      const want = (mine.get(hex)?.count ?? 0) + (added.get(c.addr) ?? 0);
-      if (c.nft_count !== want) off.push({ addr: c.addr, hex, count: c.nft_count as number });
+      const want = (ours.collection(c.hex)?.count ?? 0) + (added.get(c.addr) ?? 0);
+      if (c.nft_count !== want) off.push({ addr: c.addr, hex: c.hex, count: c.nft_count as number });
     }
     if (off.length > 0) {
       const drop = db.prepare('DELETE FROM tokens WHERE collection = ?');
       for (const c of off) drop.run(c.addr);
       await this.tokens(off.map((c) => c.addr));
-      const staged = db.prepare('SELECT count(*) FROM tokens WHERE collection = ?').pluck();
+      const count = db.prepare('SELECT count(*) FROM tokens WHERE collection = ?').pluck();
       for (const c of off) {
-        const n = staged.get(c.addr) as number;
+        const n = count.get(c.addr) as number;
         if (n !== c.count) return `collection 0x${c.hex} has ${c.count} NFTs, ${n} read`;
       }
       this.completeCollections = new Set(off.map((c) => c.hex));
@@ -724,6 +784,30 @@ export async function readRichList(http: HttpClient, base: string, denoms: reado
   return totals;
 }
 
+/**
+ * follow's collections audit (src/follow/collections-audit.ts): every collection of an API with
+ * its NFT count and names, keyed by canonical hex — pages by next_key, one after the other.
+ */
+export async function readCollectionStates(http: HttpClient, base: string, prefix: string, pageSize = PAGE): Promise<Map<string, CollectionState>> {
+  const out = new Map<string, CollectionState>();
+  let nextKey: string | null = null;
+  for (;;) {
+    const path: string = `/indexer/nft/v1/collections?pagination.reverse=false&pagination.count_total=false&pagination.limit=${pageSize}${nextKey === null ? '' : `&pagination.key=${encodeURIComponent(nextKey)}`}`;
+    const page = members(base + path, await http.get(path), 'collections');
+    for (const text of page.items) {
+      const c = parseJson<{ object_addr?: unknown; collection?: { name?: unknown; origin_name?: unknown; nfts?: { length?: unknown } } }>(base + path, text);
+      let hex: string;
+      try { hex = canonicalAddress(String(c.object_addr), prefix).toString('hex'); } catch {
+        throw new HttpError(base + path, 200, `GET ${base}${path}: collection ${JSON.stringify(c.object_addr)} has no valid address`);
+      }
+      const n = c.collection?.nfts?.length;
+      out.set(hex, { count: Number(n), name: String(c.collection?.name ?? ''), originName: String(c.collection?.origin_name ?? '') });
+    }
+    if (page.items.length < pageSize || page.nextKey === null) return out;
+    nextKey = page.nextKey;
+  }
+}
+
 function sourceFromStaging(db: Database.Database, c: Crawl, o: ApiSourceOptions, base: string, dispose: () => void,
   http: HttpClient): ImportSource {
   const at = (what: string): string => `${base} ${what}`;
@@ -817,7 +901,7 @@ function sourceFromStaging(db: Database.Database, c: Crawl, o: ApiSourceOptions,
   return {
     describe: `api ${base}`,
     lineBased: false,
-    partialKinds: () => new Set(c.changedTokensOnly ? ['tokens'] : []),
+    partialKinds: () => new Set(c.changedTokensOnly ? ['collections', 'tokens'] : []),
     completeCollections: () => c.completeCollections,
     fullStateReason: () => c.fullNftReason,
     records(kind) {

@@ -28,7 +28,8 @@ import type { VmType } from '../from-dump';
 import { NdjsonLine } from '../ndjson';
 import { HttpOptions } from './http';
 import { validatorsFromRest } from './node-rest';
-import { ImportSource, ndjsonFile, NftStateProbe, record, recordError, redactDsn } from './source';
+import { ImportSource, ndjsonFile, NftChangesSince, record, recordError, redactDsn } from './source';
+import type { CollectionState } from '../../snapshot/queries/nft-state';
 import type { StatusExtension } from '../../wire/status';
 
 export interface PostgresSourceOptions {
@@ -62,12 +63,12 @@ export interface PostgresSourceOptions {
   toHeight?: number;
   /**
    * follow: deliver only the NFTs whose `height` ≥ `height` (rollytics sets an NFT's height on
-   * every change: mint, transfer, update) — when that is provably the whole change: per
-   * collection, `ours`' count plus the delivered NFTs it does not hold must equal
-   * `nft_collection.nft_count`, and the names must match. Otherwise (a burn, a renamed or
-   * removed collection) the whole `nft` table is delivered, as without this option.
+   * every change: mint, transfer, update) and the collections that can have changed — when that
+   * is provably the whole change: per read collection, `ours`' count plus the delivered NFTs it
+   * does not hold must equal `nft_collection.nft_count`, and the names must match. Otherwise (a
+   * renamed or removed collection) both tables are delivered whole, as without this option.
    */
-  nftChangesSince?: { height: number; ours: NftStateProbe };
+  nftChangesSince?: NftChangesSince;
   /**
    * follow: the rich list is refreshed apart from the block batches (src/follow/richlist-refresh.ts):
    * no `richlist` records, and a meta without `rich_list_height` (the snapshot's stays)
@@ -151,7 +152,7 @@ export async function openPostgresSource(o: PostgresSourceOptions): Promise<Impo
     lineBased: false,
     records: (kind) => kinds[kind]?.(),
     total: (kind) => totals[kind],
-    partialKinds: () => new Set(o.nftChangesSince && r.fullNftReason === undefined ? ['tokens'] : []),
+    partialKinds: () => new Set(o.nftChangesSince && r.fullNftReason === undefined ? ['collections', 'tokens'] : []),
     completeCollections: () => r.completeCollections,
     fullStateReason: () => r.fullNftReason,
     ...(rest ? { stats: () => ({ rest_validators: rest.records.length, rest_unknown_proposers: rest.unknown }) } : {}),
@@ -400,12 +401,21 @@ class RollyticsRecords {
     }
   }
 
+  private static readonly COLLECTION_SELECT = `SELECT encode(c.addr, 'hex') AS addr, c.creator_id::text AS creator_id, encode(a.account, 'hex') AS creator,
+               c.name, c.origin_name, c.height::text AS height, ${TIME('c."timestamp"')} AS ts, c.nft_count::text AS n
+        FROM nft_collection c LEFT JOIN account_dict a ON a.id = c.creator_id`;
+
+  private static readonly NFT_SELECT = `SELECT encode(n.collection_addr, 'hex') AS collection_addr, n.token_id, encode(n.addr, 'hex') AS addr,
+               n.owner_id::text AS owner_id, encode(o.account, 'hex') AS owner, n.uri, n.height::text AS height,
+               ${TIME('n."timestamp"')} AS ts
+        FROM nft n LEFT JOIN account_dict o ON o.id = n.owner_id`;
+
+  /** with nftChangesSince: the collections and NFTs that changed (undefined: read both tables whole) */
+  private changes?: Promise<{ collections: Row[]; tokens: Row[] } | undefined>;
+
   async* collections(): AsyncGenerator<NdjsonLine> {
-    for await (const r of this.db.rows('table nft_collection', `
-        SELECT encode(c.addr, 'hex') AS addr, c.creator_id::text AS creator_id, encode(a.account, 'hex') AS creator,
-               c.name, c.origin_name, c.height::text AS height, ${TIME('c."timestamp"')} AS ts
-        FROM nft_collection c LEFT JOIN account_dict a ON a.id = c.creator_id
-        ORDER BY c.height, c.addr`)) {
+    const changed = this.o.nftChangesSince ? await (this.changes ??= this.nftChanges()) : undefined;
+    for await (const r of changed?.collections ?? this.db.rows('table nft_collection', `${RollyticsRecords.COLLECTION_SELECT} ORDER BY c.height, c.addr`)) {
       const label = `table nft_collection, addr 0x${(r.addr as string | null) ?? ''}`;
       if (r.creator === null) throw recordError(label, 'creator_id', `account_id ${String(r.creator_id)} is not in account_dict`);
       yield record(label, JSON.stringify({
@@ -417,43 +427,8 @@ class RollyticsRecords {
 
   async* tokens(): AsyncGenerator<NdjsonLine> {
     const o = this.o;
-    const select = `SELECT encode(n.collection_addr, 'hex') AS collection_addr, n.token_id, encode(n.addr, 'hex') AS addr,
-               n.owner_id::text AS owner_id, encode(o.account, 'hex') AS owner, n.uri, n.height::text AS height,
-               ${TIME('n."timestamp"')} AS ts
-        FROM nft n LEFT JOIN account_dict o ON o.id = n.owner_id`;
-    let changed: Row[] | undefined;
-    const since = o.nftChangesSince;
-    if (since) {
-      changed = [];
-      for await (const r of this.db.rows('table nft', `${select} WHERE n.height >= $1 ORDER BY n.collection_addr, n.token_id`, [since.height])) changed.push(r);
-      let check = await this.nftChangesIncomplete(changed, since.ours);
-      if (typeof check !== 'string' && check.size > 0) {
-        // A burn (or a count the changed rows do not explain) in a few collections: those
-        // collections' tokens are read whole (what is not delivered is gone), the rest stays changed rows.
-        const counts = check;
-        const whole = [...counts.keys()];
-        const rows = changed.filter((r) => !counts.has(r.collection_addr as string));
-        const got = new Map<string, number>();
-        for await (const r of this.db.rows('table nft', `${select} WHERE n.collection_addr = ANY($1::bytea[]) ORDER BY n.collection_addr, n.token_id`,
-          [whole.map((hex) => Buffer.from(hex, 'hex'))])) {
-          rows.push(r);
-          got.set(r.collection_addr as string, (got.get(r.collection_addr as string) ?? 0) + 1);
-        }
-        const off = whole.find((hex) => (got.get(hex) ?? 0) !== counts.get(hex));
-        if (off === undefined) {
-          const k = (r: Row): string => `${r.collection_addr as string} ${r.token_id as string}`;
-          changed = rows.sort((a, b) => (k(a) < k(b) ? -1 : k(a) > k(b) ? 1 : 0));
-          this.completeCollections = new Set(whole);
-        } else {
-          check = `collection 0x${off} has ${counts.get(off)} NFTs, ${got.get(off) ?? 0} read`;
-        }
-      }
-      if (typeof check === 'string') {
-        this.fullNftReason = check;
-        changed = undefined;
-      }
-    }
-    for await (const r of changed ?? this.db.rows('table nft', `${select} ORDER BY n.collection_addr, n.token_id`)) {
+    const changed = o.nftChangesSince ? await (this.changes ??= this.nftChanges()) : undefined;
+    for await (const r of changed?.tokens ?? this.db.rows('table nft', `${RollyticsRecords.NFT_SELECT} ORDER BY n.collection_addr, n.token_id`)) {
       const label = `table nft, collection_addr 0x${(r.collection_addr as string | null) ?? ''}, token_id ${JSON.stringify(r.token_id)}`;
       yield record(label, JSON.stringify({
         collection_addr: hex0x(r.collection_addr), token_id: r.token_id ?? undefined,
@@ -465,33 +440,67 @@ class RollyticsRecords {
   }
 
   /**
-   * Why "ours + changed" would not be the source's NFT state (a reason: read everything), or the
-   * collections whose count it does not explain (lower-case hex → the source's nft_count: read
-   * those whole; empty when it is the state).
+   * follow (nftChangesSince): the collections that can have changed in the batch and the NFTs
+   * changed since its first height — every read keyed, none over a whole table (docs/follow.md
+   * "Cost"): the NFTs by `nft.height` (index nft_height; rollytics sets an NFT's height on every
+   * change), the candidate collections by address (those of the changed NFTs, those the batch's
+   * txs name — rollytics' own tx_accounts of the batch's sequences — and `recheck`) or by
+   * `nft_collection.height` ≥ the first height (new ones). "ours + the changed NFTs" must give
+   * each candidate's nft_count and names: a collection whose count does not add up (a burn) has
+   * its NFTs read whole (completeCollections); a renamed or removed one, and undefined is
+   * returned: both tables are read whole, fullNftReason says why.
    */
-  private async nftChangesIncomplete(changed: Row[], ours: NftStateProbe): Promise<string | Map<string, number>> {
-    const mine = ours.collections();
+  private async nftChanges(): Promise<{ collections: Row[]; tokens: Row[] } | undefined> {
+    const since = this.o.nftChangesSince as NftChangesSince;
+    const ours = since.ours;
+    const tokens: Row[] = [];
+    for await (const r of this.db.rows('table nft', `${RollyticsRecords.NFT_SELECT} WHERE n.height >= $1 ORDER BY n.collection_addr, n.token_id`, [since.height])) tokens.push(r);
     const expected = new Map<string, number>();
-    for (const [addr, c] of mine) expected.set(addr, c.count);
-    for (const r of changed) {
+    for (const r of tokens) {
       const addr = r.collection_addr;
-      if (typeof addr !== 'string' || typeof r.token_id !== 'string') return 'an NFT without collection_addr or token_id'; // the whole read reports it
-      if (!ours.hasToken(addr, r.token_id)) expected.set(addr, (expected.get(addr) ?? 0) + 1);
+      if (typeof addr !== 'string' || typeof r.token_id !== 'string') return this.whole('an NFT without collection_addr or token_id'); // the whole read reports it
+      if (!expected.has(addr)) expected.set(addr, ours.collection(addr)?.count ?? 0);
+      if (!ours.hasToken(addr, r.token_id)) expected.set(addr, (expected.get(addr) as number) + 1);
     }
-    const theirs = new Set<string>();
+    const asked = new Set<string>([...expected.keys(), ...(since.recheck ?? [])]);
+    for (const r of await this.db.q<{ a: string }>(`SELECT DISTINCT encode(a.account, 'hex') AS a FROM tx t
+        JOIN tx_accounts ta ON ta.sequence = t.sequence JOIN account_dict a ON a.id = ta.account_id WHERE ${this.f.inRange('t.height')}`)) {
+      if (ours.collection(r.a) !== undefined) asked.add(r.a);
+    }
+    const collections = await this.db.q(`${RollyticsRecords.COLLECTION_SELECT} WHERE c.addr = ANY($1::bytea[]) OR c.height >= $2 ORDER BY c.height, c.addr`,
+      [[...asked].map((hex) => Buffer.from(hex, 'hex')), since.height]);
     const off = new Map<string, number>();
-    for await (const r of this.db.rows('table nft_collection', `SELECT encode(addr, 'hex') AS addr, nft_count::text AS n, name, origin_name FROM nft_collection`)) {
+    const theirs = new Set<string>();
+    for (const r of collections) {
       const addr = r.addr as string;
       theirs.add(addr);
+      const m = ours.collection(addr);
+      if (m && (m.name !== (r.name ?? '') || m.originName !== (r.origin_name ?? ''))) return this.whole(`collection 0x${addr} was renamed`);
       const n = Number(r.n ?? 0);
-      if (n !== (expected.get(addr) ?? 0)) off.set(addr, n);
-      const m = mine.get(addr);
-      if (m && (m.name !== (r.name ?? '') || m.originName !== (r.origin_name ?? ''))) return `collection 0x${addr} was renamed`;
+      if (n !== (expected.get(addr) ?? m?.count ?? 0)) off.set(addr, n);
     }
-    for (const [addr, want] of expected) {
-      if (!theirs.has(addr) && want > 0) return `collection 0x${addr} is gone`;
+    for (const addr of asked) {
+      if (!theirs.has(addr) && (expected.get(addr) ?? ours.collection(addr)?.count ?? 0) > 0) return this.whole(`collection 0x${addr} is gone`);
     }
-    return off;
+    if (off.size === 0) return { collections, tokens };
+    // A burn (or a count the changed rows do not explain) in a few collections: those
+    // collections' NFTs are read whole (what is not delivered is gone), the rest stays changed rows.
+    const rows = tokens.filter((r) => !off.has(r.collection_addr as string));
+    const got = new Map<string, number>();
+    for await (const r of this.db.rows('table nft', `${RollyticsRecords.NFT_SELECT} WHERE n.collection_addr = ANY($1::bytea[]) ORDER BY n.collection_addr, n.token_id`,
+      [[...off.keys()].map((hex) => Buffer.from(hex, 'hex'))])) {
+      rows.push(r);
+      got.set(r.collection_addr as string, (got.get(r.collection_addr as string) ?? 0) + 1);
+    }
+    for (const [hex, n] of off) if ((got.get(hex) ?? 0) !== n) return this.whole(`collection 0x${hex} has ${n} NFTs, ${got.get(hex) ?? 0} read`);
+    const k = (r: Row): string => `${r.collection_addr as string} ${r.token_id as string}`;
+    this.completeCollections = new Set(off.keys());
+    return { collections, tokens: rows.sort((a, b) => (k(a) < k(b) ? -1 : k(a) > k(b) ? 1 : 0)) };
+  }
+
+  private whole(reason: string): undefined {
+    this.fullNftReason = reason;
+    return undefined;
   }
 
   async* tokenTxs(): AsyncGenerator<NdjsonLine> {
@@ -599,6 +608,25 @@ export async function readPostgresRichList(dsn: string, put: (r: NdjsonLine) => 
     const h = (await db.q<{ h: string | null }>('SELECT max(height)::text AS h FROM rich_list_status'))[0]?.h;
     for await (const r of richListRows(db)) put(r);
     return { height: h == null ? 0 : Number(h) };
+  } finally {
+    await db.close();
+  }
+}
+
+/**
+ * follow's collections audit (src/follow/collections-audit.ts): every nft_collection row's NFT
+ * count and names, keyed by lower-case hex.
+ */
+export async function readPostgresCollections(dsn: string, batchRows = 1000): Promise<Map<string, CollectionState>> {
+  const where = redactDsn(dsn);
+  const db = new Snapshot(await connectSnapshot(dsn, where), where, batchRows);
+  try {
+    await presentTables(db);
+    const out = new Map<string, CollectionState>();
+    for await (const r of db.rows('table nft_collection', `SELECT encode(addr, 'hex') AS addr, nft_count::text AS n, name, origin_name FROM nft_collection`)) {
+      out.set(r.addr as string, { count: Number(r.n ?? 0), name: (r.name as string | null) ?? '', originName: (r.origin_name as string | null) ?? '' });
+    }
+    return out;
   } finally {
     await db.close();
   }

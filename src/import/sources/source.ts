@@ -85,3 +85,15 @@ export async function* concat(...parts: (AsyncIterable<NdjsonLine> | Iterable<Nd
 
 // What a snapshot holds of the NFT state: declared beside its SQL.
 export type { NftStateProbe } from '../../snapshot/queries/nft-state';
+
+/**
+ * follow: deliver only the NFT state changed since `height` (the batch's first height) when
+ * `ours` proves that enough — the collections that can have changed and their changed tokens
+ * (docs/follow.md "Cost"); `recheck`: collections (lower-case hex) to read as well, whatever the
+ * batch's txs name (the collections audit found them different from ours).
+ */
+export interface NftChangesSince {
+  height: number;
+  ours: import('../../snapshot/queries/nft-state').NftStateProbe;
+  recheck?: ReadonlySet<string>;
+}

@@ -5,9 +5,16 @@
  */
 import type Database from 'better-sqlite3';
 
+export interface CollectionState { count: number; name: string; originName: string }
+
 export interface NftStateProbe {
-  /** per collection (lower-case hex address, no 0x): its NFT count and names */
-  collections(): Map<string, { count: number; name: string; originName: string }>;
+  /** one collection (lower-case hex address, no 0x): its NFT count and names; undefined if we have none */
+  collection(hex: string): CollectionState | undefined;
+  /**
+   * every collection — O(collections): only the collections audit reads it, apart from the
+   * block batches (src/follow/collections-audit.ts); a batch asks collection() per address
+   */
+  collections(): Map<string, CollectionState>;
   /** whether the snapshot holds this NFT */
   hasToken(collectionHex: string, tokenId: string): boolean;
   /**
@@ -19,7 +26,12 @@ export interface NftStateProbe {
 
 export function nftStateProbe(db: Database.Database): NftStateProbe {
   const has = db.prepare('SELECT 1 FROM nfts WHERE collection_addr = ? AND token_id = ?').pluck();
+  const one = db.prepare('SELECT nft_count, name, origin_name FROM collections WHERE addr = ?');
   return {
+    collection(hex) {
+      const r = one.get(Buffer.from(hex, 'hex')) as { nft_count: number; name: string; origin_name: string } | undefined;
+      return r && { count: r.nft_count, name: r.name, originName: r.origin_name };
+    },
     collections() {
       const rows = db.prepare('SELECT lower(hex(addr)) AS addr, nft_count, name, origin_name FROM collections').all() as
         { addr: string; nft_count: number; name: string; origin_name: string }[];
