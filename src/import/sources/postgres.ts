@@ -26,6 +26,8 @@ import { Client } from 'pg';
 import Cursor from 'pg-cursor';
 import type { VmType } from '../from-dump';
 import { NdjsonLine } from '../ndjson';
+import { AccountDeriver } from '../derive';
+import { rawMembers } from '../../lib/raw-json';
 import { HttpOptions } from './http';
 import { validatorsFromRest } from './node-rest';
 import { ImportSource, ndjsonFile, NftChangesSince, record, recordError, redactDsn } from './source';
@@ -314,6 +316,39 @@ async function historyRange(db: Snapshot, o: PostgresSourceOptions): Promise<(co
 
 const hex0x = (v: unknown): string | undefined => (typeof v === 'string' ? '0x' + v : undefined);
 
+/** keccak256("Transfer(address,address,uint256)"); an ERC-721 Transfer indexes the token id too (4 topics). */
+const TRANSFER_TOPIC = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
+
+/**
+ * The (collection, token id) pairs a tx's events can name as NFTs (rollytics' tx_nfts): every
+ * event with a `_contract_address` and a `token_id` (Wasm cw721 actions; a pair that is no NFT
+ * finds no nft_dict row), every ERC-721 Transfer log (EVM). Over-inclusive on purpose.
+ */
+export function nftKeysOfEvents(events: unknown, deriver: AccountDeriver, add: (collectionHex: string, tokenId: string) => void): void {
+  if (!Array.isArray(events)) return;
+  for (const ev of events as { type?: unknown; attributes?: unknown }[]) {
+    if (!ev || !Array.isArray(ev.attributes)) continue;
+    let contract: string | undefined;
+    const tokenIds: string[] = [];
+    for (const a of ev.attributes as { key?: unknown; value?: unknown }[]) {
+      if (!a || typeof a.value !== 'string') continue;
+      if (a.key === '_contract_address') contract = a.value;
+      else if (a.key === 'token_id') tokenIds.push(a.value);
+      else if (ev.type === 'evm' && a.key === 'log') {
+        let log: { address?: unknown; topics?: unknown };
+        try { log = JSON.parse(a.value) as typeof log; } catch { continue; }
+        if (typeof log.address !== 'string' || !Array.isArray(log.topics) || log.topics.length !== 4
+          || String(log.topics[0]).toLowerCase() !== TRANSFER_TOPIC || !/^0x[0-9a-fA-F]{1,64}$/.test(String(log.topics[3]))) continue;
+        const hex = deriver.hex(log.address);
+        if (typeof hex === 'string') add(hex, BigInt(String(log.topics[3])).toString());
+      }
+    }
+    if (contract === undefined) continue;
+    const hex = deriver.hex(contract);
+    if (typeof hex === 'string') for (const t of tokenIds) add(hex, t);
+  }
+}
+
 /** What the record readers need besides the snapshot and the options. */
 interface SnapshotFacts {
   where: string;
@@ -505,19 +540,54 @@ class RollyticsRecords {
 
   async* tokenTxs(): AsyncGenerator<NdjsonLine> {
     const o = this.o;
-    for await (const r of this.db.rows('table tx_nfts', `
+    const keyed = o.nftChangesSince ? await this.batchNftKeys() : undefined;
+    const rows = keyed
+      // follow: rollytics has no index on tx_nfts.sequence (its primary key is (nft_id, sequence)),
+      // so the links of a height range are read by NFT — those the batch's txs name — not by a
+      // pass over every link of the chain (docs/follow.md "Cost")
+      ? this.db.rows('table tx_nfts', `
+        SELECT tn.nft_id::text AS nft_id, tn.sequence::text AS sequence,
+               encode(d.collection_addr, 'hex') AS collection_addr, d.token_id, true AS known
+        FROM nft_dict d JOIN tx_nfts tn ON tn.nft_id = d.id AND tn.sequence BETWEEN $3 AND $4
+        WHERE (d.collection_addr, d.token_id) IN (SELECT * FROM unnest($1::bytea[], $2::text[]))
+        ORDER BY tn.nft_id, tn.sequence`, [keyed.collections, keyed.tokenIds, keyed.first, keyed.last])
+      : this.db.rows('table tx_nfts', `
         SELECT tn.nft_id::text AS nft_id, tn.sequence::text AS sequence,
                encode(d.collection_addr, 'hex') AS collection_addr, d.token_id, d.id IS NOT NULL AS known
         ${o.fromHeight === undefined && o.toHeight === undefined ? 'FROM tx_nfts tn'
-    // a height range walks the range's txs (index tx_height), then their links (tx_nfts_sequence_idx):
-    // not every link of the chain
+    // a height range walks the range's txs (index tx_height), then their links: not every link of the chain
     : `FROM tx t JOIN tx_nfts tn ON tn.sequence = t.sequence AND ${this.f.inRange('t.height')}`}
         LEFT JOIN nft_dict d ON d.id = tn.nft_id
-        ORDER BY tn.nft_id, tn.sequence`)) {
+        ORDER BY tn.nft_id, tn.sequence`);
+    for await (const r of rows) {
       const label = `table tx_nfts, nft_id ${r.nft_id as string}, sequence ${r.sequence as string}`;
       if (!r.known) throw recordError(label, 'nft_id', `nft_id ${r.nft_id as string} is not in nft_dict`);
       yield record(label, JSON.stringify({ collection_addr: hex0x(r.collection_addr), token_id: r.token_id ?? undefined, sequence: r.sequence }));
     }
+  }
+
+  /**
+   * follow: the NFTs the batch's txs can have touched — as rollytics fills tx_nfts from their
+   * events (Wasm: a `wasm` event's `_contract_address` + `token_id`; EVM: an ERC-721 Transfer
+   * log's contract + token id), plus the changed NFTs — and the batch's sequence range.
+   */
+  private async batchNftKeys(): Promise<{ collections: Buffer[]; tokenIds: string[]; first: string; last: string }> {
+    const keys = new Map<string, [Buffer, string]>();
+    const add = (hex: string, tokenId: string): void => { keys.set(`${hex} ${tokenId}`, [Buffer.from(hex, 'hex'), tokenId]); };
+    const deriver = new AccountDeriver(this.o.prefix);
+    let first: string | undefined;
+    let last = '0';
+    for await (const r of this.db.rows('table tx', `SELECT t.sequence::text AS sequence, t.data::text AS data FROM tx t
+        WHERE ${this.f.inRange('t.height')} ORDER BY t.sequence`)) {
+      first ??= r.sequence as string;
+      last = r.sequence as string;
+      const events = typeof r.data === 'string' ? rawMembers(r.data).get('events') : undefined;
+      if (events !== undefined) nftKeysOfEvents(JSON.parse(events), deriver, add);
+    }
+    const changed = await (this.changes ??= this.nftChanges());
+    for (const t of changed?.tokens ?? []) add(t.collection_addr as string, t.token_id as string);
+    const all = [...keys.values()];
+    return { collections: all.map(([c]) => c), tokenIds: all.map(([, t]) => t), first: first ?? '1', last: first === undefined ? '0' : last };
   }
 
   richList(): AsyncGenerator<NdjsonLine> {
