@@ -1,8 +1,7 @@
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { AccountDeriver } from '../../src/import/derive';
-import { nftKeysOfEvents } from '../../src/import/sources/postgres';
+import { AccountDeriver, nftKeysOfEvents } from '../../src/import/derive';
 import { canonicalAddress } from '../../src/lib/address';
 
 const DUMPS = join(__dirname, '..', '..', '..', 'fixtures', 'demo', 'dumps');

@@ -71,7 +71,7 @@ import { HttpClient, HttpError, forEachConcurrent } from './http';
 import { rawElements } from './raw';
 import { ImportSource, ndjsonFile, NftChangesSince, record } from './source';
 import type { CollectionState } from '../../snapshot/queries/nft-state';
-import { AccountDeriver } from '../derive';
+import { AccountDeriver, nftKeysOfEvents } from '../derive';
 import { canonicalAddress } from '../../lib/address';
 import { STATUS_EXTENSIONS, type StatusExtension } from '../../wire/status';
 import { HTTP_CLIENT_DEFAULTS } from '../../lib/defaults';
@@ -285,26 +285,6 @@ export async function readDenomContracts(o: Pick<ApiSourceOptions, 'denomContrac
     }
   }
   return denomContracts;
-}
-
-/** keccak256("Transfer(address,address,uint256)"): ERC-20 and ERC-721 share it; ERC-721 indexes the token id (4 topics). */
-const TRANSFER_TOPIC = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
-
-/** The contracts of the ERC-721 Transfer logs in a tx's events (canonical hex): rollytics' EVM NFT events. */
-function erc721Contracts(events: unknown, deriver: AccountDeriver, out: Set<string>): void {
-  if (!Array.isArray(events)) return;
-  for (const ev of events as { type?: unknown; attributes?: unknown }[]) {
-    if (ev?.type !== 'evm' || !Array.isArray(ev.attributes)) continue;
-    for (const a of ev.attributes as { key?: unknown; value?: unknown }[]) {
-      if (a?.key !== 'log' || typeof a.value !== 'string') continue;
-      let log: { address?: unknown; topics?: unknown };
-      try { log = JSON.parse(a.value) as typeof log; } catch { continue; }
-      if (typeof log.address !== 'string' || !Array.isArray(log.topics) || log.topics.length !== 4
-        || String(log.topics[0]).toLowerCase() !== TRANSFER_TOPIC) continue;
-      const hex = deriver.hex(log.address);
-      if (typeof hex === 'string') out.add(hex);
-    }
-  }
 }
 
 /** The VM told by the data: EVM collections are 20-byte contracts; Move NFTs are objects. */
@@ -577,7 +557,8 @@ class Crawler {
       if (events === undefined) continue;
       const parsed = parseJson<unknown>(base, events);
       deriver.eventAccounts(parsed, named);
-      if (vmType === 'evm') erc721Contracts(parsed, deriver, mints);
+      // EVM: the contracts of the ERC-721 Transfer logs (the NFTs' (collection, token id) pairs)
+      if (vmType === 'evm') nftKeysOfEvents(parsed, deriver, (hex) => mints.add(hex));
     }
     const candidates = new Set<string>(since.recheck ?? []);
     for (const hex of named) if (ours.collection(hex) !== undefined) candidates.add(hex);

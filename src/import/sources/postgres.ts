@@ -26,7 +26,7 @@ import { Client } from 'pg';
 import Cursor from 'pg-cursor';
 import type { VmType } from '../from-dump';
 import { NdjsonLine } from '../ndjson';
-import { AccountDeriver } from '../derive';
+import { AccountDeriver, nftKeysOfEvents } from '../derive';
 import { rawMembers } from '../../lib/raw-json';
 import { HttpOptions } from './http';
 import { validatorsFromRest } from './node-rest';
@@ -315,39 +315,6 @@ async function historyRange(db: Snapshot, o: PostgresSourceOptions): Promise<(co
 }
 
 const hex0x = (v: unknown): string | undefined => (typeof v === 'string' ? '0x' + v : undefined);
-
-/** keccak256("Transfer(address,address,uint256)"); an ERC-721 Transfer indexes the token id too (4 topics). */
-const TRANSFER_TOPIC = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
-
-/**
- * The (collection, token id) pairs a tx's events can name as NFTs (rollytics' tx_nfts): every
- * event with a `_contract_address` and a `token_id` (Wasm cw721 actions; a pair that is no NFT
- * finds no nft_dict row), every ERC-721 Transfer log (EVM). Over-inclusive on purpose.
- */
-export function nftKeysOfEvents(events: unknown, deriver: AccountDeriver, add: (collectionHex: string, tokenId: string) => void): void {
-  if (!Array.isArray(events)) return;
-  for (const ev of events as { type?: unknown; attributes?: unknown }[]) {
-    if (!ev || !Array.isArray(ev.attributes)) continue;
-    let contract: string | undefined;
-    const tokenIds: string[] = [];
-    for (const a of ev.attributes as { key?: unknown; value?: unknown }[]) {
-      if (!a || typeof a.value !== 'string') continue;
-      if (a.key === '_contract_address') contract = a.value;
-      else if (a.key === 'token_id') tokenIds.push(a.value);
-      else if (ev.type === 'evm' && a.key === 'log') {
-        let log: { address?: unknown; topics?: unknown };
-        try { log = JSON.parse(a.value) as typeof log; } catch { continue; }
-        if (typeof log.address !== 'string' || !Array.isArray(log.topics) || log.topics.length !== 4
-          || String(log.topics[0]).toLowerCase() !== TRANSFER_TOPIC || !/^0x[0-9a-fA-F]{1,64}$/.test(String(log.topics[3]))) continue;
-        const hex = deriver.hex(log.address);
-        if (typeof hex === 'string') add(hex, BigInt(String(log.topics[3])).toString());
-      }
-    }
-    if (contract === undefined) continue;
-    const hex = deriver.hex(contract);
-    if (typeof hex === 'string') for (const t of tokenIds) add(hex, t);
-  }
-}
 
 /** What the record readers need besides the snapshot and the options. */
 interface SnapshotFacts {
