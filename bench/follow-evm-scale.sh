@@ -28,7 +28,7 @@ height() { node -e 'fetch(process.argv[1]+"/status").then((r)=>r.json()).then((s
 
 P=$(port); URL="http://127.0.0.1:$P"
 cp "$W/full-h$H.sqlite" "$W/src.sqlite"
-"$CLI" serve --db "$W/src.sqlite" --port "$P" --workers 1 --watch --log-level warn 2>"$W/serve.log" &
+"$CLI" serve --db "$W/src.sqlite" --port "$P" --workers 1 --watch --log-level "${SERVE_LOG:-warn}" >"$W/serve.out" 2>"$W/serve.log" &
 SERVE=$!
 trap 'kill $SERVE 2>/dev/null || true' EXIT
 until height "$URL" >/dev/null 2>&1; do sleep 0.2; done
