@@ -29,7 +29,7 @@ import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Client } from 'pg';
 import { startPostgres } from '../test/support/postgres';
-import { loadRollyticsDb } from '../test/import/helpers/rollytics-pg';
+import { hideHistoryAbove, loadRollyticsDb, ROLLYTICS_HISTORY } from '../test/import/helpers/rollytics-pg';
 
 const CLI = resolve(__dirname, '..', '..', 'bin', 'indexer-api');
 const argv = process.argv;
@@ -38,13 +38,7 @@ const num = (name: string, d: number): number => Number(all(name)[0] ?? d);
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const log = (s: string): void => { process.stdout.write(s + '\n'); };
 
-const HISTORY: [string, string][] = [
-  ['block', 'height > $1'],
-  ['tx_accounts', 'sequence IN (SELECT sequence FROM tx WHERE height > $1)'],
-  ['tx_msg_types', 'sequence IN (SELECT sequence FROM tx WHERE height > $1)'],
-  ['tx_nfts', 'sequence IN (SELECT sequence FROM tx WHERE height > $1)'],
-  ['tx', 'height > $1'],
-];
+const HISTORY = ROLLYTICS_HISTORY;
 
 async function height(url: string): Promise<number> {
   try { return ((await (await fetch(`${url}/status`)).json()) as { height: number }).height; } catch { return -1; }
@@ -133,8 +127,7 @@ async function main(): Promise<void> {
     await c.connect();
     const txsTotal = Number((await c.query('SELECT count(*) AS n FROM tx')).rows[0].n);
     await c.query('BEGIN');
-    for (const [tb, cond] of HISTORY) await c.query(`CREATE TABLE hidden_${tb} AS SELECT * FROM ${tb} WHERE ${cond}`, [start]);
-    for (const [tb, cond] of HISTORY) await c.query(`DELETE FROM ${tb} WHERE ${cond}`, [start]);
+    await hideHistoryAbove(c, start);
     // The nft table holds the chain's final state: an NFT whose height (its last change) is
     // above the start is "not written yet" either; it appears when its height is revealed (as
     // a mint, nft_collection.nft_count following), so every revealed height changes a few NFTs.

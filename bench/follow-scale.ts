@@ -38,7 +38,7 @@ import { loadOpenApi } from '../src/serve/openapi';
 import { startServer } from '../src/serve/server';
 import { openSnapshot, Snapshot } from '../src/snapshot/open';
 import { startPostgres, type PgServer } from '../test/support/postgres';
-import { loadRollyticsDb, truncateToMicros } from '../test/import/helpers/rollytics-pg';
+import { hideHistoryAbove, loadRollyticsDb, ROLLYTICS_HISTORY, truncateToMicros } from '../test/import/helpers/rollytics-pg';
 import { canonicalAddress } from '../src/lib/address';
 
 const CLI = resolve(__dirname, '..', '..', 'bin', 'indexer-api');
@@ -139,14 +139,7 @@ async function apiRuns(work: string, s: Size, runs: number, results: Result[]): 
 }
 
 /** History of the heights above FROM, moved aside (bench/follow-pg.ts) and put back per run. */
-const HISTORY: [string, string][] = [
-  ['block', 'height > $1'],
-  ['tx_accounts', 'sequence IN (SELECT sequence FROM tx WHERE height > $1)'],
-  ['tx_msg_types', 'sequence IN (SELECT sequence FROM tx WHERE height > $1)'],
-  ['tx_nfts', 'sequence IN (SELECT sequence FROM tx WHERE height > $1)'],
-  ['tx', 'height > $1'],
-  ['nft', 'height > $1'],
-];
+const HISTORY = [...ROLLYTICS_HISTORY, ['nft', 'height > $1']] as const;
 
 /**
  * The NFTs height 399 changed, as they were at 398 (from the dump at 398), put in place of
@@ -188,8 +181,7 @@ async function pgRuns(work: string, pg: PgServer, i: number, s: Size, runs: numb
   await c.connect();
   try {
     await c.query('BEGIN');
-    for (const [tb, cond] of HISTORY) await c.query(`CREATE TABLE hidden_${tb} AS SELECT * FROM ${tb} WHERE ${cond}`, [FROM]);
-    for (const [tb, cond] of HISTORY) await c.query(`DELETE FROM ${tb} WHERE ${cond}`, [FROM]);
+    await hideHistoryAbove(c, FROM, HISTORY);
     await nftsAt398(c, before.dump);
     await c.query('INSERT INTO nft SELECT * FROM old_nft');
     await c.query('UPDATE nft_collection c SET nft_count = (SELECT count(*) FROM nft n WHERE n.collection_addr = c.addr)');

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { RequestHandler, Response } from 'express';
 import { snapshotOf } from './context';
-import { acceptsGzip } from './encoding';
+import { requestAcceptsGzip } from './encoding';
 
 /**
  * HTTP caching of an immutable snapshot (docs/architecture.md#serve). A response is a function of the
@@ -234,7 +234,7 @@ export function httpCaching(maxAge: number, cache?: ResponseCache): RequestHandl
         const headers304: string[] = [];
         // keyed by what the request accepts, as the front looks it up (an answer that is never
         // compressed is then stored once per kind of client)
-        const gzip = acceptsGzip(req.headers['accept-encoding']);
+        const gzip = requestAcceptsGzip(req);
         const finalEtag = res.getHeader('ETag');
         if (typeof finalEtag !== 'string') return;
         for (const name of (res as unknown as { getRawHeaderNames(): string[] }).getRawHeaderNames()) {

@@ -4,8 +4,22 @@
  * from stored compressed rows (src/wire/packed.ts), so it costs less CPU than identity; brotli
  * is only for bytes compressed once (the static assets, src/http/static.ts).
  */
+import type { IncomingMessage } from 'node:http';
+import type { RequestHandler } from 'express';
 
 const Q_ZERO = /^q=0(?:\.0{0,3})?$/;
+
+/** acceptsGzip of a request's Accept-Encoding, once per request (the front, sendJson and the cache store ask). */
+const accepted = new WeakMap<IncomingMessage, boolean>();
+
+export function requestAcceptsGzip(req: IncomingMessage): boolean {
+  let v = accepted.get(req);
+  if (v === undefined) {
+    v = acceptsGzip(req.headers['accept-encoding']);
+    accepted.set(req, v);
+  }
+  return v;
+}
 
 /**
  * Whether `header` (Accept-Encoding) accepts gzip: a `gzip`, `x-gzip` or `*` member whose q is
@@ -32,8 +46,6 @@ export function acceptsGzip(header: string | string[] | undefined): boolean {
 export function gzipEtag(etag: string): string {
   return etag.slice(0, -1) + '-gz"';
 }
-
-import type { RequestHandler } from 'express';
 
 /**
  * First in the app: every answer varies on Accept-Encoding (a JSON answer of packed rows is gzip

@@ -1,7 +1,7 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { Snapshot } from '../snapshot/open';
 import { cacheKey, requestIsFresh, ResponseCache } from './caching';
-import { acceptsGzip, withVary } from './encoding';
+import { requestAcceptsGzip, withVary } from './encoding';
 import type { CorsHeaders } from './cors';
 import { urlTooLong } from './limits';
 import type { ObserveRequest } from './observe';
@@ -39,7 +39,7 @@ export function cachedFront(app: RequestListener, o: FrontOptions): RequestListe
     const snapshot = (method === 'GET' || method === 'HEAD') && !urlTooLong(raw, maxUrlLength) ? snapshots.current() : undefined;
     if (snapshot === undefined || draining()) { app(req, res); return; }
     cache.adopt(snapshot.meta.snapshotId);
-    const hit = cache.get(cacheKey(normalizeUrl(raw), acceptsGzip(req.headers['accept-encoding'])));
+    const hit = cache.get(cacheKey(normalizeUrl(raw), requestAcceptsGzip(req)));
     if (hit === undefined) { app(req, res); return; }
     observe(req, res, () => hit.route, () => hit.body.length);
     const c = withVary(cors(req.headers.origin));

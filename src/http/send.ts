@@ -1,7 +1,7 @@
 import type { Response } from 'express';
 import { DeflateBody, JsonBody } from '../wire/packed';
 import { requestIsFresh } from './caching';
-import { acceptsGzip, gzipEtag } from './encoding';
+import { gzipEtag, requestAcceptsGzip } from './encoding';
 import { listResponse, Page } from '../snapshot/pagination';
 
 export const JSON_TYPE = 'application/json; charset=utf-8';
@@ -20,7 +20,7 @@ export const JSON_TYPE = 'application/json; charset=utf-8';
  */
 export function sendJson(res: Response, body: JsonBody): void {
   let gzip = false;
-  if (body instanceof DeflateBody) gzip = acceptsGzip(res.req.headers['accept-encoding']) && res.app.locals.validateResponses !== true;
+  if (body instanceof DeflateBody) gzip = requestAcceptsGzip(res.req) && res.app.locals.validateResponses !== true;
   if (res.app.locals.validateResponses === true) {
     res.json(JSON.parse(body instanceof DeflateBody ? body.identity().toString() : body.toString()));
     return;

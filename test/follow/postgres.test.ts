@@ -5,19 +5,12 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { runImport } from '../../src/commands/import';
 import { PgServer, postgresOrSkip } from '../support/postgres';
-import { loadRollyticsDb } from '../import/helpers/rollytics-pg';
+import { hideHistoryAbove, loadRollyticsDb, ROLLYTICS_HISTORY } from '../import/helpers/rollytics-pg';
 import { demoDump } from '../import/helpers/serve';
 import { startServe } from '../serve/helpers';
 import { differences, eventually, startFollow, statusHeight } from './helpers';
 
-/** History tables of a rollytics database, and how their rows are tied to a height. */
-const HISTORY: [string, string][] = [
-  ['block', 'height > $1'],
-  ['tx_accounts', 'sequence IN (SELECT sequence FROM tx WHERE height > $1)'],
-  ['tx_msg_types', 'sequence IN (SELECT sequence FROM tx WHERE height > $1)'],
-  ['tx_nfts', 'sequence IN (SELECT sequence FROM tx WHERE height > $1)'],
-  ['tx', 'height > $1'],
-];
+const HISTORY = ROLLYTICS_HISTORY;
 
 describe('follow --from-postgres (real PostgreSQL)', function () {
   this.timeout(300_000);
@@ -50,10 +43,7 @@ describe('follow --from-postgres (real PostgreSQL)', function () {
     let serve;
     try {
       await c.query('BEGIN');
-      for (const [t, cond] of HISTORY) {
-        await c.query(`CREATE TABLE hidden_${t} AS SELECT * FROM ${t} WHERE ${cond}`, [250]);
-      }
-      for (const [t, cond] of HISTORY) await c.query(`DELETE FROM ${t} WHERE ${cond}`, [250]);
+      await hideHistoryAbove(c, 250);
       await c.query('COMMIT');
       follow = startFollow(['--db', db, '--from-postgres', dsn, '--vm-type', 'wasm', '--validators', validators, '--interval', '100ms', '--batch-blocks', '50']);
       await follow.until('the first import', /following postgres .* from height 250/);
@@ -97,8 +87,7 @@ describe('follow --from-postgres (real PostgreSQL)', function () {
     };
     try {
       await c.query('BEGIN');
-      for (const [t, cond] of HISTORY) await c.query(`CREATE TABLE hidden_${t} AS SELECT * FROM ${t} WHERE ${cond}`, [390]);
-      for (const [t, cond] of HISTORY) await c.query(`DELETE FROM ${t} WHERE ${cond}`, [390]);
+      await hideHistoryAbove(c, 390);
       await c.query('COMMIT');
       follow = startFollow(['--db', join(work, 'live.sqlite'), '--from-postgres', dsn, '--vm-type', 'wasm', '--validators', validators,
         '--interval', '100ms', '--richlist-interval', '0', '--collections-audit-interval', '0']);
@@ -160,8 +149,7 @@ describe('follow --from-postgres (real PostgreSQL)', function () {
     const at = (h: number): string => `(SELECT "timestamp" FROM block WHERE height = ${h})`;
     try {
       await c.query('BEGIN');
-      for (const [t, cond] of HISTORY) await c.query(`CREATE TABLE hidden_${t} AS SELECT * FROM ${t} WHERE ${cond}`, [250]);
-      for (const [t, cond] of HISTORY) await c.query(`DELETE FROM ${t} WHERE ${cond}`, [250]);
+      await hideHistoryAbove(c, 250);
       await c.query('COMMIT');
       follow = startFollow(['--db', db, '--from-postgres', dsn, '--vm-type', 'wasm', '--validators', validators, '--interval', '100ms', '--batch-blocks', '50',
         '--collections-audit-interval', '300ms']);

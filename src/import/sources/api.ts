@@ -599,7 +599,8 @@ class Crawler {
       stage(base + path, c);
     });
     for (const hex of candidates) if (!staged.has(hex) && (ours.collection(hex)?.count ?? 0) > 0) return `collection 0x${hex} is gone`;
-    const theirs = [...staged].map(([hex, addr]) => ({ hex, addr, ...(db.prepare('SELECT nft_count, text FROM collections WHERE addr = ?').get(addr) as { nft_count: number | null; text: string }) }));
+    const stagedRow = db.prepare('SELECT nft_count, text FROM collections WHERE addr = ?');
+    const theirs = [...staged].map(([hex, addr]) => ({ hex, addr, ...(stagedRow.get(addr) as { nft_count: number | null; text: string }) }));
     for (const c of theirs) {
       if (c.nft_count === null) return `collection ${c.addr} has no nfts.length`;
       const m = ours.collection(c.hex);

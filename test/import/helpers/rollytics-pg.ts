@@ -119,6 +119,24 @@ async function* streamLines(dir: string, name: string): AsyncGenerator<string> {
   for await (const l of createInterface({ input: createReadStream(f), crlfDelay: Infinity })) if (l.trim() !== '') yield l;
 }
 
+/**
+ * The history tables of a rollytics database and how their rows are tied to a height ($1): what
+ * a follow test or bench moves aside ("not written yet") and reveals height by height.
+ */
+export const ROLLYTICS_HISTORY: readonly (readonly [string, string])[] = [
+  ['block', 'height > $1'],
+  ['tx_accounts', 'sequence IN (SELECT sequence FROM tx WHERE height > $1)'],
+  ['tx_msg_types', 'sequence IN (SELECT sequence FROM tx WHERE height > $1)'],
+  ['tx_nfts', 'sequence IN (SELECT sequence FROM tx WHERE height > $1)'],
+  ['tx', 'height > $1'],
+];
+
+/** Moves the rows of `tables` above `height` into hidden_<table> (inside the caller's transaction). */
+export async function hideHistoryAbove(c: Client, height: number, tables: readonly (readonly [string, string])[] = ROLLYTICS_HISTORY): Promise<void> {
+  for (const [t, cond] of tables) await c.query(`CREATE TABLE hidden_${t} AS SELECT * FROM ${t} WHERE ${cond}`, [height]);
+  for (const [t, cond] of tables) await c.query(`DELETE FROM ${t} WHERE ${cond}`, [height]);
+}
+
 /** `…:SS.fffffffffZ` → `…:SS.ffffffZ`: pgx writes timestamps in binary, truncated to µs. */
 export function truncateToMicros(ts: string): string {
   return ts.replace(/\.(\d{1,9})Z$/, (_, f: string) => `.${f.padEnd(6, '0').slice(0, 6)}Z`);
