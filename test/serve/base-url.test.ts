@@ -8,12 +8,18 @@
  */
 import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
+import { createReadStream, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { createServer, Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { DEFAULT_LIMITS } from '../../src/http/limits';
 import { createLogger } from '../../src/http/log';
 import { parseBaseUrl, underBase } from '../../src/http/url';
 import { startServer } from '../../src/index';
 import { assembleServeStack, ServeStack } from '../../src/serve/assembly';
 import { openDatabase } from '../../src/sqlite';
+import { publishSnapshot } from '../../src/publish/publish';
 import { pickAccounts } from '../helpers/fixture-accounts';
 import { CLI, cleanEnv, DEMO, eventually, get, metric, ROOT, startServe } from './helpers';
 
@@ -335,6 +341,40 @@ describe('serve --base-url', function () {
     });
   });
 
+  describe('the CLI: --pull under a prefix', () => {
+    let dir: string;
+    let origin: Server;
+    let manifest: string;
+    before(async () => {
+      dir = mkdtempSync(join(tmpdir(), 'indexer-api-base-url-'));
+      await publishSnapshot({ db: DEMO('wasm'), to: join(dir, 'pub'), keep: 1, compress: 'none' });
+      // a plain static origin (whole files, no Range: the puller then downloads from zero)
+      origin = createServer((req, res) => {
+        const file = join(dir, 'pub', (req.url ?? '/').replace(/^\/+/, ''));
+        try { res.writeHead(200, { 'content-length': statSync(file).size }); } catch { res.writeHead(404).end(); return; }
+        createReadStream(file).pipe(res);
+      });
+      await new Promise<void>((done) => origin.listen(0, '127.0.0.1', done));
+      manifest = `http://127.0.0.1:${(origin.address() as AddressInfo).port}/manifest.json`;
+    });
+    after(() => { origin?.close(); rmSync(dir, { recursive: true, force: true }); });
+
+    for (const workers of ['1', '2']) {
+      it(`pulls, then serves the pulled file under the prefix (--workers ${workers})`, async () => {
+        const db = join(dir, `local-${workers}.sqlite`);
+        const s = await startServe(['--pull', manifest, '--db', db, '--base-url', BASE, '--workers', workers, '--log-level', 'warn']);
+        try {
+          expect(s.url.endsWith(BASE)).to.equal(true);
+          await eventually('ready under the prefix', async () => (await get(`${s.url}/ready`)).status === 200 || undefined);
+          expect(JSON.parse((await get(`${s.url}/status`)).body)).to.include({ chain_id: 'miniwasm-demo-1' });
+          expect((await get(`${s.url.slice(0, -BASE.length)}/ready`)).status).to.equal(404);
+        } finally {
+          expect((await s.stop()).code).to.equal(0);
+        }
+      });
+    }
+  });
+
   describe('the CLI: --workers 2 under a prefix', () => {
     it('every worker answers under the prefix; the listening and serving lines end with it; the ops port stays at the root', async () => {
       const s = await startServe(['--db', DEMO('move'), '--workers', '2', '--base-url', 'minimove-1/', '--ops-port', '0']);
@@ -346,7 +386,8 @@ describe('serve --base-url', function () {
           expect((await get(`${s.url}/status`)).status).to.equal(200);
           expect((await get(`${origin}/status`)).status).to.equal(404);
         }
-        expect((await get(`${s.url}/ready`)).status).to.equal(200);
+        // 503 while the start-up quick check runs
+        await eventually('ready under the prefix', async () => (await get(`${s.url}/ready`)).status === 200 || undefined);
         // the ops port is for probes: unprefixed
         const ops = String((await s.line('the ops port', (l) => l.msg === 'operations port listening')).url);
         await eventually('the ops port ready', async () => (await get(`${ops}/ready`)).status === 200 || undefined);
