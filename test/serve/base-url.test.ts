@@ -10,7 +10,7 @@ import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
 import { createReadStream, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { createServer, Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { AddressInfo, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_LIMITS } from '../../src/http/limits';
@@ -24,6 +24,15 @@ import { pickAccounts } from '../helpers/fixture-accounts';
 import { CLI, cleanEnv, DEMO, eventually, get, metric, ROOT, startServe } from './helpers';
 
 const BASE = '/minimove-1';
+
+/** One GET with this exact request target (absolute form included), the raw response text. */
+function rawGet(port: number, target: string): Promise<string> {
+  return new Promise((done, fail) => {
+    const sock = connect(port, '127.0.0.1', () => sock.end(`GET ${target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`));
+    let text = '';
+    sock.setEncoding('utf8').on('data', (d: string) => { text += d; }).on('end', () => done(text)).on('error', fail);
+  });
+}
 
 async function stack(file: string, baseUrl: string, corsOrigin = '*'): Promise<ServeStack> {
   return assembleServeStack({
@@ -108,7 +117,13 @@ describe('serve --base-url', function () {
       expect(r.stderr).to.contain('--base-url').and.contain('"/a?b"');
     });
 
-    it('--help describes it', () => {
+    it('--get takes the API path, under the prefix', () => {
+      const r = spawnSync(process.execPath, [CLI, 'serve', '--demo', 'move', '--no-verify', '--base-url', 'minimove-1', '--get', '/status'], { cwd: ROOT, env: cleanEnv(), encoding: 'utf8' });
+      expect(r.status, r.stderr).to.equal(0);
+      expect(JSON.parse(r.stdout)).to.include({ chain_id: 'minimove-demo-1' });
+    });
+
+        it('--help describes it', () => {
       const r = spawnSync(process.execPath, [CLI, 'serve', '--help'], { cwd: ROOT, env: cleanEnv(), encoding: 'utf8' });
       expect(r.stdout).to.match(/--base-url\s+Answer under this path prefix/);
     });
@@ -166,7 +181,18 @@ describe('serve --base-url', function () {
         }
       });
 
-      it('the ops endpoints answer under the prefix', async () => {
+      it('HEAD, other methods and the absolute form behave under the prefix as at the root', async () => {
+        const head = await fetch(`${pre.url}/status`, { method: 'HEAD' });
+        expect(head.status).to.equal(200);
+        expect(head.headers.get('etag')).to.equal((await fetch(`${root.url}/status`, { method: 'HEAD' })).headers.get('etag'));
+        const post = await fetch(`${pre.url}/status`, { method: 'POST' });
+        expect(post.status).to.equal(405);
+        expect(post.headers.get('allow')).to.equal('GET, HEAD');
+        const raw = await rawGet(pre.port, `http://127.0.0.1:${pre.port}${BASE}/status`);
+        expect(raw).to.match(/^HTTP\/1\.1 200 /).and.contain('"chain_id"');
+      });
+
+            it('the ops endpoints answer under the prefix', async () => {
         expect(JSON.parse((await get(`${pre.url}/health`)).body)).to.deep.equal({ status: 'ok' });
         expect(JSON.parse((await get(`${pre.url}/ready`)).body)).to.include({ status: 'ready' });
         expect((await get(`${pre.url}/metrics`)).body).to.contain('indexer_api_snapshot_height');
