@@ -49,7 +49,8 @@ const json = async (url: string): Promise<Record<string, unknown>> => {
 };
 const first = <T>(body: Record<string, unknown>, key: string): T => {
   const list = body[key] as T[];
-  expect(list, key).to.be.an('array').that.is.not.empty;
+  expect(list, key).to.be.an('array');
+  expect(list.length, key).to.be.greaterThan(0);
   return list[0];
 };
 
