@@ -44,6 +44,11 @@ export interface StartServerOptions {
   host?: string;
   /** CORS origins: '*' (default), a comma-separated list, or '' for none */
   corsOrigin?: string;
+  /**
+   * serve under this path prefix, as `serve --base-url` (`/minimove-1`, `/minimove-1/` and
+   * `minimove-1` are the same); `url` then ends with it. Default: the root
+   */
+  baseUrl?: string;
   /** JSON log lines on stdout from this level (default 'error': quiet tests) */
   logLevel?: LogLevel;
   /** check every response against the OpenAPI document (default false; a contract test in your suite) */
@@ -53,7 +58,7 @@ export interface StartServerOptions {
 }
 
 export interface RunningIndexerApi {
-  /** `http://127.0.0.1:PORT`, no trailing slash */
+  /** `http://127.0.0.1:PORT` (`http://127.0.0.1:PORT/minimove-1` with `baseUrl`), no trailing slash */
   url: string;
   port: number;
   /** the snapshot file being served */
@@ -83,11 +88,13 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   const logLevel = options.logLevel ?? 'error';
   if (!LOG_LEVELS.includes(logLevel)) throw new Error(`startServer: logLevel must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(logLevel)}`);
   const file = snapshotFile(options);
-  const [{ assembleServeStack }, { DEFAULT_LIMITS }] = await Promise.all([import('./serve/assembly'), import('./http/limits')]);
+  const [{ assembleServeStack }, { DEFAULT_LIMITS }, { parseBaseUrl }] = await Promise.all([import('./serve/assembly'), import('./http/limits'), import('./http/url')]);
+  if (options.baseUrl !== undefined && typeof options.baseUrl !== 'string') throw new Error(`startServer: baseUrl must be a string, got ${JSON.stringify(options.baseUrl)}`);
+  const baseUrl = options.baseUrl === undefined ? '' : parseBaseUrl(options.baseUrl, 'startServer: baseUrl');
   const logger = createLogger(logLevel);
   const stack = await assembleServeStack({
     file, host: options.host ?? SERVE_DEFAULTS.host, port, limits: DEFAULT_LIMITS, logger,
-    corsOrigin: options.corsOrigin ?? SERVE_DEFAULTS.corsOrigin, cacheMaxAge: SERVE_DEFAULTS.cacheMaxAge,
+    corsOrigin: options.corsOrigin ?? SERVE_DEFAULTS.corsOrigin, baseUrl, cacheMaxAge: SERVE_DEFAULTS.cacheMaxAge,
     cacheBytes: LIBRARY_DEFAULTS.cacheBytes, cacheEntries: LIBRARY_DEFAULTS.cacheEntries,
     explorer: LIBRARY_DEFAULTS.explorer, validateResponses: options.validateResponses ?? false,
     // the file is checked when opened; a quick check of every page is `serve`'s start-up job

@@ -8,6 +8,7 @@ import { availableParallelism } from 'node:os';
 import type { Options } from 'yargs';
 import { DEMO_VMS } from '../serve/demo';
 import { LOG_LEVELS, type LogLevel } from '../http/log';
+import { parseBaseUrl } from '../http/url';
 import { FOLLOW_DEFAULTS, HTTP_CLIENT_DEFAULTS, SERVE_DEFAULTS } from '../lib/defaults';
 import { VM_TYPES, type VmType } from '../lib/vm';
 import { choice, decimal, int, named } from './numbers';
@@ -19,6 +20,7 @@ export const SERVE_OPTIONS: Record<string, Options> = named({
   'demo': choice({ choices: DEMO_VMS, default: 'move' as VmType, describe: 'Which bundled demo snapshot to serve when --db is not given' }),
   'host': { type: 'string', default: SERVE_DEFAULTS.host, describe: 'Address to listen on (0.0.0.0 for all interfaces)' },
   'port': int({ min: 0, max: 65535 }, { default: SERVE_DEFAULTS.port, describe: 'TCP port to listen on; 0 picks a free one and prints `listening http://HOST:PORT` as the first line of stdout' }),
+  'base-url': { type: 'string', requiresArg: true, coerce: (v: string | string[]) => parseBaseUrl(Array.isArray(v) ? v[v.length - 1] : v, '--base-url'), describe: 'Answer under this path prefix (/minimove-1/, for a reverse proxy that keeps it): the API, the explorer, Swagger UI and /status, /health, /ready, /metrics; anything outside it is a 404. --ops-port stays at the root. Default: the root' },
   'cors-origin': { type: 'string', default: SERVE_DEFAULTS.corsOrigin, describe: "Allowed CORS origins: '*', a comma-separated list (with *.domain patterns), or '' to disable" },
   'verify': { type: 'boolean', default: true, describe: 'Quick-check every page of the snapshot at start (reads the whole file, ≈7 s per GB warm; docs/reliability.md): the server listens at once and /ready answers 503 until the check passes. --no-verify skips it at start; a file renamed over --db is always checked before it is swapped in (a batch `follow` commits in place, or a file `--pull` already checked, is not checked again)' },
   'explorer': { type: 'boolean', default: true, describe: 'Serve the built-in explorer (HTML) at / and its pages; --no-explorer leaves only the API (/ answers the JSON 404)' },

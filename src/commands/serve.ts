@@ -9,6 +9,7 @@ import { runPrimary, tellPrimary } from '../serve/cluster';
 import { demoSnapshotPath } from '../serve/demo';
 import { announceFromPrimary, awaitPrimaryAnnouncement, StdoutGate, stdoutGate } from '../serve/listen-line';
 import type { Snapshot, VmType } from '../snapshot/open';
+import { parseBaseUrl } from '../http/url';
 import { SERVE_DEFAULTS, SERVE_OPTIONS } from './options';
 
 export interface ServeOptions {
@@ -17,6 +18,8 @@ export interface ServeOptions {
   host: string;
   port: number;
   corsOrigin: string;
+  /** serve everything under this path prefix (`/minimove-1`; src/http/url.ts parseBaseUrl's form, '' = the root) */
+  baseUrl?: string;
   /** quick-check the file at start, while listening with /ready 503 (renamed-over files are always checked) */
   verify: boolean;
   /** answer one GET in-process, print the body, exit 0 iff 200 */
@@ -88,19 +91,24 @@ export async function runServe(o: ServeOptions): Promise<number> {
 
 /** `--workers N`: checks what a worker would refuse, pulls first with --pull, then forks (src/serve/cluster.ts). */
 async function runClusterPrimary(file: string, o: ServeOptions, workers: number, logger: Logger, gate: StdoutGate | undefined): Promise<number> {
-  if (gate) announceFromPrimary(gate);
+  if (gate) announceFromPrimary(gate, baseOf(o));
   const shutdownTimeoutMs = o.shutdownTimeoutMs ?? SERVE_DEFAULTS.shutdownTimeoutMs;
   if (o.pull === undefined) {
     // Refusals a worker would meet are found here first: one line, exit 1, nothing forked.
     await preflight(file, o);
-    return runPrimary({ file, workers, logger, shutdownTimeoutMs, ops: opsAddress(o) });
+    return runPrimary({ file, workers, logger, shutdownTimeoutMs, ops: opsAddress(o), baseUrl: baseOf(o) });
   }
   const { pullBeforeFork } = await import('../pull/serve-pull');
   const puller = await pullBeforeFork(file, pullOptions(o), logger);
   try {
     await preflight(file, o);
-    return await runPrimary({ file, workers, logger, shutdownTimeoutMs, ops: opsAddress(o) });
+    return await runPrimary({ file, workers, logger, shutdownTimeoutMs, ops: opsAddress(o), baseUrl: baseOf(o) });
   } finally { puller.close(); }
+}
+
+/** --base-url, normalized (the CLI's coerce did it already; a library caller's ServeOptions may not have) */
+function baseOf(o: ServeOptions): string {
+  return o.baseUrl === undefined ? '' : parseBaseUrl(o.baseUrl, '--base-url');
 }
 
 function pullOptions(o: ServeOptions): { pull: string; pullIntervalMs: number; verify: boolean } {
@@ -174,7 +182,7 @@ function processSignals(): { stopped: Promise<string>; stop(reason: string): voi
 /** What `serve`'s options ask of the one serve stack (src/serve/assembly.ts). */
 function stackOptions(file: string, o: ServeOptions, logger: Logger): ServeStackOptions {
   return {
-    file, host: o.host, port: o.port, limits: limitsOf(o), logger, corsOrigin: o.corsOrigin,
+    file, host: o.host, port: o.port, limits: limitsOf(o), logger, corsOrigin: o.corsOrigin, baseUrl: baseOf(o),
     cacheMaxAge: o.cacheMaxAge ?? SERVE_DEFAULTS.cacheMaxAge,
     cacheBytes: o.cacheBytes ?? SERVE_DEFAULTS.cacheBytes,
     cacheEntries: o.cacheEntries ?? SERVE_DEFAULTS.cacheEntries,
@@ -294,6 +302,7 @@ async function answerOne(file: string, o: ServeOptions, path: string): Promise<n
   try {
     // the quick check, when asked for, comes before the answer (a damaged file is refused, exit 1)
     await stack.verified;
+    // stack.url ends with --base-url: the path is one of the API's, as at the root
     const res = await fetch(stack.url + (path.startsWith('/') ? path : `/${path}`));
     process.stdout.write(await res.text() + '\n');
     return res.status === 200 ? 0 : 1;
@@ -312,6 +321,7 @@ export const serveCommand: CommandModule<object, ServeOptions> = {
     .example('$0 serve --db chain.sqlite --host 0.0.0.0 --port 8080', 'serve a snapshot to the network')
     .example('$0 serve --db fixture.sqlite --port 0 --workers 1', 'CI: a free port, named on the first line of stdout')
     .example('$0 serve --pull http://origin/snapshots/manifest.json --db /var/lib/indexer-api/local.sqlite', 'a replica that keeps itself current from a `publish` directory')
+    .example('$0 serve --db minimove-1.sqlite --base-url /minimove-1/', 'behind a proxy that keeps the prefix: http://HOST:8080/minimove-1/indexer/…')
     .example('$0 serve --demo evm --get /status', 'print /status of the EVM demo and exit') as never,
   handler: async (argv) => { process.exitCode = await runServe(argv); },
 };

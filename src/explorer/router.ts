@@ -32,11 +32,23 @@ const FILES: Record<string, string> = {
   'explorer.css': 'text/css; charset=utf-8',
 };
 
-export function explorerRouter(): Router {
+/**
+ * The shell under serve --base-url `base` (parseBaseUrl's form; '' leaves it as shipped): its
+ * root-relative links carry the prefix, and its `indexer-api-base` meta tag tells explorer.js
+ * where the API and the explorer's own pages are.
+ */
+export function shellUnder(html: string, base: string): string {
+  if (base === '') return html;
+  return html
+    .replace(/(\s(?:href|src)=")\//g, `$1${base}/`)
+    .replace('<meta name="indexer-api-base" content="">', `<meta name="indexer-api-base" content="${base}">`);
+}
+
+export function explorerRouter(base = ''): Router {
   const router = Router();
   const read = (file: string) => (): string => readTextAsset(`${DIR}/${file}`);
   // one handler (one precompressed copy) for every path of the shell
-  const shell = staticFile(read('index.html'), 'text/html; charset=utf-8', 'no-cache');
+  const shell = staticFile(() => shellUnder(read('index.html')(), base), 'text/html; charset=utf-8', 'no-cache');
   for (const page of EXPLORER_PAGES) router.get(page, shell);
   for (const [file, type] of Object.entries(FILES)) {
     router.get(`/explorer/${file}`, staticFile(read(file), type, 'no-cache'));

@@ -23,7 +23,8 @@ export function requestObserver(logger: Logger, metrics: Metrics, slowRequestMs 
   return (req, res, route, bodyBytes) => {
     const started = process.hrtime.bigint();
     const method = req.method as string;
-    const path = req.url as string;
+    // as sent: under --base-url, req.url has the prefix cut (src/serve/app.ts cutBase)
+    const path = (req as IncomingMessage & { originalUrl?: string }).originalUrl ?? req.url as string;
     res.once('close', () => {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const status = res.statusCode;

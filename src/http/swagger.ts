@@ -9,20 +9,22 @@ const ASSETS: Record<string, string> = {
   'swagger-ui-bundle.js': 'application/javascript; charset=utf-8',
 };
 
-const PAGE = `<!doctype html>
+/** The Swagger UI page; `base` is serve --base-url (parseBaseUrl's characters need no escaping). */
+const page = (base: string): string => `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>indexer-api</title>
-<link rel="stylesheet" href="/swagger/swagger-ui.css"></head>
-<body><div id="ui"></div><script src="/swagger/swagger-ui-bundle.js"></script>
-<script>window.ui = SwaggerUIBundle({ url: '/swagger/doc.json', dom_id: '#ui' });</script></body></html>`;
+<link rel="stylesheet" href="${base}/swagger/swagger-ui.css"></head>
+<body><div id="ui"></div><script src="${base}/swagger/swagger-ui-bundle.js"></script>
+<script>window.ui = SwaggerUIBundle({ url: '${base}/swagger/doc.json', dom_id: '#ui' });</script></body></html>`;
 
 /**
  * /swagger/doc.json (the enforced document) and a Swagger UI page at /swagger, all precompressed
- * (src/http/static.ts).
+ * (src/http/static.ts). Under serve --base-url the routes are the same (the prefix is cut before
+ * routing) and the page's links carry `base`.
  */
-export function swaggerRouter(docJson: string): Router {
+export function swaggerRouter(docJson: string, base = ''): Router {
   const router = Router();
   router.get('/swagger/doc.json', staticFile(() => docJson, 'application/json; charset=utf-8'));
-  router.get('/swagger', staticFile(() => PAGE, 'text/html; charset=utf-8'));
+  router.get('/swagger', staticFile(() => page(base), 'text/html; charset=utf-8'));
   for (const [file, type] of Object.entries(ASSETS)) {
     router.get(`/swagger/${file}`, staticFile(() => readBinaryAsset(`${UI_DIR}/${file}`), type, 'public, max-age=86400'));
   }

@@ -1,4 +1,4 @@
-import type { RequestListener } from 'node:http';
+import type { IncomingMessage, RequestListener } from 'node:http';
 import express, { ErrorRequestHandler, Express, RequestHandler, Response } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
 import { httpCaching, ResponseCache } from '../http/caching';
@@ -7,14 +7,14 @@ import { cors, corsHeaders } from '../http/cors';
 import { varyOnEncoding } from '../http/encoding';
 import { cachedFront } from '../http/front';
 import { errorMiddleware, GRPC, sendError, shown, UnavailableError } from '../http/errors';
-import { urlLengthLimit } from '../http/limits';
+import { urlLengthLimit, urlTooLong } from '../http/limits';
 import { SERVE_DEFAULTS } from '../lib/defaults';
 import { errorFields, Logger, silentLogger } from '../http/log';
 import { ObserveRequest, requestObserver } from '../http/observe';
 import { createMetrics, Metrics, opsRouter, ReadinessInputs, routeOf } from '../http/ops';
 import { booleanQueryParameters, goBooleans } from '../http/params';
 import { swaggerRouter } from '../http/swagger';
-import { normalizeUrl } from '../http/url';
+import { normalizeUrl, underBase } from '../http/url';
 import { OpenApiDocument, validatorDocument } from './openapi';
 import { blockRouter } from '../routes/block/router';
 import { evmRouter, evmUnavailable } from '../routes/evm/router';
@@ -59,6 +59,11 @@ export interface AppOptions {
   stale?: (s: Snapshot) => string | undefined;
   /** requests slower than this get a 'slow request' warn line, ms (default: none) */
   slowRequestMs?: number;
+  /**
+   * serve --base-url, in parseBaseUrl's form (src/http/url.ts: `/minimove-1`, '' = the root):
+   * everything answers under this prefix, and a request outside it gets the JSON 404
+   */
+  baseUrl?: string;
 }
 
 /** What createApp reports to and shares with the server around it; all optional. */
@@ -89,6 +94,20 @@ function observeRequests(observe: ObserveRequest, draining: () => boolean): Requ
     if (draining()) res.setHeader('Connection', 'close');
     observe(req, res, () => routeOf(req));
     next();
+  };
+}
+
+/**
+ * --base-url: the requests createRequestListener found outside the prefix (answered 404 by the
+ * app, after its log line, metrics and CORS headers are in place).
+ */
+const outsideBase = new WeakSet<IncomingMessage>();
+
+function notUnderBase(base: string): RequestHandler {
+  return (req, res, next) => {
+    if (!outsideBase.has(req)) { next(); return; }
+    uncacheable(res);
+    sendError(res, 404, GRPC.NOT_FOUND, `not found: ${req.method} ${shown(req.path)}: this server answers under ${base}/`);
   };
 }
 
@@ -144,10 +163,14 @@ function buildApp({ snapshots, openapi, options, logger = silentLogger, metrics,
   const ops = metrics ?? createMetrics(current, responseCache);
   const observe = requestObserver(logger, ops, options.slowRequestMs);
   app.use(varyOnEncoding, observeRequests(observe, draining), urlLengthLimit(options.maxUrlLength ?? SERVE_DEFAULTS.maxUrlLength));
+  const base = options.baseUrl ?? '';
   app.use(normalizeRequestUrl, headAsGet, cors(options.corsOrigin));
+  if (base !== '') app.use(notUnderBase(base));
   app.use(opsRouter({ ...readinessInputs(snapshots, options), metrics: ops }));
-  app.use(swaggerRouter(JSON.stringify(openapi)));
-  if (options.explorer) app.use(explorerRouter());
+  // the served document names the prefix (Swagger UI's "Try it out" calls go there); the
+  // validator's has no `servers`, it matches the paths the prefix was cut from
+  app.use(swaggerRouter(JSON.stringify(base === '' ? openapi : { ...openapi, servers: [{ url: base }] }), base));
+  if (options.explorer) app.use(explorerRouter(base));
   app.use(takeSnapshot(snapshots), evmUnavailable());
   app.use(httpCaching(options.cacheMaxAge ?? SERVE_DEFAULTS.cacheMaxAge, responseCache));
   // $refs inlined: same constraints, much less start-up work (src/serve/openapi.ts)
@@ -181,9 +204,33 @@ function buildApp({ snapshots, openapi, options, logger = silentLogger, metrics,
 export function createRequestListener(args: AppArgs): RequestListener {
   const { app, observe } = buildApp(args);
   const { responseCache, options, snapshots } = args;
-  if (!responseCache) return app;
-  return cachedFront(app, {
-    cache: responseCache, snapshots, cors: corsHeaders(options.corsOrigin), maxUrlLength: options.maxUrlLength ?? SERVE_DEFAULTS.maxUrlLength,
+  const maxUrlLength = options.maxUrlLength ?? SERVE_DEFAULTS.maxUrlLength;
+  const inner: RequestListener = !responseCache ? app : cachedFront(app, {
+    cache: responseCache, snapshots, cors: corsHeaders(options.corsOrigin), maxUrlLength,
     draining: options.draining ?? ((): boolean => false), observe,
   });
+  const base = options.baseUrl ?? '';
+  return base === '' ? inner : cutBase(base, inner, app, maxUrlLength);
+}
+
+/**
+ * --base-url: the prefix is cut once, here, before the response cache and the app see the
+ * URL, so both route, key and validate the same root-relative URL as without a prefix (and a
+ * cached entry can never answer a request outside the prefix). req.originalUrl keeps the target
+ * as sent, as Express's own mounting does (the log line shows it). A request outside the prefix
+ * — or too long to look at (the app answers 414) — goes to the app, which answers it.
+ */
+function cutBase(base: string, inner: RequestListener, app: RequestListener, maxUrlLength: number): RequestListener {
+  return (req, res) => {
+    const raw = req.url as string;
+    const rest = urlTooLong(raw, maxUrlLength) ? undefined : underBase(raw, base);
+    (req as IncomingMessage & { originalUrl?: string }).originalUrl = raw;
+    if (rest === undefined) {
+      outsideBase.add(req);
+      app(req, res);
+      return;
+    }
+    req.url = rest;
+    inner(req, res);
+  };
 }

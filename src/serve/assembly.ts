@@ -40,6 +40,8 @@ export interface ServeStackOptions {
   logger: Logger;
   /** CORS origins: '*', a comma-separated list, or '' for none */
   corsOrigin: string;
+  /** serve --base-url in parseBaseUrl's form (src/http/url.ts; default '' = the root); `url` ends with it */
+  baseUrl?: string;
   /** Cache-Control max-age of a 200, seconds */
   cacheMaxAge: number;
   /** response cache caps; either 0 = no response cache */
@@ -73,7 +75,7 @@ export interface ServeStackOptions {
 export interface ServeStack {
   readonly holder: SnapshotHolder;
   readonly metrics: Metrics;
-  /** `http://HOST:PORT`, no trailing slash */
+  /** `http://HOST:PORT` and the base URL (`http://HOST:PORT/minimove-1`), no trailing slash */
   readonly url: string;
   readonly port: number;
   /** the --ops-port URL, when this process answers it */
@@ -108,7 +110,7 @@ export async function assembleServeStack(o: ServeStackOptions): Promise<ServeSta
     registerLagMetrics(metrics.registry, () => holder.current());
     stopFaultLog = logHolderEvents(holder, o.logger, metrics, responseCache, o.clusterWorker ?? false);
     const appOptions = {
-      corsOrigin: o.corsOrigin, cacheMaxAge: o.cacheMaxAge, maxUrlLength: o.limits.maxUrlLength, draining: () => draining,
+      corsOrigin: o.corsOrigin, baseUrl: o.baseUrl, cacheMaxAge: o.cacheMaxAge, maxUrlLength: o.limits.maxUrlLength, draining: () => draining,
       explorer: o.explorer, validateResponses: o.validateResponses, stale: staleness(o.maxLagS),
       slowRequestMs: o.slowRequestMs ?? SERVE_DEFAULTS.slowRequestMs,
       notReady: () => (verifying ? 'verifying the snapshot (quick check)' : undefined),
@@ -140,7 +142,7 @@ export async function assembleServeStack(o: ServeStackOptions): Promise<ServeSta
   return {
     holder,
     metrics,
-    url: running.url,
+    url: running.url + (o.baseUrl ?? ''),
     opsUrl: ops?.port?.url,
     port: typeof address === 'object' && address !== null ? address.port : o.port,
     verified,

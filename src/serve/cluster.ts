@@ -43,6 +43,8 @@ export interface PrimaryOptions {
   shutdownTimeoutMs: number;
   /** --ops-port: the primary answers /health, /ready, /metrics for all workers there */
   ops?: { host: string; port: number };
+  /** --base-url (parseBaseUrl's form): the "serving … on URL" line names it */
+  baseUrl?: string;
 }
 
 /** A worker that dies sooner than this after its start counts toward the restart back-off. */
@@ -99,7 +101,7 @@ async function primaryOps(at: { host: string; port: number }, logger: Logger): P
   };
 }
 
-function runWorkers({ file, workers, logger, shutdownTimeoutMs }: PrimaryOptions, onOps?: (w: Worker, m: Extract<WorkerMessage, { indexerApi: 'ops' }>) => void): Promise<number> {
+function runWorkers({ file, workers, logger, shutdownTimeoutMs, baseUrl = '' }: PrimaryOptions, onOps?: (w: Worker, m: Extract<WorkerMessage, { indexerApi: 'ops' }>) => void): Promise<number> {
   if (isSingleExecutable()) {
     // fork() runs execPath with [exec, ...args]; a single executable ignores a script path but
     // sees it as its first argument, so the first argument is passed there instead.
@@ -163,7 +165,7 @@ function runWorkers({ file, workers, logger, shutdownTimeoutMs }: PrimaryOptions
       if (anyListening) return;
       anyListening = true;
       const host = addr.addressType === 6 || String(addr.address).includes(':') ? `[${addr.address}]` : addr.address;
-      listeningAt = `http://${host}:${addr.port}`;
+      listeningAt = `http://${host}:${addr.port}${baseUrl}`;
       announce();
     });
     cluster.on('exit', (w, code, signal) => {

@@ -52,8 +52,8 @@ export function stdoutGate(write: (text: string) => void = stdoutWriter()): Stdo
   };
 }
 
-/** Primary of `--port 0 --workers N`: the line once the first worker listens, then every worker may log. */
-export function announceFromPrimary(gate: StdoutGate): void {
+/** Primary of `--port 0 --workers N`: the line (ending with --base-url, as a single process's) once the first worker listens, then every worker may log. */
+export function announceFromPrimary(gate: StdoutGate, baseUrl = ''): void {
   let url: string | undefined;
   const release = (w: { send(m: unknown): boolean; isConnected(): boolean }): void => {
     if (w.isConnected()) w.send(OPEN);
@@ -61,7 +61,7 @@ export function announceFromPrimary(gate: StdoutGate): void {
   cluster.on('listening', (_w, addr) => {
     if (url !== undefined) return;
     const host = addr.addressType === 6 || String(addr.address).includes(':') ? `[${addr.address}]` : addr.address;
-    url = `http://${host}:${addr.port}`;
+    url = `http://${host}:${addr.port}${baseUrl}`;
     gate.open(url);
     for (const w of Object.values(cluster.workers ?? {})) if (w) release(w);
   });

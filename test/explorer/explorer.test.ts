@@ -93,8 +93,9 @@ describe('the built-in explorer in a browser', function () {
   });
   after(async () => { await browser?.close(); });
 
-  for (const vm of ['move', 'wasm', 'evm'] as const) {
-    describe(`on the ${vm} demo`, () => {
+  // the last run: every page, link, search and API call of the explorer under serve --base-url
+  for (const [vm, prefix] of [['move', ''], ['wasm', ''], ['evm', ''], ['evm', '/minimove-1']] as const) {
+    describe(`on the ${vm} demo${prefix ? ` under --base-url ${prefix}/` : ''}`, () => {
       let server: ServeProcess;
       let page: Page;
       let base: string;
@@ -102,7 +103,9 @@ describe('the built-in explorer in a browser', function () {
       const elsewhere: string[] = [];
 
       before(async () => {
-        server = await startServe(['--db', DEMO(vm), '--log-level', 'error']);
+        server = await startServe(['--db', DEMO(vm), '--log-level', 'error', ...(prefix ? ['--base-url', `${prefix}/`] : [])]);
+        // under --base-url the "serving … on URL" line ends with the prefix
+        expect(server.url.endsWith(prefix)).to.equal(true);
         base = server.url;
         page = await browser!.newPage({ viewport: { width: 1280, height: 800 } });
         page.on('pageerror', (e) => errors.push(e.message));
@@ -166,10 +169,10 @@ describe('the built-in explorer in a browser', function () {
         const { height } = await getJson<{ height: number }>(`${base}/status`);
         const hrefs = (): Promise<string[]> => page.$$eval('main [data-field="nav"] a', (as) => as.map((a) => a.getAttribute('href') ?? ''));
         await open(page, `${base}/blocks/${height}`);
-        expect(await hrefs()).to.deep.equal([`/blocks/${height - 1}`]);
+        expect(await hrefs()).to.deep.equal([`${prefix}/blocks/${height - 1}`]);
         expect(await field(page, 'nav')).to.match(/latest block/);
         await open(page, `${base}/blocks/${height - 1}`);
-        expect(await hrefs()).to.deep.equal([`/blocks/${height - 2}`, `/blocks/${height}`]);
+        expect(await hrefs()).to.deep.equal([`${prefix}/blocks/${height - 2}`, `${prefix}/blocks/${height}`]);
       });
 
       it('keeps the home page lists inside their cards (a long ibc/… collection name wraps)', async () => {
@@ -208,7 +211,7 @@ describe('the built-in explorer in a browser', function () {
         await page.waitForSelector('[data-list="block-txs"][data-loaded]');
         await page.click(`[data-list="block-txs"] tr[data-key="${txs[0].txhash}"] a`);
         await page.waitForSelector('main[data-ready]');
-        expect(new URL(page.url()).pathname).to.equal(`/txs/${txs[0].txhash}`);
+        expect(new URL(page.url()).pathname).to.equal(`${prefix}/txs/${txs[0].txhash}`);
         expect(await field(page, 'txhash')).to.equal(txs[0].txhash);
         expect(await field(page, 'height')).to.equal(txs[0].height);
       });
@@ -246,7 +249,7 @@ describe('the built-in explorer in a browser', function () {
             await page.click(`${sel} button[data-action="next"]`);
           }
           await page.waitForSelector('main[data-ready]');
-          expect(new URL(page.url()).pathname).to.equal(`/nft-collections/${collection.object_addr}/${encodeURIComponent(token.nft.token_id)}`);
+          expect(new URL(page.url()).pathname).to.equal(`${prefix}/nft-collections/${collection.object_addr}/${encodeURIComponent(token.nft.token_id)}`);
           expect(await field(page, 'token_id')).to.equal(token.nft.token_id);
           expect(await field(page, 'owner')).to.equal(token.owner);
           expect(await field(page, 'uri')).to.equal(token.nft.uri || '—');
@@ -275,14 +278,14 @@ describe('the built-in explorer in a browser', function () {
         it('finds by search: a height, a tx hash, an account, a collection address and name', async () => {
           await open(page, `${base}/`);
           const { txs } = await getJson<{ txs: Tx[] }>(`${base}/indexer/tx/v1/txs?pagination.limit=1`);
-          expect(await search(page, '7')).to.equal('/blocks/7');
+          expect(await search(page, '7')).to.equal(`${prefix}/blocks/7`);
           expect(await field(page, 'height')).to.equal('7');
-          expect(await search(page, txs[0].txhash.toLowerCase())).to.equal(`/txs/${txs[0].txhash}`);
-          expect(await search(page, token.owner)).to.equal(`/accounts/${token.owner}`);
-          expect(await search(page, collection.object_addr)).to.equal(`/nft-collections/${collection.object_addr}`);
+          expect(await search(page, txs[0].txhash.toLowerCase())).to.equal(`${prefix}/txs/${txs[0].txhash}`);
+          expect(await search(page, token.owner)).to.equal(`${prefix}/accounts/${token.owner}`);
+          expect(await search(page, collection.object_addr)).to.equal(`${prefix}/nft-collections/${collection.object_addr}`);
           const named = await getJson<{ collections: Collection[] }>(`${base}/indexer/nft/v1/collections/by_name/${encodeURIComponent(collection.collection.name)}`);
           const where = await search(page, collection.collection.name);
-          if (named.collections.length === 1) expect(where).to.equal(`/nft-collections/${collection.object_addr}`);
+          if (named.collections.length === 1) expect(where).to.equal(`${prefix}/nft-collections/${collection.object_addr}`);
           else {
             await page.waitForSelector('[data-list="search-collections"][data-loaded]');
             const shown = await page.$$eval('[data-list="search-collections"] tbody tr', (rows) => rows.map((r) => r.getAttribute('data-key')));
@@ -324,7 +327,7 @@ describe('the built-in explorer in a browser', function () {
         it('shows an EVM tx, searched by its hash', async () => {
           const { txs } = await getJson<{ txs: EvmTx[] }>(`${base}/indexer/tx/v1/evm-txs?pagination.limit=1`);
           await open(page, `${base}/`);
-          expect(await search(page, txs[0].transactionHash.toUpperCase().replace('0X', '0x'))).to.equal(`/evm-txs/${txs[0].transactionHash}`);
+          expect(await search(page, txs[0].transactionHash.toUpperCase().replace('0X', '0x'))).to.equal(`${prefix}/evm-txs/${txs[0].transactionHash}`);
           expect(await field(page, 'transactionHash')).to.equal(txs[0].transactionHash);
           expect(await field(page, 'blockNumber')).to.equal(BigInt(txs[0].blockNumber).toString());
           expect(await field(page, 'from')).to.equal(txs[0].from);

@@ -5,6 +5,9 @@
   const PAGE_SIZE = 25;
   const STATUS_POLL_MS = 2000;
   const main = document.getElementById('main');
+  // serve --base-url: the prefix every path of this server carries ('' at the root), named by the shell
+  const baseMeta = document.querySelector('meta[name="indexer-api-base"]');
+  const BASE = baseMeta ? baseMeta.getAttribute('content') || '' : '';
   let generation = 0; // bumped on every navigation: late answers for an old page are dropped
   let poll; // the home page's status timer
   let chain; // { vm } once known (the API does not name the VM; see vmOf)
@@ -36,14 +39,17 @@
 
   // ---- paths ------------------------------------------------------------------------------
   const seg = encodeURIComponent;
+  // the explorer's pages, prefixed; API paths are written from the root and prefixed by api()
   const paths = {
-    block: (height) => `/blocks/${seg(height)}`,
-    tx: (hash) => `/txs/${seg(hash)}`,
-    evmTx: (hash) => `/evm-txs/${seg(hash)}`,
-    account: (a) => `/accounts/${seg(a)}`,
-    collection: (a) => `/nft-collections/${seg(a)}`,
-    token: (a, id) => `/nft-collections/${seg(a)}/${seg(id)}`,
-    richlist: (denom) => `/richlist/${seg(denom)}`,
+    home: () => `${BASE}/`,
+    block: (height) => `${BASE}/blocks/${seg(height)}`,
+    tx: (hash) => `${BASE}/txs/${seg(hash)}`,
+    evmTx: (hash) => `${BASE}/evm-txs/${seg(hash)}`,
+    account: (a) => `${BASE}/accounts/${seg(a)}`,
+    collection: (a) => `${BASE}/nft-collections/${seg(a)}`,
+    token: (a, id) => `${BASE}/nft-collections/${seg(a)}/${seg(id)}`,
+    richlist: (denom) => `${BASE}/richlist/${seg(denom)}`,
+    search: (q) => withQuery(`${BASE}/search`, { q }),
   };
   const accountLink = (a) => (a ? link(paths.account(a), a, 'mono') : '');
 
@@ -55,7 +61,7 @@
   async function api(path) {
     let res;
     try {
-      res = await fetch(path, { headers: { accept: 'application/json' }, cache: 'no-cache' });
+      res = await fetch(BASE + path, { headers: { accept: 'application/json' }, cache: 'no-cache' });
     } catch (e) {
       throw new ApiError(0, `the server did not answer (${e.message})`, path);
     }
@@ -432,7 +438,7 @@
     }
     const named = await maybe(withQuery(`/indexer/nft/v1/collections/by_name/${seg(s)}`, { 'pagination.limit': 2 }));
     if (named && named.collections.length === 1) return paths.collection(named.collections[0].object_addr);
-    return withQuery('/search', { q: s });
+    return paths.search(s);
   }
 
   /** /search?q=: collections whose name matches, or a clear "nothing found". */
@@ -453,7 +459,7 @@
       h('h1', {}, notFound ? 'Not found' : e.status === 400 ? 'Not a valid request' : 'Something went wrong'),
       h('p', { 'data-field': 'message' }, e.message),
       h('p', { class: 'total' }, `${path}${e.path ? ` (API: ${e.path}, HTTP ${e.status})` : ''}`),
-      h('p', {}, link('/', '← Back to the overview'))));
+      h('p', {}, link(paths.home(), '← Back to the overview'))));
   }
 
   async function render() {
@@ -462,7 +468,9 @@
     const path = location.pathname;
     let parts;
     try {
-      parts = path.split('/').slice(1).map(decodeURIComponent);
+      // outside the base: not a page of this explorer (the server would not have sent the shell)
+      const under = path === BASE ? '/' : path.startsWith(`${BASE}/`) ? path.slice(BASE.length) : '/\u0000';
+      parts = under.split('/').slice(1).map(decodeURIComponent);
     } catch {
       errorPage(new ApiError(400, `badly encoded path: ${path}`), path);
       return;
