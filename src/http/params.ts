@@ -41,9 +41,16 @@ export function query<T>(req: Request, name: string): T | undefined {
 
 export function page(req: Request): PageRequest {
   for (const name of ['pagination.limit', 'pagination.offset']) {
-    for (const raw of rawQueryValues(req.originalUrl, name)) strictInt(name, raw);
+    // the first value is the one read (rollyticsQuery); empty is the default
+    const raw = rawQueryValues(req.originalUrl, name)[0];
+    if (raw !== undefined && raw !== '') strictInt(name, raw);
   }
-  return parsePageRequest(req.query as PaginationQuery);
+  const q = req.query as PaginationQuery;
+  return parsePageRequest({
+    ...q,
+    'pagination.reverse': goBool(req, 'pagination.reverse', true),
+    'pagination.count_total': goBool(req, 'pagination.count_total', true),
+  });
 }
 
 /** Any address form of docs/api-contract.md#addresses → canonical bytes, or 400 naming the parameter and value. */
@@ -89,36 +96,68 @@ export function tokenIdCandidates(req: Request): [string, string] | undefined {
 }
 
 /**
- * Booleans as rollytics reads them (Go's strconv.ParseBool): `1 t T TRUE true True` and
- * `0 f F FALSE false False`. Each boolean query parameter of the contract holding one of these
- * is rewritten to `true` / `false` before validation; anything else reaches the validator as
- * sent and is a 400 naming the parameter.
+ * Booleans as rollytics reads each one (docs/api-contract.md#booleans). `pagination.reverse` and
+ * `pagination.count_total` go through fiber's `QueryBool`: Go's strconv.ParseBool, whose
+ * spellings are `1 t T TRUE true True` and `0 f F FALSE false False`; any other value, the empty
+ * one included, is the default — never a 400.
  */
-const GO_BOOL: Record<string, 'true' | 'false'> = {
-  1: 'true', t: 'true', T: 'true', TRUE: 'true', true: 'true', True: 'true',
-  0: 'false', f: 'false', F: 'false', FALSE: 'false', false: 'false', False: 'false',
+const GO_BOOL: Record<string, boolean> = {
+  1: true, t: true, T: true, TRUE: true, true: true, True: true,
+  0: false, f: false, F: false, FALSE: false, false: false, False: false,
 };
 
-export function goBooleans(names: ReadonlySet<string>): RequestHandler {
+export function goBool(req: Request, name: string, fallback: boolean): boolean {
+  const v = query<unknown>(req, name);
+  return typeof v === 'string' && Object.hasOwn(GO_BOOL, v) ? GO_BOOL[v] : fallback;
+}
+
+/**
+ * `is_signer`: rollytics compares the exact string (`c.Query("is_signer", "false") == "true"`),
+ * so `True`, `1`, `yes` and an empty value all mean the unfiltered list.
+ */
+export function isSigner(req: Request): boolean {
+  return query<unknown>(req, 'is_signer') === 'true';
+}
+
+/** Token order (rollytics `normalizeOrderBy`): trimmed and lower-cased; empty is `token_id`. */
+export function tokenOrder(req: Request): 'token_id' | 'height' {
+  const raw = query<unknown>(req, 'order_by');
+  if (raw === undefined) return 'token_id';
+  const v = String(raw).trim().toLowerCase();
+  if (v === '' || v === 'token_id') return 'token_id';
+  if (v === 'height') return 'height';
+  throw invalidValue('order_by', String(raw), 'must be one of: token_id, height');
+}
+
+/**
+ * fasthttp's `Peek`, behind every `c.Query`/`QueryInt`/`QueryBool` of rollytics, reads the first
+ * value of a repeated parameter; only `msgs` (and any other `type: array` parameter) is read whole.
+ * An empty `pagination.limit` or `pagination.offset` is Atoi's failure and so the default, as in
+ * rollytics. Runs before the validator, so it sees what rollytics would read.
+ */
+const EMPTY_IS_ABSENT = new Set(['pagination.limit', 'pagination.offset']);
+
+export function rollyticsQuery(arrayNames: ReadonlySet<string>): RequestHandler {
   return (req, _res, next) => {
     const q = req.query as Record<string, unknown>;
     for (const name in q) {
       const v = q[name];
-      if (typeof v === 'string' && names.has(name) && Object.hasOwn(GO_BOOL, v)) q[name] = GO_BOOL[v];
+      if (Array.isArray(v) && !arrayNames.has(name)) q[name] = v[0];
+      if (q[name] === '' && EMPTY_IS_ABSENT.has(name)) delete q[name];
     }
     next();
   };
 }
 
-/** The names of the query parameters declared `type: boolean` anywhere in a document without $refs. */
-export function booleanQueryParameters(doc: Record<string, unknown>): Set<string> {
+/** The names of the query parameters declared `type: array` anywhere in a document without $refs. */
+export function arrayQueryParameters(doc: Record<string, unknown>): Set<string> {
   const names = new Set<string>();
   for (const item of Object.values((doc.paths ?? {}) as Record<string, Record<string, unknown>>)) {
     for (const op of [item, ...Object.values(item)]) {
       const params = (op as { parameters?: unknown } | null)?.parameters;
       if (!Array.isArray(params)) continue;
       for (const p of params as { in?: string; name?: string; schema?: { type?: string } }[]) {
-        if (p.in === 'query' && p.schema?.type === 'boolean' && p.name) names.add(p.name);
+        if (p.in === 'query' && p.schema?.type === 'array' && p.name) names.add(p.name);
       }
     }
   }
