@@ -163,3 +163,24 @@ export function arrayQueryParameters(doc: Record<string, unknown>): Set<string> 
   }
   return names;
 }
+
+/**
+ * A path whose percent-encoding does not decode (`by_name/%E0%A4%A`) is a 400 naming the path
+ * parameter and the segment as sent, in the form of every other bad value. The validator would
+ * answer it too, but with its own text. `paths` are the document's route templates.
+ */
+export function decodablePath(paths: readonly string[]): RequestHandler {
+  const templates = paths.map((p) => p.split('/'));
+  return (req, _res, next) => {
+    if (!req.path.includes('%')) { next(); return; }
+    const segments = req.path.split('/');
+    const bad = segments.findIndex((s) => { try { decodeURIComponent(s); return false; } catch { return true; } });
+    if (bad < 0) { next(); return; }
+    const template = templates.find((t) => t.length === segments.length
+      && t.every((part, i) => /^\{.+\}$/.test(part) || part.toLowerCase() === segments[i].toLowerCase()));
+    const name = template?.[bad].match(/^\{(.+)\}$/)?.[1];
+    // no route, or a static part that does not decode: the 404 says so
+    if (name === undefined) { next(); return; }
+    next(invalidValue(name, segments[bad], 'malformed percent-encoding'));
+  };
+}

@@ -133,6 +133,24 @@ describe('errors: 400 naming the parameter and the value', () => {
     }
   });
 
+  it('answers a path parameter whose percent-encoding does not decode like any other bad value', async () => {
+    const t = await makeTestApp('evm');
+    for (const [path, param] of [
+      ['/indexer/nft/v1/collections/by_name/%E0%A4%A', 'name'],
+      ['/indexer/nft/v1/collections/%ZZ', 'collection_addr'],
+      ['/indexer/tx/v1/txs/by_account/%E0%A4%A', 'account'],
+      ['/indexer/block/v1/blocks/%E0%A4%A', 'height'],
+      ['/indexer/nft/v1/txs/0x1/%E0%A4%A', 'token_id'],
+      ['/indexer/richlist/v1/%E0%A4%A', 'denom'],
+      ['/indexer/tx/v1/evm-txs/%E0%A4%A', 'tx_hash'],
+    ]) {
+      const res = await t.api.get(path);
+      expectError(res, 400, 3, path);
+      expect(res.body.message, path).to.equal(`invalid value for ${param}: ${path.slice(path.lastIndexOf('/') + 1)} (malformed percent-encoding)`);
+    }
+    expectError(await t.api.get('/no/such/%ZZ'), 404, 5, '/no/such/%ZZ');
+  });
+
   it('never leaks a stack, SQL or a file path in an error message', async () => {
     const t = await makeTestApp('move');
     for (const path of ['/indexer/tx/v1/txs?pagination.key=%7B', '/indexer/block/v1/blocks/%E0%A4%A', '/indexer/nft/v1/collections/by_name/%ZZ']) {
