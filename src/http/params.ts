@@ -30,9 +30,21 @@ function strictInt(name: string, raw: string): number {
   return n;
 }
 
-/** An integer path parameter, checked against the raw segment (decoded once). */
+const INT64_MAX = 9223372036854775807n;
+
+/**
+ * A height path parameter, read as rollytics reads it (strconv.ParseInt(v, 10, 64)): optional
+ * sign, any number of leading zeros, up to 2^63 − 1; then it must be ≥ 1. No snapshot holds a
+ * height above 2^53 − 1 (docs/dump-format.md), so a larger one reads as 2^53, which matches
+ * nothing: a 404 for one block, an empty list by height — as rollytics answers it.
+ */
 export function pathInt(req: Request, name: string): number {
-  return strictInt(name, String(req.params[name]));
+  const raw = String(req.params[name]);
+  if (!/^[+-]?[0-9]+$/.test(raw)) throw invalidValue(name, raw, 'must be a valid integer');
+  const n = BigInt(raw);
+  if (n > INT64_MAX || n < -INT64_MAX - 1n) throw invalidValue(name, raw, 'must be a valid integer');
+  if (n < 1n) throw invalidValue(name, String(n), 'must be a positive integer');
+  return n > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER + 1 : Number(n);
 }
 
 export function query<T>(req: Request, name: string): T | undefined {

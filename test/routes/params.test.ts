@@ -156,6 +156,33 @@ describe('query parameters, read as rollytics reads them (EVM demo: every route 
     });
   });
 
+  describe('{height} (rollytics strconv.ParseInt(v, 10, 64), then ≥ 1)', () => {
+    it('blocks/{height} and every by_height route', async () => {
+      const h = busiestHeight(t.dump);
+      for (const route of ['/indexer/block/v1/blocks/', '/indexer/tx/v1/txs/by_height/', '/indexer/tx/v1/evm-txs/by_height/', '/indexer/tx/v1/evm-internal-txs/by_height/']) {
+        const want = await get(`${route}${h}`);
+        for (const v of [`+${h}`, `000${h}`, `${'0'.repeat(30)}${h}`]) expect(await get(`${route}${encodeURIComponent(v)}`), `${route}${v}`).to.equal(want);
+        // valid int64 heights that no snapshot holds: not found, as rollytics
+        for (const v of ['9007199254740993', '99999999999999999', '9223372036854775807']) {
+          const res = await t.api.get(`${route}${v}`);
+          if (route.includes('/blocks/')) {
+            expect(res.status, `${route}${v}`).to.equal(404);
+            expect(res.body.message).to.equal(`block not found: height ${v}`);
+          } else {
+            expect(res.status, `${route}${v}`).to.equal(200);
+            expect(res.body.pagination.total, `${route}${v}`).to.equal('0');
+          }
+        }
+        for (const [v, why] of [['9223372036854775808', 'must be a valid integer'], ['1e3', 'must be a valid integer'], ['0x10', 'must be a valid integer']]) {
+          const res = await t.api.get(`${route}${v}`);
+          expect(res.status, `${route}${v}`).to.equal(400);
+          expect(res.body.message).to.equal(`invalid value for height: ${v} (${why})`);
+        }
+        for (const v of ['0', '-5']) expect((await t.api.get(`${route}${v}`)).status, `${route}${v}`).to.equal(400);
+      }
+    });
+  });
+
   describe('order_by (rollytics normalizeOrderBy: trimmed, lower-cased, empty = token_id)', () => {
     it('both token lists', async () => {
       const [owner] = ownersByTokenCount(t.dump)[0];
