@@ -75,10 +75,13 @@ export function address(name: string, value: string, prefix: string): Buffer {
   }
 }
 
-/** Tx hash: hex, either case, with or without 0x (docs/api-contract.md#other-parameters). */
+/**
+ * Tx hash: hex, either case, with or without 0x (docs/api-contract.md#other-parameters). `0x`
+ * alone is the empty hash, which names no tx (rollytics: 404), not a malformed one.
+ */
 export function txHash(value: string): Buffer {
   const hex = value.replace(/^0[xX]/, '');
-  if (!/^[0-9a-fA-F]*$/.test(hex) || hex.length === 0) {
+  if (!/^[0-9a-fA-F]*$/.test(hex)) {
     throw invalidValue('tx_hash', value, 'must be hex, with or without 0x');
   }
   return Buffer.from(hex.length % 2 ? `0${hex}` : hex, 'hex');

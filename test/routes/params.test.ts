@@ -183,6 +183,22 @@ describe('query parameters, read as rollytics reads them (EVM demo: every route 
     });
   });
 
+  describe('{tx_hash} (rollytics: hex either case, odd length padded, `0x` alone the empty hash)', () => {
+    it('every by-hash route', async () => {
+      const cosmos = t.dump.txs[0].obj.txhash as string;
+      const evmHash = loadEvmModel(t.dumpDir, t.dump.prefix).txs[0].hash;
+      for (const [route, hash] of [['/indexer/tx/v1/txs/', cosmos], ['/indexer/tx/v1/evm-txs/', evmHash], ['/indexer/tx/v1/evm-internal-txs/', evmHash]]) {
+        const bare = hash.replace(/^0x/, '');
+        const want = await get(`${route}${bare}`);
+        for (const v of [bare.toLowerCase(), bare.toUpperCase(), `0x${bare}`]) expect(await get(`${route}${v}`), `${route}${v}`).to.equal(want);
+        expect((await t.api.get(`${route}0x`)).status, `${route}0x: the empty hash names no tx`).to.equal(404);
+        const bad = await t.api.get(`${route}0xZZ`);
+        expect(bad.status).to.equal(400);
+        expect(bad.body.message).to.equal('invalid value for tx_hash: 0xZZ (must be hex, with or without 0x)');
+      }
+    });
+  });
+
   describe('order_by (rollytics normalizeOrderBy: trimmed, lower-cased, empty = token_id)', () => {
     it('both token lists', async () => {
       const [owner] = ownersByTokenCount(t.dump)[0];
