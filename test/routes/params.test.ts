@@ -143,6 +143,13 @@ describe('query parameters, read as rollytics reads them (EVM demo: every route 
         expect(await get(join2(path, 'pagination.limit=2&pagination.limit=7')), `${path} limit=2&limit=7`).to.equal(two);
         const skipped = await get(join2(path, 'pagination.limit=2&pagination.offset=1'));
         expect(await get(join2(path, 'pagination.limit=2&pagination.offset=1&pagination.offset=5')), `${path} offset=1&offset=5`).to.equal(skipped);
+        // pagination.key: empty is the first page; a repeated one is read from its first value
+        expect(await get(join2(path, 'pagination.limit=2&pagination.key=')), `${path} key=`).to.equal(two);
+        const next = (JSON.parse(two) as { pagination: { next_key: string | null } }).pagination.next_key;
+        if (next !== null) {
+          const second = await get(join2(path, `pagination.limit=2&pagination.key=${encodeURIComponent(next)}`));
+          expect(await get(join2(path, `pagination.limit=2&pagination.key=${encodeURIComponent(next)}&pagination.key=%21%21`)), `${path} key twice`).to.equal(second);
+        }
       }
     });
 
