@@ -159,9 +159,14 @@ describe('openapi.yaml tells the truth about errors (/swagger shows it)', functi
     expect(sentence, 'the description lists the booleans read').to.not.equal(null);
     const listed = [...(sentence as RegExpExecArray)[1].matchAll(/`([^`]+)`/g)].flatMap((m) => m[1].split(' '));
     expect(listed).to.have.length(12);
-    for (const v of [...listed, 'yes', 'no', 'on', 'tRuE', '2', 'Y']) {
+    const oldest = (await t.api.get('/indexer/tx/v1/txs?pagination.limit=1&pagination.reverse=false')).text;
+    const newest = (await t.api.get('/indexer/tx/v1/txs?pagination.limit=1')).text;
+    expect(oldest).to.not.equal(newest);
+    for (const v of [...listed, 'yes', 'no', 'on', 'tRuE', '2', 'Y', '']) {
       const res = await t.api.get(`/indexer/tx/v1/txs?pagination.limit=1&pagination.reverse=${v}`);
-      expect(res.status, `pagination.reverse=${v}`).to.equal(listed.includes(v) ? 200 : 400);
+      expect(res.status, `pagination.reverse=${v}`).to.equal(200);
+      // a listed false spelling reads false; anything unlisted is the default (newest first)
+      expect(res.text, `pagination.reverse=${v}`).to.equal(listed.slice(6).includes(v) ? oldest : newest);
     }
   });
 });

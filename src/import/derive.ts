@@ -134,8 +134,9 @@ export class AccountDeriver {
     const pk = signerPublicKey(tx);
     if (!pk || typeof pk !== 'object') return undefined;
     const { '@type': type, key } = pk as PublicKey;
-    if (typeof type !== 'string' || typeof key !== 'string') return undefined;
-    const memoKey = `${type}\u0000${key}`;
+    if (typeof type !== 'string') return undefined;
+    // a multisig key has no `key`: its whole JSON (threshold and sub-keys) is the memo key
+    const memoKey = typeof key === 'string' ? `${type}\u0000${key}` : JSON.stringify(pk);
     let v = this.signers.get(memoKey);
     if (v === undefined) {
       v = pubkeyToAddress(pk)?.toString('hex') ?? null;

@@ -12,7 +12,7 @@ import { SERVE_DEFAULTS } from '../lib/defaults';
 import { errorFields, Logger, silentLogger } from '../http/log';
 import { ObserveRequest, requestObserver } from '../http/observe';
 import { createMetrics, Metrics, opsRouter, ReadinessInputs, routeOf } from '../http/ops';
-import { booleanQueryParameters, goBooleans } from '../http/params';
+import { arrayQueryParameters, decodablePath, rollyticsQuery } from '../http/params';
 import { swaggerRouter } from '../http/swagger';
 import { normalizeUrl, underBase } from '../http/url';
 import { OpenApiDocument, validatorDocument } from './openapi';
@@ -175,7 +175,7 @@ function buildApp({ snapshots, openapi, options, logger = silentLogger, metrics,
   app.use(httpCaching(options.cacheMaxAge ?? SERVE_DEFAULTS.cacheMaxAge, responseCache));
   // $refs inlined: same constraints, much less start-up work (src/serve/openapi.ts)
   const apiSpec = validatorDocument(openapi, options.validateResponses ?? false);
-  app.use(goBooleans(booleanQueryParameters(apiSpec)));
+  app.use(rollyticsQuery(arrayQueryParameters(apiSpec)), decodablePath(Object.keys((apiSpec as { paths?: object }).paths ?? {})));
   // Every request is validated (no memo: a validated URL must still be checked for its method).
   // The validator's route matcher cache and lazy meta-schema come from patches/ (patch-package).
   app.use(OpenApiValidator.middleware({

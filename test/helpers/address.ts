@@ -63,7 +63,55 @@ export function addressForms(bytes: Buffer, prefix: string): Record<string, stri
 }
 
 /** The account of a Cosmos public key, as the chain derives it (secp256k1 / ethsecp256k1). */
-export function pubkeyAccount(pk: { '@type'?: string; key?: string } | undefined): Buffer | undefined {
+/**
+ * go-amino's prefix of a registered concrete type name, computed from the name (the code under
+ * test uses the constants): SHA256, drop leading zero bytes, drop 3, drop zeros again, take 4.
+ */
+function aminoPrefix(name: string): Buffer {
+  let h = createHash('sha256').update(name).digest();
+  while (h[0] === 0) h = h.subarray(1);
+  h = h.subarray(3);
+  while (h[0] === 0) h = h.subarray(1);
+  return h.subarray(0, 4);
+}
+
+const AMINO_NAME: Record<string, string> = {
+  '/cosmos.crypto.secp256k1.PubKey': 'tendermint/PubKeySecp256k1',
+  '/cosmos.crypto.ed25519.PubKey': 'tendermint/PubKeyEd25519',
+  '/cosmos.crypto.multisig.LegacyAminoPubKey': 'tendermint/PubKeyMultisigThreshold',
+};
+
+function varint(n: number): number[] {
+  const out = [];
+  for (; n > 127; n = Math.floor(n / 128)) out.push(128 + (n % 128));
+  out.push(n);
+  return out;
+}
+
+/** Legacy Amino bytes of a key as cosmos-sdk's multisig codec writes them; undefined for types it does not register. */
+function aminoKey(pk: PublicKeyJson): Buffer | undefined {
+  const name = AMINO_NAME[pk['@type'] ?? ''];
+  if (!name) return undefined;
+  if (pk.public_keys === undefined) {
+    const key = Buffer.from(pk.key ?? '', 'base64');
+    return Buffer.concat([aminoPrefix(name), Buffer.from(varint(key.length)), key]);
+  }
+  const subs = pk.public_keys.map(aminoKey);
+  if (subs.some((b) => b === undefined)) return undefined;
+  const k = Number(pk.threshold);
+  return Buffer.concat([
+    aminoPrefix(name), Buffer.from(k ? [8, ...varint(k)] : []),
+    ...(subs as Buffer[]).map((b) => Buffer.concat([Buffer.from([0x12, ...varint(b.length)]), b])),
+  ]);
+}
+
+export interface PublicKeyJson { '@type'?: string; key?: string; threshold?: number | string; public_keys?: PublicKeyJson[] }
+
+export function pubkeyAccount(pk: PublicKeyJson | undefined): Buffer | undefined {
+  if (pk?.['@type'] === '/cosmos.crypto.multisig.LegacyAminoPubKey') {
+    const amino = aminoKey(pk);
+    return amino && createHash('sha256').update(amino).digest().subarray(0, 20);
+  }
   if (!pk || typeof pk.key !== 'string') return undefined;
   const key = Buffer.from(pk.key, 'base64');
   switch (pk['@type']) {

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
-import { crc32, gunzipSync } from 'node:zlib';
+import { crc32, gunzipSync, gzipSync } from 'node:zlib';
 import { targetsOf } from '../../bench/targets';
 import { acceptsGzip, addVary, gzipEtag, withVary } from '../../src/http/encoding';
 import { createApp } from '../../src/serve/app';
@@ -154,6 +154,19 @@ for (const vm of ['wasm', 'evm', 'move'] as const) {
       const status = await get(server.url, '/status', { 'Accept-Encoding': 'gzip' });
       expect(status.headers['content-encoding']).to.equal(undefined);
       expect(JSON.parse(status.body.toString())).to.have.property('chain_id');
+    });
+
+    it('a list with no rows stays identity (gzip would only add bytes); one row is enough for gzip', async () => {
+      for (const path of ['/indexer/tx/v1/txs/by_height/999999999', '/indexer/tx/v1/txs?msgs=no.such.Msg', '/indexer/nft/v1/collections/by_name/no-such-name-at-all']) {
+        const r = await get(server.url, path, { 'Accept-Encoding': 'gzip' });
+        expect(r.status, path).to.equal(200);
+        expect(r.headers['content-encoding'], path).to.equal(undefined);
+        const body = r.body.toString();
+        expect(body, path).to.match(/^\{"\w+":\[\],"pagination":\{"previous_key":null,"next_key":null,"total":"0"\}\}$/);
+        expect(gzipSync(body).length, 'gzip of the empty list is larger').to.be.greaterThan(body.length);
+      }
+      const one = await get(server.url, '/indexer/tx/v1/txs?pagination.limit=1', { 'Accept-Encoding': 'gzip' });
+      expect(one.headers['content-encoding']).to.equal('gzip');
     });
   });
 }

@@ -13,7 +13,7 @@ export function blockRouter(): Router {
     .get('/indexer/block/v1/blocks/:height', (req, res) => {
       const height = pathInt(req, 'height');
       const json = snapshotOf(res).q.block.byHeight(height);
-      if (json === undefined) throw new NotFoundError(`block not found: height ${height}`);
+      if (json === undefined) throw new NotFoundError(`block not found: height ${BigInt(String(req.params.height))}`);
       sendJson(res, blockResponse(json));
     });
 }

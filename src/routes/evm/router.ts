@@ -1,6 +1,6 @@
 import { RequestHandler, Router } from 'express';
 import { GRPC, NotFoundError, sendError, shown } from '../../http/errors';
-import { address, page, pathInt, pathParam, query, txHash } from '../../http/params';
+import { address, isSigner, page, pathInt, pathParam, txHash } from '../../http/params';
 import { sendJson, sendPage } from '../../http/send';
 import { snapshotOf } from '../context';
 import { evmTxResponse } from '../../wire/evm';
@@ -32,7 +32,7 @@ export function evmRouter(): Router {
     .get('/indexer/tx/v1/evm-txs/by_account/:account', (req, res) => {
       const { q, prefix } = evm(res);
       const account = q.account(address('account', pathParam(req, 'account'), prefix));
-      sendPage(res, 'txs', q.txsByAccount(account, query<boolean>(req, 'is_signer') ?? false, page(req)));
+      sendPage(res, 'txs', q.txsByAccount(account, isSigner(req), page(req)));
     })
     .get('/indexer/tx/v1/evm-txs/by_height/:height', (req, res) => {
       const height = pathInt(req, 'height');

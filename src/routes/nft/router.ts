@@ -1,16 +1,14 @@
 import { Router } from 'express';
 import { NotFoundError, shown } from '../../http/errors';
 import { emptyPage } from '../../snapshot/pagination';
-import { address, page, pathParam, query, tokenIdCandidates } from '../../http/params';
+import { address, page, pathParam, query, tokenIdCandidates, tokenOrder } from '../../http/params';
 import { sendJson, sendPage } from '../../http/send';
 import { normalizeName } from '../../lib/normalize';
 import { snapshotOf } from '../context';
-import { TokenOrder } from '../../snapshot/queries/nft';
 import { collectionResponse } from '../../wire/nft';
 
 /** rollytics api/handler/nft */
 export function nftRouter(): Router {
-  const order = (req: Parameters<typeof query>[0]): TokenOrder => query<TokenOrder>(req, 'order_by') ?? 'token_id';
   return Router()
     .get('/indexer/nft/v1/collections', (req, res) => sendPage(res, 'collections', snapshotOf(res).q.nft.collections(page(req))))
     .get('/indexer/nft/v1/collections/by_account/:account', (req, res) => {
@@ -37,12 +35,12 @@ export function nftRouter(): Router {
         tokenIds: tokenIdCandidates(req),
       };
       const p = page(req);
-      sendPage(res, 'tokens', account ? s.q.nft.tokensByAccount(account, filter, order(req), p) : emptyPage(p));
+      sendPage(res, 'tokens', account ? s.q.nft.tokensByAccount(account, filter, tokenOrder(req), p) : emptyPage(p));
     })
     .get('/indexer/nft/v1/tokens/by_collection/:collection_addr', (req, res) => {
       const s = snapshotOf(res);
       const collection = address('collection_addr', pathParam(req, 'collection_addr'), s.meta.prefix);
-      sendPage(res, 'tokens', s.q.nft.tokensByCollection(collection, { tokenIds: tokenIdCandidates(req) }, order(req), page(req)));
+      sendPage(res, 'tokens', s.q.nft.tokensByCollection(collection, { tokenIds: tokenIdCandidates(req) }, tokenOrder(req), page(req)));
     })
     .get('/indexer/nft/v1/txs/:collection_addr/:token_id', (req, res) => {
       const s = snapshotOf(res);

@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import { NotFoundError, shown } from '../../http/errors';
 import { emptyPage } from '../../snapshot/pagination';
-import { address, msgTypes, page, pathInt, pathParam, query, txHash } from '../../http/params';
+import { address, isSigner, msgTypes, page, pathInt, pathParam, txHash } from '../../http/params';
 import { sendJson, sendPage } from '../../http/send';
 import { snapshotOf } from '../context';
 import { TxFilter } from '../../snapshot/queries/tx';
@@ -21,7 +21,7 @@ export function txRouter(): Router {
       const account = s.q.tx.account(address('account', pathParam(req, 'account'), s.meta.prefix));
       const f = filter(s.q.tx, msgTypes(req));
       const p = page(req);
-      sendPage(res, 'txs', account ? s.q.tx.byAccount(account, query<boolean>(req, 'is_signer') ?? false, f, p) : emptyPage(p));
+      sendPage(res, 'txs', account ? s.q.tx.byAccount(account, isSigner(req), f, p) : emptyPage(p));
     })
     .get('/indexer/tx/v1/txs/by_height/:height', (req, res) => {
       const q = snapshotOf(res).q.tx;
