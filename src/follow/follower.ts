@@ -19,9 +19,9 @@ import { incrementalSource } from '../import/incremental';
 import { StageProgress } from '../import/sources/progress';
 import { dumpErrorText, ImportSource } from '../import/sources/source';
 import { SnapshotWriter } from '../import/writer';
-import { openDatabase } from '../sqlite';
 import { INDEXES_SQL, schemaSql } from '../snapshot/schema';
 import { nftStateProbe } from '../snapshot/queries/nft-state';
+import { openStore } from '../snapshot/store';
 import { prepareTipQueries, type Tip, type TipQueries } from '../snapshot/queries/tip';
 import type { FollowSource } from './source';
 import type { WriteLock } from './richlist-refresh';
@@ -111,9 +111,9 @@ const FOLLOW_INDEXES = ['nfts_by_object'];
  * stays table-for-table and index-for-index equal to a fresh import).
  */
 export function useWal(file: string, log?: (line: string) => void): void {
-  const db = openDatabase(file, { fileMustExist: true });
+  // inPlace puts the file in WAL mode (a header flag, persistent)
+  const db = openStore(file, 'inPlace');
   try {
-    db.pragma('journal_mode = WAL');
     const has = db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'index' AND name = ?").pluck();
     for (const name of FOLLOW_INDEXES) {
       if (has.get(name) !== undefined) continue;
@@ -141,8 +141,7 @@ export class Follower {
 
   constructor(private readonly o: FollowerOptions) {
     if (!existsSync(o.db)) throw new Error(`snapshot not found: ${o.db}`);
-    this.db = openDatabase(o.db, { fileMustExist: true });
-    this.db.pragma('busy_timeout = 5000');
+    this.db = openStore(o.db, 'inPlace');
     this.tip = prepareTipQueries(this.db);
     const ours = readOurs(this.tip);
     this.state.height = ours.tip.height;

@@ -24,13 +24,13 @@
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, unlinkSync } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import type Database from 'better-sqlite3';
 import { canonicalAddress } from '../lib/address';
 import { amountKey, isAmount } from '../lib/amount';
 import { FOLLOW_DEFAULTS } from '../lib/defaults';
 import type { VmType } from '../lib/vm';
-import { openDatabase } from '../sqlite';
+import { openStore, tempPathBeside } from '../snapshot/store';
 
 /** A stop request (follower.ts StopFlag): checked between steps, cuts sleeps short. */
 export interface StopFlag {
@@ -115,13 +115,9 @@ const STAGING_SQL = `
 
 const yieldToLoop = (): Promise<void> => new Promise((r) => setImmediate(r));
 
-/** Opens the live file for one write (WAL, as SnapshotWriter.inPlace does). */
+/** Opens the live file for one write (as SnapshotWriter.inPlace does). */
 function openLive(file: string): Database.Database {
-  const db = openDatabase(file, { fileMustExist: true });
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = NORMAL');
-  db.pragma('busy_timeout = 5000');
-  return db;
+  return openStore(file, 'inPlace');
 }
 
 export class RichListRefresher {
@@ -132,7 +128,7 @@ export class RichListRefresher {
   constructor(private readonly o: RefresherOptions) {
     this.swapRows = o.swapRows ?? SWAP_ROWS;
     this.chunkRows = o.chunkRows ?? CHUNK_ROWS;
-    const db = openDatabase(o.db, { fileMustExist: true, readonly: true });
+    const db = openStore(o.db, 'liveRead');
     try {
       this.state.height = Number(db.prepare("SELECT value FROM meta WHERE key = 'rich_list_height'").pluck().get() ?? 0);
     } finally {
@@ -178,12 +174,9 @@ export class RichListRefresher {
   /** One refresh: read, diff, write the changed rows. Returns false when stopped before writing. */
   async refresh(stop: StopFlag): Promise<boolean> {
     const t0 = Date.now();
-    const stagingPath = join(dirname(resolve(this.o.db)), `.${basename(this.o.db)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
-    const staging = openDatabase(stagingPath);
+    const stagingPath = tempPathBeside(this.o.db);
+    const staging = openStore(stagingPath, 'scratch', { shared: true });
     try {
-      staging.pragma('journal_mode = OFF');
-      staging.pragma('synchronous = OFF');
-      staging.pragma('cache_size = -65536');
       staging.exec(STAGING_SQL);
       let height: number;
       try {

@@ -5,8 +5,6 @@
  * importer's.
  */
 import { Client } from 'pg';
-import { basename, dirname, join, resolve } from 'node:path';
-import { randomBytes } from 'node:crypto';
 import type { VmType } from '../import/from-dump';
 import { openApiSource, readCollectionStates, readDenomContracts, readRichList } from '../import/sources/api';
 import { HttpClient } from '../import/sources/http';
@@ -15,6 +13,7 @@ import type { SourceOptions } from '../import/sources/options';
 import { ImportSource, NftStateProbe, redactDsn } from '../import/sources/source';
 import { HTTP_CLIENT_DEFAULTS } from '../lib/defaults';
 import type { Tip } from '../snapshot/queries/tip';
+import { tempPathBeside } from '../snapshot/store';
 import type { RichListReader } from './richlist-refresh';
 import type { CollectionLister } from './collections-audit';
 
@@ -95,7 +94,7 @@ function apiSource(o: FollowSourceOptions & { fromApi: string }): FollowSource {
         previousBlockUs: tip.height > 0 ? tip.timeUs : undefined,
         denoms: [], withoutRichList: true, concurrency: o.concurrency, rate: o.rate, retries: 0, timeoutMs: o.timeout,
         validatorsFile: o.validators, denomContractsFile: o.denomContracts, linkTokensSince: from,
-        stagingPath: join(dirname(resolve(o.db)), `.${basename(o.db)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`),
+        stagingPath: tempPathBeside(o.db),
       });
     },
     async close() { /* nothing held between steps */ },

@@ -1,11 +1,10 @@
 import type Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants as fsConstants, copyFileSync, existsSync, fsyncSync, openSync, renameSync, unlinkSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { constants as fsConstants, copyFileSync, existsSync, unlinkSync } from 'node:fs';
 import { toBech32, toHex0x } from '../lib/address';
 import { collectionJson } from '../wire/nft';
 import { packRow } from '../wire/packed';
-import { openDatabase } from '../sqlite';
+import { openStore, syncAndRename, tempPathBeside } from '../snapshot/store';
 import { EvmDelta, finishEvm, newEvmDelta } from './evm';
 import { bringWireFormatCurrent } from './rerender';
 import { INDEXES_SQL, SCHEMA_VERSION, schemaSql, TABLES_SQL } from '../snapshot/schema';
@@ -93,37 +92,13 @@ function openCopy(path: string, base: BaseInfo): Database.Database {
   try {
     // A sequential copy; snapshots are immutable.
     copyFileSync(base.file, path, fsConstants.COPYFILE_FICLONE);
-    return openDatabase(path, { fileMustExist: true });
+    return openStore(path, 'bulk', { mustExist: true });
   } catch (e) {
     try { unlinkSync(path); } catch { /* never created */ }
     throw e;
   }
 }
 
-/** create / extend: a throw-away file, loaded in one transaction without a journal. */
-function setBulkLoadPragmas(db: Database.Database): void {
-  // No rollback journal: the file is thrown away unless the whole load succeeds.
-  // better-sqlite3's defensive mode silently keeps DELETE unless unsafe mode is on.
-  db.unsafeMode(true);
-  db.pragma('journal_mode = OFF');
-  db.unsafeMode(false);
-  db.pragma('synchronous = OFF');
-  db.pragma('locking_mode = EXCLUSIVE');
-  db.pragma('temp_store = MEMORY');
-  // 96 MiB: holds the pages the load keeps revisiting (the tx_accounts b-tree of a 1M-tx
-  // chain is ≈46 MB; txs are appended), and keeps the import under 500 MB with parser threads.
-  db.pragma('cache_size = -98304');
-}
-
-/** inPlace: the live file; readers (serve) keep reading while this writes; one batch = one commit. */
-function beginInPlace(db: Database.Database): void {
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = NORMAL');
-  db.pragma('temp_store = MEMORY');
-  db.pragma('cache_size = -65536');
-  db.pragma('busy_timeout = 5000');
-  db.exec('BEGIN IMMEDIATE');
-}
 
 /**
  * Writes one snapshot into a temporary file beside the target, renamed over the target only
@@ -165,10 +140,11 @@ export class SnapshotWriter {
 
   private constructor(readonly target: string, private readonly opts: WriterOptions, readonly mode: WriterMode, base?: BaseInfo) {
     this.base = base;
-    this.tempPath = mode === 'inPlace' ? target : join(dirname(target), `.${basename(target)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
-    this.db = mode === 'create' ? openDatabase(this.tempPath) : mode === 'extend' ? openCopy(this.tempPath, base as BaseInfo) : openDatabase(target, { fileMustExist: true });
-    if (mode === 'inPlace') beginInPlace(this.db);
-    else setBulkLoadPragmas(this.db);
+    // create / extend: a throw-away file (no rollback journal: it is dropped unless the whole
+    // load succeeds); inPlace: the live file, readers (serve) reading on, one batch = one commit
+    this.tempPath = mode === 'inPlace' ? target : tempPathBeside(target);
+    this.db = mode === 'create' ? openStore(this.tempPath, 'bulk') : mode === 'extend' ? openCopy(this.tempPath, base as BaseInfo) : openStore(target, 'inPlace');
+    if (mode === 'inPlace') this.db.exec('BEGIN IMMEDIATE');
     if (!base) this.db.exec(schemaSql(TABLES_SQL));
     const p = (sql: string): Database.Statement => this.db.prepare(sql);
     this.stmts = {
@@ -598,11 +574,7 @@ export class SnapshotWriter {
     db.pragma(`user_version = ${SCHEMA_VERSION}`);
     step('sync'); // the load wrote with synchronous = OFF: most of the file is still to be flushed
     db.close();
-    const fd = openSync(this.tempPath, 'r');
-    try { fsyncSync(fd); } finally { closeSync(fd); }
-    renameSync(this.tempPath, this.target);
-    const dirFd = openSync(dirname(this.target), 'r');
-    try { fsyncSync(dirFd); } finally { closeSync(dirFd); }
+    syncAndRename(this.tempPath, this.target);
   }
 
   /** Drops the temporary file; the target stays as it was. */

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import { openSnapshotFile } from '../snapshot/open';
-import { openDatabase } from '../sqlite';
+import { openStore } from '../snapshot/store';
 import { fsyncPath, hashFile } from './files';
 import { DATA_FILE_RE, Manifest, MANIFEST_NAME } from './manifest';
 
@@ -52,7 +52,7 @@ export async function publishSnapshot(o: PublishOptions): Promise<PublishResult>
     o.onPhase?.(`copying ${o.db} (VACUUM INTO)`);
     // VACUUM INTO reads inside one transaction: a consistent copy even while the file is being
     // written (WAL), compacted, and the same bytes for the same content.
-    const src = openDatabase(o.db, { readonly: true, fileMustExist: true });
+    const src = openStore(o.db, 'read');
     try {
       src.prepare('VACUUM INTO ?').run(`${tmp}.sqlite`);
     } catch (e) {
