@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { CommandModule } from 'yargs';
-import { sourceOptionsOf, type SourceOptions } from '../import/sources/options';
+import { sourceOptionsOf, type SourceOptions } from '../sources/options';
 import { parseDuration } from '../lib/duration';
 import { openSnapshotFile } from '../snapshot/open';
 import { acquireWriterLock, type WriterLock } from '../snapshot/store';

@@ -13,12 +13,12 @@
  */
 import { existsSync } from 'node:fs';
 import type Database from 'better-sqlite3';
-import { DumpError } from '../import/dump-error';
-import { loadRecords } from '../import/from-dump';
-import { incrementalSource } from '../import/incremental';
-import { StageProgress } from '../import/sources/progress';
-import { dumpErrorText, ImportSource } from '../import/sources/source';
-import { SnapshotWriter } from '../import/writer';
+import { DumpError } from '../records/dump-error';
+import { loadRecords } from '../records/from-dump';
+import { incrementalSource } from '../records/incremental';
+import { StageProgress } from '../records/progress';
+import { dumpErrorText, ImportSource } from '../records/source';
+import { SnapshotWriter } from '../snapshot/writer';
 import { INDEXES_SQL, schemaSql } from '../snapshot/schema';
 import { nftStateProbe } from '../snapshot/queries/nft-state';
 import { openStore } from '../snapshot/store';

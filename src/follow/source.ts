@@ -5,12 +5,12 @@
  * importer's.
  */
 import { Client } from 'pg';
-import type { VmType } from '../import/from-dump';
-import { openApiSource, readCollectionStates, readDenomContracts, readRichList } from '../import/sources/api';
-import { HttpClient } from '../import/sources/http';
-import { openPostgresSource, readPostgresCollections, readPostgresRichList } from '../import/sources/postgres';
-import type { SourceOptions } from '../import/sources/options';
-import { ImportSource, NftStateProbe, redactDsn } from '../import/sources/source';
+import type { VmType } from '../records/from-dump';
+import { openApiSource, readCollectionStates, readDenomContracts, readRichList } from '../sources/api';
+import { HttpClient } from '../sources/http';
+import { openPostgresSource, readPostgresCollections, readPostgresRichList } from '../sources/postgres';
+import type { SourceOptions } from '../sources/options';
+import { ImportSource, NftStateProbe, redactDsn } from '../records/source';
 import { HTTP_CLIENT_DEFAULTS } from '../lib/defaults';
 import type { Tip } from '../snapshot/queries/tip';
 import { tempPathBeside } from '../snapshot/store';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { getHeapStatistics } from 'node:v8';
-import { heapTrimmer } from '../../src/import/heap';
+import { heapTrimmer } from '../../src/records/heap';
 
 describe('import heap trimmer (src/import/heap.ts)', () => {
   it('collects when the heap passes the limit, then not again within a second (a clock the test drives)', () => {

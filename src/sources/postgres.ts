@@ -24,15 +24,15 @@
  */
 import { Client } from 'pg';
 import Cursor from 'pg-cursor';
-import type { VmType } from '../from-dump';
-import { NdjsonLine } from '../ndjson';
-import { AccountDeriver, nftKeysOfEvents } from '../derive';
-import { rawMembers } from '../../lib/raw-json';
+import type { VmType } from '../records/from-dump';
+import { NdjsonLine } from '../records/ndjson';
+import { AccountDeriver, nftKeysOfEvents } from '../records/derive';
+import { rawMembers } from '../lib/raw-json';
 import { HttpOptions } from './http';
 import { validatorsFromRest } from './node-rest';
-import { ImportSource, ndjsonFile, NftChangesSince, record, recordError, redactDsn } from './source';
-import type { CollectionState } from '../../snapshot/queries/nft-state';
-import type { StatusExtension } from '../../wire/status';
+import { ImportSource, ndjsonFile, NftChangesSince, record, recordError, redactDsn } from '../records/source';
+import type { CollectionState } from '../snapshot/queries/nft-state';
+import type { StatusExtension } from '../wire/status';
 
 export interface PostgresSourceOptions {
   dsn: string;

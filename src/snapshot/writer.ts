@@ -4,10 +4,10 @@ import { constants as fsConstants, copyFileSync, existsSync, unlinkSync } from '
 import { toBech32, toHex0x } from '../lib/address';
 import { collectionJson } from '../wire/nft';
 import { packRow } from '../wire/packed';
-import { openStore, syncAndRename, tempPathBeside } from '../snapshot/store';
-import { EvmDelta, finishEvm, newEvmDelta } from './evm';
+import { openStore, syncAndRename, tempPathBeside } from './store';
+import { EvmDelta, finishEvm, newEvmDelta } from '../records/evm';
 import { bringWireFormatCurrent } from './rerender';
-import { INDEXES_SQL, SCHEMA_VERSION, schemaSql, TABLES_SQL } from '../snapshot/schema';
+import { INDEXES_SQL, SCHEMA_VERSION, schemaSql, TABLES_SQL } from './schema';
 
 /** Rows per multi-row INSERT into the tx link tables. */
 const LINK_ROWS = 64;

@@ -63,18 +63,18 @@ import { existsSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type Database from 'better-sqlite3';
-import { openStore } from '../../snapshot/store';
-import type { ImportProgress, VmType } from '../from-dump';
-import { NdjsonLine } from '../ndjson';
-import { rawMembers } from '../../lib/raw-json';
+import { openStore } from '../snapshot/store';
+import type { ImportProgress, VmType } from '../records/from-dump';
+import { NdjsonLine } from '../records/ndjson';
+import { rawMembers } from '../lib/raw-json';
 import { HttpClient, HttpError, forEachConcurrent } from './http';
 import { rawElements } from './raw';
-import { ImportSource, ndjsonFile, NftChangesSince, record } from './source';
-import type { CollectionState } from '../../snapshot/queries/nft-state';
-import { AccountDeriver, nftKeysOfEvents } from '../derive';
-import { canonicalAddress } from '../../lib/address';
-import { STATUS_EXTENSIONS, type StatusExtension } from '../../wire/status';
-import { HTTP_CLIENT_DEFAULTS } from '../../lib/defaults';
+import { ImportSource, ndjsonFile, NftChangesSince, record } from '../records/source';
+import type { CollectionState } from '../snapshot/queries/nft-state';
+import { AccountDeriver, nftKeysOfEvents } from '../records/derive';
+import { canonicalAddress } from '../lib/address';
+import { STATUS_EXTENSIONS, type StatusExtension } from '../wire/status';
+import { HTTP_CLIENT_DEFAULTS } from '../lib/defaults';
 
 export interface ApiSourceOptions {
   url: string;

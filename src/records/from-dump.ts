@@ -15,7 +15,7 @@ import { BufferPool } from './parse/buffers';
 import { openTxParsing } from './parse/pool';
 import { heapTrimmer } from './heap';
 import { outputSize, TxJob, TxRows } from './parse/tx';
-import { NO_OWNER, SnapshotWriter } from './writer';
+import { NO_OWNER, SnapshotWriter } from '../snapshot/writer';
 
 import { VM_TYPES, type VmType } from '../lib/vm';
 
