@@ -14,11 +14,11 @@ import { createHash } from 'node:crypto';
 import { existsSync, unlinkSync } from 'node:fs';
 import { basename } from 'node:path';
 import { canonicalAddress } from '../lib/address';
-import { openStore, syncAndRename, tempPathBeside } from '../snapshot/store';
+import { syncAndRename, tempPathBeside } from '../snapshot/store';
+import { canonicalCopy } from '../snapshot/writer';
 import { tableDigests } from '../snapshot/digest';
 import { openSnapshotFile, SnapshotError } from '../snapshot/open';
 import { richListDenoms } from '../snapshot/queries/richlist';
-import { prepareTipQueries } from '../snapshot/queries/tip';
 import type { ImportOptions, ImportResult } from './import-run';
 import { cutSource } from '../import/cut/filter';
 
@@ -66,19 +66,12 @@ function snapshotFacts(file: string): { prefix: string; denoms: string[] } {
 export function finalizeDeterministic(loaded: string, out: string): void {
   const digest = createHash('sha256');
   for (const [table, d] of tableDigests(loaded)) digest.update(`${table} ${d}\n`);
-  const db = openStore(loaded, 'bulk', { mustExist: true });
   const tmp = tempPathBeside(out);
   try {
-    const newest = prepareTipQueries(db).latestTimeUs();
-    const set = db.prepare('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)');
-    set.run('snapshot_id', digest.digest('hex').slice(0, 32));
-    set.run('created_at', new Date(Math.floor((newest ?? 0) / 1000)).toISOString());
-    db.prepare('VACUUM INTO ?').run(tmp);
+    canonicalCopy(loaded, tmp, digest.digest('hex').slice(0, 32));
   } catch (e) {
     if (existsSync(tmp)) unlinkSync(tmp);
     throw e;
-  } finally {
-    db.close();
   }
   syncAndRename(tmp, out);
 }

@@ -5,6 +5,7 @@ import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import { openSnapshotFile } from '../snapshot/open';
 import { openStore } from '../snapshot/store';
+import { SCHEMA_VERSION } from '../snapshot/schema';
 import { fsyncPath, hashFile } from './files';
 import { DATA_FILE_RE, Manifest, MANIFEST_NAME } from './manifest';
 
@@ -44,7 +45,8 @@ export async function publishSnapshot(o: PublishOptions): Promise<PublishResult>
   // Refuses (with the open check's one line) anything `serve` would refuse.
   const snapshot = openSnapshotFile(o.db);
   const meta = snapshot.meta;
-  const schemaVersion = snapshot.db.pragma('user_version', { simple: true }) as number;
+  // openSnapshotFile refused any other schema version
+  const schemaVersion = SCHEMA_VERSION;
   snapshot.close();
   mkdirSync(o.to, { recursive: true });
   const tmp = join(o.to, `.publish-${process.pid}-${randomBytes(4).toString('hex')}`);

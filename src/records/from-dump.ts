@@ -399,7 +399,7 @@ const STAGES: readonly Stage[] = [
   recordKind<{ denom: string; account: Buffer; amount: string }>({
     name: 'richlist',
     fields: ['denom', 'account', 'amount'],
-    begin({ writer }) { writer.db.exec('CREATE UNIQUE INDEX richlist_unique ON richlist (denom, account)'); },
+    begin({ writer }) { writer.beginHolders(); },
     parse(f, s) {
       const denom = f.string('denom', { nonEmpty: true }).toLowerCase();
       const account = f.address('account', s.meta.prefix);
@@ -411,7 +411,7 @@ const STAGES: readonly Stage[] = [
       onConstraint(f, 'SQLITE_CONSTRAINT_UNIQUE', 'account', `duplicate holder for denom ${describe(h.denom)}`, () => writer.insertHolder(h.denom,
         amountKey(h.amount), h.account));
     },
-    after({ writer, present }) { if (present.has('richlist')) writer.db.exec('DROP INDEX richlist_unique'); },
+    after({ writer, present }) { if (present.has('richlist')) writer.endHolders(); },
   }),
 
   recordKind<{ denom: string; contract: Buffer }>({

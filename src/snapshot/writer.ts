@@ -5,9 +5,10 @@ import { toBech32, toHex0x } from '../lib/address';
 import { collectionJson } from '../wire/nft';
 import { packRow } from '../wire/packed';
 import { openStore, syncAndRename, tempPathBeside } from './store';
-import { EvmDelta, finishEvm, newEvmDelta } from '../records/evm';
+import { EvmDelta, finishEvm, newEvmDelta } from './evm-writer';
 import { bringWireFormatCurrent } from './rerender';
 import { INDEXES_SQL, SCHEMA_VERSION, schemaSql, TABLES_SQL } from './schema';
+import { prepareTipQueries } from './queries/tip';
 
 /** Rows per multi-row INSERT into the tx link tables. */
 const LINK_ROWS = 64;
@@ -336,6 +337,16 @@ export class SnapshotWriter {
     else this.nftTxCounts.set(key, { addr: collectionAddr, tokenId, n: 1 });
   }
 
+  /** While the rich list loads: a duplicate (denom, account) fails on its record (SQLITE_CONSTRAINT_UNIQUE). */
+  beginHolders(): void {
+    this.db.exec('CREATE UNIQUE INDEX richlist_unique ON richlist (denom, account)');
+  }
+
+  /** The rich list is loaded: its uniqueness index goes (serving does not use it). */
+  endHolders(): void {
+    this.db.exec('DROP INDEX richlist_unique');
+  }
+
   insertHolder(denom: string, amountKey: string, account: Buffer): void {
     // wire format 2 stores no holder JSON: it is rendered from account and amount_key (src/snapshot/queries/richlist.ts)
     this.stmts.holder.run(denom, amountKey, account, '');
@@ -587,5 +598,49 @@ export class SnapshotWriter {
     }
     try { if (this.db.open) this.db.close(); } catch { /* already failing */ }
     if (existsSync(this.tempPath)) unlinkSync(this.tempPath);
+  }
+}
+
+/** Indexes a batch's keyed reads need that snapshots made before them lack (built once, here). */
+const FOLLOW_INDEXES = ['nfts_by_object'];
+
+/**
+ * Puts a finished snapshot file in WAL mode (a header flag, persistent; a no-op when it is) and
+ * builds the indexes of FOLLOW_INDEXES it lacks, with the schema's own text (a followed file
+ * stays table-for-table and index-for-index equal to a fresh import).
+ */
+export function useWal(file: string, log?: (line: string) => void): void {
+  // inPlace puts the file in WAL mode (a header flag, persistent)
+  const db = openStore(file, 'inPlace');
+  try {
+    const has = db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'index' AND name = ?").pluck();
+    for (const name of FOLLOW_INDEXES) {
+      if (has.get(name) !== undefined) continue;
+      const sql = new RegExp(`^CREATE INDEX ${name} [^;]*`, 'm').exec(schemaSql(INDEXES_SQL))?.[0];
+      if (sql === undefined) throw new Error(`internal: index ${name} is not in ${INDEXES_SQL}`);
+      const t = Date.now();
+      db.exec(sql);
+      log?.(`follow: built index ${name} (this snapshot predates it) in ${Date.now() - t} ms`);
+    }
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * A fixture cut's last step (src/commands/cut.ts): stamps the finished file `loaded` with
+ * `snapshotId` and a created_at of its newest block (so two runs over the same records agree),
+ * then copies it by VACUUM INTO to `copy`, a fresh file with its pages in canonical order.
+ */
+export function canonicalCopy(loaded: string, copy: string, snapshotId: string): void {
+  const db = openStore(loaded, 'bulk', { mustExist: true });
+  try {
+    const newest = prepareTipQueries(db).latestTimeUs();
+    const set = db.prepare('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)');
+    set.run('snapshot_id', snapshotId);
+    set.run('created_at', new Date(Math.floor((newest ?? 0) / 1000)).toISOString());
+    db.prepare('VACUUM INTO ?').run(copy);
+  } finally {
+    db.close();
   }
 }
