@@ -1,7 +1,8 @@
 import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { DumpError } from '../records/dump-error';
-import { dumpSource, loadRecords, VM_TYPES } from '../records/from-dump';
+import { loadRecords, VM_TYPES } from '../records/from-dump';
+import { dumpSource } from '../sources/dump';
 import { incrementalSource } from '../records/incremental';
 import { openApiSource } from '../sources/api';
 import { observeTotals } from '../sources/observe';
@@ -19,7 +20,7 @@ export { cleanStaleTemps };
 export interface ImportOptions extends SourceOptions {
   /** exactly one of fromDump / fromPostgres / fromApi */
   fromDump?: string;
-  /** build on this snapshot: a copy of it plus the source's new heights (src/import/incremental.ts) */
+  /** build on this snapshot: a copy of it plus the source's new heights (src/records/incremental.ts) */
   base?: string;
   out: string;
   force: boolean;

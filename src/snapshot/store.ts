@@ -150,6 +150,20 @@ export function syncAndRename(temp: string, target: string): void {
   try { fsyncSync(dirFd); } finally { closeSync(dirFd); }
 }
 
+/**
+ * Copies `file` to `dest` by VACUUM INTO: it reads inside one transaction, so the copy is
+ * consistent even while the file is being written (WAL), compacted, and the same bytes for the
+ * same content (publish).
+ */
+export function compactCopy(file: string, dest: string): void {
+  const db = openStore(file, 'liveRead');
+  try {
+    db.prepare('VACUUM INTO ?').run(dest);
+  } finally {
+    db.close();
+  }
+}
+
 export function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);

@@ -129,7 +129,7 @@ export class SnapshotWriter {
   private readonly typeCounts = new Map<number, number>();
   private readonly setCounts = new Map<number, number>();
   private readonly nftTxCounts = new Map<string, { addr: Buffer; tokenId: string; n: number }>();
-  /** what the EVM rows of this import add to the counts (src/import/evm.ts) */
+  /** what the EVM rows of this import add to the counts (src/snapshot/evm-writer.ts) */
   readonly evm: EvmDelta;
   private newBlocks = 0;
   private newTxs = 0;
