@@ -217,7 +217,8 @@ export function acquireWriterLock(file: string): WriterLock {
         linkSync(aside, lock);
         break;
       } catch (e) {
-        if ((e as NodeJS.ErrnoException).code !== 'EEXIST' || attempt >= 3) throw e;
+        if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw new StoreError(file, `cannot take the write lock ${lock}: ${(e as Error).message}`, (e as NodeJS.ErrnoException).code);
+        if (attempt >= 3) throw new StoreError(file, `cannot take the write lock ${lock}: it keeps changing hands`);
       }
       const pid = lockHolder(lock);
       if (pid === undefined) continue; // released meanwhile
