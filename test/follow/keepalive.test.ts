@@ -39,7 +39,7 @@ function busy(ms: number): void {
   while (Date.now() < until) { /* blocked */ }
 }
 
-describe('a source that closes idle keep-alive connections (src/import/sources/http.ts, #22)', () => {
+describe('a source that closes idle keep-alive connections (src/sources/http.ts, #22)', () => {
   let server: Server | undefined;
   afterEach(() => { server?.close(); server = undefined; });
 
