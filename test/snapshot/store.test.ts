@@ -103,6 +103,16 @@ describe('snapshot store (src/snapshot/store.ts)', () => {
       expect(() => openStore(join(dir, 'missing.sqlite'), 'read')).to.throw(StoreError, join(dir, 'missing.sqlite'));
     });
 
+    it('follow --db on a file that is not a database names the file', async () => {
+      const junk = join(dir, 'random.sqlite');
+      writeFileSync(junk, 'this is not a database\n'.repeat(50));
+      const o = { db: junk, fromApi: 'http://127.0.0.1:1/', interval: '1s', batchBlocks: 1, metricsHost: '127.0.0.1', maxBackoff: '1s', quiet: true } as FollowOptions;
+      let err: Error | undefined;
+      await runFollow(o).catch((e: Error) => { err = e; });
+      expect(err?.message).to.equal(`${junk}: file is not a database`);
+      expect(existsSync(lockPathOf(junk))).to.equal(false); // the lock went with the failed run
+    });
+
     it('creates the folder of a new file it writes', () => {
       const file = join(dir, 'a', 'b', 'new.sqlite');
       const db = openStore(file, 'bulk');
