@@ -2,7 +2,8 @@
  * SQL has owners (docs/architecture.md "Layers"): statements against a snapshot live in
  * src/snapshot/ (its store, its queries, its writer), a source's SQL against its own database
  * (rollytics' PostgreSQL, a crawl's staging file) in src/sources/. Anywhere else a SQL string,
- * a `.prepare(` or a `.pragma(` is refused: the rest of the program asks those modules.
+ * a `.prepare(` or a `.pragma(` is refused: the rest of the program asks those modules. And only
+ * the snapshot store opens a SQLite file (`openDatabase(` / `new Database(`).
  */
 import { expect } from 'chai';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -25,6 +26,23 @@ function files(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
 }
 
+/** Opening a SQLite file: the store (src/snapshot/store.ts) calls the addon loader, nothing else does. */
+const OPEN = /\bopenDatabase\(|new Database\(/;
+const OPENERS = /^src\/(snapshot\/store|sqlite)\.ts$/;
+
+/** `file:line: text` of every SQLite open outside the store under `root`/src. */
+function opensOutsideStore(root: string): string[] {
+  const out: string[] = [];
+  for (const f of files(join(root, 'src'))) {
+    const rel = relative(root, f).split('\\').join('/');
+    if (OPENERS.test(rel)) continue;
+    readFileSync(f, 'utf8').split('\n').forEach((line, i) => {
+      if (!/^\s*(\*|\/\/|\/\*)/.test(line) && OPEN.test(line)) out.push(`${rel}:${i + 1}: ${line.trim()}`);
+    });
+  }
+  return out;
+}
+
 /** `file:line: text` of every SQL outside its owners under `root`/src. */
 function violations(root: string): string[] {
   const out: string[] = [];
@@ -44,7 +62,11 @@ describe('SQL and pragmas only in their owners\' folders', () => {
     expect(violations(ROOT)).to.deep.equal([]);
   });
 
-  it('finds a statement, a prepare and a pragma planted outside them', () => {
+  it('only the store (src/snapshot/store.ts) opens a SQLite file', () => {
+    expect(opensOutsideStore(ROOT)).to.deep.equal([]);
+  });
+
+  it('finds a statement, a prepare, a pragma and an open planted outside their owners', () => {
     const dir = mkdtempSync(join(tmpdir(), 'indexer-api-sql-'));
     try {
       mkdirSync(join(dir, 'src', 'follow'), { recursive: true });
@@ -55,6 +77,7 @@ describe('SQL and pragmas only in their owners\' folders', () => {
         "db.pragma('journal_mode = WAL');",
         'const re = /a/.exec(s); // a RegExp, not SQL',
         ' * a comment naming VACUUM INTO',
+        "const db = openDatabase('x.sqlite');",
       ].join('\n'));
       writeFileSync(join(dir, 'src', 'snapshot', 'fine.ts'), "db.exec('DROP TABLE t');\n");
       expect(violations(dir)).to.deep.equal([
@@ -62,6 +85,7 @@ describe('SQL and pragmas only in their owners\' folders', () => {
         'src/follow/planted.ts:2: const q = db.prepare(text);',
         "src/follow/planted.ts:3: db.pragma('journal_mode = WAL');",
       ]);
+      expect(opensOutsideStore(dir)).to.deep.equal(["src/follow/planted.ts:6: const db = openDatabase('x.sqlite');"]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
