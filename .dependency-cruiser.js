@@ -1,7 +1,7 @@
 /**
  * The layers of src/ (docs/architecture.md#layers), lowest first. A module may import modules
  * of its own layer and of the layers below it, never above; modules of the same rank that are
- * listed as separate layers (import, generate, http, publish; routes, explorer, follow, pull)
+ * listed as separate layers (records, generate, http, publish; import, routes, explorer, follow, pull)
  * do not import each other; and a layer does not import the lower layers named in its `never`
  * (unrelated to it: docs/architecture.md says why). No cycles, not even type-only ones.
  * `make lint` runs this with dependency-cruiser; test/lint/layers.test.ts plants forbidden
@@ -12,22 +12,29 @@ const LAYERS = [
   [0, 'lib', '^src/lib/'],
   [0, 'platform', '^src/(assets|sqlite|version)\\.ts$'],
   [1, 'wire', '^src/wire/'],
+  // the snapshot file: its store (the only opener), its reads, its one writer
   [2, 'snapshot', '^src/snapshot/'],
-  [3, 'import', '^src/import/'],
+  // records in the dump format → validated rows handed to the writer (import and follow alike)
+  [3, 'records', '^src/records/'],
   [3, 'generate', '^src/generate/'],
   [3, 'http', '^src/http/'],
   [3, 'publish', '^src/publish/'],
-  // a handler answers from the served snapshot: never from an import, a generator or a publish
-  [4, 'routes', '^src/routes/', ['import', 'generate', 'publish']],
+  // where records come from: a dump, a crawled API, a rollytics PostgreSQL, a node's REST
+  [4, 'sources', '^src/sources/'],
+  // import's orchestration left below the commands: the fixture cut's record filter
+  [5, 'import', '^src/import/'],
+  // a handler answers from the served snapshot: never from records, sources, an import, a generator or a publish
+  [5, 'routes', '^src/routes/', ['records', 'sources', 'generate', 'publish']],
   // a client of the public API, shipped as files: it reads no snapshot and builds none
-  [4, 'explorer', '^src/explorer/', ['wire', 'snapshot', 'import', 'generate', 'publish']],
-  [4, 'follow', '^src/follow/'],
-  [4, 'pull', '^src/pull/'],
+  [5, 'explorer', '^src/explorer/', ['wire', 'snapshot', 'records', 'sources', 'generate', 'publish']],
+  // follow goes source → records → writer → commit; import's orchestration is a sibling it never imports
+  [5, 'follow', '^src/follow/'],
+  [5, 'pull', '^src/pull/'],
   // the serve stack: the app, its listener and cluster, its one assembly (src/serve/assembly.ts)
-  [5, 'serve', '^src/serve/'],
+  [6, 'serve', '^src/serve/'],
   // the commands and the library entry (startServer) that runs `serve` in-process
-  [6, 'commands', '^src/(commands/|index\\.ts$)'],
-  [7, 'cli', '^src/cli\\.ts$'],
+  [7, 'commands', '^src/(commands/|index\\.ts$)'],
+  [8, 'cli', '^src/cli\\.ts$'],
 ];
 
 const pathOf = (name) => LAYERS.find(([, n]) => n === name)[2];

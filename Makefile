@@ -36,7 +36,7 @@ fixtures: build $(DEMO_DBS) build/bundle/indexer-api.js.cache ## Generate the de
 build/bundle/indexer-api.js.cache: build/bundle/indexer-api.js $(DEMO_DBS)
 	node scripts/build-bundle.js --code-cache
 
-fixtures/demo/%.sqlite: build/src/generate/index.js build/src/import/from-dump.js sql/001-tables.sql sql/002-indexes.sql
+fixtures/demo/%.sqlite: build/src/generate/index.js build/src/records/from-dump.js sql/001-tables.sql sql/002-indexes.sql
 	@mkdir -p fixtures/demo/dumps
 	$(CLI) generate --vm $* --preset demo --out fixtures/demo/dumps/$* --force --quiet
 	$(CLI) import --from-dump fixtures/demo/dumps/$* --out $@ --force --quiet

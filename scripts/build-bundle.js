@@ -33,10 +33,10 @@ const log = (msg) => process.stderr.write(`build-bundle: ${msg}\n`);
  * bundle's directory. Each must match exactly once, or the build fails (the dependency changed).
  */
 function fix(file, from, to) { return { file, from, to }; }
-/** build/src/import/parse/pool.js starts its worker threads from the compiled sources. */
-const WORKER_DIR_FIX = fix(/[\\/]build[\\/]src[\\/]import[\\/]parse[\\/]pool\.js$/,
+/** build/src/records/parse/pool.js starts its worker threads from the compiled sources. */
+const WORKER_DIR_FIX = fix(/[\\/]build[\\/]src[\\/]records[\\/]parse[\\/]pool\.js$/,
   "(0, node_path_1.join)(__dirname, 'worker.js')",
-  "(0, node_path_1.join)(__dirname, '..', 'src', 'import', 'parse', 'worker.js')");
+  "(0, node_path_1.join)(__dirname, '..', 'src', 'records', 'parse', 'worker.js')");
 /** build/src/snapshot/verify.js starts the quick check's thread from the compiled sources. */
 const VERIFY_THREAD_FIX = fix(/[\\/]build[\\/]src[\\/]snapshot[\\/]verify\.js$/,
   "(0, node_path_1.join)(__dirname, 'verify-thread.js')",

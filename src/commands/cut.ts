@@ -10,15 +10,15 @@
  * content, `created_at` the newest kept block's time — and `VACUUM INTO` writes the final file
  * with a canonical page layout, renamed over --out.
  */
-import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, existsSync, fsyncSync, openSync, renameSync, unlinkSync } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
+import { createHash } from 'node:crypto';
+import { existsSync, unlinkSync } from 'node:fs';
+import { basename } from 'node:path';
 import { canonicalAddress } from '../lib/address';
-import { openDatabase } from '../sqlite';
+import { syncAndRename, tempPathBeside } from '../snapshot/store';
+import { canonicalCopy } from '../snapshot/writer';
 import { tableDigests } from '../snapshot/digest';
 import { openSnapshotFile, SnapshotError } from '../snapshot/open';
 import { richListDenoms } from '../snapshot/queries/richlist';
-import { prepareTipQueries } from '../snapshot/queries/tip';
 import type { ImportOptions, ImportResult } from './import-run';
 import { cutSource } from '../import/cut/filter';
 
@@ -66,23 +66,14 @@ function snapshotFacts(file: string): { prefix: string; denoms: string[] } {
 export function finalizeDeterministic(loaded: string, out: string): void {
   const digest = createHash('sha256');
   for (const [table, d] of tableDigests(loaded)) digest.update(`${table} ${d}\n`);
-  const db = openDatabase(loaded, { fileMustExist: true });
-  const tmp = join(dirname(resolve(out)), `.${basename(out)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
+  const tmp = tempPathBeside(out);
   try {
-    const newest = prepareTipQueries(db).latestTimeUs();
-    const set = db.prepare('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)');
-    set.run('snapshot_id', digest.digest('hex').slice(0, 32));
-    set.run('created_at', new Date(Math.floor((newest ?? 0) / 1000)).toISOString());
-    db.prepare('VACUUM INTO ?').run(tmp);
+    canonicalCopy(loaded, tmp, digest.digest('hex').slice(0, 32));
   } catch (e) {
     if (existsSync(tmp)) unlinkSync(tmp);
     throw e;
-  } finally {
-    db.close();
   }
-  const fd = openSync(tmp, 'r');
-  try { fsyncSync(fd); } finally { closeSync(fd); }
-  renameSync(tmp, out);
+  syncAndRename(tmp, out);
 }
 
 export async function runCut(o: CutOptions): Promise<ImportResult> {
@@ -106,7 +97,7 @@ export async function runCut(o: CutOptions): Promise<ImportResult> {
     const { startServer } = await import('../index');
     server = await startServer({ db: o.fromSnapshot, port: 0 });
   }
-  const loaded = join(dirname(resolve(o.out)), `.${basename(o.out)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
+  const loaded = tempPathBeside(o.out);
   try {
     const result = await runImport({
       ...o, fromApi: server?.url ?? o.fromApi, bech32Prefix: prefix, out: loaded, force: true,

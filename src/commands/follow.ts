@@ -1,10 +1,12 @@
 import { existsSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { CommandModule } from 'yargs';
-import { sourceOptionsOf, type SourceOptions } from '../import/sources/options';
+import { sourceOptionsOf, type SourceOptions } from '../sources/options';
 import { parseDuration } from '../lib/duration';
 import { openSnapshotFile } from '../snapshot/open';
-import { Follower, SourceWentBackwards, StopFlag, useWal } from '../follow/follower';
+import { acquireWriterLock, type WriterLock } from '../snapshot/store';
+import { Follower, SourceWentBackwards, StopFlag } from '../follow/follower';
+import { useWal } from '../snapshot/writer';
 import { createFollowMetrics, listenMetrics } from '../follow/metrics';
 import { openFollowSource } from '../follow/source';
 import { RichListRefresher, WriteLock } from '../follow/richlist-refresh';
@@ -55,7 +57,10 @@ export async function runFollow(o: FollowOptions): Promise<number> {
   process.on('SIGTERM', onSignal);
   let metrics: Server | undefined;
   let follower: Follower | undefined;
+  let writerLock: WriterLock | undefined;
   try {
+    // one writer per file: a second `follow` on it stops here, naming the first one's pid
+    writerLock = acquireWriterLock(o.db);
     cleanStaleTemps(o.db);
     if (!existsSync(o.db)) {
       log(`follow: ${o.db} does not exist; importing from the source first`);
@@ -107,6 +112,7 @@ export async function runFollow(o: FollowOptions): Promise<number> {
     throw e;
   } finally {
     follower?.close();
+    writerLock?.release();
     metrics?.close();
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);

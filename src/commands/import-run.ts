@@ -1,23 +1,26 @@
-import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, unlinkSync } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
-import { DumpError } from '../import/dump-error';
-import { dumpSource, loadRecords, VM_TYPES } from '../import/from-dump';
-import { incrementalSource } from '../import/incremental';
-import { openApiSource } from '../import/sources/api';
-import { observeTotals } from '../import/sources/observe';
-import type { SourceOptions } from '../import/sources/options';
-import { openPostgresSource } from '../import/sources/postgres';
-import { StageProgress } from '../import/sources/progress';
-import { dumpErrorText, ImportSource } from '../import/sources/source';
-import { BaseInfo, FileCheck, SnapshotWriter } from '../import/writer';
+import { existsSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { DumpError } from '../records/dump-error';
+import { loadRecords, VM_TYPES } from '../records/from-dump';
+import { dumpSource } from '../sources/dump';
+import { incrementalSource } from '../records/incremental';
+import { openApiSource } from '../sources/api';
+import { observeTotals } from '../sources/observe';
+import type { SourceOptions } from '../sources/options';
+import { openPostgresSource } from '../sources/postgres';
+import { StageProgress } from '../records/progress';
+import { dumpErrorText, ImportSource } from '../records/source';
+import { BaseInfo, FileCheck, SnapshotWriter } from '../snapshot/writer';
 import { openSnapshotFile } from '../snapshot/open';
 import { prepareTipQueries } from '../snapshot/queries/tip';
+import { cleanStaleTemps, ensureParentDir, tempPathBeside } from '../snapshot/store';
+
+export { cleanStaleTemps };
 
 export interface ImportOptions extends SourceOptions {
   /** exactly one of fromDump / fromPostgres / fromApi */
   fromDump?: string;
-  /** build on this snapshot: a copy of it plus the source's new heights (src/import/incremental.ts) */
+  /** build on this snapshot: a copy of it plus the source's new heights (src/records/incremental.ts) */
   base?: string;
   out: string;
   force: boolean;
@@ -59,49 +62,11 @@ export interface ImportResult {
 export class ImportRecordError extends Error {}
 
 /**
- * Removes `.<name>.tmp-<pid>-<hex>` files (and their -journal / -wal / -shm) beside `out` left by a killed import (their pid is
- * gone). Files of a live import (another process still writing) are left alone.
- */
-export function cleanStaleTemps(out: string, ownToo = false): string[] {
-  const dir = dirname(resolve(out));
-  const re = new RegExp(`^\\.${escapeRe(basename(out))}\\.tmp-(\\d+)-[0-9a-f]+(?:-journal|-wal|-shm)?$`);
-  const removed: string[] = [];
-  let names: string[];
-  try { names = readdirSync(dir); } catch { return removed; }
-  for (const name of names) {
-    const m = re.exec(name);
-    if (!m) continue;
-    const pid = Number(m[1]);
-    if (!(ownToo && pid === process.pid) && pidAlive(pid)) continue; // a live import (this process included) owns it
-    try { unlinkSync(join(dir, name)); removed.push(name); } catch { /* raced with another cleaner */ }
-  }
-  return removed;
-}
-
-/**
  * Creates the directory --out goes into (`--out test/fixture.sqlite` in a project without
  * test/ yet): SQLite would refuse with "the directory does not exist", naming no path.
  */
 export function ensureOutDir(out: string): void {
-  const dir = dirname(resolve(out));
-  try {
-    mkdirSync(dir, { recursive: true });
-  } catch (e) {
-    throw new Error(`cannot create the directory of --out ${out} (${dir}): ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
-  }
-}
-
-function escapeRe(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
+  ensureParentDir(out);
 }
 
 async function openSource(o: ImportOptions, progress: StageProgress): Promise<{ source: ImportSource; base?: BaseInfo }> {
@@ -141,7 +106,7 @@ async function openSource(o: ImportOptions, progress: StageProgress): Promise<{ 
         url: o.fromApi as string, vmType: o.vmType, prefix, fromHeight, evmSequenceStart, previousBlockUs, toHeight: o.toHeight,
         denoms: o.denoms ?? [], concurrency: o.concurrency, rate: o.rate, retries: o.retries, timeoutMs: o.timeout, backoffMs: o.backoffMs,
         validatorsFile: o.validators, denomContractsFile: o.denomContracts, progress,
-        stagingPath: join(dirname(resolve(o.out)), `.${basename(o.out)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`),
+        stagingPath: tempPathBeside(o.out),
       });
     }
   }

@@ -1,5 +1,5 @@
 import type { CommandModule } from 'yargs';
-import { DumpError } from '../import/dump-error';
+import { DumpError } from '../records/dump-error';
 import { ImportOptions, runImport } from './import-run';
 import { IMPORT_OPTIONS } from './options';
 

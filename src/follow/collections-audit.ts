@@ -13,7 +13,7 @@
  */
 import type { CollectionState } from '../snapshot/queries/nft-state';
 import { nftStateProbe } from '../snapshot/queries/nft-state';
-import { openDatabase } from '../sqlite';
+import { openStore } from '../snapshot/store';
 import type { StopFlag } from './richlist-refresh';
 
 /** A source's whole collection list: counts and names by lower-case hex address. */
@@ -88,7 +88,7 @@ export class CollectionsAudit {
   async auditOnce(): Promise<string[]> {
     const started = Date.now();
     const theirs = await this.o.lister.read();
-    const db = openDatabase(this.o.db, { fileMustExist: true, readonly: true });
+    const db = openStore(this.o.db, 'liveRead');
     let ours: Map<string, CollectionState>;
     try {
       ours = nftStateProbe(db).collections();

@@ -13,15 +13,15 @@
  */
 import { existsSync } from 'node:fs';
 import type Database from 'better-sqlite3';
-import { DumpError } from '../import/dump-error';
-import { loadRecords } from '../import/from-dump';
-import { incrementalSource } from '../import/incremental';
-import { StageProgress } from '../import/sources/progress';
-import { dumpErrorText, ImportSource } from '../import/sources/source';
-import { SnapshotWriter } from '../import/writer';
-import { openDatabase } from '../sqlite';
-import { INDEXES_SQL, schemaSql } from '../snapshot/schema';
+import { DumpError } from '../records/dump-error';
+import { loadRecords } from '../records/from-dump';
+import { incrementalSource } from '../records/incremental';
+import { StageProgress } from '../records/progress';
+import { dumpErrorText, ImportSource } from '../records/source';
+import { SnapshotWriter } from '../snapshot/writer';
+import { metaValues } from '../snapshot/queries/base-rows';
 import { nftStateProbe } from '../snapshot/queries/nft-state';
+import { openStore } from '../snapshot/store';
 import { prepareTipQueries, type Tip, type TipQueries } from '../snapshot/queries/tip';
 import type { FollowSource } from './source';
 import type { WriteLock } from './richlist-refresh';
@@ -102,32 +102,6 @@ function stopwatch(from: bigint): () => number {
   };
 }
 
-/** Indexes a batch's keyed reads need that snapshots made before them lack (built once, here). */
-const FOLLOW_INDEXES = ['nfts_by_object'];
-
-/**
- * Puts a finished snapshot file in WAL mode (a header flag, persistent; a no-op when it is) and
- * builds the indexes of FOLLOW_INDEXES it lacks, with the schema's own text (a followed file
- * stays table-for-table and index-for-index equal to a fresh import).
- */
-export function useWal(file: string, log?: (line: string) => void): void {
-  const db = openDatabase(file, { fileMustExist: true });
-  try {
-    db.pragma('journal_mode = WAL');
-    const has = db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'index' AND name = ?").pluck();
-    for (const name of FOLLOW_INDEXES) {
-      if (has.get(name) !== undefined) continue;
-      const sql = new RegExp(`^CREATE INDEX ${name} [^;]*`, 'm').exec(schemaSql(INDEXES_SQL))?.[0];
-      if (sql === undefined) throw new Error(`internal: index ${name} is not in ${INDEXES_SQL}`);
-      const t = Date.now();
-      db.exec(sql);
-      log?.(`follow: built index ${name} (this snapshot predates it) in ${Date.now() - t} ms`);
-    }
-  } finally {
-    db.close();
-  }
-}
-
 export class Follower {
   readonly state: FollowState = { sourceHeight: 0, height: 0, newestBlockMs: 0, batches: 0, failures: 0, failing: 0 };
   /**
@@ -141,8 +115,7 @@ export class Follower {
 
   constructor(private readonly o: FollowerOptions) {
     if (!existsSync(o.db)) throw new Error(`snapshot not found: ${o.db}`);
-    this.db = openDatabase(o.db, { fileMustExist: true });
-    this.db.pragma('busy_timeout = 5000');
+    this.db = openStore(o.db, 'inPlace');
     this.tip = prepareTipQueries(this.db);
     const ours = readOurs(this.tip);
     this.state.height = ours.tip.height;
@@ -177,7 +150,7 @@ export class Follower {
 
   /** A source whose blocks disagree with ours may be another chain altogether: say so. */
   private async refuseAnotherChain(): Promise<void> {
-    const mine = this.db.prepare("SELECT value FROM meta WHERE key = 'chain_id'").pluck().get() as string | undefined;
+    const mine = metaValues(this.db).get('chain_id');
     const theirs = await this.o.source.chainId();
     if (theirs === undefined || mine === undefined || theirs === mine) return;
     throw new SourceWentBackwards(`source ${this.o.source.describe} is chain ${JSON.stringify(theirs)}, this snapshot (${this.o.db}) is chain ${JSON.stringify(mine)}; not following another chain`);

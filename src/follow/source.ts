@@ -1,20 +1,18 @@
 /**
  * What `follow` asks of its source: how high it is, which block it has at a height (to notice
  * a source that went backwards), and the records of a range of new heights — the same
- * ImportSource the importer reads (src/import/sources/*), so validation and derivation are the
+ * ImportSource the importer reads (src/sources/*), so validation and derivation are the
  * importer's.
  */
-import { Client } from 'pg';
-import { basename, dirname, join, resolve } from 'node:path';
-import { randomBytes } from 'node:crypto';
-import type { VmType } from '../import/from-dump';
-import { openApiSource, readCollectionStates, readDenomContracts, readRichList } from '../import/sources/api';
-import { HttpClient } from '../import/sources/http';
-import { openPostgresSource, readPostgresCollections, readPostgresRichList } from '../import/sources/postgres';
-import type { SourceOptions } from '../import/sources/options';
-import { ImportSource, NftStateProbe, redactDsn } from '../import/sources/source';
+import type { VmType } from '../records/from-dump';
+import { openApiSource, readCollectionStates, readDenomContracts, readRichList } from '../sources/api';
+import { HttpClient } from '../sources/http';
+import { openPostgresSource, postgresHead, readPostgresCollections, readPostgresRichList } from '../sources/postgres';
+import type { SourceOptions } from '../sources/options';
+import { ImportSource, NftStateProbe, redactDsn } from '../records/source';
 import { HTTP_CLIENT_DEFAULTS } from '../lib/defaults';
 import type { Tip } from '../snapshot/queries/tip';
+import { tempPathBeside } from '../snapshot/store';
 import type { RichListReader } from './richlist-refresh';
 import type { CollectionLister } from './collections-audit';
 
@@ -95,7 +93,7 @@ function apiSource(o: FollowSourceOptions & { fromApi: string }): FollowSource {
         previousBlockUs: tip.height > 0 ? tip.timeUs : undefined,
         denoms: [], withoutRichList: true, concurrency: o.concurrency, rate: o.rate, retries: 0, timeoutMs: o.timeout,
         validatorsFile: o.validators, denomContractsFile: o.denomContracts, linkTokensSince: from,
-        stagingPath: join(dirname(resolve(o.db)), `.${basename(o.db)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`),
+        stagingPath: tempPathBeside(o.db),
       });
     },
     async close() { /* nothing held between steps */ },
@@ -142,47 +140,12 @@ function apiRichList(o: FollowSourceOptions, base: string): RichListReader {
 
 function postgresSource(o: FollowSourceOptions & { fromPostgres: string }): FollowSource {
   const where = redactDsn(o.fromPostgres);
-  let client: Client | undefined;
-  const conn = async (): Promise<Client> => {
-    if (client) return client;
-    const c = new Client({ connectionString: o.fromPostgres, connectionTimeoutMillis: 15_000, application_name: 'indexer-api follow' });
-    c.on('error', () => { if (client === c) client = undefined; });
-    try {
-      await c.connect();
-    } catch (e) {
-      await c.end().catch(() => undefined);
-      throw new Error(`cannot connect to PostgreSQL at ${where}: ${(e as Error).message.split('\n')[0]}`);
-    }
-    client = c;
-    return c;
-  };
-  const one = async (sql: string, params: unknown[]): Promise<string | null | undefined> => {
-    const c = await conn();
-    try {
-      const r = await c.query(sql, params);
-      return (r.rows[0] as { v: string | null } | undefined)?.v;
-    } catch (e) {
-      client = undefined;
-      await c.end().catch(() => undefined);
-      throw new Error(`PostgreSQL at ${where}: ${(e as Error).message.split('\n')[0]}`);
-    }
-  };
-  const chain = (): string => (o.chainId === undefined ? 'true' : 'chain_id = $2');
-  const chainParam = (): unknown[] => (o.chainId === undefined ? [] : [o.chainId]);
+  const tip = postgresHead(o.fromPostgres, o.chainId);
   return {
     describe: `postgres ${where}`,
-    async head() {
-      const v = await one(`SELECT max(height)::text AS v FROM block WHERE ${chain().replace('$2', '$1')}`, chainParam());
-      return v == null ? 0 : Number(v);
-    },
-    async hashAt(height) {
-      const v = await one(`SELECT encode(hash, 'hex') AS v FROM block WHERE height = $1 AND ${chain()}`, [height, ...chainParam()]);
-      return v == null ? undefined : v.toLowerCase();
-    },
-    async chainId() {
-      const v = await one(`SELECT chain_id AS v FROM block WHERE ${chain().replace('$2', '$1')} ORDER BY height DESC LIMIT 1`, chainParam());
-      return v ?? undefined;
-    },
+    head: () => tip.head(),
+    hashAt: (height) => tip.hashAt(height),
+    chainId: () => tip.chainId(),
     collections: {
       describe: `postgres ${where}`,
       read: () => readPostgresCollections(o.fromPostgres),
@@ -209,11 +172,7 @@ function postgresSource(o: FollowSourceOptions & { fromPostgres: string }): Foll
         });
       },
     },
-    async close() {
-      const c = client;
-      client = undefined;
-      await c?.end().catch(() => undefined);
-    },
+    close: () => tip.close(),
   };
 }
 

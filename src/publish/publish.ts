@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import { openSnapshotFile } from '../snapshot/open';
-import { openDatabase } from '../sqlite';
+import { compactCopy } from '../snapshot/store';
+import { SCHEMA_VERSION } from '../snapshot/schema';
 import { fsyncPath, hashFile } from './files';
 import { DATA_FILE_RE, Manifest, MANIFEST_NAME } from './manifest';
 
@@ -44,21 +45,17 @@ export async function publishSnapshot(o: PublishOptions): Promise<PublishResult>
   // Refuses (with the open check's one line) anything `serve` would refuse.
   const snapshot = openSnapshotFile(o.db);
   const meta = snapshot.meta;
-  const schemaVersion = snapshot.db.pragma('user_version', { simple: true }) as number;
+  // openSnapshotFile refused any other schema version
+  const schemaVersion = SCHEMA_VERSION;
   snapshot.close();
   mkdirSync(o.to, { recursive: true });
   const tmp = join(o.to, `.publish-${process.pid}-${randomBytes(4).toString('hex')}`);
   try {
     o.onPhase?.(`copying ${o.db} (VACUUM INTO)`);
-    // VACUUM INTO reads inside one transaction: a consistent copy even while the file is being
-    // written (WAL), compacted, and the same bytes for the same content.
-    const src = openDatabase(o.db, { readonly: true, fileMustExist: true });
     try {
-      src.prepare('VACUUM INTO ?').run(`${tmp}.sqlite`);
+      compactCopy(o.db, `${tmp}.sqlite`);
     } catch (e) {
       throw new Error(`cannot copy ${o.db} (nothing published): ${(e as Error).message}`);
-    } finally {
-      src.close();
     }
     o.onPhase?.('hashing the copy');
     const plain = await hashFile(`${tmp}.sqlite`);

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { createReadStream, createWriteStream, existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+import { ensureParentDir } from '../snapshot/store';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
@@ -55,6 +56,8 @@ export class Puller extends EventEmitter {
 
   constructor(private readonly o: PullerOptions) {
     super();
+    // --db pulled/local.sqlite in a fresh folder: the download goes beside --db
+    ensureParentDir(o.db);
     this.installedSha = this.readSidecar()?.sha256;
   }
 

@@ -15,7 +15,7 @@ import { Gauge, Registry } from 'prom-client';
 import type { SnapshotHolder } from '../snapshot/holder';
 import type { Snapshot } from '../snapshot/open';
 import { newestBlockTimeUs, prepareCommitProbe, type CommitProbe } from '../snapshot/queries/tip';
-import { openDatabase } from '../sqlite';
+import { openStore } from '../snapshot/store';
 
 export interface CommitWatch {
   close(): void;
@@ -28,7 +28,7 @@ export function watchCommits(holder: SnapshotHolder, pollMs: number, onError?: (
   let last: number | undefined;
   const open = (): void => {
     try { probe?.close(); } catch { /* reopening anyway */ }
-    probe = openDatabase(holder.file, { readonly: true, fileMustExist: true });
+    probe = openStore(holder.file, 'liveRead');
     q = prepareCommitProbe(probe);
     last = q.dataVersion();
   };

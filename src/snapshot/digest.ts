@@ -9,7 +9,7 @@
  * address, and the accounts table is compared by address.
  */
 import { createHash } from 'node:crypto';
-import { openDatabase } from '../sqlite';
+import { openStore } from './store';
 
 const VARYING_META = new Set(['snapshot_id', 'created_at']);
 
@@ -18,7 +18,7 @@ const ACCOUNT_ID_COLUMNS = new Set(['account_id', 'owner_id', 'object_account_id
 
 /** table name (and '(indexes)') → "N rows <hash>" */
 export function tableDigests(file: string, logical = false): Map<string, string> {
-  const db = openDatabase(file, { readonly: true, fileMustExist: true });
+  const db = openStore(file, 'read');
   const out = new Map<string, string>();
   const tables = db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").pluck().all() as string[];
   for (const t of tables) {

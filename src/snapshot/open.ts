@@ -6,7 +6,7 @@ import { prepareRichListQueries } from './queries/richlist';
 import { STATUS_EXTENSIONS, statusJson, type StatusExtension } from '../wire/status';
 import { prepareTxQueries } from './queries/tx';
 import { metaValues } from './queries/base-rows';
-import { openDatabase } from '../sqlite';
+import { openStore, StoreError } from './store';
 import { quickCheck, quickCheckMessage } from './quick-check';
 import { checkSnapshotFile, schemaVersionError, SnapshotError } from './file-check';
 import { SCHEMA_VERSION } from './schema';
@@ -105,20 +105,17 @@ function openChecked(file: string, opts: OpenOptions): { file: SnapshotFile; evm
   checkSnapshotFile(file);
   let db: Database.Database;
   try {
-    db = openDatabase(file, { readonly: true, fileMustExist: true });
+    db = openStore(file, 'read');
   } catch (e) {
-    throw new SnapshotError(`cannot open snapshot ${file}: ${(e as Error).message}`);
+    throw new SnapshotError(`cannot open snapshot ${file}: ${e instanceof StoreError ? e.reason : (e as Error).message}`);
   }
   try {
-    db.pragma('query_only = ON');
     // A WAL file may be written while it is served (`follow`): the snapshot is the one read
     // transaction held from here to close(), so meta, counts and rows all come from one commit.
     if (db.pragma('journal_mode', { simple: true }) === 'wal') {
       db.exec('BEGIN');
       db.prepare('SELECT count(*) FROM sqlite_schema').get();
     }
-    db.pragma('mmap_size = 1073741824');
-    db.pragma('cache_size = -65536');
     const version = db.pragma('user_version', { simple: true }) as number;
     if (version !== SCHEMA_VERSION) {
       throw schemaVersionError(version, file);

@@ -1,4 +1,4 @@
-import { openDatabase } from '../sqlite';
+import { openStore, StoreError } from './store';
 
 /** SQLite's PRAGMA quick_check, reported as one line (src/snapshot/verify.ts uses it off-thread). */
 
@@ -18,8 +18,10 @@ export interface QuickCheckResult {
 export function quickCheck(file: string): QuickCheckResult {
   let db;
   try {
-    db = openDatabase(file, { readonly: true, fileMustExist: true });
+    db = openStore(file, 'read');
   } catch (e) {
+    // the first read (in openStore) met a file too damaged to walk: the check stopped there
+    if (e instanceof StoreError) return { problems: 1, first: e.reason, ...(e.atOpen ? {} : { stopped: true }) };
     return { problems: 1, first: (e as Error).message };
   }
   try {

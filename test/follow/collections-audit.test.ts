@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { CollectionsAudit } from '../../src/follow/collections-audit';
-import { readCollectionStates } from '../../src/import/sources/api';
-import { HttpClient } from '../../src/import/sources/http';
+import { readCollectionStates } from '../../src/sources/api';
+import { HttpClient } from '../../src/sources/http';
 import { startServe } from '../serve/helpers';
 
 const DEMO = (vm: string): string => join(__dirname, '..', '..', '..', 'fixtures', 'demo', `${vm}.sqlite`);

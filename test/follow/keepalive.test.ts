@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { openFollowSource } from '../../src/follow/source';
-import { HttpClient } from '../../src/import/sources/http';
+import { HttpClient } from '../../src/sources/http';
 
 /**
  * A real HTTP/1.1 server on 127.0.0.1 that closes a keep-alive connection 100 ms after its last
@@ -39,7 +39,7 @@ function busy(ms: number): void {
   while (Date.now() < until) { /* blocked */ }
 }
 
-describe('a source that closes idle keep-alive connections (src/import/sources/http.ts, #22)', () => {
+describe('a source that closes idle keep-alive connections (src/sources/http.ts, #22)', () => {
   let server: Server | undefined;
   afterEach(() => { server?.close(); server = undefined; });
 

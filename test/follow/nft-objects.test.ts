@@ -3,7 +3,7 @@ import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { useWal } from '../../src/follow/follower';
+import { useWal } from '../../src/snapshot/writer';
 import { tableDiff } from '../../src/snapshot/digest';
 import { nftStateProbe } from '../../src/snapshot/queries/nft-state';
 

@@ -2,7 +2,7 @@
  * Expected API answers computed straight from a dump directory (docs/dump-format.md), with no
  * import code: the wire objects of API-CONTRACT §1 / reference §4 and the rows each list holds.
  * Everything here is deliberately re-derived (addresses, accounts a tx touches, signers,
- * timestamps) so a bug in src/import cannot hide behind the same bug in the expectation.
+ * timestamps) so a bug in src/records cannot hide behind the same bug in the expectation.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

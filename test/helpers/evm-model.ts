@@ -1,6 +1,6 @@
 /**
  * Expected EVM answers (reference §4.4, §4.5) computed from a dump's evm_txs.ndjson and
- * evm_internal_txs.ndjson alone, re-derived here without src/import: the EvmTx object (fixed
+ * evm_internal_txs.ndjson alone, re-derived here without src/records: the EvmTx object (fixed
  * keys, `to` "" on creation), the internal tx object (numbers, even-length hex, top-level
  * output 0x) and the accounts each row is linked to.
  */

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runImport } from '../../src/commands/import';
-import { openApiSource } from '../../src/import/sources/api';
+import { openApiSource } from '../../src/sources/api';
 import type { VmType } from '../../src/generate/params';
 import { openSnapshot } from '../../src/snapshot/open';
 import { compareServers, describeMismatches } from './helpers/compare';

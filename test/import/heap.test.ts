@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { getHeapStatistics } from 'node:v8';
-import { heapTrimmer } from '../../src/import/heap';
+import { heapTrimmer } from '../../src/records/heap';
 
-describe('import heap trimmer (src/import/heap.ts)', () => {
+describe('import heap trimmer (src/records/heap.ts)', () => {
   it('collects when the heap passes the limit, then not again within a second (a clock the test drives)', () => {
     let clock = 10_000;
     const trim = heapTrimmer(1, () => clock); // any heap is past 1 byte

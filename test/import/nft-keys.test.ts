@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { AccountDeriver, nftKeysOfEvents } from '../../src/import/derive';
+import { AccountDeriver, nftKeysOfEvents } from '../../src/records/derive';
 import { canonicalAddress } from '../../src/lib/address';
 
 const DUMPS = join(__dirname, '..', '..', '..', 'fixtures', 'demo', 'dumps');

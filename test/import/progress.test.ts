@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { StageProgress } from '../../src/import/sources/progress';
+import { StageProgress } from '../../src/records/progress';
 
 class FakeTty {
   text = '';

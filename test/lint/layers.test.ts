@@ -27,12 +27,14 @@ describe('layer rules (make lint): forbidden imports planted in a copy of src/',
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('fails on a route importing import/ (a lower layer it must not use) and on snapshot/ importing serve/ (a higher rank)', () => {
-    appendFileSync(join(dir, 'src', 'routes', 'block', 'router.ts'), "\nexport { SnapshotWriter as PlantedWriter } from '../../import/writer';\n");
+  it('fails on a route importing records/ (a lower layer it must not use), on snapshot/ importing serve/ (a higher rank) and on follow/ importing import/ (its sibling: import orchestration)', () => {
+    appendFileSync(join(dir, 'src', 'routes', 'block', 'router.ts'), "\nexport { loadRecords as PlantedLoader } from '../../records/from-dump';\n");
     writeFileSync(join(dir, 'src', 'snapshot', 'planted.ts'), "export type { ServeStack } from '../serve/assembly';\n");
+    writeFileSync(join(dir, 'src', 'follow', 'planted.ts'), "export { cutSource } from '../import/cut/filter';\n");
     const r = layerCheck(dir);
     expect(r.status, r.output).to.not.equal(0);
-    expect(r.output).to.match(/layer-routes: src\/routes\/block\/router\.ts → src\/import\/writer\.ts/);
+    expect(r.output).to.match(/layer-routes: src\/routes\/block\/router\.ts → src\/records\/from-dump\.ts/);
+    expect(r.output).to.match(/layer-follow: src\/follow\/planted\.ts → src\/import\/cut\/filter\.ts/);
     expect(r.output).to.match(/layer-snapshot: src\/snapshot\/planted\.ts → src\/serve\/assembly\.ts/);
   });
 });

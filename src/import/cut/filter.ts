@@ -22,10 +22,10 @@
 import { canonicalAddress } from '../../lib/address';
 import { formatMicros, parseUtc, toMicros } from '../../lib/time';
 import type { EvmReceipt } from '../../wire/evm';
-import { AccountDeriver } from '../derive';
-import { evmTxAccounts, internalTxAccounts } from '../evm';
-import type { NdjsonLine } from '../ndjson';
-import type { ImportSource } from '../sources/source';
+import { AccountDeriver } from '../../records/derive';
+import { evmTxAccounts, internalTxAccounts } from '../../records/evm';
+import type { NdjsonLine } from '../../records/ndjson';
+import type { ImportSource } from '../../records/source';
 
 export interface CutSpec {
   /** canonical lower-case hex of each account */

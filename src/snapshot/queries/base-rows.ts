@@ -1,5 +1,5 @@
 /**
- * A snapshot's own rows read back for `import --base` and `follow` (src/import/incremental.ts):
+ * A snapshot's own rows read back for `import --base` and `follow` (src/records/incremental.ts):
  * the meta, validators and current NFT state of the base, which the loader validates again
  * with the new source's records. Iterated in a stable order (the records' order in a dump).
  */

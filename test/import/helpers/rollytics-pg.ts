@@ -17,10 +17,10 @@ import { createReadStream, readFileSync, existsSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import { AccountDeriver, msgTypesOf, signerFromTx } from '../../../src/import/derive';
+import { AccountDeriver, msgTypesOf, signerFromTx } from '../../../src/records/derive';
 import { canonicalAddress } from '../../../src/lib/address';
 import { rawMembers } from '../../../src/lib/raw-json';
-import { evenHex, evmTxAccounts, internalTxAccounts } from '../../../src/import/evm';
+import { evenHex, evmTxAccounts, internalTxAccounts } from '../../../src/records/evm';
 import { EvmReceipt, RECEIPT_KEYS } from '../../../src/wire/evm';
 
 /**

@@ -10,10 +10,10 @@
  * retries on 5xx / 429 / timeouts — or an answer without the two fields stops the import,
  * naming the URL.
  */
-import { HTTP_CLIENT_DEFAULTS } from '../../lib/defaults';
-import { NdjsonLine } from '../ndjson';
+import { HTTP_CLIENT_DEFAULTS } from '../lib/defaults';
+import { NdjsonLine } from '../records/ndjson';
 import { forEachConcurrent, HttpClient, HttpError, HttpOptions } from './http';
-import { record } from './source';
+import { record } from '../records/source';
 
 export interface RestLookupResult {
   /** validators.ndjson records, in the order of `proposers` */

@@ -1,4 +1,3 @@
-import { existsSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { amountKey, isAmount } from '../lib/amount';
 import { toBech32, toHex0x } from '../lib/address';
@@ -10,12 +9,12 @@ import { STATUS_EXTENSION_MIN, STATUS_EXTENSIONS } from '../wire/status';
 import { DumpError } from './dump-error';
 import { loadEvm } from './evm';
 import { describe, Fields } from './fields';
-import { BATCH_BYTES, findDumpFile, LineBatch, NdjsonLine, readLineBatches, readNdjson } from './ndjson';
+import { BATCH_BYTES, LineBatch, NdjsonLine } from './ndjson';
 import { BufferPool } from './parse/buffers';
 import { openTxParsing } from './parse/pool';
 import { heapTrimmer } from './heap';
 import { outputSize, TxJob, TxRows } from './parse/tx';
-import { NO_OWNER, SnapshotWriter } from './writer';
+import { NO_OWNER, SnapshotWriter } from '../snapshot/writer';
 
 import { VM_TYPES, type VmType } from '../lib/vm';
 
@@ -70,27 +69,6 @@ export interface RecordSource {
 export interface LoadOptions {
   /** threads parsing txs besides the loader's (0: parse inline); default: one per CPU */
   parseThreads?: number;
-}
-
-/** A dump directory of NDJSON files (plain or .gz). */
-export function dumpSource(dir: string): RecordSource {
-  if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new DumpError(dir, 0, '(dir)', 'dump directory not found');
-  return {
-    describe: `dump ${dir}`,
-    records(kind) {
-      const f = findDumpFile(dir, kind);
-      return f ? readNdjson(dir, f) : undefined;
-    },
-    lineBatches(kind, alloc) {
-      const f = findDumpFile(dir, kind);
-      return f ? readLineBatches(dir, f, alloc) : undefined;
-    },
-  };
-}
-
-/** Reads a dump directory into `writer`; see loadRecords. */
-export function loadDump(dir: string, writer: SnapshotWriter, progress: ImportProgress, options: LoadOptions = {}): Promise<ImportSummary> {
-  return loadRecords(dumpSource(dir), writer, progress, options);
 }
 
 /** What the stages of an import share: the chain's meta and what later kinds are checked against. */
@@ -235,7 +213,7 @@ const STAGES: readonly Stage[] = [
         commitHash: f.string('commit_hash', { optional: 'unknown' }),
         source: f.string('source', { optional: s.source.describe }),
         height: f.has('height') ? f.uint('height') : undefined,
-        // Absent: computed from evm_internal_txs at the end (src/import/evm.ts).
+        // Absent: computed from evm_internal_txs at the end (src/snapshot/evm-writer.ts finishEvm).
         internalTxHeight: f.has('internal_tx_height') ? f.uint('internal_tx_height') : undefined,
         richListHeight: f.has('rich_list_height') || !s.writer.base ? f.uint('rich_list_height', { optional: 0 }) : undefined,
         // rollytics' /status extension fields: recorded when given, served as recorded (src/wire/status.ts).
@@ -399,7 +377,7 @@ const STAGES: readonly Stage[] = [
   recordKind<{ denom: string; account: Buffer; amount: string }>({
     name: 'richlist',
     fields: ['denom', 'account', 'amount'],
-    begin({ writer }) { writer.db.exec('CREATE UNIQUE INDEX richlist_unique ON richlist (denom, account)'); },
+    begin({ writer }) { writer.beginHolders(); },
     parse(f, s) {
       const denom = f.string('denom', { nonEmpty: true }).toLowerCase();
       const account = f.address('account', s.meta.prefix);
@@ -411,7 +389,7 @@ const STAGES: readonly Stage[] = [
       onConstraint(f, 'SQLITE_CONSTRAINT_UNIQUE', 'account', `duplicate holder for denom ${describe(h.denom)}`, () => writer.insertHolder(h.denom,
         amountKey(h.amount), h.account));
     },
-    after({ writer, present }) { if (present.has('richlist')) writer.db.exec('DROP INDEX richlist_unique'); },
+    after({ writer, present }) { if (present.has('richlist')) writer.endHolders(); },
   }),
 
   recordKind<{ denom: string; contract: Buffer }>({

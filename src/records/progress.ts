@@ -1,4 +1,4 @@
-import type { ImportProgress } from '../from-dump';
+import type { ImportProgress } from './from-dump';
 
 /**
  * Import progress on a terminal: one line per stage, rewritten at most 5 times a second, with

@@ -1,14 +1,14 @@
 import type Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants as fsConstants, copyFileSync, existsSync, fsyncSync, openSync, renameSync, unlinkSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { constants as fsConstants, copyFileSync, existsSync, unlinkSync } from 'node:fs';
 import { toBech32, toHex0x } from '../lib/address';
 import { collectionJson } from '../wire/nft';
 import { packRow } from '../wire/packed';
-import { openDatabase } from '../sqlite';
-import { EvmDelta, finishEvm, newEvmDelta } from './evm';
+import { openStore, syncAndRename, tempPathBeside } from './store';
+import { EvmDelta, finishEvm, newEvmDelta } from './evm-writer';
 import { bringWireFormatCurrent } from './rerender';
-import { INDEXES_SQL, SCHEMA_VERSION, schemaSql, TABLES_SQL } from '../snapshot/schema';
+import { INDEXES_SQL, SCHEMA_VERSION, schemaSql, TABLES_SQL } from './schema';
+import { prepareTipQueries } from './queries/tip';
 
 /** Rows per multi-row INSERT into the tx link tables. */
 const LINK_ROWS = 64;
@@ -93,37 +93,13 @@ function openCopy(path: string, base: BaseInfo): Database.Database {
   try {
     // A sequential copy; snapshots are immutable.
     copyFileSync(base.file, path, fsConstants.COPYFILE_FICLONE);
-    return openDatabase(path, { fileMustExist: true });
+    return openStore(path, 'bulk', { mustExist: true });
   } catch (e) {
     try { unlinkSync(path); } catch { /* never created */ }
     throw e;
   }
 }
 
-/** create / extend: a throw-away file, loaded in one transaction without a journal. */
-function setBulkLoadPragmas(db: Database.Database): void {
-  // No rollback journal: the file is thrown away unless the whole load succeeds.
-  // better-sqlite3's defensive mode silently keeps DELETE unless unsafe mode is on.
-  db.unsafeMode(true);
-  db.pragma('journal_mode = OFF');
-  db.unsafeMode(false);
-  db.pragma('synchronous = OFF');
-  db.pragma('locking_mode = EXCLUSIVE');
-  db.pragma('temp_store = MEMORY');
-  // 96 MiB: holds the pages the load keeps revisiting (the tx_accounts b-tree of a 1M-tx
-  // chain is ≈46 MB; txs are appended), and keeps the import under 500 MB with parser threads.
-  db.pragma('cache_size = -98304');
-}
-
-/** inPlace: the live file; readers (serve) keep reading while this writes; one batch = one commit. */
-function beginInPlace(db: Database.Database): void {
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = NORMAL');
-  db.pragma('temp_store = MEMORY');
-  db.pragma('cache_size = -65536');
-  db.pragma('busy_timeout = 5000');
-  db.exec('BEGIN IMMEDIATE');
-}
 
 /**
  * Writes one snapshot into a temporary file beside the target, renamed over the target only
@@ -153,7 +129,7 @@ export class SnapshotWriter {
   private readonly typeCounts = new Map<number, number>();
   private readonly setCounts = new Map<number, number>();
   private readonly nftTxCounts = new Map<string, { addr: Buffer; tokenId: string; n: number }>();
-  /** what the EVM rows of this import add to the counts (src/import/evm.ts) */
+  /** what the EVM rows of this import add to the counts (src/snapshot/evm-writer.ts) */
   readonly evm: EvmDelta;
   private newBlocks = 0;
   private newTxs = 0;
@@ -165,10 +141,11 @@ export class SnapshotWriter {
 
   private constructor(readonly target: string, private readonly opts: WriterOptions, readonly mode: WriterMode, base?: BaseInfo) {
     this.base = base;
-    this.tempPath = mode === 'inPlace' ? target : join(dirname(target), `.${basename(target)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
-    this.db = mode === 'create' ? openDatabase(this.tempPath) : mode === 'extend' ? openCopy(this.tempPath, base as BaseInfo) : openDatabase(target, { fileMustExist: true });
-    if (mode === 'inPlace') beginInPlace(this.db);
-    else setBulkLoadPragmas(this.db);
+    // create / extend: a throw-away file (no rollback journal: it is dropped unless the whole
+    // load succeeds); inPlace: the live file, readers (serve) reading on, one batch = one commit
+    this.tempPath = mode === 'inPlace' ? target : tempPathBeside(target);
+    this.db = mode === 'create' ? openStore(this.tempPath, 'bulk') : mode === 'extend' ? openCopy(this.tempPath, base as BaseInfo) : openStore(target, 'inPlace');
+    if (mode === 'inPlace') this.db.exec('BEGIN IMMEDIATE');
     if (!base) this.db.exec(schemaSql(TABLES_SQL));
     const p = (sql: string): Database.Statement => this.db.prepare(sql);
     this.stmts = {
@@ -358,6 +335,16 @@ export class SnapshotWriter {
     const c = this.nftTxCounts.get(key);
     if (c) c.n++;
     else this.nftTxCounts.set(key, { addr: collectionAddr, tokenId, n: 1 });
+  }
+
+  /** While the rich list loads: a duplicate (denom, account) fails on its record (SQLITE_CONSTRAINT_UNIQUE). */
+  beginHolders(): void {
+    this.db.exec('CREATE UNIQUE INDEX richlist_unique ON richlist (denom, account)');
+  }
+
+  /** The rich list is loaded: its uniqueness index goes (serving does not use it). */
+  endHolders(): void {
+    this.db.exec('DROP INDEX richlist_unique');
   }
 
   insertHolder(denom: string, amountKey: string, account: Buffer): void {
@@ -598,11 +585,7 @@ export class SnapshotWriter {
     db.pragma(`user_version = ${SCHEMA_VERSION}`);
     step('sync'); // the load wrote with synchronous = OFF: most of the file is still to be flushed
     db.close();
-    const fd = openSync(this.tempPath, 'r');
-    try { fsyncSync(fd); } finally { closeSync(fd); }
-    renameSync(this.tempPath, this.target);
-    const dirFd = openSync(dirname(this.target), 'r');
-    try { fsyncSync(dirFd); } finally { closeSync(dirFd); }
+    syncAndRename(this.tempPath, this.target);
   }
 
   /** Drops the temporary file; the target stays as it was. */
@@ -615,5 +598,49 @@ export class SnapshotWriter {
     }
     try { if (this.db.open) this.db.close(); } catch { /* already failing */ }
     if (existsSync(this.tempPath)) unlinkSync(this.tempPath);
+  }
+}
+
+/** Indexes a batch's keyed reads need that snapshots made before them lack (built once, here). */
+const FOLLOW_INDEXES = ['nfts_by_object'];
+
+/**
+ * Puts a finished snapshot file in WAL mode (a header flag, persistent; a no-op when it is) and
+ * builds the indexes of FOLLOW_INDEXES it lacks, with the schema's own text (a followed file
+ * stays table-for-table and index-for-index equal to a fresh import).
+ */
+export function useWal(file: string, log?: (line: string) => void): void {
+  // inPlace puts the file in WAL mode (a header flag, persistent)
+  const db = openStore(file, 'inPlace');
+  try {
+    const has = db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'index' AND name = ?").pluck();
+    for (const name of FOLLOW_INDEXES) {
+      if (has.get(name) !== undefined) continue;
+      const sql = new RegExp(`^CREATE INDEX ${name} [^;]*`, 'm').exec(schemaSql(INDEXES_SQL))?.[0];
+      if (sql === undefined) throw new Error(`internal: index ${name} is not in ${INDEXES_SQL}`);
+      const t = Date.now();
+      db.exec(sql);
+      log?.(`follow: built index ${name} (this snapshot predates it) in ${Date.now() - t} ms`);
+    }
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * A fixture cut's last step (src/commands/cut.ts): stamps the finished file `loaded` with
+ * `snapshotId` and a created_at of its newest block (so two runs over the same records agree),
+ * then copies it by VACUUM INTO to `copy`, a fresh file with its pages in canonical order.
+ */
+export function canonicalCopy(loaded: string, copy: string, snapshotId: string): void {
+  const db = openStore(loaded, 'bulk', { mustExist: true });
+  try {
+    const newest = prepareTipQueries(db).latestTimeUs();
+    const set = db.prepare('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)');
+    set.run('snapshot_id', snapshotId);
+    set.run('created_at', new Date(Math.floor((newest ?? 0) / 1000)).toISOString());
+    db.prepare('VACUUM INTO ?').run(copy);
+  } finally {
+    db.close();
   }
 }

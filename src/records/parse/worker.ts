@@ -7,7 +7,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { TxJob, TxParser } from './tx';
 
 const port = parentPort;
-if (!port) throw new Error('src/import/parse/worker.js runs as a worker thread');
+if (!port) throw new Error('src/records/parse/worker.js runs as a worker thread');
 const parser = new TxParser((workerData as { prefix: string }).prefix);
 port.on('message', (job: TxJob) => {
   try {

@@ -32,8 +32,8 @@ import { NdjsonLine } from './ndjson';
 import { openSnapshotFile, SnapshotFile, SnapshotError } from '../snapshot/open';
 import { collectionRows, metaValues, nftRows, validatorRows } from '../snapshot/queries/base-rows';
 import { prepareTipQueries } from '../snapshot/queries/tip';
-import { concat, ImportSource, record } from './sources/source';
-import type { BaseInfo } from './writer';
+import { concat, ImportSource, record } from './source';
+import type { BaseInfo } from '../snapshot/writer';
 
 /** The base snapshot's records of a small kind, as the loader expects them. */
 function baseRecords(s: SnapshotFile, kind: string, newValidators: Set<string>): Iterable<NdjsonLine> | undefined {

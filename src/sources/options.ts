@@ -3,7 +3,7 @@
  * once (their yargs table is SOURCE_OPTIONS in src/commands/options.ts). `follow` builds a
  * missing snapshot with an ordinary import of the same source, so it hands these on whole.
  */
-import type { VmType } from '../../lib/vm';
+import type { VmType } from '../lib/vm';
 
 export interface SourceOptions {
   /** exactly one of fromPostgres / fromApi (import also takes a dump directory) */

@@ -1,5 +1,5 @@
-import type { NdjsonLine } from '../ndjson';
-import type { ImportSource } from './source';
+import type { NdjsonLine } from '../records/ndjson';
+import type { ImportSource } from '../records/source';
 
 /**
  * Wraps a source to learn record totals as records flow by, for the progress ETA: the number

@@ -3,7 +3,7 @@
  * per-request timeouts and retries with exponential backoff (and jitter) on 5xx, 429, timeouts
  * and network errors. Any other non-200 answer fails at once, naming the URL.
  */
-import { HTTP_CLIENT_DEFAULTS } from '../../lib/defaults';
+import { HTTP_CLIENT_DEFAULTS } from '../lib/defaults';
 
 export interface HttpOptions {
   /** requests in flight (default 4) */

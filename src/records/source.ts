@@ -1,7 +1,7 @@
 import { basename, dirname, resolve } from 'node:path';
-import type { RecordSource } from '../from-dump';
-import { DumpError } from '../dump-error';
-import { NdjsonLine, readNdjson } from '../ndjson';
+import type { RecordSource } from './from-dump';
+import { DumpError } from './dump-error';
+import { NdjsonLine, readNdjson } from './ndjson';
 
 /**
  * A RecordSource that holds resources (a database connection, an HTTP agent) and may know how
@@ -84,7 +84,7 @@ export async function* concat(...parts: (AsyncIterable<NdjsonLine> | Iterable<Nd
 }
 
 // What a snapshot holds of the NFT state: declared beside its SQL.
-export type { NftStateProbe } from '../../snapshot/queries/nft-state';
+export type { NftStateProbe } from '../snapshot/queries/nft-state';
 
 /**
  * follow: deliver only the NFT state changed since `height` (the batch's first height) when
@@ -94,6 +94,6 @@ export type { NftStateProbe } from '../../snapshot/queries/nft-state';
  */
 export interface NftChangesSince {
   height: number;
-  ours: import('../../snapshot/queries/nft-state').NftStateProbe;
+  ours: import('../snapshot/queries/nft-state').NftStateProbe;
   recheck?: ReadonlySet<string>;
 }

@@ -24,15 +24,15 @@
  */
 import { Client } from 'pg';
 import Cursor from 'pg-cursor';
-import type { VmType } from '../from-dump';
-import { NdjsonLine } from '../ndjson';
-import { AccountDeriver, nftKeysOfEvents } from '../derive';
-import { rawMembers } from '../../lib/raw-json';
+import type { VmType } from '../records/from-dump';
+import { NdjsonLine } from '../records/ndjson';
+import { AccountDeriver, nftKeysOfEvents } from '../records/derive';
+import { rawMembers } from '../lib/raw-json';
 import { HttpOptions } from './http';
 import { validatorsFromRest } from './node-rest';
-import { ImportSource, ndjsonFile, NftChangesSince, record, recordError, redactDsn } from './source';
-import type { CollectionState } from '../../snapshot/queries/nft-state';
-import type { StatusExtension } from '../../wire/status';
+import { ImportSource, ndjsonFile, NftChangesSince, record, recordError, redactDsn } from '../records/source';
+import type { CollectionState } from '../snapshot/queries/nft-state';
+import type { StatusExtension } from '../wire/status';
 
 export interface PostgresSourceOptions {
   dsn: string;
@@ -162,17 +162,80 @@ export async function openPostgresSource(o: PostgresSourceOptions): Promise<Impo
   };
 }
 
-/** Connects and opens the read-only REPEATABLE READ transaction every read goes through. */
-async function connectSnapshot(dsn: string, where: string): Promise<Client> {
-  const client = new Client({ connectionString: dsn, connectionTimeoutMillis: 15_000, application_name: 'indexer-api import' });
-  // An idle-connection error after a failure must not crash the process.
-  client.on('error', () => undefined);
+/**
+ * The one way to connect to PostgreSQL (import, follow's polls and reads): a failure says
+ * where (the DSN without its password) and why (never empty, never the password). `onError`:
+ * an idle connection's error after a failure (it must not crash the process).
+ */
+export async function connectPostgres(dsn: string, applicationName: string, onError: (e: Error) => void = () => undefined): Promise<Client> {
+  const client = new Client({ connectionString: dsn, connectionTimeoutMillis: 15_000, application_name: applicationName });
+  client.on('error', onError);
   try {
     await client.connect();
   } catch (e) {
     await client.end().catch(() => undefined);
-    throw new Error(`cannot connect to PostgreSQL at ${where}: ${scrub(errorText(e), dsn)}`);
+    throw new Error(`cannot connect to PostgreSQL at ${redactDsn(dsn)}: ${postgresErrorText(e, dsn)}`);
   }
+  return client;
+}
+
+/** A driver error's first line, password removed (an AggregateError's empty message filled in). */
+export function postgresErrorText(e: unknown, dsn: string): string {
+  return scrub(errorText(e), dsn);
+}
+
+/**
+ * follow's polls of a rollytics database: its newest height, the hash at a height, its chain
+ * id; one connection kept between polls, dropped (and made again) after an error.
+ */
+export function postgresHead(dsn: string, chainId: string | undefined): {
+  head(): Promise<number>; hashAt(height: number): Promise<string | undefined>; chainId(): Promise<string | undefined>; close(): Promise<void>;
+} {
+  const where = redactDsn(dsn);
+  let client: Client | undefined;
+  const conn = async (): Promise<Client> => {
+    if (client) return client;
+    const c = await connectPostgres(dsn, 'indexer-api follow', () => { if (client === c) client = undefined; });
+    client = c;
+    return c;
+  };
+  const one = async (sql: string, params: unknown[]): Promise<string | null | undefined> => {
+    const c = await conn();
+    try {
+      const r = await c.query(sql, params);
+      return (r.rows[0] as { v: string | null } | undefined)?.v;
+    } catch (e) {
+      client = undefined;
+      await c.end().catch(() => undefined);
+      throw new Error(`PostgreSQL at ${where}: ${postgresErrorText(e, dsn)}`);
+    }
+  };
+  const chain = (): string => (chainId === undefined ? 'true' : 'chain_id = $2');
+  const chainParam = (): unknown[] => (chainId === undefined ? [] : [chainId]);
+  return {
+    async head() {
+      const v = await one(`SELECT max(height)::text AS v FROM block WHERE ${chain().replace('$2', '$1')}`, chainParam());
+      return v == null ? 0 : Number(v);
+    },
+    async hashAt(height) {
+      const v = await one(`SELECT encode(hash, 'hex') AS v FROM block WHERE height = $1 AND ${chain()}`, [height, ...chainParam()]);
+      return v == null ? undefined : v.toLowerCase();
+    },
+    async chainId() {
+      const v = await one(`SELECT chain_id AS v FROM block WHERE ${chain().replace('$2', '$1')} ORDER BY height DESC LIMIT 1`, chainParam());
+      return v ?? undefined;
+    },
+    async close() {
+      const c = client;
+      client = undefined;
+      await c?.end().catch(() => undefined);
+    },
+  };
+}
+
+/** Connects and opens the read-only REPEATABLE READ transaction every read goes through. */
+async function connectSnapshot(dsn: string, where: string): Promise<Client> {
+  const client = await connectPostgres(dsn, 'indexer-api import');
   try {
     await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
     await client.query("SET LOCAL idle_in_transaction_session_timeout = 0; SET LOCAL statement_timeout = 0");

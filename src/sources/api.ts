@@ -63,18 +63,18 @@ import { existsSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type Database from 'better-sqlite3';
-import { openDatabase } from '../../sqlite';
-import type { ImportProgress, VmType } from '../from-dump';
-import { NdjsonLine } from '../ndjson';
-import { rawMembers } from '../../lib/raw-json';
+import { openStore } from '../snapshot/store';
+import type { ImportProgress, VmType } from '../records/from-dump';
+import { NdjsonLine } from '../records/ndjson';
+import { rawMembers } from '../lib/raw-json';
 import { HttpClient, HttpError, forEachConcurrent } from './http';
 import { rawElements } from './raw';
-import { ImportSource, ndjsonFile, NftChangesSince, record } from './source';
-import type { CollectionState } from '../../snapshot/queries/nft-state';
-import { AccountDeriver, nftKeysOfEvents } from '../derive';
-import { canonicalAddress } from '../../lib/address';
-import { STATUS_EXTENSIONS, type StatusExtension } from '../../wire/status';
-import { HTTP_CLIENT_DEFAULTS } from '../../lib/defaults';
+import { ImportSource, ndjsonFile, NftChangesSince, record } from '../records/source';
+import type { CollectionState } from '../snapshot/queries/nft-state';
+import { AccountDeriver, nftKeysOfEvents } from '../records/derive';
+import { canonicalAddress } from '../lib/address';
+import { STATUS_EXTENSIONS, type StatusExtension } from '../wire/status';
+import { HTTP_CLIENT_DEFAULTS } from '../lib/defaults';
 
 export interface ApiSourceOptions {
   url: string;
@@ -200,15 +200,12 @@ export async function openApiSource(o: ApiSourceOptions): Promise<ImportSource> 
   const http = new HttpClient(base, { concurrency: o.concurrency, rate: o.rate, retries: o.retries, timeoutMs: o.timeoutMs, backoffMs: o.backoffMs });
   const concurrency = Math.max(1, Math.floor(o.concurrency ?? HTTP_CLIENT_DEFAULTS.concurrency));
   const stagingPath = o.stagingPath ?? join(tmpdir(), `indexer-api-crawl-${process.pid}-${randomBytes(4).toString('hex')}`);
-  const db: Database.Database = openDatabase(stagingPath);
+  const db: Database.Database = openStore(stagingPath, 'scratch');
   const dispose = (): void => {
     try { if (db.open) db.close(); } catch { /* closing anyway */ }
     try { if (existsSync(stagingPath)) unlinkSync(stagingPath); } catch { /* already gone */ }
   };
   try {
-    db.pragma('journal_mode = OFF');
-    db.pragma('synchronous = OFF');
-    db.pragma('locking_mode = EXCLUSIVE');
     db.exec(STAGING_SQL);
     const crawl = await crawlInto(db, http, concurrency, o, base);
     return sourceFromStaging(db, crawl, o, base, dispose, http);

@@ -1,0 +1,251 @@
+/**
+ * The snapshot store: the one module that opens a SQLite file (docs/architecture.md "The
+ * snapshot store"). Every connection is opened in one of a few named modes, each with its
+ * pragmas declared once, here; the store also owns the temporary files beside a target (their
+ * name, the crash clean-up that reads the name back, fsync + rename) and the write lock that
+ * keeps a second writer (a second `follow`) off a file.
+ */
+import type Database from 'better-sqlite3';
+import { randomBytes } from 'node:crypto';
+import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import { openDatabase } from '../sqlite';
+
+/**
+ * - `read`: read-only, the file must exist (serve, checks, copies, probes);
+ * - `liveRead`: read-only on a file another process may be writing (the commit watch);
+ * - `inPlace`: the live file written in place in WAL mode, readers reading on (follow);
+ *   waits up to 5 s for another connection's write (this process's rich-list refresh);
+ * - `bulk`: a new or copied temporary file beside the target, loaded without a journal and
+ *   renamed over the target at the end (import, cut, import --base);
+ * - `scratch`: a throw-away file (a crawl's or a rich-list refresh's staging), never renamed.
+ */
+export type OpenMode = 'read' | 'liveRead' | 'inPlace' | 'bulk' | 'scratch';
+
+/** How long a connection waits for another's write lock before SQLITE_BUSY. */
+const BUSY_TIMEOUT_MS = 5000;
+
+/**
+ * Each mode's pragmas, run in this order right after the open. `bulk` turns the rollback
+ * journal off (better-sqlite3's defensive mode keeps it on unless unsafe mode is allowed).
+ */
+const PRAGMAS: Record<OpenMode, readonly string[]> = {
+  // serve's snapshot keeps one read transaction open: query_only guards it, and 1 GiB of map
+  // + 64 MiB of cache keep a served file's hot pages in memory
+  read: ['query_only = ON', 'mmap_size = 1073741824', 'cache_size = -65536'],
+  liveRead: [],
+  inPlace: ['journal_mode = WAL', 'synchronous = NORMAL', 'temp_store = MEMORY', 'cache_size = -65536', `busy_timeout = ${BUSY_TIMEOUT_MS}`],
+  // 96 MiB: holds the pages the load keeps revisiting (the tx_accounts b-tree of a 1M-tx chain
+  // is ≈46 MB; txs are appended), and keeps the import under 500 MB with parser threads.
+  bulk: ['journal_mode = OFF', 'synchronous = OFF', 'locking_mode = EXCLUSIVE', 'temp_store = MEMORY', 'cache_size = -98304'],
+  scratch: ['journal_mode = OFF', 'synchronous = OFF', 'locking_mode = EXCLUSIVE'],
+};
+
+/** A scratch file another connection attaches (a rich-list refresh's staging): no exclusive lock. */
+const SHARED_SCRATCH: readonly string[] = ['journal_mode = OFF', 'synchronous = OFF', 'cache_size = -65536'];
+
+export interface OpenOptions {
+  /** the file must exist (default: true for read, liveRead and inPlace; false for bulk and scratch) */
+  mustExist?: boolean;
+  /** scratch files shared by two connections (the refresh's staging is attached by the live connection) */
+  shared?: boolean;
+}
+
+/** An open or pragma error, with the file it is about (SQLite's own text names none). */
+export class StoreError extends Error {
+  /** `reason`: SQLite's or the system's own text, without the file */
+  constructor(readonly file: string, readonly reason: string, readonly code?: string,
+    /** false: the file opened, its first read failed (not a database, malformed) */
+    readonly atOpen = true) {
+    super(reason.includes(file) ? reason : `${file}: ${reason}`);
+  }
+}
+
+/**
+ * Opens `file` in `mode`. A file opened for writing (bulk, scratch) gets its folder created.
+ * Any error (missing file, not a database, a folder that cannot be created) names the file.
+ */
+export function openStore(file: string, mode: OpenMode, o: OpenOptions = {}): Database.Database {
+  const readonly = mode === 'read' || mode === 'liveRead';
+  const mustExist = o.mustExist ?? (readonly || mode === 'inPlace');
+  if (!mustExist) ensureParentDir(file);
+  let db: Database.Database;
+  try {
+    db = openDatabase(file, { readonly, fileMustExist: mustExist });
+  } catch (e) {
+    throw named(file, e);
+  }
+  try {
+    const pragmas = mode === 'scratch' && o.shared ? SHARED_SCRATCH : PRAGMAS[mode];
+    if (mode === 'bulk') db.unsafeMode(true);
+    for (const p of pragmas) db.pragma(p);
+    if (mode === 'bulk') db.unsafeMode(false);
+    // SQLite reads the header only at the first statement: "file is not a database" is met here.
+    if (pragmas.length === 0) db.pragma('schema_version', { simple: true });
+  } catch (e) {
+    try { db.close(); } catch { /* failing anyway */ }
+    throw named(file, e, false);
+  }
+  return db;
+}
+
+function named(file: string, e: unknown, atOpen = true): StoreError {
+  const err = e as NodeJS.ErrnoException;
+  return new StoreError(file, err.message ?? String(e), err.code, atOpen);
+}
+
+/**
+ * Creates the folder `file` goes into (`--out test/fixture.sqlite` in a project without test/
+ * yet, `serve --pull URL --db pulled/local.sqlite`): SQLite and rename() say only ENOENT.
+ */
+export function ensureParentDir(file: string): void {
+  const dir = dirname(resolve(file));
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch (e) {
+    throw new StoreError(file, `cannot create the directory of ${file} (${dir}): ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, (e as NodeJS.ErrnoException).code);
+  }
+}
+
+/** `.NAME.tmp-PID-HEX`: a temporary file beside `target`, named for the crash clean-up. */
+export function tempPathBeside(target: string): string {
+  return join(dirname(resolve(target)), `.${basename(target)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
+}
+
+/**
+ * The pid that made the temporary file `name` (a base name in the target's folder) of `target`,
+ * its -journal / -wal / -shm included; undefined when `name` is not one. The inverse of tempPathBeside.
+ */
+export function parseTempName(name: string, target: string): number | undefined {
+  const prefix = `.${basename(target)}.tmp-`;
+  if (!name.startsWith(prefix)) return undefined;
+  const m = /^(\d+)-[0-9a-f]+(?:-journal|-wal|-shm)?$/.exec(name.slice(prefix.length));
+  return m ? Number(m[1]) : undefined;
+}
+
+/**
+ * Removes the temporary files beside `target` left by a killed process (their pid is gone);
+ * a live process's (this one's too, unless `ownToo`) are left alone. Returns the removed names.
+ */
+export function cleanStaleTemps(target: string, ownToo = false): string[] {
+  const dir = dirname(resolve(target));
+  const removed: string[] = [];
+  let names: string[];
+  try { names = readdirSync(dir); } catch { return removed; }
+  for (const name of names) {
+    const pid = parseTempName(name, target);
+    if (pid === undefined) continue;
+    if (!(ownToo && pid === process.pid) && pidAlive(pid)) continue;
+    try { unlinkSync(join(dir, name)); removed.push(name); } catch { /* raced with another cleaner */ }
+  }
+  return removed;
+}
+
+/** Flushes a finished temporary file, renames it over `target` and flushes the folder entry. */
+export function syncAndRename(temp: string, target: string): void {
+  const fd = openSync(temp, 'r');
+  try { fsyncSync(fd); } finally { closeSync(fd); }
+  renameSync(temp, target);
+  const dirFd = openSync(dirname(resolve(target)), 'r');
+  try { fsyncSync(dirFd); } finally { closeSync(dirFd); }
+}
+
+/**
+ * Copies `file` to `dest` by VACUUM INTO: it reads inside one transaction, so the copy is
+ * consistent even while the file is being written (WAL), compacted, and the same bytes for the
+ * same content (publish).
+ */
+export function compactCopy(file: string, dest: string): void {
+  const db = openStore(file, 'liveRead');
+  try {
+    db.prepare('VACUUM INTO ?').run(dest);
+  } finally {
+    db.close();
+  }
+}
+
+export function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** A second writer on a file that has one. */
+export class WriterLockedError extends Error {
+  constructor(readonly file: string, readonly pid: number) {
+    super(`${file} is being written by process ${pid} (lock ${lockPathOf(file)}); one writer per file: stop that process first`);
+  }
+}
+
+export interface WriterLock {
+  readonly file: string;
+  release(): void;
+}
+
+/** The lock file of `file`: `FILE.writer.lock`, holding the writer's pid. */
+export function lockPathOf(file: string): string {
+  return `${resolve(file)}.writer.lock`;
+}
+
+function lockHolder(lock: string): number | undefined {
+  let text: string;
+  try { text = readFileSync(lock, 'utf8'); } catch { return undefined; }
+  const pid = Number(text.trim());
+  return Number.isSafeInteger(pid) && pid > 0 ? pid : 0;
+}
+
+/**
+ * Takes the write lock of `file` for this process, or throws WriterLockedError naming the pid
+ * that holds it. The lock file appears whole or not at all (written aside, then hard-linked:
+ * link() fails when the name exists). A lock whose pid is dead is taken over: it is first
+ * renamed aside, so of two processes taking it over at once only one moves it, and a lock
+ * moved by mistake (a live one, created in between) is linked back. Readers (serve) never look
+ * at it: they go on reading while the writer writes (WAL).
+ */
+export function acquireWriterLock(file: string): WriterLock {
+  const lock = lockPathOf(file);
+  ensureParentDir(lock);
+  const aside = `${lock}.${process.pid}-${randomBytes(4).toString('hex')}`;
+  const fd = openSync(aside, 'wx');
+  try { writeSync(fd, `${process.pid}\n`); fsyncSync(fd); } finally { closeSync(fd); }
+  try {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        linkSync(aside, lock);
+        break;
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw new StoreError(file, `cannot take the write lock ${lock}: ${(e as Error).message}`, (e as NodeJS.ErrnoException).code);
+        if (attempt >= 3) throw new StoreError(file, `cannot take the write lock ${lock}: it keeps changing hands`);
+      }
+      const pid = lockHolder(lock);
+      if (pid === undefined) continue; // released meanwhile
+      if (pid !== 0 && (pid === process.pid || pidAlive(pid))) throw new WriterLockedError(file, pid);
+      const stale = `${lock}.stale-${process.pid}-${randomBytes(4).toString('hex')}`;
+      try { renameSync(lock, stale); } catch { continue; } // another process took it over first
+      const moved = lockHolder(stale);
+      if (moved !== undefined && moved !== pid && moved !== 0 && pidAlive(moved)) {
+        try { linkSync(stale, lock); } catch { /* a third holder: it is refused below anyway */ }
+        unlinkSync(stale);
+        throw new WriterLockedError(file, moved);
+      }
+      unlinkSync(stale);
+    }
+  } finally {
+    unlinkSync(aside);
+  }
+  let held = true;
+  return {
+    file,
+    release(): void {
+      if (!held) return;
+      held = false;
+      // only our own lock: never one a later process took over
+      if (lockHolder(lock) === process.pid) {
+        try { unlinkSync(lock); } catch { /* already gone */ }
+      }
+    },
+  };
+}
