@@ -31,6 +31,7 @@ import { amountKey, isAmount } from '../lib/amount';
 import { FOLLOW_DEFAULTS } from '../lib/defaults';
 import type { VmType } from '../lib/vm';
 import { openDatabase } from '../sqlite';
+import { denomTag, recordChange, TIP } from '../snapshot/changes';
 
 /** A stop request (follower.ts StopFlag): checked between steps, cuts sleeps short. */
 export interface StopFlag {
@@ -297,6 +298,9 @@ export class RichListRefresher {
     const set = db.prepare('INSERT OR REPLACE INTO main.meta (key, value) VALUES (?, ?)');
     set.run('rich_list_height', String(height));
     set.run('snapshot_id', randomBytes(16).toString('hex'));
+    // the denoms whose holders moved, and /status (rich_list_height): src/snapshot/changes.ts
+    const denoms = db.prepare('SELECT denom FROM stage.came UNION SELECT denom FROM stage.gone').pluck().all() as string[];
+    recordChange(db, 'richlist', height, [TIP, ...denoms.map(denomTag)]);
   }
 
   /** A small change: deleted and inserted in ONE write transaction. */
