@@ -123,11 +123,14 @@ describe('live replica: answers and ETags across follow batches equal a fresh se
         await background;
         // polls of what the batches did not touch were answered 304 / from the cache, batch after batch
         expect(tally.notModified, JSON.stringify(tally)).to.be.greaterThan(tally.compared / 4);
-        expect(tally.changed).to.be.greaterThan(0);
-        expect(await metricSum(serve.url, 'indexer_api_response_cache_hits_total')).to.be.greaterThan(0);
+        expect(tally.changed, 'answers that changed').to.be.greaterThan(0);
+        expect(await metricSum(serve.url, 'indexer_api_response_cache_hits_total'), 'cache hits').to.be.greaterThan(0);
+        expect(await metricSum(serve.url, 'indexer_api_response_cache_invalidated_total'), 'entries a change record dropped').to.be.greaterThan(0);
+        // emptied only by the hot swap (once per worker), never by a batch
+        expect(await metricSum(serve.url, 'indexer_api_response_cache_flushes_total'), 'flushes').to.be.at.most(workers);
       } catch (e) {
         const events = serve.lines.filter((l) => l.msg !== 'request').map((l) => JSON.stringify(l)).slice(-15);
-        throw new Error(`${(e as Error).message}\nserve's last events:\n${events.join('\n')}\nfollow's stderr (end):\n${follow.stderr.slice(-3000)}`);
+        throw new Error(`${(e as Error).stack}\nserve's last events:\n${events.join('\n')}\nfollow's stderr (end):\n${follow.stderr.slice(-3000)}`);
       } finally {
         polling = false;
         await background;
