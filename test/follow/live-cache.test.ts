@@ -100,6 +100,20 @@ describe('live replica: answers and ETags across follow batches equal a fresh se
           }
           await eventually(`follow at ${height}`, 120_000, async () => (await statusHeightOf(db)) === height || undefined);
           await eventually(`serve at ${height}`, 60_000, async () => await allWorkersAt(serve.url, height, workers) || undefined);
+          if (step === 5) {
+            // the same answers, the same ETags, on a replica imported from the chain at this height
+            const imported = await freshServer(cuts.get(height) as string);
+            try {
+              for (const path of urls) {
+                for (const enc of ['identity', 'gzip']) {
+                  const [a, b] = await Promise.all([fetchRaw(serve.url + path, { 'accept-encoding': enc }), fetchRaw(imported.url + path, { 'accept-encoding': enc })]);
+                  expect({ status: a.status, etag: a.etag }, `followed vs imported replica: ${path} (${enc})`).to.deep.equal({ status: b.status, etag: b.etag });
+                }
+              }
+            } finally {
+              await imported.close();
+            }
+          }
           if (step === 6) {
             // a hot swap: another file with the same data renamed over the path (the cache starts over; ETags stay)
             await follow.stop('SIGTERM');
