@@ -27,7 +27,7 @@ export const SERVE_OPTIONS: Record<string, Options> = named({
   'get': { type: 'string', describe: 'Answer one GET request for this path in-process, print the body and exit (0 iff status 200)' },
   'workers': int({ min: 1 }, { default: availableParallelism(), defaultDescription: 'number of cores', describe: 'Processes serving the port (node:cluster); 1 = a single process, no cluster' }),
   'log-level': choice({ choices: LOG_LEVELS, default: 'info' as LogLevel, describe: 'JSON log lines on stdout: info logs one line per request; warn and error drop those' }),
-  'cache-max-age': int({ min: 0 }, { default: SERVE_DEFAULTS.cacheMaxAge, describe: 'Cache-Control max-age (seconds) of 200 responses; each carries a strong ETag (snapshot id + URL)' }),
+  'cache-max-age': int({ min: 0 }, { default: SERVE_DEFAULTS.cacheMaxAge, describe: 'Cache-Control max-age (seconds) of 200 lists and state (txs and blocks go immutable); each carries a strong ETag hashed from its bytes (docs/response-cache.md)' }),
   'cache-bytes': int({ min: 0 }, { default: SERVE_DEFAULTS.cacheBytes, describe: 'In-process response cache of 200s (per worker), answered before Express: byte cap, least recently used out (0 = no cache)' }),
   'cache-entries': int({ min: 0 }, { default: SERVE_DEFAULTS.cacheEntries, describe: 'Entry cap of the response cache (0 = no cache)' }),
   'watch': { type: 'boolean', default: true, describe: 'Hot-swap when the file at --db is replaced (rename over it); SIGHUP always reloads. --no-watch to disable' },

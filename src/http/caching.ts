@@ -1,19 +1,37 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { RequestHandler, Response } from 'express';
+import type { ChangeReader } from '../snapshot/changes';
 import { snapshotOf } from './context';
+import { answerDeps } from './deps';
 import { requestAcceptsGzip } from './encoding';
 
 /**
- * HTTP caching of an immutable snapshot (docs/architecture.md#serve). A response is a function of the
- * snapshot and the URL, so the strong ETag is `"<snapshot_id>-<hash of method + URL>"` — no
- * body hashing — and changes exactly when the snapshot does. 200s are cacheable for
- * `max-age` seconds; errors are `no-store` and carry no ETag.
+ * HTTP caching on a snapshot that `follow` may be growing (docs/response-cache.md). An answer is
+ * valid until the data it read changes, not until the next batch:
+ *
+ * - Its strong ETag is a hash of its bytes (the gzip stream assembled from stored rows, or the
+ *   bytes sent) seeded with the chain's lineage and the wire format (etagOf): the same answer has
+ *   the same ETag across any number of batches and on every replica of the chain at the same
+ *   state — followed, pulled or imported — so a conditional GET stays a 304 until the answer
+ *   itself changes.
+ * - Each cached 200 carries the tags of what it read (src/http/deps.ts; src/snapshot/changes.ts
+ *   names them). When a new state of the same file is seen, the change records committed since
+ *   drop exactly the entries holding a named tag (an index from tag to entries); the rest are
+ *   answered as before. Another file (hot swap, pull) or a gap in the records empties the cache.
  *
  * The response cache holds the 200s the Express pipeline computed — body bytes plus the exact
- * header block it sent — keyed by normalized URL, for one snapshot at a time. It is answered
- * from in front of Express (src/http/front.ts); this module's middleware fills it.
+ * header block it sent — keyed by normalized URL and representation. It is answered from in
+ * front of Express (src/http/front.ts); this module's middleware fills it.
  */
+
+/** What the cache needs of a snapshot (src/snapshot/open.ts Snapshot). */
+export interface CacheState {
+  fileKey: string;
+  changeSeq: number;
+  changes: ChangeReader;
+  meta: { snapshotId: string };
+}
 
 /** One cached 200: what the Express path sent, minus the per-request CORS headers. */
 export interface CachedResponse {
@@ -27,37 +45,59 @@ export interface CachedResponse {
   headers: string[];
   /** the same without Content-Type, Content-Length and Content-Encoding: a 304 (as sendJson sends it) */
   headers304: string[];
+  /** what the answer read (change-record tags); undefined: unknown, dropped by any change */
+  deps: readonly string[] | undefined;
   /** bytes counted against the cap */
   size: number;
 }
 
 /** Fixed overhead counted per entry (Map slot, entry object, header strings). */
 const ENTRY_OVERHEAD = 256;
+/** tags whose last change is remembered for answers that finish on an older state (see set) */
+const RECENT_TAGS = 65_536;
 
 /**
- * 200 responses for the snapshot being served, bounded by bytes (bodies + keys + a fixed
+ * 200 responses of the file being served, bounded by bytes (bodies + keys + a fixed
  * overhead per entry) and by entries, evicted in CLOCK order (an approximation of least
  * recently used that costs a hit nothing but a flag): a Map iterates in insertion order, so its
  * first key is the oldest; an entry answered since it was stored is moved to the end once
- * (its second chance) instead of being evicted. Entries of another snapshot are never answered: the first
- * request that sees a new snapshot id empties the cache (`adopt`), and a response computed on
- * the old one that finishes after that is not stored.
+ * (its second chance) instead of being evicted.
+ *
+ * Validity: the cache reflects one state of one file (`sync`). A newer state of the same file
+ * applies its change records — each named tag drops its entries through `byTag` — so what
+ * remains is exactly what the new state would answer; a state whose records cannot all be read
+ * (pruned, or a file written without them) empties the entries; another file empties everything.
+ * An answer computed on an older state (a request in flight across a batch) is stored only if
+ * none of the tags it read changed since that state.
  */
 export class ResponseCache {
   private readonly map = new Map<string, CachedResponse>();
+  /** tag → keys of the entries that read it; `wild` holds entries of unknown deps */
+  private readonly byTag = new Map<string, Set<string>>();
+  private readonly wild = new Set<string>();
   /**
    * Walks the map from its oldest entry, kept between evictions: a fresh iterator would skip
    * over every entry deleted since the map was last rehashed — O(entries) per eviction.
    */
   private cursor = this.map.entries();
   private used = 0;
-  private snapshotId: string | undefined;
+  /** the state the entries are valid for */
+  private fileKey: string | undefined;
+  private seq = 0;
+  private last: CacheState | undefined;
+  /** tag → the change record that last named it, for records after `recentFloor` */
+  private readonly recent = new Map<string, number>();
+  private recentFloor = 0;
   /** no single body larger than this is stored (a few huge pages must not flush everything) */
   readonly maxEntryBytes: number;
   hits = 0;
   misses = 0;
   /** 200s not stored because their URL was seen for the first time (admission, see admit) */
   notAdmitted = 0;
+  /** entries dropped because a change record named what they read */
+  invalidated = 0;
+  /** times the entries were emptied: another file, or a state without readable change records */
+  flushes = 0;
   private readonly doorkeeper: Doorkeeper | undefined;
 
   /**
@@ -83,14 +123,36 @@ export class ResponseCache {
   get size(): number { return this.map.size; }
   get bytes(): number { return this.used; }
 
-  /** Makes `snapshotId` the snapshot answered for; a different one empties the cache. */
-  adopt(snapshotId: string): void {
-    if (snapshotId === this.snapshotId) return;
-    this.clear();
-    this.snapshotId = snapshotId;
+  /**
+   * Brings the entries to state `s` (the snapshot a request is answered from): nothing when it
+   * is the state they are for (one comparison: the per-request cost), the change records since
+   * for a newer state of the same file, a flush for another file. An older state changes nothing.
+   */
+  sync(s: CacheState): void {
+    if (s === this.last) return;
+    if (s.fileKey !== this.fileKey) {
+      this.clear();
+      this.fileKey = s.fileKey;
+      this.seq = s.changeSeq;
+      this.recentFloor = s.changeSeq;
+      this.last = s;
+      return;
+    }
+    if (s.changeSeq < this.seq) return;
+    if (s.changeSeq === this.seq) {
+      // the same records, another commit (a write that recorded nothing: an older follow) → unknown changes
+      if (this.last !== undefined && s.meta.snapshotId !== this.last.meta.snapshotId) this.dropAll(s.changeSeq);
+      this.last = s;
+      return;
+    }
+    const records = s.changes.since(this.seq, s.changeSeq);
+    if (records === undefined) this.dropAll(s.changeSeq);
+    else for (const r of records) this.apply(r.seq, r.tags);
+    this.seq = s.changeSeq;
+    this.last = s;
   }
 
-  /** The entry for `url` (counted as a hit), if any. */
+  /** The entry for `url` (counted as a hit), if any. Call sync first. */
   get(url: string): CachedResponse | undefined {
     const e = this.map.get(url);
     if (e === undefined) return undefined;
@@ -99,32 +161,89 @@ export class ResponseCache {
     return e;
   }
 
-  /** Stores a 200 computed on snapshot `snapshotId` (ignored if that is not the current one). */
-  set(snapshotId: string, url: string, entry: Omit<CachedResponse, 'size'>): void {
-    if (snapshotId !== this.snapshotId) return;
+  /**
+   * Stores a 200 computed on state `s` that read `deps` (undefined: unknown). Ignored for another
+   * file, or for an older state when something it read changed since (or cannot be told).
+   */
+  set(s: CacheState, url: string, entry: Omit<CachedResponse, 'size' | 'deps'>, deps: readonly string[] | undefined): void {
+    if (s.fileKey !== this.fileKey) return;
+    this.sync(s);
+    if (s !== this.last) {
+      // computed on an older state (or a commit of the same records whose changes are unknown)
+      if (s.changeSeq === this.seq || deps === undefined || s.changeSeq < this.recentFloor) return;
+      for (const d of deps) if ((this.recent.get(d) ?? 0) > s.changeSeq) return;
+    }
     const size = entry.body.length + 2 * url.length + ENTRY_OVERHEAD;
     if (size > this.maxEntryBytes) return;
-    const old = this.map.get(url);
-    if (old) { this.map.delete(url); this.used -= old.size; }
-    this.map.set(url, { ...entry, used: false, size });
+    this.remove(url);
+    this.map.set(url, { ...entry, deps, used: false, size });
     this.used += size;
+    if (deps === undefined) this.wild.add(url);
+    else for (const d of deps) {
+      let keys = this.byTag.get(d);
+      if (keys === undefined) this.byTag.set(d, keys = new Set());
+      keys.add(url);
+    }
     while (this.map.size > this.maxEntries || this.used > this.maxBytes) {
       let next = this.cursor.next();
       if (next.done) { this.cursor = this.map.entries(); next = this.cursor.next(); }
       const [k, e] = next.value as [string, CachedResponse];
       if (this.map.get(k) !== e) continue; // replaced since the cursor passed it: the new one is further on
-      this.map.delete(k);
-      if (e.used && k !== url) { e.used = false; this.map.set(k, e); continue; }
-      this.used -= e.size;
+      if (e.used && k !== url) { this.map.delete(k); e.used = false; this.map.set(k, e); continue; }
+      this.remove(k);
     }
   }
 
-  clear(): void {
-    this.doorkeeper?.clear();
+  /** Drops the entries that read `tags` (one change record). */
+  private apply(seq: number, tags: readonly string[]): void {
+    for (const key of this.wild) { this.remove(key); this.invalidated++; }
+    for (const t of tags) {
+      const keys = this.byTag.get(t);
+      if (keys !== undefined) for (const key of [...keys]) { this.remove(key); this.invalidated++; }
+      this.recent.set(t, seq);
+    }
+    if (this.recent.size > RECENT_TAGS) { this.recent.clear(); this.recentFloor = seq; }
+  }
+
+  /** The entries, not the file: after changes that cannot be told (see sync). */
+  private dropAll(seq: number): void {
+    this.flushes++;
+    this.clearEntries();
+    this.recent.clear();
+    this.recentFloor = seq;
+  }
+
+  private remove(key: string): void {
+    const e = this.map.get(key);
+    if (e === undefined) return;
+    this.map.delete(key);
+    this.used -= e.size;
+    if (e.deps === undefined) { this.wild.delete(key); return; }
+    for (const d of e.deps) {
+      const keys = this.byTag.get(d);
+      if (keys === undefined) continue;
+      keys.delete(key);
+      if (keys.size === 0) this.byTag.delete(d);
+    }
+  }
+
+  private clearEntries(): void {
     this.map.clear();
+    this.byTag.clear();
+    this.wild.clear();
     this.cursor = this.map.entries();
     this.used = 0;
-    this.snapshotId = undefined;
+  }
+
+  clear(): void {
+    if (this.map.size > 0) this.flushes++;
+    this.doorkeeper?.clear();
+    this.clearEntries();
+    this.recent.clear();
+    this.fileKey = undefined;
+    this.last = undefined;
+    this.seq = 0;
+    this.recentFloor = 0;
   }
 }
 
@@ -164,10 +283,26 @@ class Doorkeeper {
   }
 }
 
-/** The ETag of a URL on a snapshot: cheap (one short hash), stable, strong. */
-export function etagOf(snapshotId: string, method: string, url: string): string {
-  return `"${snapshotId}-${createHash('sha1').update(method).update(' ').update(url).digest('base64url').slice(0, 22)}"`;
+/**
+ * The strong ETag of an answer: a hash of the bytes that stand for it — for an answer of packed
+ * rows the gzip stream assembled from them (src/wire/packed.ts: deterministic for the stored rows,
+ * so the identity and the gzip representation share it, the gzip one with `-gz`), otherwise the
+ * bytes sent — seeded with `seed` (etagSeed: the chain's lineage and the wire format). Derived
+ * from the data alone: unchanged across batches that do not touch the answer, equal on every
+ * replica of the chain at the same state. 160-bit SHA-1, 27 base64url characters shown (162 bits).
+ */
+export function etagOf(seed: string, bytes: Uint8Array): string {
+  return `"${createHash('sha1').update(seed).update(bytes).digest('base64url')}"`;
 }
+
+/** The ETag seed of a snapshot: its chain's lineage and its wire format (a re-render is another). */
+export function etagSeed(s: { lineage: string; meta: { wireFormat: number } }): string {
+  return `${s.lineage}.${s.meta.wireFormat}.`;
+}
+
+/** A year: what `immutable` answers may be kept (RFC 8246). */
+const IMMUTABLE_MAX_AGE = 31_536_000;
+export const IMMUTABLE_CACHE_CONTROL = `public, max-age=${IMMUTABLE_MAX_AGE}, immutable`;
 
 const NO_CACHE = /(?:^|,)\s*?no-cache\s*?(?:,|$)/;
 /** `fresh` splits the If-None-Match list on spaces and commas */
@@ -210,19 +345,18 @@ export function cacheKey(url: string, gzip: boolean): string {
 }
 
 /**
- * After the snapshot is chosen (snapshotOf, src/http/context.ts), before validation: sets ETag +
- * Cache-Control for the handler's response (a matching If-None-Match becomes a 304 when it is
- * sent; the error handlers of src/serve/app.ts strip them again on an error), and with a response
- * cache, stores the 200 the route sends.
+ * After the snapshot is chosen (snapshotOf, src/http/context.ts), before validation: sets the
+ * Cache-Control of the handler's 200 (sendJson, src/http/send.ts, sets its ETag from the bytes and
+ * makes a matching If-None-Match a 304; immutable routes get a long Cache-Control there; the
+ * error handlers of src/serve/app.ts strip both again on an error), and with a response cache,
+ * stores the 200 the route sends with the tags of what it read (src/http/deps.ts).
  */
 export function httpCaching(maxAge: number, cache?: ResponseCache): RequestHandler {
   const cacheControl = `public, max-age=${maxAge}`;
   return (req, res, next) => {
     if (req.method !== 'GET') { next(); return; }
-    const snapshotId = snapshotOf(res).meta.snapshotId;
+    const snapshot = snapshotOf(res);
     const url = req.url;
-    const etag = etagOf(snapshotId, req.method, url);
-    res.setHeader('ETag', etag);
     res.setHeader('Cache-Control', cacheControl);
     if (cache) {
       cache.misses++;
@@ -245,7 +379,7 @@ export function httpCaching(maxAge: number, cache?: ResponseCache): RequestHandl
           headers.push(name, String(value));
           if (lower !== 'content-type' && lower !== 'content-length' && lower !== 'content-encoding') headers304.push(name, String(value));
         }
-        cache.set(snapshotId, cacheKey(url, gzip), { body, etag: finalEtag, route, headers, headers304 });
+        cache.set(snapshot, cacheKey(url, gzip), { body, etag: finalEtag, route, headers, headers304 }, answerDeps(req, snapshot));
       });
     }
     next();

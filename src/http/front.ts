@@ -38,7 +38,7 @@ export function cachedFront(app: RequestListener, o: FrontOptions): RequestListe
     const raw = req.url as string;
     const snapshot = (method === 'GET' || method === 'HEAD') && !urlTooLong(raw, maxUrlLength) ? snapshots.current() : undefined;
     if (snapshot === undefined || draining()) { app(req, res); return; }
-    cache.adopt(snapshot.meta.snapshotId);
+    cache.sync(snapshot);
     const hit = cache.get(cacheKey(normalizeUrl(raw), requestAcceptsGzip(req)));
     if (hit === undefined) { app(req, res); return; }
     observe(req, res, () => hit.route, () => hit.body.length);

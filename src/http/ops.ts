@@ -98,6 +98,14 @@ export function createMetrics(current: () => Snapshot | undefined, cache?: Respo
       name: 'indexer_api_response_cache_not_admitted_total', help: '200s not stored because their URL was seen for the first time (admission on second sight)', registers: [registry],
       collect() { this.reset(); this.inc(cache.notAdmitted); },
     });
+    new Counter({
+      name: 'indexer_api_response_cache_invalidated_total', help: 'Entries dropped because a write to the served file named what they read (change records, docs/response-cache.md)', registers: [registry],
+      collect() { this.reset(); this.inc(cache.invalidated); },
+    });
+    new Counter({
+      name: 'indexer_api_response_cache_flushes_total', help: 'Times the response cache was emptied: another file swapped in, or a write whose change records could not be read', registers: [registry],
+      collect() { this.reset(); this.inc(cache.flushes); },
+    });
     new Gauge({
       name: 'indexer_api_response_cache_entries', help: 'Entries in the in-process response cache', registers: [registry],
       collect() { this.set(cache.size); },

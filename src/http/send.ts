@@ -1,6 +1,7 @@
 import type { Response } from 'express';
-import { DeflateBody, JsonBody } from '../wire/packed';
-import { requestIsFresh } from './caching';
+import { DeflateBody, identityOfGzip, JsonBody } from '../wire/packed';
+import { etagOf, etagSeed, IMMUTABLE_CACHE_CONTROL, requestIsFresh } from './caching';
+import { immutableRoute } from './deps';
 import { gzipEtag, requestAcceptsGzip } from './encoding';
 import { listResponse, Page } from '../snapshot/pagination';
 
@@ -10,7 +11,7 @@ export const JSON_TYPE = 'application/json; charset=utf-8';
  * Sends a JSON answer: its bytes or text, or a DeflateBody of packed rows (src/wire/packed.ts).
  * A DeflateBody goes as gzip to a client that accepts it (assembled from the stored bytes: no
  * compression at request time), inflated once otherwise; the gzip one has its own ETag
- * (caching.ts sets the identity one; encoding.ts gzipEtag). Every answer says
+ * (a hash of the bytes: caching.ts etagOf; encoding.ts gzipEtag). Every answer says
  * `Vary: Accept-Encoding` (encoding.ts varyOnEncoding). What
  * Express's res.send does, without the parts that cost and do nothing here (content-type parsing,
  * charset rewriting, ETag generation is off anyway): Content-Type and Content-Length, a 304 when
@@ -19,26 +20,31 @@ export const JSON_TYPE = 'application/json; charset=utf-8';
  * checks it against openapi.yaml (app.locals.validateResponses, typed in src/http/context.ts).
  */
 export function sendJson(res: Response, body: JsonBody): void {
-  let gzip = false;
-  if (body instanceof DeflateBody) gzip = requestAcceptsGzip(res.req) && res.app.locals.validateResponses !== true;
-  if (res.app.locals.validateResponses === true) {
-    res.json(JSON.parse(body instanceof DeflateBody ? body.identity().toString() : body.toString()));
+  const snapshot = res.locals.snapshot;
+  const validate = res.app.locals.validateResponses === true;
+  const gzip = body instanceof DeflateBody && requestAcceptsGzip(res.req) && !validate;
+  // the stream the ETag hashes: the gzip one for packed rows (both representations share it)
+  const packed = body instanceof DeflateBody ? body.gzip() : undefined;
+  let bytes = packed ?? (typeof body === 'string' ? Buffer.from(body, 'utf8') : body as Buffer);
+  if (res.req.method === 'GET' || res.req.method === 'HEAD') {
+    if (snapshot !== undefined) {
+      const etag = etagOf(etagSeed(snapshot), bytes);
+      res.setHeader('ETag', gzip ? gzipEtag(etag) : etag);
+    }
+    if (immutableRoute(res.req)) res.setHeader('Cache-Control', IMMUTABLE_CACHE_CONTROL);
+  }
+  if (validate) {
+    res.json(JSON.parse((packed ? identityOfGzip(packed) : bytes).toString()));
     return;
   }
-  let etag = res.getHeader('ETag');
-  if (gzip && typeof etag === 'string') res.setHeader('ETag', etag = gzipEtag(etag));
+  const etag = res.getHeader('ETag');
   if (typeof etag === 'string' && requestIsFresh(res.req, etag)) {
     res.statusCode = 304;
     res.end();
     return;
   }
-  let bytes: Buffer;
-  if (body instanceof DeflateBody) {
-    bytes = gzip ? body.gzip() : body.identity();
-    if (gzip) res.setHeader('Content-Encoding', 'gzip');
-  } else {
-    bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
-  }
+  if (packed !== undefined && !gzip) bytes = identityOfGzip(packed);
+  if (gzip) res.setHeader('Content-Encoding', 'gzip');
   res.setHeader('Content-Type', JSON_TYPE);
   res.setHeader('Content-Length', bytes.length);
   res.end(bytes);

@@ -261,7 +261,8 @@ function logHolderEvents(holder: SnapshotHolder, logger: Logger, metrics: Metric
   if (!clusterWorker || cluster.worker?.id === 1) olderFormat(holder.current());
   holder.on('swap', (next: Snapshot, previous: Snapshot | undefined, reason: string) => {
     metrics.swapped();
-    responseCache?.clear();
+    // a batch of the same file drops what its change records name; another file empties the cache
+    responseCache?.sync(next);
     // A batch committed by `follow` (src/serve/live.ts) is routine: debug, not info.
     logger[reason === 'new batch' ? 'debug' : 'info']('snapshot swapped', { reason, ...describe(next), previous_height: previous?.meta.height });
     if (reason !== 'new batch' && (!clusterWorker || cluster.worker?.id === 1)) olderFormat(next);

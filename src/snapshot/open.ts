@@ -11,6 +11,10 @@ import { quickCheck, quickCheckMessage } from './quick-check';
 import { checkSnapshotFile, schemaVersionError, SnapshotError } from './file-check';
 import { SCHEMA_VERSION } from './schema';
 import { WIRE_FORMAT_META_KEY, WIRE_FORMAT_VERSION, wireFormatOf } from '../wire/format';
+import { createHash, randomBytes } from 'node:crypto';
+import { statSync } from 'node:fs';
+import { readPackedRow } from '../wire/packed';
+import { prepareChangeReader, type ChangeReader } from './changes';
 
 export type { VmType } from '../lib/vm';
 import type { VmType } from '../lib/vm';
@@ -54,6 +58,23 @@ export interface SnapshotFile {
 export interface Snapshot extends SnapshotFile {
   /** the /status body, rendered once */
   status: string;
+  /**
+   * Which file this is: its device and inode when opened (a follow batch commits to the same
+   * file; a hot swap or a pull renames another over the path). Answers cached for one file are
+   * carried to the next state of the same file by its change records (src/snapshot/changes.ts),
+   * never to another file.
+   */
+  fileKey: string;
+  /** the newest change record this snapshot's read transaction sees (0: none) */
+  changeSeq: number;
+  /** the change records, read in this snapshot's read transaction */
+  changes: ChangeReader;
+  /**
+   * The chain this file holds: a hash of its chain id and its lowest block, the same on every
+   * replica of that chain however it was made (followed, pulled, imported, `import --base`),
+   * different for another chain. Part of every ETag (src/http/caching.ts).
+   */
+  lineage: string;
   q: {
     block: ReturnType<typeof prepareBlockQueries>;
     tx: ReturnType<typeof prepareTxQueries>;
@@ -163,12 +184,20 @@ function openChecked(file: string, opts: OpenOptions): { file: SnapshotFile; evm
 
 /** openSnapshotFile, then every statement of the API prepared and /status rendered: what `serve` holds. */
 export function openSnapshot(file: string, opts: OpenOptions = {}): Snapshot {
+  const before = fileIdentity(file);
   const { file: f, evmCounts } = openChecked(file, opts);
   const { db, meta } = f;
   try {
+    const changes = prepareChangeReader(db);
+    // replaced between the stat and the open: an identity no other snapshot has (its cache starts empty)
+    const after = fileIdentity(file);
     return {
       ...f,
       status: statusJson(meta),
+      fileKey: before !== undefined && before === after ? before : `unknown-${randomBytes(8).toString('hex')}`,
+      changeSeq: changes.seq(),
+      changes,
+      lineage: lineageOf(db, meta.chainId),
       q: {
         block: prepareBlockQueries(db, meta),
         tx: prepareTxQueries(db, meta),
@@ -181,4 +210,21 @@ export function openSnapshot(file: string, opts: OpenOptions = {}): Snapshot {
     db.close();
     throw corrupt(e, file);
   }
+}
+
+function fileIdentity(file: string): string | undefined {
+  try {
+    const st = statSync(file);
+    return `${st.dev}:${st.ino}`;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The chain id and the lowest block's JSON, hashed: what every replica of one chain shares. */
+function lineageOf(db: Database.Database, chainId: string): string {
+  const first = db.prepare('SELECT height, json FROM blocks ORDER BY height LIMIT 1').get() as { height: number; json: Buffer | string } | undefined;
+  const h = createHash('sha1').update(chainId).update('\n');
+  if (first) h.update(String(first.height)).update('\n').update(readPackedRow(first.json));
+  return h.digest('hex').slice(0, 16);
 }

@@ -8,6 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, unlinkSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { denomTag, recordChange, TIP } from './changes';
 import type Database from 'better-sqlite3';
 import { openStore, tempPathBeside } from './store';
 
@@ -174,6 +175,9 @@ function finishRichList(db: Database.Database, height: number): void {
   const set = db.prepare('INSERT OR REPLACE INTO main.meta (key, value) VALUES (?, ?)');
   set.run('rich_list_height', String(height));
   set.run('snapshot_id', randomBytes(16).toString('hex'));
+  // the denoms whose holders moved, and /status (rich_list_height): src/snapshot/changes.ts
+  const denoms = db.prepare('SELECT denom FROM stage.came UNION SELECT denom FROM stage.gone').pluck().all() as string[];
+  recordChange(db, 'richlist', height, [TIP, ...denoms.map(denomTag)]);
 }
 
 /** A small change: the staged came / gone deleted and inserted in ONE write transaction; returns its ms. */

@@ -9,6 +9,7 @@ import { EvmDelta, finishEvm, newEvmDelta } from './evm-writer';
 import { bringWireFormatCurrent } from './rerender';
 import { INDEXES_SQL, SCHEMA_VERSION, schemaSql, TABLES_SQL } from './schema';
 import { prepareTipQueries } from './queries/tip';
+import { accountTag, ANY_TX, collectionTag, COLLECTIONS, denomTag, heightTag, INTERNAL_TXS, ownerTag, recordChange, TIP } from './changes';
 
 /** Rows per multi-row INSERT into the tx link tables. */
 const LINK_ROWS = 64;
@@ -133,6 +134,9 @@ export class SnapshotWriter {
   readonly evm: EvmDelta;
   private newBlocks = 0;
   private newTxs = 0;
+  /** in place: what this batch changes, recorded with it (src/snapshot/changes.ts) */
+  private readonly changed = new Set<string>();
+  private maxHeight = 0;
   /** extend: state kinds the source delivered (staged in temp tables, applied in finish) */
   private readonly replaced = new Set<string>();
   private readonly stmts;
@@ -219,6 +223,8 @@ export class SnapshotWriter {
       }
       this.accountIds.set(hex, id);
     }
+    // an account the batch links a tx to (or names as an NFT owner or creator): its lists may change
+    if (this.mode === 'inPlace') this.changed.add(accountTag(hex));
     return id;
   }
 
@@ -233,6 +239,8 @@ export class SnapshotWriter {
   insertBlock(height: number, timeUs: number, txCount: number, json: string): void {
     this.stmts.block.run(height, timeUs, txCount, packRow(json));
     this.newBlocks++;
+    if (this.mode === 'inPlace') this.changed.add(heightTag(height));
+    if (height > this.maxHeight) this.maxHeight = height;
   }
 
   private msgTypeId(name: string): number {
@@ -300,12 +308,47 @@ export class SnapshotWriter {
                       CREATE UNIQUE INDEX temp.new_nfts_key ON new_nfts (collection_addr, token_id);`);
         break;
       case 'richlist':
+        this.recordAllDenoms();
         this.db.exec('DELETE FROM richlist; DELETE FROM richlist_denoms;');
         break;
       case 'denom_contracts':
+        // a denom's stored name may move with its contract: every rich list may change
+        this.recordAllDenoms();
         this.db.exec('DELETE FROM denom_contracts');
         break;
     }
+  }
+
+  /** in place: every stored rich-list denom is named as changed (a replaced rich list) */
+  private recordAllDenoms(): void {
+    if (this.mode !== 'inPlace') return;
+    for (const d of this.db.prepare('SELECT denom FROM richlist_denoms').pluck().all() as string[]) this.changed.add(denomTag(d));
+  }
+
+  /**
+   * in place, before the batch commits: its change record — the heights, accounts and links named
+   * as the rows were written, plus the NFT owners and collections the state diff touched and
+   * the rich lists replaced — in the batch's own transaction (src/snapshot/changes.ts).
+   */
+  private recordBatch(): void {
+    const db = this.db;
+    const tags = this.changed;
+    tags.add(TIP);
+    if (this.newTxs > 0) tags.add(ANY_TX);
+    if (this.evm.internals > 0) tags.add(INTERNAL_TXS);
+    const hasTemp = (name: string): boolean => db.prepare("SELECT 1 FROM temp.sqlite_schema WHERE type = 'table' AND name = ?").get(name) !== undefined;
+    if (hasTemp('touched_collections')) {
+      const collections = db.prepare('SELECT addr FROM temp.touched_collections').pluck().all() as Buffer[];
+      for (const addr of collections) tags.add(collectionTag(addr.toString('hex')));
+      if (collections.length > 0) tags.add(COLLECTIONS);
+    }
+    if (hasTemp('touched_owners')) {
+      const owners = db.prepare('SELECT a.addr FROM temp.touched_owners t JOIN main.accounts a ON a.id = t.id').pluck().all() as Buffer[];
+      for (const addr of owners) tags.add(ownerTag(addr.toString('hex')));
+    }
+    if (this.replaced.has('richlist')) this.recordAllDenoms();
+    const height = this.maxHeight > 0 ? this.maxHeight : Number(db.prepare('SELECT max(height) FROM blocks').pluck().get() ?? 0);
+    recordChange(db, 'batch', height, tags);
   }
 
   private collectionStmt?: Database.Statement;
@@ -331,6 +374,7 @@ export class SnapshotWriter {
 
   insertNftTx(collectionAddr: Buffer, tokenId: string, sequence: number): void {
     this.stmts.nftTx.run(collectionAddr, tokenId, sequence);
+    if (this.mode === 'inPlace') this.changed.add(collectionTag(collectionAddr.toString('hex')));
     const key = collectionAddr.toString('hex') + '\u0000' + tokenId;
     const c = this.nftTxCounts.get(key);
     if (c) c.n++;
@@ -549,6 +593,7 @@ export class SnapshotWriter {
       step('collections');
       this.applyNftState(meta.partial ?? new Set(), meta.completeCollections ?? new Set());
       this.renderCollections(meta.prefix, 'temp.touched_collections');
+      if (this.mode === 'inPlace') this.recordBatch();
       db.exec('DROP TABLE temp.touched_collections; DROP TABLE temp.touched_owners;');
       // In place, the meta below belongs to the same transaction: readers see all or nothing.
       if (this.mode !== 'inPlace') db.exec('COMMIT');

@@ -190,6 +190,15 @@ export class DeflateBody {
   }
 }
 
+/**
+ * The JSON bytes of a gzip member made by DeflateBody.gzip(): its deflate stream inflated in one
+ * call (a client that does not accept gzip; the member was assembled for the ETag anyway).
+ */
+export function identityOfGzip(gz: Buffer): Buffer {
+  const length = gz.readUInt32LE(gz.length - 4);
+  return inflateRawSync(gz.subarray(GZIP_HEADER.length, gz.length - 8), { chunkSize: Math.max(64, length + 8) });
+}
+
 /** A JSON answer: its bytes (or text), or a DeflateBody of packed rows and glue. */
 export type JsonBody = Buffer | string | DeflateBody;
 

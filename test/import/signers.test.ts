@@ -15,7 +15,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runImport } from '../../src/commands/import';
-import { signerFromTx } from '../../src/import/derive';
+import { signerFromTx } from '../../src/records/derive';
 import { pubkeyToAddress } from '../../src/lib/pubkey';
 import { bech32Of, pubkeyAccount, PublicKeyJson } from '../helpers/address';
 import { demoDump, serveSnapshot } from './helpers/serve';

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { copyFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
-import { ResponseCache } from '../../src/http/caching';
+import { CacheState, ResponseCache } from '../../src/http/caching';
+import type { ChangeRecord } from '../../src/snapshot/changes';
 import { DEMO, get, getJson, metric, eventually, serveTmp, ServeProcess, smallSnapshots, startServe } from './helpers';
 
 const BLOCKS = '/indexer/block/v1/blocks?pagination.limit=2';
@@ -29,11 +30,24 @@ describe('serve: ETag, Cache-Control, 304 and the response cache', function () {
       expect((await get(`${s.url}/metrics`)).body).not.to.include('indexer_api_response_cache_');
     });
 
-    it('gives a 200 a strong ETag "<snapshot_id>-<hash of the URL>" and Cache-Control public, max-age', async () => {
+    it('gives a 200 a strong ETag of its bytes (not of the file: no snapshot id in it) and Cache-Control public, max-age', async () => {
       const r = await get(s.url + BLOCKS);
       expect(r.status).to.equal(200);
-      expect(r.headers.etag).to.match(new RegExp(`^"${snapshotId}-[A-Za-z0-9_-]{22}"$`));
+      expect(r.headers.etag).to.match(/^"[A-Za-z0-9_-]{27}"$/);
+      expect(r.headers.etag).not.to.include(snapshotId);
       expect(r.headers['cache-control']).to.equal('public, max-age=30');
+      // another URL with the same answer: the same validator
+      expect((await get(`${s.url}${BLOCKS}&pagination.offset=0`)).headers.etag).to.equal(r.headers.etag);
+    });
+
+    it('sends a tx, an EVM tx or a block with Cache-Control immutable (its bytes never change), lists with the short max-age', async () => {
+      const block = await get(`${s.url}/indexer/block/v1/blocks/3`);
+      expect(block.headers['cache-control']).to.equal('public, max-age=31536000, immutable');
+      const hash = (JSON.parse((await get(`${s.url}/indexer/tx/v1/txs?pagination.limit=1`)).body) as { txs: { txhash: string }[] }).txs[0].txhash;
+      const tx = await get(`${s.url}/indexer/tx/v1/txs/${hash}`);
+      expect(tx.status).to.equal(200);
+      expect(tx.headers['cache-control']).to.equal('public, max-age=31536000, immutable');
+      expect((await get(`${s.url}/indexer/tx/v1/txs/by_height/3`)).headers['cache-control']).to.equal('public, max-age=30');
     });
 
     it('gives the same URL the same ETag, and another URL (or query) another one; HEAD matches GET', async () => {
@@ -168,7 +182,7 @@ describe('serve: ETag, Cache-Control, 304 and the response cache', function () {
   describe('ResponseCache admission (second sight)', () => {
     it('admits a URL the second time it is seen, never the first', () => {
       const c = new ResponseCache(1 << 20);
-      c.adopt('s1');
+      c.sync(liveFile('f1').state());
       for (let i = 0; i < 1000; i++) expect(c.admit(`/u/${i}`), `first sight of /u/${i}`).to.equal(false);
       let admitted = 0;
       for (let i = 0; i < 1000; i++) if (c.admit(`/u/${i}`)) admitted++;
@@ -176,9 +190,9 @@ describe('serve: ETag, Cache-Control, 304 and the response cache', function () {
       expect(c.notAdmitted).to.equal(1000);
     });
 
-    it('forgets one-off URLs over time (the filter resets) and on a new snapshot', () => {
+    it('forgets one-off URLs over time (the filter resets) and on another file', () => {
       const c = new ResponseCache(1 << 20);
-      c.adopt('s1');
+      c.sync(liveFile('f1').state());
       c.admit('/once');
       for (let i = 0; i < 400_000; i++) c.admit(`/crawl/${i}`);
       expect(c.admit('/once')).to.equal(false);
@@ -188,7 +202,7 @@ describe('serve: ETag, Cache-Control, 304 and the response cache', function () {
       expect(wronglyAdmitted).to.be.below(100);
       c.admit('/again');
       expect(c.admit('/again')).to.equal(true);
-      c.adopt('s2');
+      c.sync(liveFile('f2').state());
       expect(c.admit('/again')).to.equal(false);
     });
 
@@ -200,18 +214,19 @@ describe('serve: ETag, Cache-Control, 304 and the response cache', function () {
 
   describe('ResponseCache', () => {
     const entry = (n: number) => ({ body: Buffer.alloc(n, 'x'), etag: '"e"', route: '/r', headers: [], headers304: [] });
+    const s1 = liveFile('f1').state();
     const cache = (maxBytes: number, maxEntries?: number): ResponseCache => {
       const c = new ResponseCache(maxBytes, maxEntries, false);
-      c.adopt('s1');
+      c.sync(s1);
       return c;
     };
 
     it('evicts the least recently used entry beyond its entry count', () => {
       const c = cache(1 << 20, 2);
-      c.set('s1', 'a', entry(1));
-      c.set('s1', 'b', entry(1));
+      c.set(s1, 'a', entry(1), []);
+      c.set(s1, 'b', entry(1), []);
       expect(c.get('a')).not.to.equal(undefined); // a is now the most recent
-      c.set('s1', 'c', entry(1));
+      c.set(s1, 'c', entry(1), []);
       expect(c.get('b')).to.equal(undefined);
       expect(c.get('a')).not.to.equal(undefined);
       expect(c.get('c')).not.to.equal(undefined);
@@ -220,37 +235,152 @@ describe('serve: ETag, Cache-Control, 304 and the response cache', function () {
 
     it('keeps entries under its byte cap, least recently used out, and skips a body over 1/8 of the cap', () => {
       const c = cache(8 * 1000);
-      for (let i = 0; i < 20; i++) c.set('s1', `k${i}`, entry(400));
+      for (let i = 0; i < 20; i++) c.set(s1, `k${i}`, entry(400), ['tip']);
       expect(c.bytes).to.be.at.most(8000);
       expect(c.size).to.be.within(10, 19);
       expect(c.get('k0')).to.equal(undefined);
       expect(c.get('k19')).not.to.equal(undefined);
-      c.set('s1', 'huge', entry(1000));
+      c.set(s1, 'huge', entry(1000), []);
       expect(c.get('huge')).to.equal(undefined);
       expect(c.get('k19')).not.to.equal(undefined);
     });
 
     it('replaces an entry stored again under the same key without double-counting its bytes', () => {
       const c = cache(1 << 20);
-      c.set('s1', 'k', entry(100));
+      c.set(s1, 'k', entry(100), ['a:01']);
       const one = c.bytes;
-      c.set('s1', 'k', entry(50));
+      c.set(s1, 'k', entry(50), ['a:02']);
       expect(c.size).to.equal(1);
       expect(c.bytes).to.equal(one - 50);
     });
 
-    it('holds one snapshot: another snapshot id empties it, and a late store for the old one is dropped', () => {
+    it('holds one file: another file empties it, and a late store computed on the old file is dropped', () => {
+      const f2 = liveFile('f2').state();
       const c = cache(1 << 20);
-      c.set('s1', 'k', entry(10));
-      c.adopt('s1');
+      c.set(s1, 'k', entry(10), []);
+      c.sync(s1);
       expect(c.get('k')).not.to.equal(undefined);
-      c.adopt('s2');
+      c.sync(f2);
       expect(c.size).to.equal(0);
       expect(c.bytes).to.equal(0);
-      c.set('s1', 'k', entry(10));
+      c.set(s1, 'k', entry(10), []);
       expect(c.get('k')).to.equal(undefined);
-      c.set('s2', 'k', entry(10));
+      c.set(f2, 'k', entry(10), []);
       expect(c.get('k')).not.to.equal(undefined);
     });
   });
+
+  describe('ResponseCache across writes to the same file (change records)', () => {
+    const entry = () => ({ body: Buffer.from('{}'), etag: '"e"', route: '/r', headers: [], headers304: [] });
+
+    it('drops exactly the entries whose tags a write names, and keeps the rest', () => {
+      const f = liveFile('f');
+      const c = new ResponseCache(1 << 20, Infinity, false);
+      const s0 = f.state();
+      c.sync(s0);
+      c.set(s0, 'alice', entry(), ['a:aa']);
+      c.set(s0, 'bob', entry(), ['a:bb']);
+      c.set(s0, 'tx', entry(), []);
+      c.set(s0, 'status', entry(), ['tip']);
+      c.set(s0, 'unknown', entry(), undefined);
+      const s1 = f.commit(['tip', 'a:aa', 'h:5']);
+      c.sync(s1);
+      expect(c.get('alice')).to.equal(undefined);
+      expect(c.get('status')).to.equal(undefined);
+      expect(c.get('unknown'), 'an answer of unknown deps goes with any write').to.equal(undefined);
+      expect(c.get('bob')).not.to.equal(undefined);
+      expect(c.get('tx')).not.to.equal(undefined);
+      expect(c.invalidated).to.equal(3);
+      expect(c.flushes).to.equal(0);
+    });
+
+    it('applies every record between two states it saw (a worker that polled past several batches)', () => {
+      const f = liveFile('f');
+      const c = new ResponseCache(1 << 20, Infinity, false);
+      const s0 = f.state();
+      c.sync(s0);
+      for (const k of ['aa', 'bb', 'cc']) c.set(s0, k, entry(), [`a:${k}`]);
+      f.commit(['a:aa']);
+      f.commit(['tip']);
+      const s3 = f.commit(['a:cc']);
+      c.sync(s3);
+      expect([c.get('aa'), c.get('bb'), c.get('cc')].map((e) => e !== undefined)).to.deep.equal([false, true, false]);
+    });
+
+    it('empties its entries when the records in between cannot be read (pruned, or a write that recorded none)', () => {
+      const f = liveFile('f');
+      const c = new ResponseCache(1 << 20, Infinity, false);
+      const s0 = f.state();
+      c.sync(s0);
+      c.set(s0, 'bb', entry(), ['a:bb']);
+      f.commit(['a:aa']);
+      const s2 = f.commit(['a:aa']);
+      f.prune(1);
+      c.sync(s2);
+      expect(c.get('bb')).to.equal(undefined);
+      expect(c.flushes).to.equal(1);
+      c.set(s2, 'bb', entry(), ['a:bb']);
+      const unrecorded = f.commitWithoutRecord();
+      c.sync(unrecorded);
+      expect(c.get('bb')).to.equal(undefined);
+      expect(c.flushes).to.equal(2);
+    });
+
+    it('stores an answer computed on an older state only if nothing it read changed since', () => {
+      const f = liveFile('f');
+      const c = new ResponseCache(1 << 20, Infinity, false);
+      const s0 = f.state();
+      c.sync(s0);
+      const s1 = f.commit(['a:aa']);
+      c.sync(s1);
+      // two requests that began on s0 finish after the cache moved to s1
+      c.set(s0, 'aa', entry(), ['a:aa']);
+      c.set(s0, 'bb', entry(), ['a:bb']);
+      c.set(s0, 'unknown', entry(), undefined);
+      expect(c.get('aa'), 'read a:aa, which s1 changed').to.equal(undefined);
+      expect(c.get('unknown')).to.equal(undefined);
+      expect(c.get('bb')).not.to.equal(undefined);
+    });
+
+    it('moves only forward: an older state seen after a newer one changes nothing', () => {
+      const f = liveFile('f');
+      const c = new ResponseCache(1 << 20, Infinity, false);
+      const s0 = f.state();
+      const s1 = f.commit(['a:aa']);
+      c.sync(s1);
+      c.set(s1, 'aa', entry(), ['a:aa']);
+      c.sync(s0);
+      expect(c.get('aa')).not.to.equal(undefined);
+    });
+  });
 });
+
+/**
+ * A stand-in for one snapshot file followed in place: each commit is a new state (what a
+ * Snapshot of src/snapshot/open.ts shows the cache) with its change record.
+ */
+function liveFile(fileKey: string) {
+  const records: ChangeRecord[] = [];
+  let floor = 0;
+  let seq = 0;
+  let commits = 0;
+  const reader = (upToSeq: number) => ({
+    seq: () => upToSeq,
+    since(since: number, upTo: number): ChangeRecord[] | undefined {
+      if (since === upTo) return [];
+      if (since < floor) return undefined;
+      return records.filter((r) => r.seq > since && r.seq <= upTo);
+    },
+  });
+  const state = (): CacheState => ({ fileKey, changeSeq: seq, changes: reader(seq), meta: { snapshotId: `${fileKey}-${commits}` } });
+  return {
+    state,
+    commit(tags: string[]): CacheState {
+      records.push({ seq: ++seq, tags });
+      commits++;
+      return state();
+    },
+    commitWithoutRecord(): CacheState { commits++; return state(); },
+    prune(upTo: number): void { floor = upTo; },
+  };
+}

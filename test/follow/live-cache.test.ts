@@ -1,0 +1,267 @@
+/**
+ * The live replica's caches never answer stale (issue #30, docs/response-cache.md): a real
+ * `serve` (one worker, then two) reads a file that a real `follow` grows batch by batch from a
+ * growing API source, while a client polls every route family — pages by offset and by key,
+ * `msgs` and `is_signer` filters, NFT routes, answers about things not yet present, other
+ * spellings of one account — with and without If-None-Match and with and without gzip. After each
+ * step every 200 and every 304 is compared with what a fresh server over the same file answers
+ * (bodies, ETags); a hot swap and a follow killed mid-batch happen on the way.
+ */
+import { expect } from 'chai';
+import { copyFileSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { request } from 'node:http';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { runImport } from '../../src/commands/import';
+import { canonicalAddress, toHex0x } from '../../src/lib/address';
+import { createApp } from '../../src/serve/app';
+import { loadOpenApi } from '../../src/serve/openapi';
+import { startServer } from '../../src/serve/server';
+import { openSnapshot } from '../../src/snapshot/open';
+import { DEMO, metric, startServe, type ServeProcess } from '../serve/helpers';
+import { eventually, growingSource, sleep, startFollow, type FollowProcess, type GrowingSource } from './helpers';
+
+interface Answer { status: number; etag: string | undefined; body: string }
+
+/** One GET on a fresh connection (so a cluster spreads them over its workers). */
+function fetchRaw(url: string, headers: Record<string, string>): Promise<Answer> {
+  return new Promise((done, fail) => {
+    const req = request(url, { headers, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        let body = Buffer.concat(chunks);
+        if (res.headers['content-encoding'] === 'gzip') body = gunzipSync(body);
+        done({ status: res.statusCode ?? 0, etag: res.headers.etag, body: body.toString('utf8') });
+      });
+      res.on('error', fail);
+    });
+    req.on('error', fail);
+    req.end();
+  });
+}
+
+/** A server with no response cache over the file as it is now (one read transaction). */
+async function freshServer(file: string): Promise<{ url: string; close(): Promise<void> }> {
+  const snapshot = openSnapshot(file);
+  const app = createApp({ snapshots: { current: () => snapshot }, openapi: loadOpenApi(), options: { corsOrigin: '', logError: () => undefined } });
+  const running = await startServer(app, '127.0.0.1', 0);
+  return { url: running.url, async close() { await running.close(); snapshot.close(); } };
+}
+
+const HEIGHTS = [150, 163, 181, 200, 222, 250, 271, 300, 333, 366, 400];
+
+describe('live replica: answers and ETags across follow batches equal a fresh server\'s', function () {
+  this.timeout(900_000);
+  let dir: string;
+  let src: GrowingSource;
+  const cuts = new Map<number, string>();
+  let urls: string[] = [];
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'indexer-api-live-cache-'));
+    src = await growingSource(DEMO('wasm'));
+    for (const h of HEIGHTS.slice(0, -1)) {
+      const out = join(dir, `cut-${h}.sqlite`);
+      await runImport({ fromApi: src.url, toHeight: h, out, force: true, quiet: true, json: false });
+      cuts.set(h, out);
+    }
+    cuts.set(400, DEMO('wasm'));
+    urls = await urlsToPoll(src.url);
+  });
+  after(async () => { await src?.close(); });
+
+  for (const workers of process.env.LIVE_WORKERS ? [Number(process.env.LIVE_WORKERS)] : [1, 2]) {
+    it(`--workers ${workers}: every 200 and 304 matches a fresh server over the same file, through batches, a hot swap and a follow killed mid-batch`, async () => {
+      const db = join(dir, `live-${workers}.sqlite`);
+      copyFileSync(cuts.get(HEIGHTS[0]) as string, db);
+      src.show(cuts.get(HEIGHTS[0]) as string);
+      const followArgs = ['--db', db, '--from-api', src.url, '--interval', '100ms', '--batch-blocks', '7', '--collections-audit-interval', '1s'];
+      let follow: FollowProcess = startFollow(followArgs);
+      const serve: ServeProcess = await startServe(['--db', db, '--workers', String(workers), '--commit-poll-ms', '20', '--log-level', 'info']);
+      const before = new Map<string, string>();
+      const tally = { compared: 0, notModified: 0, changed: 0 };
+      // a client polling all along, batches or not: its answers are stored from whatever state they were computed on
+      let polling = true;
+      const background = (async () => {
+        for (let i = 0; polling; i++) {
+          await fetchRaw(serve.url + urls[(i * 7) % urls.length], { 'accept-encoding': i % 2 ? 'gzip' : 'identity' }).catch(() => undefined);
+        }
+      })();
+      try {
+        for (const [step, height] of HEIGHTS.entries()) {
+          if (step > 0) src.show(cuts.get(height) as string);
+          if (step === 4) {
+            // killed in the middle of a batch: its transaction never commits, and neither does its change record
+            await follow.until(`a batch past ${HEIGHTS[3]}`, new RegExp(`heights ${HEIGHTS[3] + 1}\\.\\.`));
+            await follow.stop('SIGKILL');
+            follow = startFollow(followArgs);
+          }
+          await eventually(`follow at ${height}`, 120_000, async () => (await statusHeightOf(db)) === height || undefined);
+          await eventually(`serve at ${height}`, 60_000, async () => await allWorkersAt(serve.url, height, workers) || undefined);
+          if (step === 5) {
+            // the same answers, the same ETags, on a replica imported from the chain at this height
+            const imported = await freshServer(cuts.get(height) as string);
+            try {
+              for (const path of urls) {
+                for (const enc of ['identity', 'gzip']) {
+                  const [a, b] = await Promise.all([fetchRaw(serve.url + path, { 'accept-encoding': enc }), fetchRaw(imported.url + path, { 'accept-encoding': enc })]);
+                  expect({ status: a.status, etag: a.etag }, `followed vs imported replica: ${path} (${enc})`).to.deep.equal({ status: b.status, etag: b.etag });
+                }
+              }
+            } finally {
+              await imported.close();
+            }
+          }
+          if (step === 6) {
+            // a hot swap: another file with the same data renamed over the path (the cache starts over; ETags stay)
+            await follow.stop('SIGTERM');
+            await sleep(200);
+            const swaps = await metricSum(serve.url, 'indexer_api_snapshot_swaps_total');
+            const copy = `${db}.swap`;
+            copyFileSync(cuts.get(height) as string, copy);
+            // the followed file's WAL and its index belong to it, not to what replaces it (the
+            // readers that hold them keep reading the old file through them)
+            for (const f of [`${db}-wal`, `${db}-shm`]) rmSync(f, { force: true });
+            renameSync(copy, db);
+            // nothing else swaps while follow is stopped (the cluster's counter is not a sum over
+            // the workers: wait for the flush of each worker's cache as well)
+            await eventually('the swap', 60_000, async () => (await metricSum(serve.url, 'indexer_api_snapshot_swaps_total')) > swaps || undefined);
+            await sleep(2500);
+            follow = startFollow(followArgs);
+            await sleep(300);
+            await eventually(`serve at ${height} after the swap`, 60_000, async () => await allWorkersAt(serve.url, height, workers) || undefined);
+          }
+          await compareAll(db, serve.url, urls, before, tally, `step ${step} (height ${height})`);
+        }
+        polling = false;
+        await background;
+        // polls of what the batches did not touch were answered 304 / from the cache, batch after batch
+        expect(tally.notModified, JSON.stringify(tally)).to.be.greaterThan(tally.compared / 4);
+        expect(tally.changed, 'answers that changed').to.be.greaterThan(0);
+        expect(await metricSum(serve.url, 'indexer_api_response_cache_hits_total'), 'cache hits').to.be.greaterThan(0);
+        expect(await metricSum(serve.url, 'indexer_api_response_cache_invalidated_total'), 'entries a change record dropped').to.be.greaterThan(0);
+        // emptied only by the hot swap (once per worker), never by a batch
+        expect(await metricSum(serve.url, 'indexer_api_response_cache_flushes_total'), 'flushes').to.be.at.most(workers);
+      } catch (e) {
+        const events = serve.lines.filter((l) => l.msg !== 'request').map((l) => JSON.stringify(l)).slice(-15);
+        throw new Error(`${(e as Error).stack}\nserve's last events:\n${events.join('\n')}\nfollow's stderr (end):\n${follow.stderr.slice(-3000)}`);
+      } finally {
+        polling = false;
+        await background;
+        await serve.stop();
+        await follow.stop('SIGTERM');
+      }
+    });
+  }
+});
+
+/** The height the file holds (a read of its own, not through any server). */
+async function statusHeightOf(file: string): Promise<number> {
+  const s = openSnapshot(file);
+  try { return s.meta.height; } finally { s.close(); }
+}
+
+/** Whether every worker serves `height` (each answer comes from the worker its new connection reached). */
+async function allWorkersAt(url: string, height: number, workers: number): Promise<boolean> {
+  for (let i = 0; i < 6 * workers; i++) {
+    const r = await fetchRaw(`${url}/status`, { 'accept-encoding': 'identity' });
+    if ((JSON.parse(r.body) as { height: number }).height !== height) return false;
+  }
+  return true;
+}
+
+/** A counter summed over the workers (the cluster's /metrics aggregates them). */
+async function metricSum(url: string, name: string): Promise<number> {
+  const text = (await fetchRaw(`${url}/metrics`, {})).body;
+  return metric(text, name) ?? 0;
+}
+
+/**
+ * Every URL, as identity and as gzip: the live server's plain answer, its repeat (a cache hit),
+ * and its answer to the ETag the client held from the step before must all be what the fresh
+ * server says now — the same status, body and ETag; a 304 exactly when the fresh ETag is the
+ * one the client held.
+ */
+async function compareAll(db: string, live: string, urls: string[], before: Map<string, string>, tally: { compared: number; notModified: number; changed: number }, when: string): Promise<void> {
+  const fresh = await freshServer(db);
+  try {
+    for (const path of urls) {
+      for (const enc of ['identity', 'gzip']) {
+        const key = `${enc} ${path}`;
+        const want = await fetchRaw(fresh.url + path, { 'accept-encoding': enc });
+        for (const attempt of ['first', 'repeat']) {
+          const got = await fetchRaw(live + path, { 'accept-encoding': enc });
+          expect({ status: got.status, body: got.body, etag: got.etag }, `${when}: ${attempt} GET ${path} (${enc})`).to.deep.equal({ status: want.status, body: want.body, etag: want.etag });
+        }
+        const held = before.get(key);
+        if (held !== undefined && want.status === 200) {
+          const got = await fetchRaw(live + path, { 'accept-encoding': enc, 'if-none-match': held });
+          if (held === want.etag) {
+            expect(got.status, `${when}: GET ${path} (${enc}) with the unchanged ETag`).to.equal(304);
+            tally.notModified++;
+          } else {
+            expect({ status: got.status, body: got.body, etag: got.etag }, `${when}: GET ${path} (${enc}) with an ETag of older data`).to.deep.equal({ status: 200, body: want.body, etag: want.etag });
+            tally.changed++;
+          }
+          tally.compared++;
+        }
+        if (want.status === 200 && want.etag !== undefined) before.set(key, want.etag);
+      }
+    }
+  } finally {
+    await fresh.close();
+  }
+}
+
+/**
+ * What the test polls, chosen on the whole chain: accounts (bech32 and 0x spellings) of txs and
+ * NFT owners, txs and heights that exist only later, collections, tokens and their txs, pages
+ * by offset and by key, filters.
+ */
+async function urlsToPoll(full: string): Promise<string[]> {
+  const json = async (path: string): Promise<Record<string, unknown>> => JSON.parse((await fetchRaw(full + path, {})).body) as Record<string, unknown>;
+  const txs = await json('/indexer/tx/v1/txs?pagination.limit=60&pagination.reverse=false');
+  const text = JSON.stringify(txs);
+  const accounts = [...new Set(text.match(/init1[02-9ac-hj-np-z]{38}(?![02-9ac-hj-np-z])/g) ?? [])].slice(0, 14);
+  const hashes = (txs.txs as { txhash: string }[]).map((t) => t.txhash);
+  const collections = (await json('/indexer/nft/v1/collections?pagination.limit=4')).collections as { object_addr: string; collection: { name: string } }[];
+  const tokens: { collection: string; id: string; owner: string }[] = [];
+  for (const c of collections.slice(0, 3)) {
+    const page = (await json(`/indexer/nft/v1/tokens/by_collection/${c.object_addr}?pagination.limit=3`)).tokens as { owner: string; nft: { token_id: string } }[];
+    for (const t of page) tokens.push({ collection: c.object_addr, id: t.nft.token_id, owner: t.owner });
+  }
+  const owners = [...new Set(tokens.map((t) => t.owner))].slice(0, 6);
+  const out = [
+    '/status', '/indexer/block/v1/avg_blocktime', '/indexer/block/v1/blocks?pagination.limit=5',
+    '/indexer/block/v1/blocks?pagination.limit=3&pagination.offset=4', '/indexer/block/v1/blocks?pagination.limit=3&pagination.reverse=false',
+    '/indexer/tx/v1/txs?pagination.limit=5', '/indexer/tx/v1/txs?pagination.limit=4&pagination.offset=6',
+    '/indexer/tx/v1/txs?pagination.limit=3&msgs=cosmwasm.wasm.v1.MsgExecuteContract',
+    '/indexer/nft/v1/collections?pagination.limit=5', '/indexer/nft/v1/collections?pagination.limit=2&pagination.offset=1',
+  ];
+  for (const h of [20, 149, 170, 260, 390, 5000]) {
+    out.push(`/indexer/block/v1/blocks/${h}`, `/indexer/tx/v1/txs/by_height/${h}`);
+  }
+  for (const hash of [hashes[0], hashes[Math.floor(hashes.length / 2)], hashes[hashes.length - 1]]) out.push(`/indexer/tx/v1/txs/${hash}`);
+  for (const [i, a] of accounts.entries()) {
+    out.push(`/indexer/tx/v1/txs/by_account/${a}?pagination.reverse=true&pagination.limit=10`);
+    if (i % 3 === 0) out.push(`/indexer/tx/v1/txs/by_account/${a}?is_signer=true&pagination.limit=2&pagination.offset=1`);
+    if (i % 4 === 0) out.push(`/indexer/tx/v1/txs/by_account/${toHex0x(canonicalAddress(a, 'init'))}?pagination.limit=10`);
+    if (i % 5 === 0) out.push(`/indexer/tx/v1/txs/by_account/${a}?msgs=cosmwasm.wasm.v1.MsgExecuteContract&pagination.limit=3`);
+  }
+  for (const o of owners) {
+    out.push(`/indexer/nft/v1/tokens/by_account/${o}?pagination.limit=5`, `/indexer/nft/v1/collections/by_account/${o}`);
+  }
+  for (const c of collections) {
+    out.push(`/indexer/nft/v1/collections/${c.object_addr}`, `/indexer/nft/v1/tokens/by_collection/${c.object_addr}?pagination.limit=4`,
+      `/indexer/nft/v1/collections/by_name/${encodeURIComponent(c.collection.name.split(' ')[0])}`);
+  }
+  for (const t of tokens.slice(0, 4)) out.push(`/indexer/nft/v1/txs/${t.collection}/${encodeURIComponent(t.id)}`);
+  // second pages by key, as the full chain has them (the key stays valid as the lists grow)
+  for (const p of ['/indexer/tx/v1/txs?pagination.limit=4', `/indexer/tx/v1/txs/by_account/${accounts[0]}?pagination.limit=2`, '/indexer/block/v1/blocks?pagination.limit=6']) {
+    const next = ((await json(p)).pagination as { next_key: string | null }).next_key;
+    if (next) out.push(`${p}&pagination.key=${encodeURIComponent(next)}`);
+  }
+  return out;
+}
