@@ -2,7 +2,7 @@ import cluster from 'node:cluster';
 import type { CommandModule } from 'yargs';
 import { DEFAULT_LIMITS, Limits } from '../http/limits';
 import { createLogger, Logger, LogLevel } from '../http/log';
-import { parseDuration } from '../pull/duration';
+import { parseDuration } from '../lib/duration';
 import type { Puller } from '../pull/puller';
 import type { ServeStack, ServeStackOptions } from '../serve/assembly';
 import { runPrimary, tellPrimary } from '../serve/cluster';

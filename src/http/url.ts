@@ -45,3 +45,9 @@ function originForm(url: string): string {
   const rest = url.slice(m[0].length);
   return rest.startsWith('/') ? rest : `/${rest}`;
 }
+
+/** The values of a query parameter exactly as sent (the validator coerces req.query in place). */
+export function rawQueryValues(url: string, name: string): string[] {
+  const q = url.indexOf('?');
+  return q < 0 ? [] : new URLSearchParams(url.slice(q + 1)).getAll(name);
+}

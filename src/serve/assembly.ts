@@ -27,7 +27,7 @@ import { tellPrimary, WorkerMessage } from './cluster';
 import { CommitWatch, registerLagMetrics, staleness, watchCommits } from './live';
 import { loadOpenApi } from './openapi';
 import { FIRST_PACKED_WIRE_FORMAT, WIRE_FORMAT_VERSION } from '../wire/format';
-import { RunningServer, startServer } from './server';
+import { listen, RunningServer } from './server';
 
 export interface ServeStackOptions {
   /** the snapshot file */
@@ -101,6 +101,16 @@ export async function assembleServeStack(o: ServeStackOptions): Promise<ServeSta
   let running: RunningServer;
   let ops: { port?: OpsPort; stop(): void } | undefined;
   let admitted: { listener: RequestListener; close(): void } | undefined;
+  let commits: CommitWatch | undefined;
+  // what a failed start and close() both undo, whatever was started so far
+  const teardown = async (): Promise<void> => {
+    commits?.close();
+    stopFaultLog();
+    admitted?.close();
+    ops?.stop();
+    await ops?.port?.close();
+    holder.close();
+  };
   try {
     checkStackOptions(o);
     const responseCache = o.cacheEntries > 0 && o.cacheBytes > 0 ? new ResponseCache(o.cacheBytes, o.cacheEntries) : undefined;
@@ -116,19 +126,15 @@ export async function assembleServeStack(o: ServeStackOptions): Promise<ServeSta
     const app = createRequestListener({ snapshots: holder, openapi: loadOpenApi(), logger: o.logger, metrics, responseCache, options: appOptions });
     admitted = admitRequests(app, o, metrics);
     ops = await startOps(o, metrics, readinessInputs(holder, appOptions));
-    running = await startServer(admitted.listener, o.host, o.port, o.limits, {
+    running = await listen(admitted.listener, o.host, o.port, o.limits, {
       shed: (info) => o.logger.warn('near the file-descriptor limit: closed the oldest idle connections', info),
     });
   } catch (e) {
-    stopFaultLog();
-    admitted?.close();
-    ops?.stop();
-    await ops?.port?.close();
-    holder.close();
+    await teardown();
     throw e;
   }
   if (o.watchPollMs !== undefined) holder.watch({ pollMs: o.watchPollMs });
-  const commits: CommitWatch | undefined = o.commitPollMs > 0
+  commits = o.commitPollMs > 0
     ? watchCommits(holder, o.commitPollMs, (e) => o.logger.debug('commit probe failed', errorFields(e)))
     : undefined;
   const verified = verifying ? startUpCheck(o.file, o.logger).finally(() => { verifying = false; }) : Promise.resolve();
@@ -149,12 +155,7 @@ export async function assembleServeStack(o: ServeStackOptions): Promise<ServeSta
       draining = true;
       const finished = await running.close(timeoutMs);
       if (!finished) o.logger.warn('shutdown timeout: cut the connections still open', { pid: process.pid });
-      commits?.close();
-      stopFaultLog();
-      admitted?.close();
-      ops?.stop();
-      await ops?.port?.close();
-      holder.close();
+      await teardown();
       return finished;
     })(),
   };

@@ -66,7 +66,7 @@ export function fdBudget(): { limit: number; open: number } | undefined {
  * file-descriptor limit the oldest idle connections are closed so new ones can still be
  * accepted (at the limit itself the kernel's connection would be reset unanswered).
  */
-export function startServer(app: RequestListener, host: string, port: number, limits: Limits = DEFAULT_LIMITS, events: ServerEvents = {}): Promise<RunningServer> {
+export function listen(app: RequestListener, host: string, port: number, limits: Limits = DEFAULT_LIMITS, events: ServerEvents = {}): Promise<RunningServer> {
   return new Promise((resolve, reject) => {
     const headersTimeout = Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs);
     const checkEvery = Math.max(100, Math.min(1_000, Math.floor(headersTimeout / 4)));
