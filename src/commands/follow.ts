@@ -2,33 +2,33 @@ import { existsSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { CommandModule } from 'yargs';
 import { sourceOptionsOf, type SourceOptions } from '../import/sources/options';
-import { parseDuration } from '../lib/duration';
 import { openSnapshotFile } from '../snapshot/open';
 import { Follower, SourceWentBackwards, StopFlag, useWal } from '../follow/follower';
 import { createFollowMetrics, listenMetrics } from '../follow/metrics';
 import { openFollowSource } from '../follow/source';
 import { RichListRefresher, WriteLock } from '../follow/richlist-refresh';
 import { CollectionsAudit } from '../follow/collections-audit';
-import { FOLLOW_DEFAULTS } from '../lib/defaults';
 import { cleanStaleTemps, runImport } from './import';
 import { FOLLOW_OPTIONS } from './options';
 
+/** `follow`'s options as the command line resolved them: every field filled, every check done (src/commands/options.ts). */
 export interface FollowOptions extends SourceOptions {
   db: string;
-  /** poll interval: `2s`, `500ms`, or a number of seconds (src/lib/duration.ts) */
-  interval: string;
-  /** rich-list refresh interval (`60s`; `0`: never) */
-  richlistInterval?: string;
+  /** poll interval when caught up, ms (≥ 100, src/commands/numbers.ts) */
+  interval: number;
+  /** rich-list refresh interval, ms; 0: never */
+  richlistInterval: number;
   /** a refresh changing more rows than this is built beside and swapped in */
-  richlistSwapRows?: number;
+  richlistSwapRows: number;
   /** rows per chunk of a refresh's diff and build beside */
-  richlistChunkRows?: number;
-  /** collections audit interval (`5m`; `0`: never) */
-  collectionsAuditInterval?: string;
+  richlistChunkRows: number;
+  /** collections audit interval, ms; 0: never */
+  collectionsAuditInterval: number;
   batchBlocks: number;
   metricsPort?: number;
   metricsHost: string;
-  maxBackoff: string;
+  /** longest wait between retries, ms */
+  maxBackoff: number;
   quiet: boolean;
 }
 
@@ -38,17 +38,7 @@ export interface FollowOptions extends SourceOptions {
  */
 export async function runFollow(o: FollowOptions): Promise<number> {
   const log = (line: string): void => { if (!o.quiet || !line.startsWith('follow: heights')) process.stderr.write(`indexer-api ${line}\n`); };
-  const intervalMs = parseDuration(o.interval, '--interval', { allowZero: true });
-  const maxBackoffMs = parseDuration(o.maxBackoff, '--max-backoff', { allowZero: true });
-  const richListIntervalMs = parseDuration(o.richlistInterval ?? FOLLOW_DEFAULTS.richlistInterval, '--richlist-interval', { allowZero: true });
-  const auditIntervalMs = parseDuration(o.collectionsAuditInterval ?? FOLLOW_DEFAULTS.collectionsAuditInterval, '--collections-audit-interval', { allowZero: true });
-  if (o.richlistSwapRows !== undefined && (!Number.isSafeInteger(o.richlistSwapRows) || o.richlistSwapRows < 0)) {
-    throw new Error(`--richlist-swap-rows must be a whole number ≥ 0, got ${o.richlistSwapRows}`);
-  }
-  if (o.richlistChunkRows !== undefined && (!Number.isSafeInteger(o.richlistChunkRows) || o.richlistChunkRows < 1)) {
-    throw new Error(`--richlist-chunk-rows must be a whole number ≥ 1, got ${o.richlistChunkRows}`);
-  }
-  if (!Number.isSafeInteger(o.batchBlocks) || o.batchBlocks < 1) throw new Error(`--batch-blocks must be a whole number ≥ 1, got ${o.batchBlocks}`);
+  const { interval: intervalMs, maxBackoff: maxBackoffMs, richlistInterval: richListIntervalMs, collectionsAuditInterval: auditIntervalMs } = o;
   const stop = new StopFlag();
   const onSignal = (): void => stop.stop();
   process.on('SIGINT', onSignal);

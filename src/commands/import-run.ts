@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, unlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, statSync, unlinkSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { DumpError } from '../import/dump-error';
 import { dumpSource, loadRecords, VM_TYPES } from '../import/from-dump';
@@ -109,6 +109,8 @@ async function openSource(o: ImportOptions, progress: StageProgress): Promise<{ 
   if (given !== 1) throw new Error('name exactly one source: --from-dump DIR, --from-postgres DSN or --from-api URL');
   let source: ImportSource;
   if (o.fromDump !== undefined) {
+    // said here, in the option's words: the loader would report it as a bad record of the dump
+    if (!isDirectory(o.fromDump)) throw new Error(`--from-dump ${o.fromDump}: ${existsSync(o.fromDump) ? 'not a directory' : 'no such directory'}`);
     source = { ...dumpSource(o.fromDump), lineBased: true, close: async () => undefined };
   } else {
     const prefix = o.bech32Prefix ?? 'init';
@@ -225,4 +227,8 @@ export async function runImport(o: ImportOptions): Promise<ImportResult> {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }
+}
+
+function isDirectory(path: string): boolean {
+  try { return statSync(path).isDirectory(); } catch { return false; }
 }

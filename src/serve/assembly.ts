@@ -17,7 +17,6 @@ import { Limits } from '../http/limits';
 import { errorFields, Logger } from '../http/log';
 import { createMetrics, Metrics, readiness, ReadinessInputs } from '../http/ops';
 import { changeOf, OpsPort, reportEvery, startOpsPort } from '../http/ops-port';
-import { SERVE_DEFAULTS } from '../lib/defaults';
 import cluster from 'node:cluster';
 import { SnapshotHolder } from '../snapshot/holder';
 import type { Snapshot } from '../snapshot/open';
@@ -48,26 +47,26 @@ export interface ServeStackOptions {
   /** the built-in explorer at / */
   explorer: boolean;
   /** check every response against the OpenAPI document (tests) */
-  validateResponses?: boolean;
+  validateResponses: boolean;
   /** /ready answers 503 when the newest block is older than this many seconds; undefined = never */
-  maxLagS?: number;
+  maxLagS: number | undefined;
   /** quick-check the file on a thread once listening, /ready 503 meanwhile (`verified` settles when done) */
   verifyAtStart: boolean;
   /** hot-swap when the file at the path is replaced, with this stat poll (ms); undefined = no file watch */
-  watchPollMs?: number;
+  watchPollMs: number | undefined;
   /** look for a batch another writer (`follow`) committed every this many ms; 0 = never */
   commitPollMs: number;
   /** this process is a cluster worker: a fault it meets goes to the other workers, and theirs to it */
-  clusterWorker?: boolean;
-  /** admission and fair share (src/http/admission.ts); default SERVE_DEFAULTS' */
-  admission?: { maxQueued: number; maxQueuedPerClient: number; maxWaitMs: number; clientIpHeader?: string };
-  /** requests slower than this get a 'slow request' warn line, ms; default SERVE_DEFAULTS' */
-  slowRequestMs?: number;
+  clusterWorker: boolean;
+  /** admission and fair share (src/http/admission.ts) */
+  admission: { maxQueued: number; maxQueuedPerClient: number; maxWaitMs: number; clientIpHeader: string | undefined };
+  /** requests slower than this get a 'slow request' warn line, ms */
+  slowRequestMs: number;
   /**
    * /health, /ready, /metrics also on this port, answered by a thread that runs no query (in a
    * cluster worker: reported to the primary, which answers it); undefined = none
    */
-  opsPort?: number;
+  opsPort: number | undefined;
 }
 
 export interface ServeStack {
@@ -112,15 +111,14 @@ export async function assembleServeStack(o: ServeStackOptions): Promise<ServeSta
     holder.close();
   };
   try {
-    checkStackOptions(o);
     const responseCache = o.cacheEntries > 0 && o.cacheBytes > 0 ? new ResponseCache(o.cacheBytes, o.cacheEntries) : undefined;
     metrics = createMetrics(() => holder.current(), responseCache);
     registerLagMetrics(metrics.registry, () => holder.current());
-    stopFaultLog = logHolderEvents(holder, o.logger, metrics, responseCache, o.clusterWorker ?? false);
+    stopFaultLog = logHolderEvents(holder, o.logger, metrics, responseCache, o.clusterWorker);
     const appOptions = {
       corsOrigin: o.corsOrigin, cacheMaxAge: o.cacheMaxAge, maxUrlLength: o.limits.maxUrlLength, draining: () => draining,
       explorer: o.explorer, validateResponses: o.validateResponses, stale: staleness(o.maxLagS),
-      slowRequestMs: o.slowRequestMs ?? SERVE_DEFAULTS.slowRequestMs,
+      slowRequestMs: o.slowRequestMs,
       notReady: () => (verifying ? 'verifying the snapshot (quick check)' : undefined),
     };
     const app = createRequestListener({ snapshots: holder, openapi: loadOpenApi(), logger: o.logger, metrics, responseCache, options: appOptions });
@@ -166,7 +164,7 @@ export async function assembleServeStack(o: ServeStackOptions): Promise<ServeSta
  * bounded queue, the least-served client first; beyond it a fast 503 with Retry-After.
  */
 function admitRequests(app: RequestListener, o: ServeStackOptions, metrics: Metrics): { listener: RequestListener; close(): void } {
-  const a = o.admission ?? { maxQueued: SERVE_DEFAULTS.maxQueued, maxQueuedPerClient: SERVE_DEFAULTS.maxQueuedPerClient, maxWaitMs: SERVE_DEFAULTS.maxQueueWaitMs };
+  const a = o.admission;
   const cors = corsHeaders(o.corsOrigin);
   const header = a.clientIpHeader?.toLowerCase();
   const admitted = admission(app, {
@@ -217,13 +215,6 @@ async function startOps(o: ServeStackOptions, metrics: Metrics, ready: Readiness
     return { at: Date.now(), ready: r.ready, readyBody: r.body, metrics: await metrics.registry.metrics(), metricsType: metrics.registry.contentType };
   }, (s) => port.post(s), changed);
   return { port, stop: reporter.stop };
-}
-
-function checkStackOptions(o: ServeStackOptions): void {
-  if (o.maxLagS !== undefined && !(o.maxLagS > 0)) throw new Error(`--max-lag-s must be a number of seconds > 0, got ${o.maxLagS}`);
-  for (const [name, v] of [['--cache-bytes', o.cacheBytes], ['--cache-entries', o.cacheEntries]] as const) {
-    if (!Number.isSafeInteger(v) || v < 0) throw new Error(`${name} must be a whole number ≥ 0, got ${v}`);
-  }
 }
 
 /**
