@@ -29,6 +29,8 @@ const LIBRARY_ARGS: ServeArgs = {
   // the file is checked when opened; a quick check of every page is `serve`'s start-up job
   verify: false,
   logLevel: 'error',
+  // a test runner collects the lines: JSON, whatever the terminal
+  logFormat: 'json',
   cacheMaxAge: SERVE_DEFAULTS.cacheMaxAge, cacheBytes: 16 * 1024 * 1024, cacheEntries: 10_000,
   watch: false, watchPollMs: 500,
   requestTimeoutMs: SERVE_DEFAULTS.requestTimeoutMs, headersTimeoutMs: SERVE_DEFAULTS.headersTimeoutMs,
@@ -101,12 +103,13 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     validateResponses: options.validateResponses ?? LIBRARY_ARGS.validateResponses, watch: options.watch ?? LIBRARY_ARGS.watch,
   }, demoSnapshotPath);
   const [{ assembleServeStack }, { ListenError, listenErrorText }] = await Promise.all([import('./serve/assembly'), import('./serve/server')]);
-  const logger = createLogger(c.logLevel);
+  const logger = createLogger(c.logLevel, undefined, {}, c.logFormat);
   let stack;
   try {
     stack = await assembleServeStack({ ...c.stack, file: c.file, logger, clusterWorker: false });
   } catch (e) {
-    throw e instanceof ListenError ? new Error(`startServer: ${listenErrorText(e.error, e.host, e.port)}`) : e;
+    // the message names the port; `code` stays the system's (EADDRINUSE …) for a caller that tests it
+    throw e instanceof ListenError ? Object.assign(new Error(`startServer: ${listenErrorText(e.error, e.host, e.port)}`), { code: e.error.code }) : e;
   }
   const running = stack;
   let closed: Promise<void> | undefined;

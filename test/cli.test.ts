@@ -288,6 +288,63 @@ describe('indexer-api (the command line)', function () {
     expect(readme).to.not.match(/^open /m);
   });
 
+  describe('errors that name the option and the value', () => {
+    it('serve --host that is no address of this machine', async () => {
+      const r = await cli(['serve', '--host', '999.1.1.1', '--workers', '1', '--port', '0']);
+      expect(r.code).to.equal(1);
+      expect(oneLine(r.stderr)).to.match(/^indexer-api: --host 999\.1\.1\.1: not an address of this machine \(/);
+    });
+
+    it('import --from-dump of a directory that is not there', async () => {
+      const r = await cli(['import', '--from-dump', 'nope-no-such-dir', '--out', join(dir('from-dump'), 'x.sqlite')]);
+      expect(r.code).to.equal(1);
+      expect(oneLine(r.stderr)).to.equal('indexer-api import: --from-dump nope-no-such-dir: no such directory');
+    });
+
+    it('in-words helpers: the nearest option, a swap of two letters included', async () => {
+      const { closest, usageMessage } = await import('../src/cli');
+      expect(closest('prot', ['port', 'host'])).to.equal('port');
+      expect(closest('intervl', ['interval', 'max-backoff'])).to.equal('interval');
+      expect(closest('xyz', ['port', 'host'])).to.equal(undefined);
+      expect(usageMessage('Unknown arguments: prot, zzzzzz', ['port'])).to.equal('unknown option --prot (did you mean --port?); unknown option --zzzzzz');
+      expect(usageMessage('Unknown argument: x', ['port'])).to.equal('unknown option -x');
+    });
+  });
+
+  describe('logs: one logger, --log-format, progress off a terminal', () => {
+    it('follow logs JSON lines off a terminal, text with --log-format text', async () => {
+      const db = join(dir('follow-log'), 'new.sqlite');
+      const [json, text] = await Promise.all([
+        cli(['follow', '--db', db, '--from-api', 'http://127.0.0.1:9', '--timeout', '500']),
+        cli(['follow', '--db', db, '--from-api', 'http://127.0.0.1:9', '--timeout', '500', '--log-format', 'text']),
+      ]);
+      const first = json.stderr.split('\n')[0];
+      expect(JSON.parse(first)).to.include({ level: 'info', msg: `follow: ${db} does not exist; importing from the source first` });
+      expect(text.stderr.split('\n')[0]).to.match(/^\d{4}-\d\d-\d\dT[\d:.]+Z info  follow: /).and.contain(`${db} does not exist`);
+    });
+
+    it('a long import off a terminal says where it is every --progress-interval; --quiet says nothing', async () => {
+      const dump = join(ROOT, 'fixtures', 'demo', 'dumps', 'move');
+      if (!existsSync(dump)) return;
+      const out = join(dir('progress'), 'p.sqlite');
+      const [loud, quiet] = await Promise.all([
+        cli(['import', '--from-dump', dump, '--out', out, '--force', '--progress-interval', '100ms']),
+        cli(['import', '--from-dump', dump, '--out', `${out}.quiet`, '--force', '--progress-interval', '100ms', '--quiet']),
+      ]);
+      expect(loud.code, loud.stderr).to.equal(0);
+      const lines = loud.stderr.trim().split('\n');
+      const progress = lines.slice(0, -1).map((l) => JSON.parse(l) as { level: string; msg: string; seconds: number });
+      expect(progress.length, loud.stderr).to.be.at.least(2);
+      for (const p of progress) {
+        expect(p.level).to.equal('info');
+        expect(p.msg).to.match(/^import: \w/);
+      }
+      expect(lines[lines.length - 1]).to.match(/^indexer-api: wrote /);
+      expect(quiet.code).to.equal(0);
+      expect(quiet.stderr).to.equal('');
+    });
+  });
+
   describe('import into a directory that does not exist yet', () => {
     it('creates the parent directories of --out (docs/ci.md: --out test/fixture.sqlite in a fresh project)', async () => {
       const chain = await testChain('wasm');

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { CommandModule } from 'yargs';
 import { sourceOptionsOf, type SourceOptions } from '../import/sources/options';
+import { createLogger, defaultLogFormat, type LogFormat } from '../http/log';
 import { openSnapshotFile } from '../snapshot/open';
 import { Follower, SourceWentBackwards, StopFlag, useWal } from '../follow/follower';
 import { createFollowMetrics, listenMetrics } from '../follow/metrics';
@@ -30,6 +31,8 @@ export interface FollowOptions extends SourceOptions {
   /** longest wait between retries, ms */
   maxBackoff: number;
   quiet: boolean;
+  /** the log on stderr (src/http/log.ts) */
+  logFormat: LogFormat;
 }
 
 /**
@@ -37,7 +40,8 @@ export interface FollowOptions extends SourceOptions {
  * (exit 1). A missing --db is first built by an ordinary import.
  */
 export async function runFollow(o: FollowOptions): Promise<number> {
-  const log = (line: string): void => { if (!o.quiet || !line.startsWith('follow: heights')) process.stderr.write(`indexer-api ${line}\n`); };
+  const logger = createLogger('info', (t) => { process.stderr.write(t); }, {}, o.logFormat);
+  const log = (line: string): void => { if (!o.quiet || !line.startsWith('follow: heights')) logger.info(line); };
   const { interval: intervalMs, maxBackoff: maxBackoffMs, richlistInterval: richListIntervalMs, collectionsAuditInterval: auditIntervalMs } = o;
   const stop = new StopFlag();
   const onSignal = (): void => stop.stop();
@@ -91,11 +95,12 @@ export async function runFollow(o: FollowOptions): Promise<number> {
     return 0;
   } catch (e) {
     if (e instanceof SourceWentBackwards) {
-      process.stderr.write(`indexer-api follow: ${e.message}\n`);
+      logger.error(`follow: ${e.message}`);
       return 1;
     }
     throw e;
   } finally {
+    logger.flush();
     follower?.close();
     metrics?.close();
     process.off('SIGINT', onSignal);
@@ -103,7 +108,7 @@ export async function runFollow(o: FollowOptions): Promise<number> {
   }
 }
 
-export const followCommand: CommandModule<object, FollowOptions> = {
+export const followCommand: CommandModule<object, Omit<FollowOptions, 'logFormat'> & { logFormat?: LogFormat }> = {
   command: 'follow',
   describe: 'Keep a snapshot current: import it if missing, then poll a PostgreSQL database or an API and append new heights in place',
   builder: (y) => y
@@ -118,7 +123,7 @@ export const followCommand: CommandModule<object, FollowOptions> = {
   handler: async (argv) => {
     try {
       const denoms = argv.denoms?.flatMap((d) => String(d).split(',')).map((d) => d.trim()).filter((d) => d !== '');
-      process.exitCode = await runFollow({ ...argv, denoms });
+      process.exitCode = await runFollow({ ...argv, denoms, logFormat: argv.logFormat ?? defaultLogFormat(process.stderr) });
     } catch (e) {
       process.stderr.write(`indexer-api follow: ${(e as Error).message}\n`);
       process.exitCode = 1;

@@ -9,6 +9,10 @@ import { observeTotals } from '../import/sources/observe';
 import type { SourceOptions } from '../import/sources/options';
 import { openPostgresSource } from '../import/sources/postgres';
 import { StageProgress } from '../import/sources/progress';
+import { createLogger, defaultLogFormat, type LogFormat } from '../http/log';
+import { ProgressLines } from './progress';
+import { IMPORT_DEFAULTS } from '../lib/defaults';
+import { parseDuration } from '../lib/duration';
 import { dumpErrorText, ImportSource } from '../import/sources/source';
 import { BaseInfo, FileCheck, SnapshotWriter } from '../import/writer';
 import { openSnapshotFile } from '../snapshot/open';
@@ -39,6 +43,10 @@ export interface ImportOptions extends SourceOptions {
   collections?: string[];
   /** wraps the opened source (the fixture cut, src/import/cut/) */
   transform?: (source: ImportSource) => ImportSource;
+  /** the progress lines off a terminal (src/http/log.ts); default: JSON off a terminal */
+  logFormat?: LogFormat;
+  /** off a terminal, a progress line this often, ms (default IMPORT_DEFAULTS') */
+  progressInterval?: number;
   /** exit status after SIGINT / SIGTERM (default 130 / 143; `follow`'s first import: 0) */
   signalExitCode?: number;
 }
@@ -172,7 +180,11 @@ export async function runImport(o: ImportOptions): Promise<ImportResult> {
   ensureOutDir(o.out);
   cleanStaleTemps(o.out);
   let source: ImportSource | undefined;
-  const progress = new StageProgress(!o.quiet && !o.json && process.stderr.isTTY === true, (s) => source?.total?.(s));
+  const totals = (s: string): number | undefined => source?.total?.(s);
+  const logger = createLogger('info', (t) => { process.stderr.write(t); }, {}, o.logFormat ?? defaultLogFormat(process.stderr));
+  const progress = o.quiet || o.json ? new StageProgress(false)
+    : process.stderr.isTTY === true ? new StageProgress(true, totals)
+      : new ProgressLines(logger, o.progressInterval ?? parseDuration(IMPORT_DEFAULTS.progressInterval, '--progress-interval'), totals);
   let writer: SnapshotWriter | undefined;
   const outExisted = existsSync(o.out);
   const abortWriter = (): void => {

@@ -7,12 +7,17 @@
 import { availableParallelism } from 'node:os';
 import type { Options } from 'yargs';
 import { DEMO_VMS } from '../serve/demo';
-import { LOG_LEVELS, type LogLevel } from '../http/log';
-import { FOLLOW_DEFAULTS, HTTP_CLIENT_DEFAULTS, SERVE_DEFAULTS } from '../lib/defaults';
+import { LOG_FORMATS, LOG_LEVELS, type LogLevel } from '../http/log';
+import { FOLLOW_DEFAULTS, HTTP_CLIENT_DEFAULTS, IMPORT_DEFAULTS, SERVE_DEFAULTS } from '../lib/defaults';
 import { VM_TYPES, type VmType } from '../lib/vm';
 import { choice, decimal, duration, httpUrl, int, named } from './numbers';
 
 export { FOLLOW_DEFAULTS, HTTP_CLIENT_DEFAULTS, SERVE_DEFAULTS };
+
+/** Every command's log lines: JSON for a collector, text for a person (src/http/log.ts). */
+export const LOG_FORMAT_OPTION: Record<string, Options> = {
+  'log-format': choice({ choices: LOG_FORMATS, defaultDescription: 'text on a terminal, json otherwise', describe: 'Log lines as JSON objects (one per line) or as readable text' }),
+};
 
 export const SERVE_OPTIONS: Record<string, Options> = named({
   'db': { type: 'string', defaultDescription: 'the --demo snapshot', describe: 'Snapshot file to serve (built by `import`). Default: the bundled demo snapshot chosen by --demo' },
@@ -24,7 +29,8 @@ export const SERVE_OPTIONS: Record<string, Options> = named({
   'explorer': { type: 'boolean', default: true, describe: 'Serve the built-in explorer (HTML) at / and its pages; --no-explorer leaves only the API (/ answers the JSON 404)' },
   'get': { type: 'string', describe: 'Answer one GET request for this path in-process, print the body and exit (0 iff status 200)' },
   'workers': int({ min: 1 }, { default: availableParallelism(), defaultDescription: 'number of cores', describe: 'Processes serving the port (node:cluster); 1 = a single process, no cluster' }),
-  'log-level': choice({ choices: LOG_LEVELS, default: 'info' as LogLevel, describe: 'JSON log lines on stdout: info logs one line per request; warn and error drop those' }),
+  'log-level': choice({ choices: LOG_LEVELS, default: 'info' as LogLevel, describe: 'Log lines on stdout: info logs one line per request; warn and error drop those' }),
+  ...LOG_FORMAT_OPTION,
   'cache-max-age': int({ min: 0 }, { default: SERVE_DEFAULTS.cacheMaxAge, describe: 'Cache-Control max-age (seconds) of 200 responses; each carries a strong ETag (snapshot id + URL)' }),
   'cache-bytes': int({ min: 0 }, { default: SERVE_DEFAULTS.cacheBytes, describe: 'In-process response cache of 200s (per worker), answered before Express: byte cap, least recently used out (0 = no cache)' }),
   'cache-entries': int({ min: 0 }, { default: SERVE_DEFAULTS.cacheEntries, describe: 'Entry cap of the response cache (0 = no cache)' }),
@@ -87,6 +93,8 @@ export const IMPORT_OPTIONS: Record<string, Options> = named({
   'parse-threads': int({ min: 0 }, { defaultDescription: 'one per CPU', describe: 'Threads parsing and validating txs while the main one inserts (0: parse on the main one; default: one per CPU)' }),
   'from-height': int({ min: 1 }, { defaultDescription: '1; with --base, its highest block + 1', describe: '--from-api: first height to crawl (default 1; with --base, the base\'s highest block + 1)' }),
   'to-height': int({ min: 1 }, { defaultDescription: "the source's /status height", describe: '--from-api: last height to crawl (default: /status height)' }),
+  ...LOG_FORMAT_OPTION,
+  'progress-interval': duration({ default: IMPORT_DEFAULTS.progressInterval, describe: 'Off a terminal (systemd, CI, a pipe): a progress line on stderr this often while the import runs (stage, rows, rows/s); on a terminal the progress is drawn in place' }),
   'retries': int({ min: 0 }, { default: HTTP_CLIENT_DEFAULTS.retries, describe: '--from-api / --rest-url: retries of a request failing with 5xx, 429 or a network error / timeout' }),
 });
 
@@ -103,4 +111,5 @@ export const FOLLOW_OPTIONS: Record<string, Options> = named({
   'metrics-host': { type: 'string', default: FOLLOW_DEFAULTS.metricsHost, describe: 'Address of --metrics-port' },
   'max-backoff': duration({ default: FOLLOW_DEFAULTS.maxBackoff, describe: 'Longest wait between retries while the source fails (the wait doubles from --interval)' }),
   'quiet': { type: 'boolean', default: false, describe: 'No line per batch (failures, start and stop are still logged)' },
+  ...LOG_FORMAT_OPTION,
 });

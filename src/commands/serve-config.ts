@@ -4,7 +4,7 @@
  * becomes one complete ServeConfig. Below this step nothing restates a default or repeats a
  * check: the run function, the assembly, the app and the listener take the complete values.
  */
-import type { LogLevel } from '../http/log';
+import { defaultLogFormat, type LogFormat, type LogLevel } from '../http/log';
 import type { VmType } from '../lib/vm';
 import type { ServeStackOptions } from '../serve/assembly';
 
@@ -20,6 +20,8 @@ export interface ServeArgs {
   /** answer one GET in-process, print the body, exit 0 iff 200 */
   get?: string;
   logLevel: LogLevel;
+  /** default: text when stdout (where the log goes) is a terminal, else JSON */
+  logFormat?: LogFormat;
   /** Cache-Control max-age of a 200, seconds */
   cacheMaxAge: number;
   /** response cache caps; either 0 = no cache */
@@ -73,6 +75,7 @@ export interface ServeConfig {
   /** 1 with --get (one request in-process) */
   workers: number;
   logLevel: LogLevel;
+  logFormat: LogFormat;
   shutdownTimeoutMs: number;
   stack: StackSettings;
 }
@@ -96,6 +99,7 @@ export function resolveServe(a: ServeArgs, snapshotFile: (demo: VmType) => strin
     get: a.get,
     workers: a.get !== undefined ? 1 : a.workers,
     logLevel: a.logLevel,
+    logFormat: a.logFormat ?? defaultLogFormat(process.stdout),
     shutdownTimeoutMs: a.shutdownTimeoutMs,
     stack: {
       host: a.host,

@@ -19,7 +19,7 @@ export async function runServe(c: ServeConfig): Promise<number> {
   // In a cluster every process writes to the same stdout: each line says whose it is.
   // --port 0: stdout's first line names the port the kernel picked (src/serve/listen-line.ts)
   const gate = c.stack.port === 0 && c.get === undefined ? stdoutGate() : undefined;
-  const logger = createLogger(c.logLevel, gate?.write, workers > 1 ? { pid: process.pid } : {});
+  const logger = createLogger(c.logLevel, gate?.write, workers > 1 ? { pid: process.pid } : {}, c.logFormat);
   if (workers > 1 && cluster.isPrimary) return runClusterPrimary(c, logger, gate);
   if (gate && cluster.isWorker) awaitPrimaryAnnouncement(gate);
   if (c.get !== undefined) return answerOne(c, c.get);
@@ -201,7 +201,7 @@ async function serve(file: string, c: ServeConfig, logger: Logger, gate?: Stdout
 /** --get: answer one request in-process and print the body (stdout carries only the body). */
 async function answerOne(c: ServeConfig, path: string): Promise<number> {
   const { assembleServeStack } = await import('../serve/assembly');
-  const logger = createLogger('error', (t) => { process.stderr.write(t); });
+  const logger = createLogger('error', (t) => { process.stderr.write(t); }, {}, c.logFormat);
   const stack = await assembleServeStack({
     ...c.stack, file: c.file, logger, host: '127.0.0.1', port: 0,
     // one request: nothing to cache, watch or hand to other workers, and no second port

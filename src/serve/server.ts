@@ -78,6 +78,9 @@ export class ListenError extends Error {
   constructor(readonly error: NodeJS.ErrnoException, readonly host: string, readonly port: number) {
     super(listenErrorText(error, host, port));
   }
+
+  /** the system's code (EADDRINUSE …), as on the error it wraps */
+  get code(): string | undefined { return this.error.code; }
 }
 
 /**

@@ -81,8 +81,12 @@ export class FollowProcess {
     for (const l of this.listeners.splice(0)) l();
   }
 
+  /** The messages of its log (JSON lines off a terminal, src/http/log.ts); a line that is no JSON as it is. */
   get lines(): string[] {
-    return this.stderr.split('\n').filter((l) => l !== '');
+    return this.stderr.split('\n').filter((l) => l !== '').map((l) => {
+      if (!l.startsWith('{')) return l;
+      try { return String((JSON.parse(l) as { msg: unknown }).msg); } catch { return l; }
+    });
   }
 
   /** Resolves when a stderr line matches; rejects if the process exits first. */
