@@ -62,17 +62,22 @@ const COMMAND_HINTS: Record<string, string> = {
  * yargs' wording, made to name what the user typed: an option given with no value is reported
  * by yargs without its dashes; an unknown option gets the closest option of its command.
  */
-export function usageMessage(msg: string, known: readonly string[] = []): string {
+export function usageMessage(msg: string, known: readonly string[] = [], args: readonly string[] = []): string {
   const missing = /^Not enough arguments following: (\S+)$/.exec(msg);
   if (missing) return `--${missing[1]} needs a value`;
   const choice = /^Invalid values:\s+Argument: (\S+), Given: (.*), Choices: (.*)$/s.exec(msg);
   if (choice) return `--${choice[1]} must be one of ${choice[3].trim()}, got ${choice[2]}`;
   const unknown = /^Unknown arguments?: (.*)$/s.exec(msg);
   if (unknown) {
-    return unknown[1].split(', ').map((name) => {
-      const typed = name.length === 1 ? `-${name}` : `--${name}`;
+    const names = unknown[1].split(', ');
+    // yargs lists an unknown --two-words also as twoWords, and --no-flag as flag
+    const kebab = (n: string): string => n.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+    return names.filter((n) => !/[A-Z]/.test(n) || !names.includes(kebab(n))).map((name) => {
+      const given = (flag: string): boolean => args.some((a) => a === flag || a.startsWith(`${flag}=`));
+      const negated = name.length > 1 && !given(`--${name}`) && given(`--no-${name}`);
+      const typed = name.length === 1 ? `-${name}` : `--${negated ? 'no-' : ''}${name}`;
       const near = closest(name, known);
-      return `unknown option ${typed}${near === undefined ? '' : ` (did you mean --${near}?)`}`;
+      return `unknown option ${typed}${near === undefined ? '' : ` (did you mean --${negated ? 'no-' : ''}${near}?)`}`;
     }).join('; ');
   }
   return msg;
@@ -153,7 +158,7 @@ export async function main(argv: string[]): Promise<void> {
       // yargs gives a message for every usage error, a failed check() or coerce included; an
       // error thrown by a command's handler comes without one and is not a usage error (exit 1).
       if (msg === null || msg === undefined || msg === '') throw err ?? new Error('indexer-api: failed');
-      usageError(usageMessage(msg, /^Unknown arguments?:/.test(msg) ? optionsOf(command) : []), command);
+      usageError(usageMessage(msg, /^Unknown arguments?:/.test(msg) ? optionsOf(command) : [], args), command);
     })
     .parseAsync();
 }

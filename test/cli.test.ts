@@ -301,6 +301,18 @@ describe('indexer-api (the command line)', function () {
       expect(oneLine(r.stderr)).to.equal('indexer-api import: --from-dump nope-no-such-dir: no such directory');
     });
 
+    it('import --from-api of a Move chain with --vm-type wasm names the VM the source serves', async () => {
+      const { startServer } = await import('../src/index');
+      const api = await startServer({ demo: 'move' });
+      try {
+        const r = await cli(['import', '--from-api', api.url, '--vm-type', 'wasm', '--out', join(dir('vm-type'), 'x.sqlite'), '--quiet']);
+        expect(r.code).to.equal(1);
+        expect(oneLine(r.stderr)).to.equal(`indexer-api import: --vm-type wasm, but ${api.url} serves a move chain (its NFTs are objects with an object_addr): pass --vm-type move, or leave it out (--from-api detects it)`);
+      } finally {
+        await api.close();
+      }
+    });
+
     it('in-words helpers: the nearest option, a swap of two letters included', async () => {
       const { closest, usageMessage } = await import('../src/cli');
       expect(closest('prot', ['port', 'host'])).to.equal('port');
@@ -308,6 +320,9 @@ describe('indexer-api (the command line)', function () {
       expect(closest('xyz', ['port', 'host'])).to.equal(undefined);
       expect(usageMessage('Unknown arguments: prot, zzzzzz', ['port'])).to.equal('unknown option --prot (did you mean --port?); unknown option --zzzzzz');
       expect(usageMessage('Unknown argument: x', ['port'])).to.equal('unknown option -x');
+      // yargs names --no-watc `watc`, and --two-wordz also `twoWordz`: what was typed is shown, once
+      expect(usageMessage('Unknown arguments: watc', ['watch'], ['serve', '--no-watc'])).to.equal('unknown option --no-watc (did you mean --no-watch?)');
+      expect(usageMessage('Unknown arguments: cors-orign, corsOrign', ['cors-origin'], ['serve', '--cors-orign=*'])).to.equal('unknown option --cors-orign (did you mean --cors-origin?)');
     });
   });
 
@@ -320,7 +335,7 @@ describe('indexer-api (the command line)', function () {
       ]);
       const first = json.stderr.split('\n')[0];
       expect(JSON.parse(first)).to.include({ level: 'info', msg: `follow: ${db} does not exist; importing from the source first` });
-      expect(text.stderr.split('\n')[0]).to.match(/^\d{4}-\d\d-\d\dT[\d:.]+Z info  follow: /).and.contain(`${db} does not exist`);
+      expect(text.stderr.split('\n')[0]).to.match(/^\d{4}-\d\d-\d\dT[\d:.]+Z info {2}follow: /).and.contain(`${db} does not exist`);
     });
 
     it('a long import off a terminal says where it is every --progress-interval; --quiet says nothing', async () => {

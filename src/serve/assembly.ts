@@ -100,9 +100,8 @@ export async function assembleServeStack(o: ServeStackOptions): Promise<ServeSta
   let running: RunningServer;
   let ops: { port?: OpsPort; stop(): void } | undefined;
   let admitted: { listener: RequestListener; close(): void } | undefined;
-  let commits: CommitWatch | undefined;
   // what a failed start and close() both undo, whatever was started so far
-  const teardown = async (): Promise<void> => {
+  const teardown = async (commits?: CommitWatch): Promise<void> => {
     commits?.close();
     stopFaultLog();
     admitted?.close();
@@ -132,7 +131,7 @@ export async function assembleServeStack(o: ServeStackOptions): Promise<ServeSta
     throw e;
   }
   if (o.watchPollMs !== undefined) holder.watch({ pollMs: o.watchPollMs });
-  commits = o.commitPollMs > 0
+  const commits: CommitWatch | undefined = o.commitPollMs > 0
     ? watchCommits(holder, o.commitPollMs, (e) => o.logger.debug('commit probe failed', errorFields(e)))
     : undefined;
   const verified = verifying ? startUpCheck(o.file, o.logger).finally(() => { verifying = false; }) : Promise.resolve();
@@ -153,7 +152,7 @@ export async function assembleServeStack(o: ServeStackOptions): Promise<ServeSta
       draining = true;
       const finished = await running.close(timeoutMs);
       if (!finished) o.logger.warn('shutdown timeout: cut the connections still open', { pid: process.pid });
-      await teardown();
+      await teardown(commits);
       return finished;
     })(),
   };
