@@ -98,7 +98,7 @@ export function checked(key: string, o: Options): Options {
  * The shortest wait a duration option takes: below it a poll loop spins (`follow --interval 0`
  * polled without pause, minutes of CPU for nothing new).
  */
-export const MIN_DURATION_MS = 100;
+export const MIN_DURATION_MS = 50;
 
 /**
  * A duration option (`2s`, `500ms`, `1m`; src/lib/duration.ts), read into milliseconds while

@@ -101,7 +101,7 @@ export const IMPORT_OPTIONS: Record<string, Options> = named({
 export const FOLLOW_OPTIONS: Record<string, Options> = named({
   'db': { type: 'string', demandOption: true, describe: 'Snapshot file to keep current (created by an import from the source if missing); serve it with `serve --db` at the same time' },
   ...SOURCE_OPTIONS,
-  'interval': duration({ default: FOLLOW_DEFAULTS.interval, describe: 'Poll interval when caught up (2s, 500ms, 1m; at least 100ms)' }),
+  'interval': duration({ default: FOLLOW_DEFAULTS.interval, describe: 'Poll interval when caught up (2s, 500ms, 1m; at least 50ms: 0 would poll without pause)' }),
   'richlist-interval': duration({ zero: 'never', default: FOLLOW_DEFAULTS.richlistInterval, describe: 'How often the rich list is read whole and its changed rows written, apart from the block batches (60s, 5m; 0: never). From an API: the --denoms rich lists' }),
   'richlist-swap-rows': int({ min: 0 }, { default: FOLLOW_DEFAULTS.richlistSwapRows, describe: 'A rich-list refresh changing more rows than this builds the new list beside the old one and swaps it in (one short transaction); fewer are written in place in one transaction' }),
   'richlist-chunk-rows': int({ min: 1 }, { default: FOLLOW_DEFAULTS.richlistChunkRows, describe: 'Rows per chunk of a rich-list refresh\'s diff and of a build beside (block batches run between the chunks)' }),
