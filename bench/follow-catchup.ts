@@ -19,7 +19,7 @@ import { join, resolve } from 'node:path';
 import { createApp } from '../src/serve/app';
 import { runImport } from '../src/commands/import';
 import { loadOpenApi } from '../src/serve/openapi';
-import { startServer } from '../src/serve/server';
+import { listen } from '../src/serve/server';
 import { openSnapshot } from '../src/snapshot/open';
 
 const CLI = resolve(__dirname, '..', '..', 'bin', 'indexer-api');
@@ -52,7 +52,7 @@ async function main(): Promise<void> {
   const s = openSnapshot(file);
   const txs = s.meta.countTxs;
   const app = createApp({ snapshots: { current: () => s }, openapi: loadOpenApi(), options: { corsOrigin: '', logError: () => undefined } });
-  const src = await startServer(app, '127.0.0.1', 0);
+  const src = await listen(app, '127.0.0.1', 0);
   const small = join(work, 'small.sqlite');
   if (!existsSync(small)) await runImport({ fromApi: src.url, toHeight: from, out: small, force: true, quiet: true, json: false });
   const r: Record<string, number[]> = { import: [], 'follow from empty': [], 'follow catching up': [] };

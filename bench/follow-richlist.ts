@@ -23,7 +23,7 @@ import { runImport } from '../src/commands/import';
 import { generateDump } from '../src/generate/index';
 import { BANK_RICH_DENOMS } from '../src/generate/richlist';
 import { loadOpenApi } from '../src/serve/openapi';
-import { startServer } from '../src/serve/server';
+import { listen } from '../src/serve/server';
 import { openSnapshot, Snapshot } from '../src/snapshot/open';
 
 const CLI = resolve(__dirname, '..', '..', 'bin', 'indexer-api');
@@ -57,7 +57,7 @@ async function main(): Promise<void> {
     const rows = next.db.prepare('SELECT count(*) FROM richlist').pluck().get() as number;
     let cur: Snapshot = prev;
     const app = createApp({ snapshots: { current: () => cur }, openapi: loadOpenApi(), options: { corsOrigin: '', logError: () => undefined } });
-    const src = await startServer(app, '127.0.0.1', 0);
+    const src = await listen(app, '127.0.0.1', 0);
     for (const mode of holders <= denomsUpTo ? ['no --denoms', '--denoms'] : ['no --denoms']) {
       const r = { holders, rows, mode, ms: [] as number[], refresh: [] as string[] };
       results.push(r);

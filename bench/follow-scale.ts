@@ -35,7 +35,7 @@ import { runImport } from '../src/commands/import';
 import { generateDump } from '../src/generate/index';
 import { BANK_RICH_DENOMS } from '../src/generate/richlist';
 import { loadOpenApi } from '../src/serve/openapi';
-import { startServer } from '../src/serve/server';
+import { listen } from '../src/serve/server';
 import { openSnapshot, Snapshot } from '../src/snapshot/open';
 import { startPostgres, type PgServer } from '../test/support/postgres';
 import { hideHistoryAbove, loadRollyticsDb, ROLLYTICS_HISTORY, truncateToMicros } from '../test/import/helpers/rollytics-pg';
@@ -115,7 +115,7 @@ async function apiRuns(work: string, s: Size, runs: number, results: Result[]): 
   const nfts = next.db.prepare('SELECT count(*) FROM nfts').pluck().get() as number;
   let cur: Snapshot = prev;
   const app = createApp({ snapshots: { current: () => cur }, openapi: loadOpenApi(), options: { corsOrigin: '', logError: () => undefined } });
-  const src = await startServer(app, '127.0.0.1', 0);
+  const src = await listen(app, '127.0.0.1', 0);
   try {
     for (const mode of ['no rich list', '--denoms']) {
       const r: Result = { source: 'api', mode, size: s, rows, nfts, ms: [], loads: [], split: [] };

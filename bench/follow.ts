@@ -18,7 +18,7 @@ import { join, resolve } from 'node:path';
 import { createApp } from '../src/serve/app';
 import { runImport } from '../src/commands/import';
 import { loadOpenApi } from '../src/serve/openapi';
-import { startServer } from '../src/serve/server';
+import { listen } from '../src/serve/server';
 import { openSnapshot, Snapshot } from '../src/snapshot/open';
 
 const CLI = resolve(__dirname, '..', '..', 'bin', 'indexer-api');
@@ -41,7 +41,7 @@ async function main(): Promise<void> {
     const txs = full.meta.countTxs;
     let cur: Snapshot = full;
     const app = createApp({ snapshots: { current: () => cur }, openapi: loadOpenApi(), options: { corsOrigin: '', logError: () => undefined } });
-    const src = await startServer(app, '127.0.0.1', 0);
+    const src = await listen(app, '127.0.0.1', 0);
     const base = join(work, `replica-${txs}.sqlite`);
     const cut = join(work, `cut-${txs}.sqlite`);
     if (!existsSync(base)) await runImport({ fromApi: src.url, toHeight: h - 1, out: base, force: true, quiet: true, json: false });

@@ -3,7 +3,7 @@ import { basename } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { createApp } from '../src/serve/app';
 import { loadOpenApi } from '../src/serve/openapi';
-import { startServer } from '../src/serve/server';
+import { listen } from '../src/serve/server';
 import { openSnapshot } from '../src/snapshot/open';
 import { targetsOf } from './targets';
 
@@ -34,7 +34,7 @@ async function main(): Promise<void> {
   const print = (s: string): void => { process.stdout.write(`${s}\n`); };
   for (const file of files) {
     const snapshot = openSnapshot(file);
-    const server = await startServer(createApp({ snapshots: { current: () => snapshot }, openapi: loadOpenApi(), options: { corsOrigin: '*' } }), '127.0.0.1', 0);
+    const server = await listen(createApp({ snapshots: { current: () => snapshot }, openapi: loadOpenApi(), options: { corsOrigin: '*' } }), '127.0.0.1', 0);
     try {
       print(`\n### ${basename(file)} (${snapshot.meta.vmType}, ${snapshot.meta.countTxs.toLocaleString('en-US')} txs, wire format ${snapshot.meta.wireFormat})\n`);
       print('| route family | limit | identity B | gzip B (ours) | gzip / identity | gzip -6 of the body B | ours / gzip -6 |');

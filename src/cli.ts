@@ -60,32 +60,85 @@ const COMMAND_HINTS: Record<string, string> = {
 
 /**
  * yargs' wording, made to name what the user typed: an option given with no value is reported
- * by yargs without its dashes.
+ * by yargs without its dashes; an unknown option gets the closest option of its command.
  */
-function usageMessage(msg: string): string {
+export function usageMessage(msg: string, known: readonly string[] = [], args: readonly string[] = []): string {
   const missing = /^Not enough arguments following: (\S+)$/.exec(msg);
   if (missing) return `--${missing[1]} needs a value`;
   const choice = /^Invalid values:\s+Argument: (\S+), Given: (.*), Choices: (.*)$/s.exec(msg);
   if (choice) return `--${choice[1]} must be one of ${choice[3].trim()}, got ${choice[2]}`;
+  const unknown = /^Unknown arguments?: (.*)$/s.exec(msg);
+  if (unknown) {
+    const names = unknown[1].split(', ');
+    // yargs lists an unknown --two-words also as twoWords, and --no-flag as flag
+    const kebab = (n: string): string => n.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+    return names.filter((n) => !/[A-Z]/.test(n) || !names.includes(kebab(n))).map((name) => {
+      const given = (flag: string): boolean => args.some((a) => a === flag || a.startsWith(`${flag}=`));
+      const negated = name.length > 1 && !given(`--${name}`) && given(`--no-${name}`);
+      const typed = name.length === 1 ? `-${name}` : `--${negated ? 'no-' : ''}${name}`;
+      const near = closest(name, known);
+      return `unknown option ${typed}${near === undefined ? '' : ` (did you mean --${negated ? 'no-' : ''}${near}?)`}`;
+    }).join('; ');
+  }
   return msg;
 }
 
-function usageError(msg: string): never {
-  process.stderr.write(`indexer-api: ${msg}\nRun 'indexer-api --help' for usage.\n`);
+/** The known option nearest to `name` by edit distance, when near enough to be a typo of it. */
+export function closest(name: string, known: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  for (const k of known) {
+    const d = editDistance(name.toLowerCase(), k);
+    if (d < bestDistance) { best = k; bestDistance = d; }
+  }
+  // a third of the word, at least 1 and at most 3 edits: `intervl` → interval, `xyz` → nothing
+  return bestDistance <= Math.min(3, Math.max(1, Math.floor(name.length / 3))) ? best : undefined;
+}
+
+/** Edits from a to b, a swap of two neighbours counting as one (`prot` → `port`). */
+function editDistance(a: string, b: string): number {
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)]);
+  for (let j = 1; j <= b.length; j++) d[0][j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  }
+  return d[a.length][b.length];
+}
+
+/** The long options of a command (its builder run on a bare parser), for the "did you mean". */
+function optionsOf(command: string | undefined): string[] {
+  const c = COMMANDS.find((x) => x.name === command);
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only on a usage error
+  const yargs = require('yargs/yargs') as typeof import('yargs/yargs');
+  const y = yargs([]);
+  if (c) (c.load().builder as (y: Argv) => Argv)(y);
+  const keys = Object.keys((y as unknown as { getOptions(): { key: Record<string, boolean> } }).getOptions().key);
+  return [...new Set([...keys, 'help', 'version'])].filter((k) => k.length > 1 && !/[A-Z]/.test(k));
+}
+
+function usageError(msg: string, command?: string): never {
+  process.stderr.write(`indexer-api: ${msg}\nRun 'indexer-api ${command === undefined ? '' : `${command} `}--help' for usage.\n`);
   process.exit(2);
 }
 
 /** Registers the commands; every option can also come from INDEXER_API_<OPTION> (e.g. INDEXER_API_DB). */
 export async function main(argv: string[]): Promise<void> {
-  const first = argv[2];
+  let args = argv.slice(2);
+  // `indexer-api help` and `indexer-api help COMMAND`, as git and npm have them
+  if (args[0] === 'help') args = args.length > 1 ? [args[1], '--help'] : ['--help'];
+  const first = args[0];
   if (first !== undefined && !first.startsWith('-') && !COMMANDS.some((c) => c.name === first)) {
     const hint = COMMAND_HINTS[first.toLowerCase()];
     usageError(`unknown command ${JSON.stringify(first)}${hint ? `: ${hint}` : ''} (commands: ${COMMANDS.map((c) => c.name).join(', ')})`);
   }
+  const command = COMMANDS.some((c) => c.name === first) ? first : undefined;
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded when main() runs, not with the module (cold start)
   const yargs = require('yargs/yargs') as typeof import('yargs/yargs');
   const info = buildInfo();
-  let y = yargs(argv.slice(2))
+  let y = yargs(args)
     .scriptName('indexer-api')
     .usage('$0 <command> [options]\n\nA read-only replica of the rollytics / kvindexer HTTP API, served from one SQLite snapshot file.');
   for (const c of COMMANDS) y = y.command(lazy(c));
@@ -94,7 +147,9 @@ export async function main(argv: string[]): Promise<void> {
     .demandCommand(1, 'Name a command: serve, import, follow, publish or generate (see --help).')
     .strict()
     .version(`${info.version} (commit ${info.commit})`)
+    .alias('version', 'v')
     .help()
+    .alias('help', 'h')
     .epilog('Every option can also be set with an environment variable INDEXER_API_<OPTION>, e.g. INDEXER_API_DB=chain.sqlite, INDEXER_API_PORT=9000, INDEXER_API_CORS_ORIGIN=https://scan.example. Command-line flags win over the environment.')
     .wrap(Math.min(110, process.stdout.columns || 110))
     // English messages whatever LANG says: usageMessage() reads one of them.
@@ -103,7 +158,7 @@ export async function main(argv: string[]): Promise<void> {
       // yargs gives a message for every usage error, a failed check() or coerce included; an
       // error thrown by a command's handler comes without one and is not a usage error (exit 1).
       if (msg === null || msg === undefined || msg === '') throw err ?? new Error('indexer-api: failed');
-      usageError(usageMessage(msg));
+      usageError(usageMessage(msg, /^Unknown arguments?:/.test(msg) ? optionsOf(command) : [], args), command);
     })
     .parseAsync();
 }

@@ -14,24 +14,38 @@
 import { createLogger, LOG_LEVELS, LogLevel } from './http/log';
 import { SERVE_DEFAULTS } from './lib/defaults';
 import { DEMO_VMS, demoSnapshotPath } from './serve/demo';
+import { resolveServe, ServeArgs } from './commands/serve-config';
 
 export type { LogLevel };
 export type DemoVm = 'move' | 'wasm' | 'evm';
 
 /**
- * The in-process server's own settings, smaller and quicker than `serve`'s
- * (src/lib/defaults.ts): a test suite's server holds a small cache and stops fast.
+ * The in-process server's settings: `serve`'s defaults (src/lib/defaults.ts), with a smaller
+ * cache, a quicker stop and no explorer — a test suite's server. A caller's options go over
+ * these, and the whole goes through `serve`'s one resolve step (src/commands/serve-config.ts).
  */
-const LIBRARY_DEFAULTS = {
-  cacheBytes: 16 * 1024 * 1024,
-  cacheEntries: 10_000,
-  /** stat poll of `watch: true`, ms */
-  watchPollMs: 500,
-  /** in-flight requests get this long on close(), ms */
-  closeTimeoutMs: 5_000,
-  /** / is the JSON 404, as in the API it replicates (serve shows the explorer there) */
+const LIBRARY_ARGS: ServeArgs = {
+  demo: 'move', host: SERVE_DEFAULTS.host, port: 0, corsOrigin: SERVE_DEFAULTS.corsOrigin,
+  // the file is checked when opened; a quick check of every page is `serve`'s start-up job
+  verify: false,
+  logLevel: 'error',
+  // a test runner collects the lines: JSON, whatever the terminal
+  logFormat: 'json',
+  cacheMaxAge: SERVE_DEFAULTS.cacheMaxAge, cacheBytes: 16 * 1024 * 1024, cacheEntries: 10_000,
+  watch: false, watchPollMs: 500,
+  requestTimeoutMs: SERVE_DEFAULTS.requestTimeoutMs, headersTimeoutMs: SERVE_DEFAULTS.headersTimeoutMs,
+  keepAliveTimeoutMs: SERVE_DEFAULTS.keepAliveTimeoutMs, maxHeaderSize: SERVE_DEFAULTS.maxHeaderSize, maxUrlLength: SERVE_DEFAULTS.maxUrlLength,
+  // in-flight requests get this long on close(), ms
+  shutdownTimeoutMs: 5_000,
+  // / is the JSON 404, as in the API it replicates (serve shows the explorer there)
   explorer: false,
-} as const;
+  workers: 1,
+  commitPollMs: SERVE_DEFAULTS.commitPollMs,
+  pullInterval: 0,
+  maxQueued: SERVE_DEFAULTS.maxQueued, maxQueuedPerClient: SERVE_DEFAULTS.maxQueuedPerClient, maxQueueWaitMs: SERVE_DEFAULTS.maxQueueWaitMs,
+  slowRequestMs: SERVE_DEFAULTS.slowRequestMs,
+  validateResponses: false,
+};
 
 export interface StartServerOptions {
   /** snapshot file to serve (built by `indexer-api import`); give this or `demo` */
@@ -83,32 +97,36 @@ function snapshotFile(o: StartServerOptions): string {
  * leaves nothing open) on a missing or bad snapshot file or a port in use.
  */
 export async function startServer(options: StartServerOptions = {}): Promise<RunningIndexerApi> {
-  const port = options.port ?? 0;
+  const port = options.port ?? LIBRARY_ARGS.port;
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`startServer: port must be 0..65535, got ${String(options.port)}`);
-  const logLevel = options.logLevel ?? 'error';
+  const logLevel = options.logLevel ?? LIBRARY_ARGS.logLevel;
   if (!LOG_LEVELS.includes(logLevel)) throw new Error(`startServer: logLevel must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(logLevel)}`);
   const file = snapshotFile(options);
-  const [{ assembleServeStack }, { DEFAULT_LIMITS }, { parseBaseUrl }] = await Promise.all([import('./serve/assembly'), import('./http/limits'), import('./http/url')]);
   if (options.baseUrl !== undefined && typeof options.baseUrl !== 'string') throw new Error(`startServer: baseUrl must be a string, got ${JSON.stringify(options.baseUrl)}`);
+  const { parseBaseUrl } = await import('./http/url');
   const baseUrl = options.baseUrl === undefined ? '' : parseBaseUrl(options.baseUrl, 'startServer: baseUrl');
-  const logger = createLogger(logLevel);
-  const stack = await assembleServeStack({
-    file, host: options.host ?? SERVE_DEFAULTS.host, port, limits: DEFAULT_LIMITS, logger,
-    corsOrigin: options.corsOrigin ?? SERVE_DEFAULTS.corsOrigin, baseUrl, cacheMaxAge: SERVE_DEFAULTS.cacheMaxAge,
-    cacheBytes: LIBRARY_DEFAULTS.cacheBytes, cacheEntries: LIBRARY_DEFAULTS.cacheEntries,
-    explorer: LIBRARY_DEFAULTS.explorer, validateResponses: options.validateResponses ?? false,
-    // the file is checked when opened; a quick check of every page is `serve`'s start-up job
-    verifyAtStart: false,
-    watchPollMs: options.watch ? LIBRARY_DEFAULTS.watchPollMs : undefined,
-    commitPollMs: SERVE_DEFAULTS.commitPollMs,
-  });
+  const c = resolveServe({
+    ...LIBRARY_ARGS, db: file, port, logLevel, baseUrl,
+    host: options.host ?? LIBRARY_ARGS.host, corsOrigin: options.corsOrigin ?? LIBRARY_ARGS.corsOrigin,
+    validateResponses: options.validateResponses ?? LIBRARY_ARGS.validateResponses, watch: options.watch ?? LIBRARY_ARGS.watch,
+  }, demoSnapshotPath);
+  const [{ assembleServeStack }, { ListenError, listenErrorText }] = await Promise.all([import('./serve/assembly'), import('./serve/server')]);
+  const logger = createLogger(c.logLevel, undefined, {}, c.logFormat);
+  let stack;
+  try {
+    stack = await assembleServeStack({ ...c.stack, file: c.file, logger, clusterWorker: false });
+  } catch (e) {
+    // the message names the port; `code` stays the system's (EADDRINUSE …) for a caller that tests it
+    throw e instanceof ListenError ? Object.assign(new Error(`startServer: ${listenErrorText(e.error, e.host, e.port)}`), { code: e.error.code }) : e;
+  }
+  const running = stack;
   let closed: Promise<void> | undefined;
   return {
-    url: stack.url,
-    port: stack.port,
-    db: file,
+    url: running.url,
+    port: running.port,
+    db: c.file,
     close: () => closed ??= (async () => {
-      await stack.close(LIBRARY_DEFAULTS.closeTimeoutMs);
+      await running.close(c.shutdownTimeoutMs);
       logger.flush();
     })(),
   };

@@ -52,7 +52,8 @@ function optionBlocks(help: string): Map<string, string> {
   for (const line of help.split('\n')) {
     if (/^\S/.test(line)) { inOptions = line.startsWith('Options:'); current = undefined; continue; }
     if (!inOptions) continue;
-    const m = /^ {2}--([a-z][\w-]*)\s/.exec(line + ' ');
+    // `  -h, --help` or `      --port` (the column of the long names is shifted by the short aliases)
+    const m = /^ {2}(?:-\w, | {4})?--([a-z][\w-]*)\s/.exec(line + ' ');
     if (m) { current = m[1]; blocks.set(current, line); continue; }
     if (current && /^ {10,}\S/.test(line)) blocks.set(current, `${blocks.get(current) as string} ${line.trim()}`);
     else current = undefined;
@@ -131,6 +132,32 @@ describe('indexer-api (the command line)', function () {
       expectDocumented(r.stdout, importCommand as CommandModule<object, never>);
     });
 
+    it('-h, -v and `help [COMMAND]` are --help and --version', async () => {
+      const [h, help, long, v, version] = await Promise.all([cli(['-h']), cli(['help']), cli(['--help']), cli(['-v']), cli(['--version'])]);
+      for (const r of [h, help, long, v, version]) expect(r.code).to.equal(0);
+      expect(h.stdout).to.equal(long.stdout);
+      expect(help.stdout).to.equal(long.stdout);
+      expect(v.stdout).to.equal(version.stdout);
+      for (const c of ['serve', 'follow']) {
+        const [a, b, d] = await Promise.all([cli(['help', c]), cli([c, '--help']), cli([c, '-h'])]);
+        expect(a.code).to.equal(0);
+        expect(a.stdout).to.equal(b.stdout).and.equal(d.stdout).and.contain(`indexer-api ${c}`);
+      }
+    });
+
+    it('shows a default (or what its absence means) for every option of every command but the source-naming ones', async () => {
+      // options that name what to do (a source, a mode, an output) have no default to show
+      const modes = new Set(['get', 'pull', 'from-postgres', 'from-api', 'from-dump', 'from-snapshot', 'validators', 'rest-url',
+        'denom-contracts', 'accounts', 'collections', 'base', 'out', 'db', 'to', 'help', 'version']);
+      for (const c of ['serve', 'import', 'follow', 'publish', 'generate']) {
+        const r = await cli([c, '--help']);
+        for (const [key, block] of optionBlocks(r.stdout)) {
+          if (modes.has(key) && !(c === 'serve' && key === 'db') || /\[required\]/.test(block)) continue;
+          expect(block, `${c} --${key}`).to.match(/\[default: /);
+        }
+      }
+    });
+
     it('prints the version and the commit it was built from', async () => {
       const r = await cli(['--version']);
       expect(r.code).to.equal(0);
@@ -152,7 +179,9 @@ describe('indexer-api (the command line)', function () {
       expect(r.stdout, `${args.join(' ')}: nothing on stdout`).to.equal('');
       const lines = r.stderr.trim().split('\n');
       expect(lines, r.stderr).to.have.length(2);
-      expect(lines[1]).to.equal("Run 'indexer-api --help' for usage.");
+      // the hint names the help of the command typed
+      const command = ['serve', 'import', 'follow', 'publish', 'generate'].includes(args[0]) ? `${args[0]} ` : '';
+      expect(lines[1]).to.equal(`Run 'indexer-api ${command}--help' for usage.`);
       return lines[0];
     };
 
@@ -182,6 +211,26 @@ describe('indexer-api (the command line)', function () {
       [['generate', '--vm', 'move', '--out', 'd', '--seed', '1.5'], `indexer-api: --seed must be a whole number ≥ ${Number.MIN_SAFE_INTEGER}, got "1.5"`],
       [['publish', '--db', 'a.sqlite', '--to', 'd', '--keep', '0'], 'indexer-api: --keep must be a whole number ≥ 1, got "0"'],
       [['publish', '--db', 'a.sqlite', '--to', 'd', '--compress', 'zstd'], 'indexer-api: --compress must be one of "auto", "gzip", "none", got "zstd"'],
+      // checked while parsing, like every other option (they once failed in the run, exit 1)
+      [['follow', '--db', 'x.sqlite', '--from-api', 'http://127.0.0.1:9', '--interval', '2x'], 'indexer-api: --interval must be a duration like 2s, 500ms, 2m or 1h, at least 50ms, got "2x"'],
+      [['follow', '--db', 'x.sqlite', '--from-api', 'http://127.0.0.1:9', '--interval', '0'], 'indexer-api: --interval must be a duration like 2s, 500ms, 2m or 1h, at least 50ms, got "0"'],
+      [['follow', '--db', 'x.sqlite', '--from-api', 'http://127.0.0.1:9', '--interval', '20ms'], 'indexer-api: --interval must be a duration like 2s, 500ms, 2m or 1h, at least 50ms, got "20ms"'],
+      [['follow', '--db', 'x.sqlite', '--from-api', 'http://127.0.0.1:9', '--richlist-interval', '10ms'], 'indexer-api: --richlist-interval must be a duration like 2s, 500ms, 2m or 1h, at least 50ms (or 0: never), got "10ms"'],
+      [['follow', '--db', 'x.sqlite', '--from-api', 'http://127.0.0.1:9', '--max-backoff', 'soon'], 'indexer-api: --max-backoff must be a duration like 2s, 500ms, 2m or 1h, at least 50ms, got "soon"'],
+      [['follow', '--db', 'x.sqlite', '--from-api', 'notaurl'], 'indexer-api: --from-api must be an http:// or https:// URL, got "notaurl"'],
+      [['serve', '--pull', 'http://o/manifest.json', '--db', 'x.sqlite', '--pull-interval', '0'], 'indexer-api: --pull-interval must be a duration like 2s, 500ms, 2m or 1h, at least 50ms, got "0"'],
+      [['import', '--from-api', 'notaurl', '--out', 'x.sqlite'], 'indexer-api: --from-api must be an http:// or https:// URL, got "notaurl"'],
+      [['import', '--from-postgres', 'postgres://h/db', '--rest-url', 'node:1317', '--out', 'x.sqlite'], 'indexer-api: --rest-url must be an http:// or https:// URL, got "node:1317"'],
+      [['import', '--from-api', 'http://127.0.0.1:9', '--from-height', '100', '--to-height', '50', '--out', 'x.sqlite'], 'indexer-api: --to-height 50 is below --from-height 100: no height to crawl'],
+      [['import', '--from-api', 'http://127.0.0.1:9', '--accounts', 'bogus', '--out', 'x.sqlite'], 'indexer-api: --accounts: "bogus" is not an address (not a bech32 or 0x address)'],
+      [['import', '--from-dump', 'd', '--accounts', 'init1qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqnrql8a', '--out', 'x.sqlite'], 'indexer-api: --accounts cuts from --from-api or --from-snapshot, not from a dump or PostgreSQL'],
+      [['serve', '--port', '9000', '--ops-port', '9000'], 'indexer-api: --ops-port 9000 is --port 9000: the operations port must be another port'],
+      [['serve', '--pull', 'http://o/manifest.json'], 'indexer-api: --pull needs --db: the local file the pulled snapshot is kept in'],
+      // an unknown option: the nearest one of the command, when there is one
+      [['follow', '--db', 'x.sqlite', '--from-api', 'http://127.0.0.1:9', '--intervl', '2s'], 'indexer-api: unknown option --intervl (did you mean --interval?)'],
+      [['serve', '--prot', '9000'], 'indexer-api: unknown option --prot (did you mean --port?)'],
+      [['import', '--from-dump', 'd', '--out', 'x.sqlite', '--zzzzzz'], 'indexer-api: unknown option --zzzzzz'],
+      [['help', 'nope'], 'indexer-api: unknown command "nope" (commands: serve, publish, import, follow, generate)'],
     ];
     for (const [args, line] of cases) {
       it(args.join(' '), async () => {
@@ -237,6 +286,78 @@ describe('indexer-api (the command line)', function () {
     const headings = [...readme.matchAll(/^## (.*)$/gm)].map((m) => m[1]);
     expect(headings.slice(0, 3)).to.deep.equal(['Quick start: a demo', 'Quick start: an operator serving their chain', 'Quick start: a real API in CI']);
     expect(readme).to.not.match(/^open /m);
+  });
+
+  describe('errors that name the option and the value', () => {
+    it('serve --host that is no address of this machine', async () => {
+      const r = await cli(['serve', '--host', '999.1.1.1', '--workers', '1', '--port', '0']);
+      expect(r.code).to.equal(1);
+      expect(oneLine(r.stderr)).to.match(/^indexer-api: --host 999\.1\.1\.1: not an address of this machine \(/);
+    });
+
+    it('import --from-dump of a directory that is not there', async () => {
+      const r = await cli(['import', '--from-dump', 'nope-no-such-dir', '--out', join(dir('from-dump'), 'x.sqlite')]);
+      expect(r.code).to.equal(1);
+      expect(oneLine(r.stderr)).to.equal('indexer-api import: --from-dump nope-no-such-dir: no such directory');
+    });
+
+    it('import --from-api of a Move chain with --vm-type wasm names the VM the source serves', async () => {
+      const { startServer } = await import('../src/index');
+      const api = await startServer({ demo: 'move' });
+      try {
+        const r = await cli(['import', '--from-api', api.url, '--vm-type', 'wasm', '--out', join(dir('vm-type'), 'x.sqlite'), '--quiet']);
+        expect(r.code).to.equal(1);
+        expect(oneLine(r.stderr)).to.equal(`indexer-api import: --vm-type wasm, but ${api.url} serves a move chain (its NFTs are objects with an object_addr): pass --vm-type move, or leave it out (--from-api detects it)`);
+      } finally {
+        await api.close();
+      }
+    });
+
+    it('in-words helpers: the nearest option, a swap of two letters included', async () => {
+      const { closest, usageMessage } = await import('../src/cli');
+      expect(closest('prot', ['port', 'host'])).to.equal('port');
+      expect(closest('intervl', ['interval', 'max-backoff'])).to.equal('interval');
+      expect(closest('xyz', ['port', 'host'])).to.equal(undefined);
+      expect(usageMessage('Unknown arguments: prot, zzzzzz', ['port'])).to.equal('unknown option --prot (did you mean --port?); unknown option --zzzzzz');
+      expect(usageMessage('Unknown argument: x', ['port'])).to.equal('unknown option -x');
+      // yargs names --no-watc `watc`, and --two-wordz also `twoWordz`: what was typed is shown, once
+      expect(usageMessage('Unknown arguments: watc', ['watch'], ['serve', '--no-watc'])).to.equal('unknown option --no-watc (did you mean --no-watch?)');
+      expect(usageMessage('Unknown arguments: cors-orign, corsOrign', ['cors-origin'], ['serve', '--cors-orign=*'])).to.equal('unknown option --cors-orign (did you mean --cors-origin?)');
+    });
+  });
+
+  describe('logs: one logger, --log-format, progress off a terminal', () => {
+    it('follow logs JSON lines off a terminal, text with --log-format text', async () => {
+      const db = join(dir('follow-log'), 'new.sqlite');
+      const [json, text] = await Promise.all([
+        cli(['follow', '--db', db, '--from-api', 'http://127.0.0.1:9', '--timeout', '500']),
+        cli(['follow', '--db', db, '--from-api', 'http://127.0.0.1:9', '--timeout', '500', '--log-format', 'text']),
+      ]);
+      const first = json.stderr.split('\n')[0];
+      expect(JSON.parse(first)).to.include({ level: 'info', msg: `follow: ${db} does not exist; importing from the source first` });
+      expect(text.stderr.split('\n')[0]).to.match(/^\d{4}-\d\d-\d\dT[\d:.]+Z info {2}follow: /).and.contain(`${db} does not exist`);
+    });
+
+    it('a long import off a terminal says where it is every --progress-interval; --quiet says nothing', async () => {
+      const dump = join(ROOT, 'fixtures', 'demo', 'dumps', 'move');
+      if (!existsSync(dump)) return;
+      const out = join(dir('progress'), 'p.sqlite');
+      const [loud, quiet] = await Promise.all([
+        cli(['import', '--from-dump', dump, '--out', out, '--force', '--progress-interval', '100ms']),
+        cli(['import', '--from-dump', dump, '--out', `${out}.quiet`, '--force', '--progress-interval', '100ms', '--quiet']),
+      ]);
+      expect(loud.code, loud.stderr).to.equal(0);
+      const lines = loud.stderr.trim().split('\n');
+      const progress = lines.slice(0, -1).map((l) => JSON.parse(l) as { level: string; msg: string; seconds: number });
+      expect(progress.length, loud.stderr).to.be.at.least(2);
+      for (const p of progress) {
+        expect(p.level).to.equal('info');
+        expect(p.msg).to.match(/^import: \w/);
+      }
+      expect(lines[lines.length - 1]).to.match(/^indexer-api: wrote /);
+      expect(quiet.code).to.equal(0);
+      expect(quiet.stderr).to.equal('');
+    });
   });
 
   describe('import into a directory that does not exist yet', () => {
@@ -341,7 +462,7 @@ describe('indexer-api (the command line)', function () {
         const r = await cli(['serve', '--db', (await testChain('move')).file, '--workers', '2', '--port', String(port)]);
         expect(r.code, r.stderr).to.not.equal(0);
         expect(r.stdout).to.equal('');
-        expect(oneLine(r.stderr)).to.contain(`127.0.0.1:${port}`).and.contain('address in use');
+        expect(oneLine(r.stderr)).to.contain(`--port ${port}: address 127.0.0.1:${port} is already in use`);
       } finally {
         taken.close();
       }

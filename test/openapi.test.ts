@@ -10,7 +10,7 @@ import yaml from 'js-yaml';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadOpenApi, OpenApiDocument, validatorDocument } from '../src/serve/openapi';
-import { RunningServer, startServer } from '../src/serve/server';
+import { RunningServer, listen } from '../src/serve/server';
 import { makeTestApp, ROOT } from './helpers/app';
 
 const fromYaml = (): OpenApiDocument => yaml.load(readFileSync(join(ROOT, 'openapi.yaml'), 'utf8')) as OpenApiDocument;
@@ -67,7 +67,7 @@ async function validatorServer(spec: OpenApiDocument, validateResponses: boolean
     res.status(err.status ?? 500).json({ message: err.message, errors: err.errors });
   };
   app.use(onError);
-  return startServer(app, '127.0.0.1', 0);
+  return listen(app, '127.0.0.1', 0);
 }
 
 async function answer(base: string, url: string): Promise<{ status: number; body: string }> {

@@ -78,10 +78,7 @@ export function finalizeDeterministic(loaded: string, out: string): void {
 
 export async function runCut(o: CutOptions): Promise<ImportResult> {
   const { ensureOutDir, runImport } = await import('./import-run');
-  if (o.accounts.length === 0) throw new Error('--accounts: name at least one account');
   if ((o.fromSnapshot === undefined) === (o.fromApi === undefined)) throw new Error('a cut reads from one source: --from-api URL or --from-snapshot FILE');
-  if (o.fromDump !== undefined || o.fromPostgres !== undefined) throw new Error('--accounts cuts from --from-api or --from-snapshot, not from a dump or PostgreSQL');
-  if (o.base !== undefined) throw new Error('--accounts makes a new snapshot: --base does not apply');
   if (existsSync(o.out) && !o.force) throw new Error(`refusing to overwrite ${o.out} (pass --force to replace it)`);
   ensureOutDir(o.out);
   const facts = o.fromSnapshot !== undefined ? snapshotFacts(o.fromSnapshot) : undefined;

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { CommandModule } from 'yargs';
 import { sourceOptionsOf, type SourceOptions } from '../sources/options';
-import { parseDuration } from '../lib/duration';
+import { createLogger, defaultLogFormat, type LogFormat } from '../http/log';
 import { openSnapshotFile } from '../snapshot/open';
 import { acquireWriterLock, type WriterLock } from '../snapshot/store';
 import { Follower, SourceWentBackwards, StopFlag } from '../follow/follower';
@@ -11,27 +11,30 @@ import { createFollowMetrics, listenMetrics } from '../follow/metrics';
 import { openFollowSource } from '../follow/source';
 import { RichListRefresher, WriteLock } from '../follow/richlist-refresh';
 import { CollectionsAudit } from '../follow/collections-audit';
-import { FOLLOW_DEFAULTS } from '../lib/defaults';
 import { cleanStaleTemps, runImport } from './import';
 import { FOLLOW_OPTIONS } from './options';
 
+/** `follow`'s options as the command line resolved them: every field filled, every check done (src/commands/options.ts). */
 export interface FollowOptions extends SourceOptions {
   db: string;
-  /** poll interval: `2s`, `500ms`, or a number of seconds (src/lib/duration.ts) */
-  interval: string;
-  /** rich-list refresh interval (`60s`; `0`: never) */
-  richlistInterval?: string;
+  /** poll interval when caught up, ms (≥ 100, src/commands/numbers.ts) */
+  interval: number;
+  /** rich-list refresh interval, ms; 0: never */
+  richlistInterval: number;
   /** a refresh changing more rows than this is built beside and swapped in */
-  richlistSwapRows?: number;
+  richlistSwapRows: number;
   /** rows per chunk of a refresh's diff and build beside */
-  richlistChunkRows?: number;
-  /** collections audit interval (`5m`; `0`: never) */
-  collectionsAuditInterval?: string;
+  richlistChunkRows: number;
+  /** collections audit interval, ms; 0: never */
+  collectionsAuditInterval: number;
   batchBlocks: number;
   metricsPort?: number;
   metricsHost: string;
-  maxBackoff: string;
+  /** longest wait between retries, ms */
+  maxBackoff: number;
   quiet: boolean;
+  /** the log on stderr (src/http/log.ts) */
+  logFormat: LogFormat;
 }
 
 /**
@@ -39,18 +42,9 @@ export interface FollowOptions extends SourceOptions {
  * (exit 1). A missing --db is first built by an ordinary import.
  */
 export async function runFollow(o: FollowOptions): Promise<number> {
-  const log = (line: string): void => { if (!o.quiet || !line.startsWith('follow: heights')) process.stderr.write(`indexer-api ${line}\n`); };
-  const intervalMs = parseDuration(o.interval, '--interval', { allowZero: true });
-  const maxBackoffMs = parseDuration(o.maxBackoff, '--max-backoff', { allowZero: true });
-  const richListIntervalMs = parseDuration(o.richlistInterval ?? FOLLOW_DEFAULTS.richlistInterval, '--richlist-interval', { allowZero: true });
-  const auditIntervalMs = parseDuration(o.collectionsAuditInterval ?? FOLLOW_DEFAULTS.collectionsAuditInterval, '--collections-audit-interval', { allowZero: true });
-  if (o.richlistSwapRows !== undefined && (!Number.isSafeInteger(o.richlistSwapRows) || o.richlistSwapRows < 0)) {
-    throw new Error(`--richlist-swap-rows must be a whole number ≥ 0, got ${o.richlistSwapRows}`);
-  }
-  if (o.richlistChunkRows !== undefined && (!Number.isSafeInteger(o.richlistChunkRows) || o.richlistChunkRows < 1)) {
-    throw new Error(`--richlist-chunk-rows must be a whole number ≥ 1, got ${o.richlistChunkRows}`);
-  }
-  if (!Number.isSafeInteger(o.batchBlocks) || o.batchBlocks < 1) throw new Error(`--batch-blocks must be a whole number ≥ 1, got ${o.batchBlocks}`);
+  const logger = createLogger('info', (t) => { process.stderr.write(t); }, {}, o.logFormat);
+  const log = (line: string): void => { if (!o.quiet || !line.startsWith('follow: heights')) logger.info(line); };
+  const { interval: intervalMs, maxBackoff: maxBackoffMs, richlistInterval: richListIntervalMs, collectionsAuditInterval: auditIntervalMs } = o;
   const stop = new StopFlag();
   const onSignal = (): void => stop.stop();
   process.on('SIGINT', onSignal);
@@ -106,11 +100,12 @@ export async function runFollow(o: FollowOptions): Promise<number> {
     return 0;
   } catch (e) {
     if (e instanceof SourceWentBackwards) {
-      process.stderr.write(`indexer-api follow: ${e.message}\n`);
+      logger.error(`follow: ${e.message}`);
       return 1;
     }
     throw e;
   } finally {
+    logger.flush();
     follower?.close();
     writerLock?.release();
     metrics?.close();
@@ -119,7 +114,7 @@ export async function runFollow(o: FollowOptions): Promise<number> {
   }
 }
 
-export const followCommand: CommandModule<object, FollowOptions> = {
+export const followCommand: CommandModule<object, Omit<FollowOptions, 'logFormat'> & { logFormat?: LogFormat }> = {
   command: 'follow',
   describe: 'Keep a snapshot current: import it if missing, then poll a PostgreSQL database or an API and append new heights in place',
   builder: (y) => y
@@ -134,7 +129,7 @@ export const followCommand: CommandModule<object, FollowOptions> = {
   handler: async (argv) => {
     try {
       const denoms = argv.denoms?.flatMap((d) => String(d).split(',')).map((d) => d.trim()).filter((d) => d !== '');
-      process.exitCode = await runFollow({ ...argv, denoms });
+      process.exitCode = await runFollow({ ...argv, denoms, logFormat: argv.logFormat ?? defaultLogFormat(process.stderr) });
     } catch (e) {
       process.stderr.write(`indexer-api follow: ${(e as Error).message}\n`);
       process.exitCode = 1;

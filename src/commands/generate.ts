@@ -39,16 +39,6 @@ function terminalProgress(): { update: (p: GenerateProgress) => void; done: () =
 
 /** Generates a synthetic chain dump; returns what was written (the CLI prints one line of it). */
 export async function runGenerate(o: GenerateOptions): Promise<GenerateSummary & { seconds: number }> {
-  if (o.txs !== undefined && (!Number.isSafeInteger(o.txs) || o.txs < 0)) {
-    throw new Error(`--txs must be a whole number ≥ 0, got ${o.txs}`);
-  }
-  if (o.holders !== undefined && (!Number.isSafeInteger(o.holders) || o.holders < 0)) {
-    throw new Error(`--holders must be a whole number ≥ 0, got ${o.holders}`);
-  }
-  if (o.nfts !== undefined && (!Number.isSafeInteger(o.nfts) || o.nfts < 0)) {
-    throw new Error(`--nfts must be a whole number ≥ 0, got ${o.nfts}`);
-  }
-  if (!Number.isSafeInteger(o.seed)) throw new Error(`--seed must be an integer, got ${o.seed}`);
   const started = process.hrtime.bigint();
   const progress = !o.quiet && process.stderr.isTTY === true ? terminalProgress() : undefined;
   try {
@@ -77,9 +67,9 @@ export const generateCommand: CommandModule<object, GenerateOptions> = {
       'vm': choice({ choices: VM_TYPES, demandOption: true, describe: 'Rollup VM to simulate (required)' }),
       'out': { type: 'string', demandOption: true, describe: 'Dump directory to write (required; created if missing)' },
       'preset': choice({ choices: PRESETS, default: 'demo' as Preset, describe: `Chain shape: demo (${DEMO_TXS} txs, ~400 blocks) or scale (${SCALE_TXS} txs, ~8 txs per block); default demo` }),
-      'txs': int({ min: 0 }, { describe: `Number of txs, overriding the preset (default ${DEMO_TXS} for demo, ${SCALE_TXS} for scale)` }),
-      'holders': int({ min: 0 }, { describe: 'Rich-list holders per denom, on every VM (EVM: per ERC-20 contract; Wasm / Move: uinit, umin, uusdc); default: the preset\'s on EVM (400 demo, 100000 scale), none on Wasm / Move' }),
-      'nfts': int({ min: 0 }, { describe: 'NFTs beyond those the txs mint, on every VM: spread over the collections, minted at each one\'s creation without a tx of their own (for size benches); default 0' }),
+      'txs': int({ min: 0 }, { defaultDescription: "the preset's", describe: `Number of txs, overriding the preset (default ${DEMO_TXS} for demo, ${SCALE_TXS} for scale)` }),
+      'holders': int({ min: 0 }, { defaultDescription: "the preset's", describe: 'Rich-list holders per denom, on every VM (EVM: per ERC-20 contract; Wasm / Move: uinit, umin, uusdc); default: the preset\'s on EVM (400 demo, 100000 scale), none on Wasm / Move' }),
+      'nfts': int({ min: 0 }, { default: 0, describe: 'NFTs beyond those the txs mint, on every VM: spread over the collections, minted at each one\'s creation without a tx of their own (for size benches); default 0' }),
       'seed': int({ min: Number.MIN_SAFE_INTEGER }, { default: 1, describe: 'PRNG seed; the same options always give byte-identical files (default 1)' }),
       'gzip': { type: 'boolean', default: false, describe: 'Write NAME.ndjson.gz instead of NAME.ndjson (default false)' },
       'force': { type: 'boolean', default: false, describe: 'Write into a non-empty --out, replacing its dump files (default false)' },

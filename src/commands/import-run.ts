@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { DumpError } from '../records/dump-error';
 import { loadRecords, VM_TYPES } from '../records/from-dump';
@@ -11,6 +11,10 @@ import { openPostgresSource } from '../sources/postgres';
 import { StageProgress } from '../records/progress';
 import { dumpErrorText, ImportSource } from '../records/source';
 import { BaseInfo, FileCheck, SnapshotWriter } from '../snapshot/writer';
+import { createLogger, defaultLogFormat, type LogFormat } from '../http/log';
+import { ProgressLines } from './progress';
+import { IMPORT_DEFAULTS } from '../lib/defaults';
+import { parseDuration } from '../lib/duration';
 import { openSnapshotFile } from '../snapshot/open';
 import { prepareTipQueries } from '../snapshot/queries/tip';
 import { cleanStaleTemps, ensureParentDir, tempPathBeside } from '../snapshot/store';
@@ -42,6 +46,10 @@ export interface ImportOptions extends SourceOptions {
   collections?: string[];
   /** wraps the opened source (the fixture cut, src/import/cut/) */
   transform?: (source: ImportSource) => ImportSource;
+  /** the progress lines off a terminal (src/http/log.ts); default: JSON off a terminal */
+  logFormat?: LogFormat;
+  /** off a terminal, a progress line this often, ms (default IMPORT_DEFAULTS') */
+  progressInterval?: number;
   /** exit status after SIGINT / SIGTERM (default 130 / 143; `follow`'s first import: 0) */
   signalExitCode?: number;
 }
@@ -74,6 +82,8 @@ async function openSource(o: ImportOptions, progress: StageProgress): Promise<{ 
   if (given !== 1) throw new Error('name exactly one source: --from-dump DIR, --from-postgres DSN or --from-api URL');
   let source: ImportSource;
   if (o.fromDump !== undefined) {
+    // said here, in the option's words: the loader would report it as a bad record of the dump
+    if (!isDirectory(o.fromDump)) throw new Error(`--from-dump ${o.fromDump}: ${existsSync(o.fromDump) ? 'not a directory' : 'no such directory'}`);
     source = { ...dumpSource(o.fromDump), lineBased: true, close: async () => undefined };
   } else {
     const prefix = o.bech32Prefix ?? 'init';
@@ -135,7 +145,11 @@ export async function runImport(o: ImportOptions): Promise<ImportResult> {
   ensureOutDir(o.out);
   cleanStaleTemps(o.out);
   let source: ImportSource | undefined;
-  const progress = new StageProgress(!o.quiet && !o.json && process.stderr.isTTY === true, (s) => source?.total?.(s));
+  const totals = (s: string): number | undefined => source?.total?.(s);
+  const logger = createLogger('info', (t) => { process.stderr.write(t); }, {}, o.logFormat ?? defaultLogFormat(process.stderr));
+  const progress = o.quiet || o.json ? new StageProgress(false)
+    : process.stderr.isTTY === true ? new StageProgress(true, totals)
+      : new ProgressLines(logger, o.progressInterval ?? parseDuration(IMPORT_DEFAULTS.progressInterval, '--progress-interval'), totals);
   let writer: SnapshotWriter | undefined;
   const outExisted = existsSync(o.out);
   const abortWriter = (): void => {
@@ -190,4 +204,8 @@ export async function runImport(o: ImportOptions): Promise<ImportResult> {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }
+}
+
+function isDirectory(path: string): boolean {
+  try { return statSync(path).isDirectory(); } catch { return false; }
 }

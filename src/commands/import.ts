@@ -1,11 +1,31 @@
 import type { CommandModule } from 'yargs';
 import { DumpError } from '../records/dump-error';
+import { canonicalAddress } from '../lib/address';
 import { ImportOptions, runImport } from './import-run';
 import { IMPORT_OPTIONS } from './options';
 
 // `runImport` and its types live in ./import-run (no yargs), so that the fixture cut (./cut)
 // can run an import without an import cycle through this command module.
 export { cleanStaleTemps, ImportOptions, ImportRecordError, ImportResult, runImport } from './import-run';
+
+/** A repeatable, comma-separable option (`--denoms a,b --denoms c`) → its entries. */
+function splitList(v: unknown[] | undefined): string[] | undefined {
+  return v?.flatMap((d) => String(d).split(',')).map((d) => d.trim()).filter((d) => d !== '');
+}
+
+/**
+ * An account or collection named on the command line is an address in some form (bech32 of any
+ * prefix, or hex): checked while parsing; that its prefix is the source's is the cut's to check.
+ */
+function checkAddressShape(name: string, text: string): void {
+  const sep = text.lastIndexOf('1');
+  const prefix = /^0x/i.test(text) || sep <= 0 ? 'init' : text.slice(0, sep).toLowerCase();
+  try {
+    canonicalAddress(text, prefix);
+  } catch (e) {
+    throw new Error(`${name}: ${JSON.stringify(text)} is not an address (${(e as Error).message})`);
+  }
+}
 
 export const importCommand: CommandModule<object, ImportOptions> = {
   command: 'import',
@@ -19,6 +39,17 @@ export const importCommand: CommandModule<object, ImportOptions> = {
       if (a.collections !== undefined && a.accounts === undefined) throw new Error('--collections goes with --accounts (a fixture cut)');
       if (a['rest-url'] !== undefined && a['from-postgres'] === undefined) throw new Error('--rest-url goes with --from-postgres (a dump or an API already carries the monikers)');
       if (a['rest-url'] !== undefined && a.validators !== undefined) throw new Error('pass --validators FILE or --rest-url URL, not both');
+      const from = a['from-height'] as number | undefined;
+      const to = a['to-height'] as number | undefined;
+      if (from !== undefined && to !== undefined && to < from) throw new Error(`--to-height ${to} is below --from-height ${from}: no height to crawl`);
+      if (a.accounts !== undefined) {
+        if (a['from-dump'] !== undefined || a['from-postgres'] !== undefined) throw new Error('--accounts cuts from --from-api or --from-snapshot, not from a dump or PostgreSQL');
+        if (a.base !== undefined) throw new Error('--accounts makes a new snapshot: --base does not apply');
+        if ((splitList(a.accounts as unknown[]) ?? []).length === 0) throw new Error('--accounts: name at least one account');
+        for (const [name, list] of [['--accounts', a.accounts], ['--collections', a.collections]] as const) {
+          for (const text of splitList(list as unknown[] | undefined) ?? []) checkAddressShape(name, text);
+        }
+      }
       return true;
     })
     .example('$0 import --from-dump ./dump --out chain.sqlite', 'build chain.sqlite from ./dump')
@@ -28,7 +59,7 @@ export const importCommand: CommandModule<object, ImportOptions> = {
     .example('$0 import --from-snapshot chain.sqlite --accounts init1abc...,init1def... --out fixture.sqlite', 'cut a small, deterministic CI fixture (docs/ci.md)') as never,
   handler: async (argv) => {
     try {
-      const list = (v: unknown[] | undefined): string[] | undefined => v?.flatMap((d) => String(d).split(',')).map((d) => d.trim()).filter((d) => d !== '');
+      const list = splitList;
       const denoms = list(argv.denoms);
       const accounts = list(argv.accounts);
       const r = accounts !== undefined

@@ -9,6 +9,7 @@
  * the option's default and description.
  */
 import type { Options } from 'yargs';
+import { parseDuration } from '../lib/duration';
 
 interface Rule {
   /** whole numbers only (ports, counts, milliseconds) */
@@ -20,6 +21,8 @@ interface Rule {
 }
 
 const RULE = Symbol('numeric rule');
+const DURATION = Symbol('duration rule');
+const URL_RULE = Symbol('url rule');
 
 /**
  * yargs-parser keeps the value of an option flagged `string` as typed even when it is also
@@ -73,6 +76,9 @@ export function decimal(range: { above: number }, o: Options): Options {
 export function named(table: Record<string, Options>): Record<string, Options> {
   return Object.fromEntries(Object.entries(table).map(([key, o]) => {
     const rule = (o as NumericOptions)[RULE];
+    const d = (o as { [DURATION]?: { zero?: string } })[DURATION];
+    if (d) return [key, { ...o, coerce: (v: unknown) => parseDurationOption(`--${key}`, v, d.zero) }];
+    if ((o as { [URL_RULE]?: true })[URL_RULE]) return [key, { ...o, coerce: (v: unknown) => parseHttpUrl(`--${key}`, v) }];
     if (!rule) return [key, o];
     return [key, { ...o, coerce: (v: unknown) => parseNumber(`--${key}`, rule, v) }];
   }));
@@ -86,4 +92,53 @@ export function choice(o: Options & { choices: readonly string[] }): Options {
 /** `named()` for a builder that declares its options one `.option(key, …)` at a time. */
 export function checked(key: string, o: Options): Options {
   return named({ [key]: o })[key];
+}
+
+/**
+ * The shortest wait a duration option takes: below it a poll loop spins (`follow --interval 0`
+ * polled without pause, minutes of CPU for nothing new).
+ */
+export const MIN_DURATION_MS = 50;
+
+/**
+ * A duration option (`2s`, `500ms`, `1m`; src/lib/duration.ts), read into milliseconds while
+ * yargs parses: ≥ MIN_DURATION_MS, or 0 where `zero` says what 0 means (`never`). `--help`
+ * shows the default as typed.
+ */
+export function duration(o: Options & { zero?: string }): Options {
+  const { zero, ...rest } = o;
+  return { ...rest, type: 'string', requiresArg: true, [DURATION]: { zero } } as Options;
+}
+
+
+export function parseDurationOption(name: string, value: unknown, zero: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const v = Array.isArray(value) ? value[value.length - 1] as unknown : value;
+  const wanted = `a duration like 2s, 500ms, 2m or 1h, at least ${MIN_DURATION_MS}ms${zero === undefined ? '' : ` (or 0: ${zero})`}`;
+  let ms: number;
+  try {
+    ms = parseDuration(String(v), name, { allowZero: true });
+  } catch {
+    throw new Error(`${name} must be ${wanted}, got ${JSON.stringify(String(v))}`);
+  }
+  if (ms === 0 && zero !== undefined) return 0;
+  if (ms < MIN_DURATION_MS) throw new Error(`${name} must be ${wanted}, got ${JSON.stringify(String(v))}`);
+  return ms;
+}
+
+/** An http(s) URL option (a source's base URL), checked while yargs parses. */
+export function httpUrl(o: Options): Options {
+  return { ...o, type: 'string', requiresArg: true, [URL_RULE]: true } as Options;
+}
+
+
+export function parseHttpUrl(name: string, value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  const v = String(Array.isArray(value) ? value[value.length - 1] as unknown : value);
+  let u: URL | undefined;
+  try { u = new URL(v); } catch { u = undefined; }
+  if (u === undefined || (u.protocol !== 'http:' && u.protocol !== 'https:')) {
+    throw new Error(`${name} must be an http:// or https:// URL, got ${JSON.stringify(v)}`);
+  }
+  return v;
 }

@@ -7,16 +7,21 @@
 import { availableParallelism } from 'node:os';
 import type { Options } from 'yargs';
 import { DEMO_VMS } from '../serve/demo';
-import { LOG_LEVELS, type LogLevel } from '../http/log';
+import { LOG_FORMATS, LOG_LEVELS, type LogLevel } from '../http/log';
 import { parseBaseUrl } from '../http/url';
-import { FOLLOW_DEFAULTS, HTTP_CLIENT_DEFAULTS, SERVE_DEFAULTS } from '../lib/defaults';
+import { FOLLOW_DEFAULTS, HTTP_CLIENT_DEFAULTS, IMPORT_DEFAULTS, SERVE_DEFAULTS } from '../lib/defaults';
 import { VM_TYPES, type VmType } from '../lib/vm';
-import { choice, decimal, int, named } from './numbers';
+import { choice, decimal, duration, httpUrl, int, named } from './numbers';
 
 export { FOLLOW_DEFAULTS, HTTP_CLIENT_DEFAULTS, SERVE_DEFAULTS };
 
+/** Every command's log lines: JSON for a collector, text for a person (src/http/log.ts). */
+export const LOG_FORMAT_OPTION: Record<string, Options> = {
+  'log-format': choice({ choices: LOG_FORMATS, defaultDescription: 'text on a terminal, json otherwise', describe: 'Log lines as JSON objects (one per line) or as readable text' }),
+};
+
 export const SERVE_OPTIONS: Record<string, Options> = named({
-  'db': { type: 'string', describe: 'Snapshot file to serve (built by `import`). Default: the bundled demo snapshot chosen by --demo' },
+  'db': { type: 'string', defaultDescription: 'the --demo snapshot', describe: 'Snapshot file to serve (built by `import`). Default: the bundled demo snapshot chosen by --demo' },
   'demo': choice({ choices: DEMO_VMS, default: 'move' as VmType, describe: 'Which bundled demo snapshot to serve when --db is not given' }),
   'host': { type: 'string', default: SERVE_DEFAULTS.host, describe: 'Address to listen on (0.0.0.0 for all interfaces)' },
   'port': int({ min: 0, max: 65535 }, { default: SERVE_DEFAULTS.port, describe: 'TCP port to listen on; 0 picks a free one and prints `listening http://HOST:PORT` as the first line of stdout' }),
@@ -26,7 +31,8 @@ export const SERVE_OPTIONS: Record<string, Options> = named({
   'explorer': { type: 'boolean', default: true, describe: 'Serve the built-in explorer (HTML) at / and its pages; --no-explorer leaves only the API (/ answers the JSON 404)' },
   'get': { type: 'string', describe: 'Answer one GET request for this path in-process, print the body and exit (0 iff status 200)' },
   'workers': int({ min: 1 }, { default: availableParallelism(), defaultDescription: 'number of cores', describe: 'Processes serving the port (node:cluster); 1 = a single process, no cluster' }),
-  'log-level': choice({ choices: LOG_LEVELS, default: 'info' as LogLevel, describe: 'JSON log lines on stdout: info logs one line per request; warn and error drop those' }),
+  'log-level': choice({ choices: LOG_LEVELS, default: 'info' as LogLevel, describe: 'Log lines on stdout: info logs one line per request; warn and error drop those' }),
+  ...LOG_FORMAT_OPTION,
   'cache-max-age': int({ min: 0 }, { default: SERVE_DEFAULTS.cacheMaxAge, describe: 'Cache-Control max-age (seconds) of 200 lists and state (txs and blocks go immutable); each carries a strong ETag hashed from its bytes (docs/response-cache.md)' }),
   'cache-bytes': int({ min: 0 }, { default: SERVE_DEFAULTS.cacheBytes, describe: 'In-process response cache of 200s (per worker), answered before Express: byte cap, least recently used out (0 = no cache)' }),
   'cache-entries': int({ min: 0 }, { default: SERVE_DEFAULTS.cacheEntries, describe: 'Entry cap of the response cache (0 = no cache)' }),
@@ -37,37 +43,37 @@ export const SERVE_OPTIONS: Record<string, Options> = named({
   'keep-alive-timeout-ms': int({ min: 0 }, { default: SERVE_DEFAULTS.keepAliveTimeoutMs, describe: 'Idle keep-alive connections are closed after this' }),
   'max-header-size': int({ min: 1 }, { default: SERVE_DEFAULTS.maxHeaderSize, describe: 'Request line + headers, bytes (431 beyond)' }),
   'max-url-length': int({ min: 1 }, { default: SERVE_DEFAULTS.maxUrlLength, describe: 'Request URL, bytes (414 beyond)' }),
-  'max-lag-s': decimal({ above: 0 }, { describe: '/ready answers 503 when the newest block is older than this many seconds (a stale replica leaves the load balancer); off by default' }),
+  'max-lag-s': decimal({ above: 0 }, { defaultDescription: 'off', describe: '/ready answers 503 when the newest block is older than this many seconds (a stale replica leaves the load balancer); off by default' }),
   'commit-poll-ms': int({ min: 0 }, { default: SERVE_DEFAULTS.commitPollMs, describe: 'How often to look for a batch committed by `follow` to --db (PRAGMA data_version, microseconds each); 0 = never' }),
   'shutdown-timeout-ms': int({ min: 0 }, { default: SERVE_DEFAULTS.shutdownTimeoutMs, describe: 'On SIGTERM/SIGINT, in-flight requests get this long to finish; then the rest are cut and the process exits 1' }),
   'max-queued': int({ min: 1 }, { default: SERVE_DEFAULTS.maxQueued, describe: 'Requests waiting in one serving process (each runs its query alone, the least-served client first); one more is answered 503 with Retry-After at once (docs/reliability.md#overload)' }),
   'max-queued-per-client': int({ min: 1 }, { default: SERVE_DEFAULTS.maxQueuedPerClient, describe: 'Requests one client (peer address, or --client-ip-header) may have waiting in one process; one more gets a 503' }),
   'max-queue-wait-ms': int({ min: 0 }, { default: SERVE_DEFAULTS.maxQueueWaitMs, describe: 'A request that waited this long for its turn is answered 503 instead of running' }),
-  'client-ip-header': { type: 'string', describe: 'Behind a load balancer: the request header naming the client for fair share (e.g. x-forwarded-for: its last address, the one the balancer added). Default: the peer address' },
-  'ops-port': int({ min: 0, max: 65535 }, { describe: 'Also answer /health, /ready and /metrics on this port, from a thread (or the cluster primary) that runs no query, so they answer at once while every worker is busy; deploy/ probes it. Off by default' }),
+  'client-ip-header': { type: 'string', defaultDescription: 'the peer address', describe: 'Behind a load balancer: the request header naming the client for fair share (e.g. x-forwarded-for: its last address, the one the balancer added). Default: the peer address' },
+  'ops-port': int({ min: 0, max: 65535 }, { defaultDescription: 'off', describe: 'Also answer /health, /ready and /metrics on this port, from a thread (or the cluster primary) that runs no query, so they answer at once while every worker is busy; deploy/ probes it. Off by default' }),
   'slow-request-ms': int({ min: 0 }, { default: SERVE_DEFAULTS.slowRequestMs, describe: "Requests slower than this get a 'slow request' warn line (route, path with its parameters, ms)" }),
   'pull': { type: 'string', describe: 'URL of a manifest.json written by `publish`: download its file into --db (resumable, sha256 + quick_check verified) before serving, then poll it and hot-swap each newer file. /ready is 503 until the first good file is in place' },
-  'pull-interval': { type: 'string', default: SERVE_DEFAULTS.pullInterval, describe: 'How often --pull polls the manifest (30s, 500ms, 2m); failed downloads retry sooner, backing off up to this' },
+  'pull-interval': duration({ default: SERVE_DEFAULTS.pullInterval, describe: 'How often --pull polls the manifest (30s, 500ms, 2m); failed downloads retry sooner, backing off up to this' }),
 });
 
 /**
- * How `import` and `follow` name and read a source (src/import/sources/options.ts, the
+ * How `import` and `follow` name and read a source (src/sources/options.ts, the
  * SourceOptions both pass on); `follow` builds a missing snapshot with an import of the same.
  */
 export const SOURCE_OPTIONS: Record<string, Options> = named({
   'from-postgres': { type: 'string', describe: 'rollytics PostgreSQL DSN (postgres://user:pass@host:5432/db); an import (or a follow batch) reads in one read-only REPEATABLE READ transaction' },
-  'from-api': { type: 'string', describe: 'Base URL of a running rollytics-compatible API (rollytics or indexer-api)' },
-  'chain-id': { type: 'string', describe: '--from-postgres: chain id (default: the only chain_id in table block)' },
-  'vm-type': choice({ choices: VM_TYPES, describe: 'The rollup VM: required with --from-postgres, detected by --from-api (follow: for its first import; afterwards read from --db)' }),
-  'bech32-prefix': { type: 'string', describe: 'Account bech32 prefix of --from-postgres / --from-api (default init; follow: for its first import, afterwards read from --db)' },
+  'from-api': httpUrl({ describe: 'Base URL of a running rollytics-compatible API (rollytics or indexer-api)' }),
+  'chain-id': { type: 'string', defaultDescription: 'the only chain_id in table block', describe: '--from-postgres: chain id (default: the only chain_id in table block)' },
+  'vm-type': choice({ defaultDescription: 'detected by --from-api', choices: VM_TYPES, describe: 'The rollup VM: required with --from-postgres, detected by --from-api (follow: for its first import; afterwards read from --db)' }),
+  'bech32-prefix': { type: 'string', defaultDescription: 'init', describe: 'Account bech32 prefix of --from-postgres / --from-api (default init; follow: for its first import, afterwards read from --db)' },
   'validators': { type: 'string', describe: 'NDJSON file in validators.ndjson format: proposer monikers' },
-  'rest-url': { type: 'string', describe: '--from-postgres without --validators: chain node REST URL; one GET /opinit/opchild/v1/validator/{proposer} per distinct proposer (404: fallback rendering)' },
+  'rest-url': httpUrl({ describe: '--from-postgres without --validators: chain node REST URL; one GET /opinit/opchild/v1/validator/{proposer} per distinct proposer (404: fallback rendering)' }),
   'denom-contracts': { type: 'string', describe: 'EVM: NDJSON file in denom_contracts.ndjson format' },
-  'status-version': { type: 'string', describe: '--from-postgres: version /status reports (default dev)' },
-  'status-commit': { type: 'string', describe: '--from-postgres: commit_hash /status reports (default unknown)' },
-  'denoms': { type: 'string', array: true, describe: '--from-api: rich-list denoms to read (repeat or comma-separate)' },
+  'status-version': { type: 'string', defaultDescription: 'dev', describe: '--from-postgres: version /status reports (default dev)' },
+  'status-commit': { type: 'string', defaultDescription: 'unknown', describe: '--from-postgres: commit_hash /status reports (default unknown)' },
+  'denoms': { type: 'string', array: true, defaultDescription: 'none: no rich list is read', describe: '--from-api: rich-list denoms to read (repeat or comma-separate)' },
   'concurrency': int({ min: 1 }, { default: HTTP_CLIENT_DEFAULTS.concurrency, describe: '--from-api / --rest-url: requests in flight' }),
-  'rate': decimal({ above: 0 }, { describe: '--from-api / --rest-url: at most this many requests per second' }),
+  'rate': decimal({ above: 0 }, { defaultDescription: 'no limit', describe: '--from-api / --rest-url: at most this many requests per second' }),
   'timeout': int({ min: 1 }, { default: HTTP_CLIENT_DEFAULTS.timeoutMs, describe: '--from-api / --rest-url: per-request timeout in ms' }),
 });
 
@@ -82,27 +88,30 @@ export const IMPORT_OPTIONS: Record<string, Options> = named({
   'force': { type: 'boolean', default: false, describe: 'Replace --out if it exists' },
   'quiet': { type: 'boolean', default: false, describe: 'No progress output' },
   'json': { type: 'boolean', default: false, describe: 'Print the final summary as JSON on stdout' },
-  'check': choice({
+  'check': choice({ defaultDescription: 'integrity; with --base, none',
     choices: ['integrity', 'quick', 'none'] as const,
     describe: 'Check of the finished file before it replaces --out: PRAGMA integrity_check, quick_check, or none (default: integrity; with --base none — the base was checked when built, and a check reads the whole file)',
   }),
-  'parse-threads': int({ min: 0 }, { describe: 'Threads parsing and validating txs while the main one inserts (0: parse on the main one; default: one per CPU)' }),
-  'from-height': int({ min: 1 }, { describe: '--from-api: first height to crawl (default 1; with --base, the base\'s highest block + 1)' }),
-  'to-height': int({ min: 1 }, { describe: '--from-api: last height to crawl (default: /status height)' }),
+  'parse-threads': int({ min: 0 }, { defaultDescription: 'one per CPU', describe: 'Threads parsing and validating txs while the main one inserts (0: parse on the main one; default: one per CPU)' }),
+  'from-height': int({ min: 1 }, { defaultDescription: '1; with --base, its highest block + 1', describe: '--from-api: first height to crawl (default 1; with --base, the base\'s highest block + 1)' }),
+  'to-height': int({ min: 1 }, { defaultDescription: "the source's /status height", describe: '--from-api: last height to crawl (default: /status height)' }),
+  ...LOG_FORMAT_OPTION,
+  'progress-interval': duration({ default: IMPORT_DEFAULTS.progressInterval, describe: 'Off a terminal (systemd, CI, a pipe): a progress line on stderr this often while the import runs (stage, rows, rows/s); on a terminal the progress is drawn in place' }),
   'retries': int({ min: 0 }, { default: HTTP_CLIENT_DEFAULTS.retries, describe: '--from-api / --rest-url: retries of a request failing with 5xx, 429 or a network error / timeout' }),
 });
 
 export const FOLLOW_OPTIONS: Record<string, Options> = named({
   'db': { type: 'string', demandOption: true, describe: 'Snapshot file to keep current (created by an import from the source if missing); serve it with `serve --db` at the same time' },
   ...SOURCE_OPTIONS,
-  'interval': { type: 'string', default: FOLLOW_DEFAULTS.interval, describe: 'Poll interval when caught up (2s, 500ms, 1m)' },
-  'richlist-interval': { type: 'string', default: FOLLOW_DEFAULTS.richlistInterval, describe: 'How often the rich list is read whole and its changed rows written, apart from the block batches (60s, 5m; 0: never). From an API: the --denoms rich lists' },
+  'interval': duration({ default: FOLLOW_DEFAULTS.interval, describe: 'Poll interval when caught up (2s, 500ms, 1m; at least 50ms: 0 would poll without pause)' }),
+  'richlist-interval': duration({ zero: 'never', default: FOLLOW_DEFAULTS.richlistInterval, describe: 'How often the rich list is read whole and its changed rows written, apart from the block batches (60s, 5m; 0: never). From an API: the --denoms rich lists' }),
   'richlist-swap-rows': int({ min: 0 }, { default: FOLLOW_DEFAULTS.richlistSwapRows, describe: 'A rich-list refresh changing more rows than this builds the new list beside the old one and swaps it in (one short transaction); fewer are written in place in one transaction' }),
   'richlist-chunk-rows': int({ min: 1 }, { default: FOLLOW_DEFAULTS.richlistChunkRows, describe: 'Rows per chunk of a rich-list refresh\'s diff and of a build beside (block batches run between the chunks)' }),
-  'collections-audit-interval': { type: 'string', default: FOLLOW_DEFAULTS.collectionsAuditInterval, describe: 'How often the source\'s whole NFT collection list (counts, names) is compared with ours, apart from the block batches, which read only the collections their txs name; a collection that differs is read again by the next batch (5m, 30s; 0: never)' },
+  'collections-audit-interval': duration({ zero: 'never', default: FOLLOW_DEFAULTS.collectionsAuditInterval, describe: 'How often the source\'s whole NFT collection list (counts, names) is compared with ours, apart from the block batches, which read only the collections their txs name; a collection that differs is read again by the next batch (5m, 30s; 0: never)' }),
   'batch-blocks': int({ min: 1 }, { default: FOLLOW_DEFAULTS.batchBlocks, describe: 'At most this many heights per batch (one write transaction; catching up takes several)' }),
-  'metrics-port': int({ min: 0, max: 65535 }, { describe: 'Serve Prometheus metrics (source height, our height, lag in blocks and seconds) on this port (0: any free port)' }),
+  'metrics-port': int({ min: 0, max: 65535 }, { defaultDescription: 'off', describe: 'Serve Prometheus metrics (source height, our height, lag in blocks and seconds) on this port (0: any free port)' }),
   'metrics-host': { type: 'string', default: FOLLOW_DEFAULTS.metricsHost, describe: 'Address of --metrics-port' },
-  'max-backoff': { type: 'string', default: FOLLOW_DEFAULTS.maxBackoff, describe: 'Longest wait between retries while the source fails (the wait doubles from --interval)' },
+  'max-backoff': duration({ default: FOLLOW_DEFAULTS.maxBackoff, describe: 'Longest wait between retries while the source fails (the wait doubles from --interval)' }),
   'quiet': { type: 'boolean', default: false, describe: 'No line per batch (failures, start and stop are still logged)' },
+  ...LOG_FORMAT_OPTION,
 });

@@ -1,5 +1,7 @@
 import type { CommandModule } from 'yargs';
+import { createLogger, defaultLogFormat, type LogFormat } from '../http/log';
 import { choice, int, named } from './numbers';
+import { LOG_FORMAT_OPTION } from './options';
 import { Compression, publishSnapshot, PublishResult } from '../publish/publish';
 
 export interface PublishCommandOptions {
@@ -8,15 +10,21 @@ export interface PublishCommandOptions {
   keep: number;
   compress: Compression;
   quiet: boolean;
+  /** the progress lines on stderr (src/http/log.ts); default: text on a terminal, JSON otherwise */
+  logFormat?: LogFormat;
 }
 
 export async function runPublish(o: PublishCommandOptions): Promise<PublishResult> {
   const started = Date.now();
-  const result = await publishSnapshot({
-    db: o.db, to: o.to, keep: o.keep, compress: o.compress,
-    onPhase: o.quiet ? undefined : (p) => process.stderr.write(`indexer-api: publish: ${p} (${((Date.now() - started) / 1000).toFixed(1)} s)\n`),
-  });
-  return result;
+  const logger = createLogger('info', (t) => { process.stderr.write(t); }, {}, o.logFormat ?? defaultLogFormat(process.stderr));
+  try {
+    return await publishSnapshot({
+      db: o.db, to: o.to, keep: o.keep, compress: o.compress,
+      onPhase: o.quiet ? undefined : (p) => logger.info(`publish: ${p}`, { seconds: Number(((Date.now() - started) / 1000).toFixed(1)) }),
+    });
+  } finally {
+    logger.flush();
+  }
 }
 
 function describeResult(r: PublishResult, to: string): string {
@@ -35,6 +43,7 @@ export const publishCommand: CommandModule<object, PublishCommandOptions> = {
       'db': { type: 'string', demandOption: true, describe: 'Snapshot file to publish (may be in use: the copy is consistent)' },
       'to': { type: 'string', demandOption: true, describe: 'Directory served by any static file host; gets <height>-<sha256 prefix>.sqlite[.gz] and manifest.json (replaced atomically)' },
       'keep': int({ min: 1 }, { default: 3, describe: 'Data files kept in the directory, the new one included (replicas mid-download of an older one can finish)' }),
+      ...LOG_FORMAT_OPTION,
       'compress': choice({ choices: ['auto', 'gzip', 'none'] as const, default: 'auto' as Compression, describe: 'gzip the file: auto = only when it saves ≥ 10 % of the bytes' }),
     }))
     .option('quiet', { type: 'boolean', default: false, describe: 'No progress lines on stderr' })

@@ -1,86 +1,31 @@
 import cluster from 'node:cluster';
 import type { CommandModule } from 'yargs';
-import { DEFAULT_LIMITS, Limits } from '../http/limits';
-import { createLogger, Logger, LogLevel } from '../http/log';
-import { parseDuration } from '../pull/duration';
+import { createLogger, Logger } from '../http/log';
 import type { Puller } from '../pull/puller';
-import type { ServeStack, ServeStackOptions } from '../serve/assembly';
+import type { ServeStack } from '../serve/assembly';
 import { runPrimary, tellPrimary } from '../serve/cluster';
 import { demoSnapshotPath } from '../serve/demo';
 import { announceFromPrimary, awaitPrimaryAnnouncement, StdoutGate, stdoutGate } from '../serve/listen-line';
-import type { Snapshot, VmType } from '../snapshot/open';
-import { parseBaseUrl } from '../http/url';
-import { SERVE_DEFAULTS, SERVE_OPTIONS } from './options';
+import type { Snapshot } from '../snapshot/open';
+import { SERVE_OPTIONS } from './options';
+import { checkServeArgs, resolveServe, ServeArgs, ServeConfig } from './serve-config';
 
-export interface ServeOptions {
-  db?: string;
-  demo: VmType;
-  host: string;
-  port: number;
-  corsOrigin: string;
-  /** serve everything under this path prefix (`/minimove-1`; src/http/url.ts parseBaseUrl's form, '' = the root) */
-  baseUrl?: string;
-  /** quick-check the file at start, while listening with /ready 503 (renamed-over files are always checked) */
-  verify: boolean;
-  /** answer one GET in-process, print the body, exit 0 iff 200 */
-  get?: string;
-  /** default info; warn and error drop the per-request lines */
-  logLevel?: LogLevel;
-  /** Cache-Control max-age of a 200, seconds (default 1) */
-  cacheMaxAge?: number;
-  /** response cache byte cap (default 64 MiB) and entry cap (default 100,000); either 0 = no cache */
-  cacheEntries?: number;
-  cacheBytes?: number;
-  /** reload when the file at --db is replaced (default true), and the stat poll interval */
-  watch?: boolean;
-  watchPollMs?: number;
-  requestTimeoutMs?: number;
-  headersTimeoutMs?: number;
-  keepAliveTimeoutMs?: number;
-  maxHeaderSize?: number;
-  maxUrlLength?: number;
-  /** in-flight requests get this long to finish on SIGTERM before connections are cut */
-  shutdownTimeoutMs?: number;
-  /** the built-in explorer at / (default true; --no-explorer: / is the JSON 404 again) */
-  explorer?: boolean;
-  /** processes serving the port; 1 (the default here; the CLI's is the core count) = no cluster */
-  workers?: number;
-  /** /ready answers 503 when the newest block is older than this many seconds (off by default) */
-  maxLagS?: number;
-  /** how often to look for a batch committed by `follow` (PRAGMA data_version), ms; 0 = never */
-  commitPollMs?: number;
-  /** `--pull URL/manifest.json`: keep --db equal to a publish directory's newest file (src/pull/) */
-  pull?: string;
-  /** poll interval of --pull: "30s", "500ms", "2m" or seconds */
-  pullInterval?: string | number;
-  /** admission (src/http/admission.ts): requests waiting per process, per client, and for how long */
-  maxQueued?: number;
-  maxQueuedPerClient?: number;
-  maxQueueWaitMs?: number;
-  /** the request header naming the client behind a load balancer (its last address) */
-  clientIpHeader?: string;
-  /** /health, /ready, /metrics also on this port, answered where no query runs */
-  opsPort?: number;
-  /** requests slower than this get a 'slow request' warn line, ms */
-  slowRequestMs?: number;
-}
+/** How the command line names the listen address. */
+const CLI_NAMES = { host: '--host', port: '--port' };
 
 /** Opens the snapshot (or the bundled demo), serves it until SIGTERM/SIGINT, then exits 0. */
-export async function runServe(o: ServeOptions): Promise<number> {
-  const file = o.db ?? demoSnapshotPath(o.demo);
-  const workers = o.get !== undefined ? 1 : o.workers ?? 1;
-  if (!Number.isSafeInteger(workers) || workers < 1) throw new Error(`--workers must be a whole number ≥ 1, got ${o.workers}`);
+export async function runServe(c: ServeConfig): Promise<number> {
+  const { file, workers } = c;
   // In a cluster every process writes to the same stdout: each line says whose it is.
   // --port 0: stdout's first line names the port the kernel picked (src/serve/listen-line.ts)
-  const gate = o.port === 0 && o.get === undefined ? stdoutGate() : undefined;
-  const logger = createLogger(o.logLevel ?? 'info', gate?.write, workers > 1 ? { pid: process.pid } : {});
-  if (o.pull !== undefined && o.db === undefined) throw new Error('--pull needs --db: the local file the pulled snapshot is kept in');
-  if (workers > 1 && cluster.isPrimary) return runClusterPrimary(file, o, workers, logger, gate);
+  const gate = c.stack.port === 0 && c.get === undefined ? stdoutGate() : undefined;
+  const logger = createLogger(c.logLevel, gate?.write, workers > 1 ? { pid: process.pid } : {}, c.logFormat);
+  if (workers > 1 && cluster.isPrimary) return runClusterPrimary(c, logger, gate);
   if (gate && cluster.isWorker) awaitPrimaryAnnouncement(gate);
-  if (o.get !== undefined) return answerOne(file, o, o.get);
-  if (!cluster.isWorker) return serve(file, o, logger, gate);
+  if (c.get !== undefined) return answerOne(c, c.get);
+  if (!cluster.isWorker) return serve(file, c, logger, gate);
   try {
-    return await serve(file, o, logger, gate);
+    return await serve(file, c, logger, gate);
   } catch (e) {
     // The primary prints it, once for all workers (src/serve/cluster.ts).
     await tellPrimary({ indexerApi: 'fatal', message: (e as Error).message });
@@ -90,29 +35,25 @@ export async function runServe(o: ServeOptions): Promise<number> {
 }
 
 /** `--workers N`: checks what a worker would refuse, pulls first with --pull, then forks (src/serve/cluster.ts). */
-async function runClusterPrimary(file: string, o: ServeOptions, workers: number, logger: Logger, gate: StdoutGate | undefined): Promise<number> {
-  if (gate) announceFromPrimary(gate, baseOf(o));
-  const shutdownTimeoutMs = o.shutdownTimeoutMs ?? SERVE_DEFAULTS.shutdownTimeoutMs;
-  if (o.pull === undefined) {
+async function runClusterPrimary(c: ServeConfig, logger: Logger, gate: StdoutGate | undefined): Promise<number> {
+  if (gate) announceFromPrimary(gate, c.stack.baseUrl);
+  const primary = { file: c.file, workers: c.workers, logger, shutdownTimeoutMs: c.shutdownTimeoutMs, ops: opsAddress(c), baseUrl: c.stack.baseUrl };
+  if (c.pull === undefined) {
     // Refusals a worker would meet are found here first: one line, exit 1, nothing forked.
-    await preflight(file, o);
-    return runPrimary({ file, workers, logger, shutdownTimeoutMs, ops: opsAddress(o), baseUrl: baseOf(o) });
+    await preflight(c);
+    return runPrimary(primary);
   }
   const { pullBeforeFork } = await import('../pull/serve-pull');
-  const puller = await pullBeforeFork(file, pullOptions(o), logger);
+  const puller = await pullBeforeFork(c.file, pullOptions(c), logger);
   try {
-    await preflight(file, o);
-    return await runPrimary({ file, workers, logger, shutdownTimeoutMs, ops: opsAddress(o), baseUrl: baseOf(o) });
+    await preflight(c);
+    return await runPrimary(primary);
   } finally { puller.close(); }
 }
 
-/** --base-url, normalized (the CLI's coerce did it already; a library caller's ServeOptions may not have) */
-function baseOf(o: ServeOptions): string {
-  return o.baseUrl === undefined ? '' : parseBaseUrl(o.baseUrl, '--base-url');
-}
-
-function pullOptions(o: ServeOptions): { pull: string; pullIntervalMs: number; verify: boolean } {
-  return { pull: o.pull as string, pullIntervalMs: parseDuration(o.pullInterval ?? SERVE_DEFAULTS.pullInterval, '--pull-interval'), verify: o.verify };
+function pullOptions(c: ServeConfig): { pull: string; pullIntervalMs: number; verify: boolean } {
+  const pull = c.pull as NonNullable<ServeConfig['pull']>;
+  return { pull: pull.url, pullIntervalMs: pull.intervalMs, verify: c.stack.verifyAtStart };
 }
 
 /**
@@ -121,28 +62,16 @@ function pullOptions(o: ServeOptions): { pull: string; pullIntervalMs: number; v
  * that need SQLite — meta, --verify — stay in the workers), and that the address can be
  * listened on. Each failure throws one message (the CLI prints it as one line).
  */
-async function preflight(file: string, o: ServeOptions): Promise<void> {
+async function preflight(c: ServeConfig): Promise<void> {
   const { checkSnapshotHeader } = await import('../snapshot/file-check');
-  checkSnapshotHeader(file);
-  if (o.port === 0) return;
-  const { createServer } = await import('node:net');
+  checkSnapshotHeader(c.file);
+  if (c.stack.port === 0) return;
+  const [{ createServer }, { listenErrorText }] = await Promise.all([import('node:net'), import('../serve/server')]);
   await new Promise<void>((resolve, reject) => {
     const probe = createServer();
-    probe.once('error', (e: NodeJS.ErrnoException) => {
-      reject(new Error(`cannot listen on ${o.host}:${o.port}: ${e.code === 'EADDRINUSE' ? 'address in use' : e.code ?? e.message}`));
-    });
-    probe.listen(o.port, o.host, () => probe.close(() => resolve()));
+    probe.once('error', (e: NodeJS.ErrnoException) => reject(new Error(listenErrorText(e, c.stack.host, c.stack.port, CLI_NAMES))));
+    probe.listen(c.stack.port, c.stack.host, () => probe.close(() => resolve()));
   });
-}
-
-function limitsOf(o: ServeOptions): Limits {
-  return {
-    requestTimeoutMs: o.requestTimeoutMs ?? DEFAULT_LIMITS.requestTimeoutMs,
-    headersTimeoutMs: o.headersTimeoutMs ?? DEFAULT_LIMITS.headersTimeoutMs,
-    keepAliveTimeoutMs: o.keepAliveTimeoutMs ?? DEFAULT_LIMITS.keepAliveTimeoutMs,
-    maxHeaderSize: o.maxHeaderSize ?? DEFAULT_LIMITS.maxHeaderSize,
-    maxUrlLength: o.maxUrlLength ?? DEFAULT_LIMITS.maxUrlLength,
-  };
 }
 
 function describe(s: Snapshot): Record<string, unknown> {
@@ -179,33 +108,9 @@ function processSignals(): { stopped: Promise<string>; stop(reason: string): voi
   };
 }
 
-/** What `serve`'s options ask of the one serve stack (src/serve/assembly.ts). */
-function stackOptions(file: string, o: ServeOptions, logger: Logger): ServeStackOptions {
-  return {
-    file, host: o.host, port: o.port, limits: limitsOf(o), logger, corsOrigin: o.corsOrigin, baseUrl: baseOf(o),
-    cacheMaxAge: o.cacheMaxAge ?? SERVE_DEFAULTS.cacheMaxAge,
-    cacheBytes: o.cacheBytes ?? SERVE_DEFAULTS.cacheBytes,
-    cacheEntries: o.cacheEntries ?? SERVE_DEFAULTS.cacheEntries,
-    explorer: o.explorer ?? true,
-    maxLagS: o.maxLagS,
-    verifyAtStart: o.verify,
-    watchPollMs: o.watch ?? true ? o.watchPollMs ?? SERVE_DEFAULTS.watchPollMs : undefined,
-    commitPollMs: o.commitPollMs ?? SERVE_DEFAULTS.commitPollMs,
-    clusterWorker: cluster.isWorker,
-    admission: {
-      maxQueued: o.maxQueued ?? SERVE_DEFAULTS.maxQueued,
-      maxQueuedPerClient: o.maxQueuedPerClient ?? SERVE_DEFAULTS.maxQueuedPerClient,
-      maxWaitMs: o.maxQueueWaitMs ?? SERVE_DEFAULTS.maxQueueWaitMs,
-      clientIpHeader: o.clientIpHeader,
-    },
-    slowRequestMs: o.slowRequestMs ?? SERVE_DEFAULTS.slowRequestMs,
-    opsPort: o.opsPort,
-  };
-}
-
 /** --ops-port in a cluster: the primary answers it (src/serve/cluster.ts). */
-function opsAddress(o: ServeOptions): { host: string; port: number } | undefined {
-  return o.opsPort === undefined ? undefined : { host: o.host, port: o.opsPort };
+function opsAddress(c: ServeConfig): { host: string; port: number } | undefined {
+  return c.stack.opsPort === undefined ? undefined : { host: c.stack.host, port: c.stack.opsPort };
 }
 
 /**
@@ -213,20 +118,21 @@ function opsAddress(o: ServeOptions): { host: string; port: number } | undefined
  * with that puller not yet started. A cluster worker serves what its primary pulls (the rename
  * is a hot swap).
  */
-async function openStack(file: string, o: ServeOptions, logger: Logger): Promise<{ stack: ServeStack; puller?: Puller }> {
+async function openStack(file: string, c: ServeConfig, logger: Logger): Promise<{ stack: ServeStack; puller?: Puller }> {
   const { assembleServeStack } = await import('../serve/assembly');
-  if (o.pull === undefined || cluster.isWorker) return { stack: await assembleServeStack(stackOptions(file, o, logger)) };
+  const settings = { ...c.stack, file, logger, clusterWorker: cluster.isWorker };
+  if (c.pull === undefined || cluster.isWorker) return { stack: await assembleServeStack(settings) };
   const [{ holderForPull }, { SnapshotHolder }, { checkPages }] = await Promise.all([
     import('../pull/serve-pull'), import('../snapshot/holder'), import('../snapshot/verify'),
   ]);
-  const { holder, puller } = await holderForPull(file, pullOptions(o), SnapshotHolder, logger, checkPages);
-  return { stack: await assembleServeStack({ ...stackOptions(file, o, logger), holder }), puller };
+  const { holder, puller } = await holderForPull(file, pullOptions(c), SnapshotHolder, logger, checkPages);
+  return { stack: await assembleServeStack({ ...settings, holder }), puller };
 }
 
 /** The one "serving" line on stderr, once the snapshot passed its start-up check (a worker tells its primary instead). */
-function announceServing(file: string, o: ServeOptions, url: string, first: Snapshot | undefined): void {
+function announceServing(file: string, c: ServeConfig, url: string, first: Snapshot | undefined): void {
   if (!first) {
-    if (cluster.isPrimary) process.stderr.write(`indexer-api: serving nothing yet on ${url} (/ready is 503 until ${o.pull} names a file that downloads and verifies)\n`);
+    if (cluster.isPrimary) process.stderr.write(`indexer-api: serving nothing yet on ${url} (/ready is 503 until ${c.pull?.url} names a file that downloads and verifies)\n`);
     return;
   }
   const m = first.meta;
@@ -235,9 +141,9 @@ function announceServing(file: string, o: ServeOptions, url: string, first: Snap
 }
 
 /** After the stop signal: drain, close the stack, say why it stopped; the exit code. */
-async function shutDown(stack: ServeStack, o: ServeOptions, logger: Logger, signal: string, refusal: string | undefined): Promise<number> {
+async function shutDown(stack: ServeStack, c: ServeConfig, logger: Logger, signal: string, refusal: string | undefined): Promise<number> {
   logger.info('shutting down', { signal, pid: process.pid });
-  const finished = await stack.close(o.shutdownTimeoutMs ?? SERVE_DEFAULTS.shutdownTimeoutMs);
+  const finished = await stack.close(c.shutdownTimeoutMs);
   logger.info('stopped', { pid: process.pid });
   logger.flush();
   if (refusal !== undefined) {
@@ -255,27 +161,29 @@ async function shutDown(stack: ServeStack, o: ServeOptions, logger: Logger, sign
 }
 
 /** One process serving the port (alone, or as a cluster worker) until SIGTERM/SIGINT. */
-async function serve(file: string, o: ServeOptions, logger: Logger, gate?: StdoutGate): Promise<number> {
+async function serve(file: string, c: ServeConfig, logger: Logger, gate?: StdoutGate): Promise<number> {
   // Signals are handled from here on: SIGTERM/SIGINT arriving during start-up stop the server
   // as soon as it listens (exit 0), SIGHUP is a reload.
   const signals = processSignals();
   let opened;
   try {
-    opened = await openStack(file, o, logger);
+    opened = await openStack(file, c, logger);
   } catch (e) {
     signals.off();
-    throw e;
+    // loaded already: the assembly listens through it
+    const { ListenError, listenErrorText } = await import('../serve/server');
+    throw e instanceof ListenError ? new Error(listenErrorText(e.error, e.host, e.port, CLI_NAMES)) : e;
   }
   const { stack, puller } = opened;
   signals.onReload(() => { void stack.holder.reload('SIGHUP'); });
   if (!cluster.isWorker) gate?.open(stack.url);
   puller?.start();
   const first = stack.holder.current();
-  logger.info('listening', { url: stack.url, pid: process.pid, ...(first ? describe(first) : { file, pull: o.pull }) });
+  logger.info('listening', { url: stack.url, pid: process.pid, ...(first ? describe(first) : { file, pull: c.pull?.url }) });
   // A start-up check that fails stops the server (exit 1).
   let refusal: string | undefined;
   let stopping = false;
-  stack.verified.then(() => { if (!stopping) announceServing(file, o, stack.url, first); }, (e: unknown) => {
+  stack.verified.then(() => { if (!stopping) announceServing(file, c, stack.url, first); }, (e: unknown) => {
     refusal = e instanceof Error ? e.message : String(e);
     signals.stop('start-up check failed');
   });
@@ -284,20 +192,20 @@ async function serve(file: string, o: ServeOptions, logger: Logger, gate?: Stdou
   stack.drain();
   puller?.close();
   try {
-    return await shutDown(stack, o, logger, signal, refusal);
+    return await shutDown(stack, c, logger, signal, refusal);
   } finally {
     signals.off();
   }
 }
 
 /** --get: answer one request in-process and print the body (stdout carries only the body). */
-async function answerOne(file: string, o: ServeOptions, path: string): Promise<number> {
+async function answerOne(c: ServeConfig, path: string): Promise<number> {
   const { assembleServeStack } = await import('../serve/assembly');
-  const logger = createLogger('error', (t) => { process.stderr.write(t); });
+  const logger = createLogger('error', (t) => { process.stderr.write(t); }, {}, c.logFormat);
   const stack = await assembleServeStack({
-    ...stackOptions(file, o, logger), host: '127.0.0.1', port: 0,
-    // one request: nothing to cache, watch or hand to other workers
-    cacheBytes: 0, cacheEntries: 0, watchPollMs: undefined, commitPollMs: 0, clusterWorker: false,
+    ...c.stack, file: c.file, logger, host: '127.0.0.1', port: 0,
+    // one request: nothing to cache, watch or hand to other workers, and no second port
+    cacheBytes: 0, cacheEntries: 0, watchPollMs: undefined, commitPollMs: 0, clusterWorker: false, opsPort: undefined,
   });
   try {
     // the quick check, when asked for, comes before the answer (a damaged file is refused, exit 1)
@@ -307,21 +215,22 @@ async function answerOne(file: string, o: ServeOptions, path: string): Promise<n
     process.stdout.write(await res.text() + '\n');
     return res.status === 200 ? 0 : 1;
   } finally {
-    await stack.close(SERVE_DEFAULTS.shutdownTimeoutMs);
+    await stack.close(c.shutdownTimeoutMs);
     logger.flush();
   }
 }
 
-export const serveCommand: CommandModule<object, ServeOptions> = {
+export const serveCommand: CommandModule<object, ServeArgs> = {
   command: 'serve',
   describe: 'Serve the read API from a snapshot file',
   builder: (y) => y
     .options(SERVE_OPTIONS)
+    .check((a) => { checkServeArgs(a as unknown as ServeArgs); return true; })
     .example('$0 serve', 'serve the bundled Move demo on http://127.0.0.1:8080')
     .example('$0 serve --db chain.sqlite --host 0.0.0.0 --port 8080', 'serve a snapshot to the network')
     .example('$0 serve --db fixture.sqlite --port 0 --workers 1', 'CI: a free port, named on the first line of stdout')
     .example('$0 serve --pull http://origin/snapshots/manifest.json --db /var/lib/indexer-api/local.sqlite', 'a replica that keeps itself current from a `publish` directory')
     .example('$0 serve --db minimove-1.sqlite --base-url /minimove-1/', 'behind a proxy that keeps the prefix: http://HOST:8080/minimove-1/indexer/…')
     .example('$0 serve --demo evm --get /status', 'print /status of the EVM demo and exit') as never,
-  handler: async (argv) => { process.exitCode = await runServe(argv); },
+  handler: async (argv) => { process.exitCode = await runServe(resolveServe(argv, demoSnapshotPath)); },
 };

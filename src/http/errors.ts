@@ -1,5 +1,6 @@
 import type { ErrorRequestHandler, Response } from 'express';
 import { ApiError, errorJson, GRPC, invalidValue, MethodNotAllowedError, shown } from '../lib/api-errors';
+import { rawQueryValues } from './url';
 
 /**
  * One error shape for every error (docs/api-contract.md#errors), the key-value indexer's gRPC-gateway body:
@@ -37,12 +38,6 @@ function rawPathValue(req: Parameters<ErrorRequestHandler>[1], name: string): st
   const segment = at < 0 ? undefined : req.path.split('/')[at];
   if (segment === undefined) return undefined;
   try { return decodeURIComponent(segment); } catch { return segment; }
-}
-
-/** The values of a query parameter exactly as sent (the validator coerces req.query in place). */
-export function rawQueryValues(url: string, name: string): string[] {
-  const q = url.indexOf('?');
-  return q < 0 ? [] : new URLSearchParams(url.slice(q + 1)).getAll(name);
 }
 
 function rawQueryValue(url: string, name: string): string | undefined {

@@ -1,5 +1,6 @@
 /**
- * Structured logs: one JSON object per line on stdout. Lines are buffered and written together,
+ * Structured logs: one JSON object per line (or, with `--log-format text`, one readable line:
+ * time, level, message, key=value fields), on stdout for `serve`, on stderr for the others. Lines are buffered and written together,
  * so a busy server makes one write(2) for many requests rather than one each (stdout to a pipe
  * or file is synchronous on Linux): warn and error lines on the next event-loop turn, info and
  * debug lines (the per-request ones) within FLUSH_MS, or as soon as FLUSH_BYTES are waiting.
@@ -14,6 +15,14 @@ const FLUSH_MS = 10;
 
 export type LogFields = Record<string, unknown>;
 
+export const LOG_FORMATS = ['json', 'text'] as const;
+export type LogFormat = typeof LOG_FORMATS[number];
+
+/** `--log-format`'s default: text for a person at a terminal, JSON for whatever collects the lines. */
+export function defaultLogFormat(stream: { isTTY?: boolean }): LogFormat {
+  return stream.isTTY === true ? 'text' : 'json';
+}
+
 export interface Logger {
   readonly level: LogLevel;
   enabled(level: LogLevel): boolean;
@@ -27,7 +36,7 @@ export interface Logger {
 
 /** `base` fields go on every line (e.g. the pid, when several processes share stdout). */
 export function createLogger(level: LogLevel, write: (text: string) => void = (t) => { process.stdout.write(t); },
-  base: LogFields = {}): Logger {
+  base: LogFields = {}, format: LogFormat = 'json'): Logger {
   const max = RANK[level];
   let buffered = '';
   let soon = false;
@@ -47,7 +56,9 @@ export function createLogger(level: LogLevel, write: (text: string) => void = (t
   const log = (l: LogLevel, msg: string, fields?: LogFields): void => {
     if (RANK[l] > max) return;
     let line: string | undefined;
-    if (fields === undefined || !overlaps(fields, fixedKeys)) {
+    if (format === 'text') {
+      line = textLine(clock(), l, msg, { ...base, ...fields });
+    } else if (fields === undefined || !overlaps(fields, fixedKeys)) {
       // the same text as the object below, without building and spreading it
       const rest = fields === undefined ? '{}' : JSON.stringify(fields);
       line = '{"time":"' + clock() + '","level":"' + l + '","msg":' + JSON.stringify(msg) + baseJson
@@ -69,6 +80,17 @@ export function createLogger(level: LogLevel, write: (text: string) => void = (t
     debug: (msg, f) => log('debug', msg, f),
     flush,
   };
+}
+
+/** `2026-01-02T03:04:05.678Z info msg key=value key="two words"`: one line, whatever the fields hold. */
+function textLine(time: string, level: LogLevel, msg: string, fields: LogFields): string {
+  let line = `${time} ${level.padEnd(5)} ${msg.replace(/\n/g, ' ')}`;
+  for (const [k, v] of Object.entries(fields)) {
+    if (v === undefined) continue;
+    const text = typeof v === 'string' ? v : JSON.stringify(v);
+    line += ` ${k}=${/^[^\s"=]+$/.test(text) ? text : JSON.stringify(text)}`;
+  }
+  return line;
 }
 
 function overlaps(fields: LogFields, keys: Set<string>): boolean {

@@ -1,6 +1,7 @@
 import type { Request, RequestHandler } from 'express';
 import { AddressError, canonicalAddress } from '../lib/address';
-import { invalidValue, rawQueryValues } from './errors';
+import { invalidValue } from './errors';
+import { rawQueryValues } from './url';
 import { PageRequest, PaginationQuery, parsePageRequest } from '../snapshot/pagination';
 
 /**

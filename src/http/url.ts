@@ -85,3 +85,9 @@ export function underBase(url: string, base: string): string | undefined {
   if (next === 63 /* ? */) return `/${url.slice(base.length)}`;
   return undefined;
 }
+
+/** The values of a query parameter exactly as sent (the validator coerces req.query in place). */
+export function rawQueryValues(url: string, name: string): string[] {
+  const q = url.indexOf('?');
+  return q < 0 ? [] : new URLSearchParams(url.slice(q + 1)).getAll(name);
+}

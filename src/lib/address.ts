@@ -44,6 +44,19 @@ export function canonicalAddress(input: string, prefix: string): Buffer {
   return Buffer.from(hex, 'hex');
 }
 
+/**
+ * An address text of a record → canonical hex, or undefined when it is none: the loaders link a
+ * tx only to what parses as an address, and skip the rest rather than refuse the record.
+ */
+export function addressHexOrUndefined(text: unknown, prefix: string): string | undefined {
+  if (typeof text !== 'string' || text === '') return undefined;
+  try {
+    return canonicalAddress(text, prefix).toString('hex');
+  } catch {
+    return undefined;
+  }
+}
+
 export function toBech32(bytes: Uint8Array, prefix: string): string {
   return bech32.encode(prefix, bech32.toWords(bytes), 1023);
 }

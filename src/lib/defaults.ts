@@ -72,3 +72,9 @@ export const FOLLOW_DEFAULTS = {
   /** the whole collection list is compared with the source's apart from the batches (docs/follow.md "Cost") */
   collectionsAuditInterval: '5m',
 } as const;
+
+/** `import`: what it says while it runs. */
+export const IMPORT_DEFAULTS = {
+  /** off a terminal, a progress line this often (a duration) */
+  progressInterval: '10s',
+} as const;

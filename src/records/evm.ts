@@ -4,7 +4,7 @@
  * (rollytics' rules, unless the record lists them), the hash dictionary and the counts.
  * Receipts are re-encoded here to the EvmTx key set and order, so serving only joins text.
  */
-import { canonicalAddress, toHex0x } from '../lib/address';
+import { addressHexOrUndefined, toHex0x } from '../lib/address';
 import { evmTxJson, EvmLog, EvmReceipt, internalTxJson, LOG_KEYS, RECEIPT_KEYS } from '../wire/evm';
 import { ADDRESS_TOPIC } from './derive';
 import { describe, Fields, toAddress } from './fields';
@@ -20,23 +20,13 @@ const ADDRESS_WORD = /^0{24}[0-9a-f]{40}$/;
 
 type Each = (name: string, required: boolean, fn: (f: Fields) => void, allowed: readonly string[]) => Promise<void>;
 
-/** A 20-byte EVM address text → canonical hex, or undefined when it is none (then not linked). */
-function evmAccount(text: unknown, prefix: string): string | undefined {
-  if (typeof text !== 'string' || text === '') return undefined;
-  try {
-    return canonicalAddress(text, prefix).toString('hex');
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * Accounts of an EVM tx (docs/api-contract.md#evm-tx): from, to, contractAddress, every log address and
  * every log topic after the first that is address-shaped (24 zero hex digits, then 40).
  */
 export function evmTxAccounts(r: EvmReceipt, prefix: string): Set<string> {
   const out = new Set<string>();
-  const add = (t: unknown): void => { const h = evmAccount(t, prefix); if (h) out.add(h); };
+  const add = (t: unknown): void => { const h = addressHexOrUndefined(t, prefix); if (h) out.add(h); };
   add(r.from);
   add(r.to);
   add(r.contractAddress);
@@ -53,7 +43,7 @@ export function evmTxAccounts(r: EvmReceipt, prefix: string): Set<string> {
  */
 export function internalTxAccounts(from: string, to: string, input: string, prefix: string): Set<string> {
   const out = new Set<string>();
-  for (const a of [from, to]) { const h = a === '0x' ? undefined : evmAccount(a, prefix); if (h) out.add(h); }
+  for (const a of [from, to]) { const h = a === '0x' ? undefined : addressHexOrUndefined(a, prefix); if (h) out.add(h); }
   const args = input.slice(2 + 8);
   for (let i = 0; i + 64 <= args.length; i += 64) {
     const w = args.slice(i, i + 64);
@@ -108,7 +98,7 @@ export async function loadEvm(each: Each, vmType: string, prefix: string, writer
     if (f.has('signer')) {
       signer = f.raw('signer') === null ? undefined : f.address('signer', prefix).toString('hex');
     } else {
-      signer = evmAccount(receipt.from, prefix);
+      signer = addressHexOrUndefined(receipt.from, prefix);
     }
     const accounts = accountsOf(f) ?? evmTxAccounts(receipt, prefix);
     tables.insertTx(sequence, height, Buffer.from(receipt.transactionHash.slice(2), 'hex'), evmTxJson(receipt), signer, accounts);

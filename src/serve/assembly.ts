@@ -17,7 +17,6 @@ import { Limits } from '../http/limits';
 import { errorFields, Logger } from '../http/log';
 import { createMetrics, Metrics, readiness, ReadinessInputs } from '../http/ops';
 import { changeOf, OpsPort, reportEvery, startOpsPort } from '../http/ops-port';
-import { SERVE_DEFAULTS } from '../lib/defaults';
 import cluster from 'node:cluster';
 import { SnapshotHolder } from '../snapshot/holder';
 import type { Snapshot } from '../snapshot/open';
@@ -27,7 +26,7 @@ import { tellPrimary, WorkerMessage } from './cluster';
 import { CommitWatch, registerLagMetrics, staleness, watchCommits } from './live';
 import { loadOpenApi } from './openapi';
 import { FIRST_PACKED_WIRE_FORMAT, WIRE_FORMAT_VERSION } from '../wire/format';
-import { RunningServer, startServer } from './server';
+import { listen, RunningServer } from './server';
 
 export interface ServeStackOptions {
   /** the snapshot file */
@@ -41,7 +40,7 @@ export interface ServeStackOptions {
   /** CORS origins: '*', a comma-separated list, or '' for none */
   corsOrigin: string;
   /** serve --base-url in parseBaseUrl's form (src/http/url.ts; default '' = the root); `url` ends with it */
-  baseUrl?: string;
+  baseUrl: string;
   /** Cache-Control max-age of a 200, seconds */
   cacheMaxAge: number;
   /** response cache caps; either 0 = no response cache */
@@ -50,26 +49,26 @@ export interface ServeStackOptions {
   /** the built-in explorer at / */
   explorer: boolean;
   /** check every response against the OpenAPI document (tests) */
-  validateResponses?: boolean;
+  validateResponses: boolean;
   /** /ready answers 503 when the newest block is older than this many seconds; undefined = never */
-  maxLagS?: number;
+  maxLagS: number | undefined;
   /** quick-check the file on a thread once listening, /ready 503 meanwhile (`verified` settles when done) */
   verifyAtStart: boolean;
   /** hot-swap when the file at the path is replaced, with this stat poll (ms); undefined = no file watch */
-  watchPollMs?: number;
+  watchPollMs: number | undefined;
   /** look for a batch another writer (`follow`) committed every this many ms; 0 = never */
   commitPollMs: number;
   /** this process is a cluster worker: a fault it meets goes to the other workers, and theirs to it */
-  clusterWorker?: boolean;
-  /** admission and fair share (src/http/admission.ts); default SERVE_DEFAULTS' */
-  admission?: { maxQueued: number; maxQueuedPerClient: number; maxWaitMs: number; clientIpHeader?: string };
-  /** requests slower than this get a 'slow request' warn line, ms; default SERVE_DEFAULTS' */
-  slowRequestMs?: number;
+  clusterWorker: boolean;
+  /** admission and fair share (src/http/admission.ts) */
+  admission: { maxQueued: number; maxQueuedPerClient: number; maxWaitMs: number; clientIpHeader: string | undefined };
+  /** requests slower than this get a 'slow request' warn line, ms */
+  slowRequestMs: number;
   /**
    * /health, /ready, /metrics also on this port, answered by a thread that runs no query (in a
    * cluster worker: reported to the primary, which answers it); undefined = none
    */
-  opsPort?: number;
+  opsPort: number | undefined;
 }
 
 export interface ServeStack {
@@ -103,30 +102,34 @@ export async function assembleServeStack(o: ServeStackOptions): Promise<ServeSta
   let running: RunningServer;
   let ops: { port?: OpsPort; stop(): void } | undefined;
   let admitted: { listener: RequestListener; close(): void } | undefined;
-  try {
-    checkStackOptions(o);
-    const responseCache = o.cacheEntries > 0 && o.cacheBytes > 0 ? new ResponseCache(o.cacheBytes, o.cacheEntries) : undefined;
-    metrics = createMetrics(() => holder.current(), responseCache);
-    registerLagMetrics(metrics.registry, () => holder.current());
-    stopFaultLog = logHolderEvents(holder, o.logger, metrics, responseCache, o.clusterWorker ?? false);
-    const appOptions = {
-      corsOrigin: o.corsOrigin, baseUrl: o.baseUrl, cacheMaxAge: o.cacheMaxAge, maxUrlLength: o.limits.maxUrlLength, draining: () => draining,
-      explorer: o.explorer, validateResponses: o.validateResponses, stale: staleness(o.maxLagS),
-      slowRequestMs: o.slowRequestMs ?? SERVE_DEFAULTS.slowRequestMs,
-      notReady: () => (verifying ? 'verifying the snapshot (quick check)' : undefined),
-    };
-    const app = createRequestListener({ snapshots: holder, openapi: loadOpenApi(), logger: o.logger, metrics, responseCache, options: appOptions });
-    admitted = admitRequests(app, o, metrics);
-    ops = await startOps(o, metrics, readinessInputs(holder, appOptions));
-    running = await startServer(admitted.listener, o.host, o.port, o.limits, {
-      shed: (info) => o.logger.warn('near the file-descriptor limit: closed the oldest idle connections', info),
-    });
-  } catch (e) {
+  // what a failed start and close() both undo, whatever was started so far
+  const teardown = async (commits?: CommitWatch): Promise<void> => {
+    commits?.close();
     stopFaultLog();
     admitted?.close();
     ops?.stop();
     await ops?.port?.close();
     holder.close();
+  };
+  try {
+    const responseCache = o.cacheEntries > 0 && o.cacheBytes > 0 ? new ResponseCache(o.cacheBytes, o.cacheEntries) : undefined;
+    metrics = createMetrics(() => holder.current(), responseCache);
+    registerLagMetrics(metrics.registry, () => holder.current());
+    stopFaultLog = logHolderEvents(holder, o.logger, metrics, responseCache, o.clusterWorker);
+    const appOptions = {
+      corsOrigin: o.corsOrigin, baseUrl: o.baseUrl, cacheMaxAge: o.cacheMaxAge, maxUrlLength: o.limits.maxUrlLength, draining: () => draining,
+      explorer: o.explorer, validateResponses: o.validateResponses, stale: staleness(o.maxLagS),
+      slowRequestMs: o.slowRequestMs,
+      notReady: () => (verifying ? 'verifying the snapshot (quick check)' : undefined),
+    };
+    const app = createRequestListener({ snapshots: holder, openapi: loadOpenApi(), logger: o.logger, metrics, responseCache, options: appOptions });
+    admitted = admitRequests(app, o, metrics);
+    ops = await startOps(o, metrics, readinessInputs(holder, appOptions));
+    running = await listen(admitted.listener, o.host, o.port, o.limits, {
+      shed: (info) => o.logger.warn('near the file-descriptor limit: closed the oldest idle connections', info),
+    });
+  } catch (e) {
+    await teardown();
     throw e;
   }
   if (o.watchPollMs !== undefined) holder.watch({ pollMs: o.watchPollMs });
@@ -142,7 +145,7 @@ export async function assembleServeStack(o: ServeStackOptions): Promise<ServeSta
   return {
     holder,
     metrics,
-    url: running.url + (o.baseUrl ?? ''),
+    url: running.url + o.baseUrl,
     opsUrl: ops?.port?.url,
     port: typeof address === 'object' && address !== null ? address.port : o.port,
     verified,
@@ -151,12 +154,7 @@ export async function assembleServeStack(o: ServeStackOptions): Promise<ServeSta
       draining = true;
       const finished = await running.close(timeoutMs);
       if (!finished) o.logger.warn('shutdown timeout: cut the connections still open', { pid: process.pid });
-      commits?.close();
-      stopFaultLog();
-      admitted?.close();
-      ops?.stop();
-      await ops?.port?.close();
-      holder.close();
+      await teardown(commits);
       return finished;
     })(),
   };
@@ -167,7 +165,7 @@ export async function assembleServeStack(o: ServeStackOptions): Promise<ServeSta
  * bounded queue, the least-served client first; beyond it a fast 503 with Retry-After.
  */
 function admitRequests(app: RequestListener, o: ServeStackOptions, metrics: Metrics): { listener: RequestListener; close(): void } {
-  const a = o.admission ?? { maxQueued: SERVE_DEFAULTS.maxQueued, maxQueuedPerClient: SERVE_DEFAULTS.maxQueuedPerClient, maxWaitMs: SERVE_DEFAULTS.maxQueueWaitMs };
+  const a = o.admission;
   const cors = corsHeaders(o.corsOrigin);
   const header = a.clientIpHeader?.toLowerCase();
   const admitted = admission(app, {
@@ -218,13 +216,6 @@ async function startOps(o: ServeStackOptions, metrics: Metrics, ready: Readiness
     return { at: Date.now(), ready: r.ready, readyBody: r.body, metrics: await metrics.registry.metrics(), metricsType: metrics.registry.contentType };
   }, (s) => port.post(s), changed);
   return { port, stop: reporter.stop };
-}
-
-function checkStackOptions(o: ServeStackOptions): void {
-  if (o.maxLagS !== undefined && !(o.maxLagS > 0)) throw new Error(`--max-lag-s must be a number of seconds > 0, got ${o.maxLagS}`);
-  for (const [name, v] of [['--cache-bytes', o.cacheBytes], ['--cache-entries', o.cacheEntries]] as const) {
-    if (!Number.isSafeInteger(v) || v < 0) throw new Error(`${name} must be a whole number ≥ 0, got ${v}`);
-  }
 }
 
 /**

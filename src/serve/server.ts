@@ -60,13 +60,37 @@ export function fdBudget(): { limit: number; open: number } | undefined {
 }
 
 /**
+ * Why host:port cannot be listened on, in words, naming the setting at fault: `names` are how
+ * the caller calls host and port (`--host` / `--port` on the command line).
+ */
+export function listenErrorText(e: NodeJS.ErrnoException, host: string, port: number, names = { host: 'host', port: 'port' }): string {
+  switch (e.code) {
+    case 'EADDRINUSE': return `${names.port} ${port}: address ${host}:${port} is already in use`;
+    case 'EACCES': return `${names.port} ${port}: not allowed to listen on ${host}:${port} (a port below 1024 needs privileges)`;
+    case 'ENOTFOUND': case 'EAI_AGAIN': case 'EADDRNOTAVAIL':
+      return `${names.host} ${host}: not an address of this machine (${e.code}; 127.0.0.1 for this machine only, 0.0.0.0 for every interface)`;
+    default: return `cannot listen on ${host}:${port} (${names.host}, ${names.port}): ${e.code ?? e.message}`;
+  }
+}
+
+/** listen() could not listen: `error` is the system's, the message names host and port. */
+export class ListenError extends Error {
+  constructor(readonly error: NodeJS.ErrnoException, readonly host: string, readonly port: number) {
+    super(listenErrorText(error, host, port));
+  }
+
+  /** the system's code (EADDRINUSE …), as on the error it wraps */
+  get code(): string | undefined { return this.error.code; }
+}
+
+/**
  * Node's HTTP server with every socket bounded in time and number (docs/reliability.md):
  * Node enforces the header, request and keep-alive timeouts once a request has begun; a
  * connection that sends nothing at all is closed here after the header timeout; and near the
  * file-descriptor limit the oldest idle connections are closed so new ones can still be
  * accepted (at the limit itself the kernel's connection would be reset unanswered).
  */
-export function startServer(app: RequestListener, host: string, port: number, limits: Limits = DEFAULT_LIMITS, events: ServerEvents = {}): Promise<RunningServer> {
+export function listen(app: RequestListener, host: string, port: number, limits: Limits = DEFAULT_LIMITS, events: ServerEvents = {}): Promise<RunningServer> {
   return new Promise((resolve, reject) => {
     const headersTimeout = Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs);
     const checkEvery = Math.max(100, Math.min(1_000, Math.floor(headersTimeout / 4)));
@@ -147,9 +171,10 @@ export function startServer(app: RequestListener, host: string, port: number, li
     sweep.unref();
     server.once('close', () => clearInterval(sweep));
 
-    server.once('error', reject);
+    const refuse = (e: NodeJS.ErrnoException): void => reject(new ListenError(e, host, port));
+    server.once('error', refuse);
     server.listen(port, host, () => {
-      server.off('error', reject);
+      server.off('error', refuse);
       const addr = server.address() as AddressInfo;
       const h = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
       resolve({

@@ -250,8 +250,13 @@ async function crawlInto(db: Database.Database, http: HttpClient, concurrency: n
     collections = await crawler.collections();
     seen = await crawler.tokens(collections);
   }
-  // The VM: given, or told by the data.
+  // The VM: given, or told by the data; given and told otherwise by the data is refused here,
+  // naming both, before a record of the other VM fails the loader on a field of its own.
   const vmType = o.vmType ?? detectVm(collections, seen, base);
+  const told = o.vmType === undefined ? undefined : vmOfData(collections, seen);
+  if (told !== undefined && told !== o.vmType) {
+    throw new Error(`--vm-type ${o.vmType}, but ${base} serves a ${told} chain (${VM_EVIDENCE[told]}): pass --vm-type ${told}, or leave it out (--from-api detects it)`);
+  }
   // (the tokens whose history is crawled are those staged: with changedTokensOnly the changed ones)
   if (vmType !== 'move') await crawler.tokenTxs(from, to);
   if (vmType === 'evm') await crawler.evmTxs();
@@ -286,11 +291,22 @@ export async function readDenomContracts(o: Pick<ApiSourceOptions, 'denomContrac
 
 /** The VM told by the data: EVM collections are 20-byte contracts; Move NFTs are objects. */
 function detectVm(collections: string[], seen: { token: boolean; object: boolean }, base: string): VmType {
-  const evm = collections.some((a) => /^0x[0-9a-f]{40}$/.test(a));
-  if (evm) return 'evm';
+  const vm = vmOfData(collections, seen);
+  if (vm === undefined) throw new Error(`cannot tell the VM of ${base} (no NFTs to look at): pass --vm-type`);
+  return vm;
+}
+
+const VM_EVIDENCE: Record<VmType, string> = {
+  evm: 'its NFT collections are 20-byte contracts',
+  move: 'its NFTs are objects with an object_addr',
+  wasm: 'its NFTs have no object_addr',
+};
+
+function vmOfData(collections: string[], seen: { token: boolean; object: boolean }): VmType | undefined {
+  if (collections.some((a) => /^0x[0-9a-f]{40}$/.test(a))) return 'evm';
   if (seen.object) return 'move';
   if (seen.token) return 'wasm';
-  throw new Error(`cannot tell the VM of ${base} (no NFTs to look at): pass --vm-type`);
+  return undefined;
 }
 
 /** The crawl's steps, each fetching one kind of data into its staging table. */

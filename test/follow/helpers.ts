@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { createApp } from '../../src/serve/app';
 import { runImport } from '../../src/commands/import';
 import { loadOpenApi } from '../../src/serve/openapi';
-import { startServer } from '../../src/serve/server';
+import { listen } from '../../src/serve/server';
 import { tableDiff } from '../../src/snapshot/digest';
 import { openSnapshot, Snapshot } from '../../src/snapshot/open';
 import { cleanEnv, CLI, DEMO, ROOT } from '../serve/helpers';
@@ -27,7 +27,7 @@ export async function growingSource(first: string): Promise<GrowingSource> {
   let cur: Snapshot = openSnapshot(first);
   const old: Snapshot[] = [];
   const app = createApp({ snapshots: { current: () => cur }, openapi: loadOpenApi(), options: { corsOrigin: '', logError: () => undefined } });
-  const running = await startServer(app, '127.0.0.1', 0);
+  const running = await listen(app, '127.0.0.1', 0);
   return {
     url: running.url,
     show(file) { old.push(cur); cur = openSnapshot(file); },
@@ -81,8 +81,12 @@ export class FollowProcess {
     for (const l of this.listeners.splice(0)) l();
   }
 
+  /** The messages of its log (JSON lines off a terminal, src/http/log.ts); a line that is no JSON as it is. */
   get lines(): string[] {
-    return this.stderr.split('\n').filter((l) => l !== '');
+    return this.stderr.split('\n').filter((l) => l !== '').map((l) => {
+      if (!l.startsWith('{')) return l;
+      try { return String((JSON.parse(l) as { msg: unknown }).msg); } catch { return l; }
+    });
   }
 
   /** Resolves when a stderr line matches; rejects if the process exits first. */

@@ -17,7 +17,7 @@ import { runImport } from '../../src/commands/import';
 import { canonicalAddress, toHex0x } from '../../src/lib/address';
 import { createApp } from '../../src/serve/app';
 import { loadOpenApi } from '../../src/serve/openapi';
-import { startServer } from '../../src/serve/server';
+import { listen } from '../../src/serve/server';
 import { openSnapshot } from '../../src/snapshot/open';
 import { DEMO, metric, startServe, type ServeProcess } from '../serve/helpers';
 import { eventually, growingSource, sleep, startFollow, type FollowProcess, type GrowingSource } from './helpers';
@@ -46,7 +46,7 @@ function fetchRaw(url: string, headers: Record<string, string>): Promise<Answer>
 async function freshServer(file: string): Promise<{ url: string; close(): Promise<void> }> {
   const snapshot = openSnapshot(file);
   const app = createApp({ snapshots: { current: () => snapshot }, openapi: loadOpenApi(), options: { corsOrigin: '', logError: () => undefined } });
-  const running = await startServer(app, '127.0.0.1', 0);
+  const running = await listen(app, '127.0.0.1', 0);
   return { url: running.url, async close() { await running.close(); snapshot.close(); } };
 }
 

@@ -166,8 +166,9 @@ describe('import --accounts: a small, self-consistent, deterministic fixture cut
     it('names a bad account, and refuses --from-snapshot without --accounts', () => {
       const out = join(dir, 'bad.sqlite');
       const bad = run(['--from-snapshot', DEMO('move'), '--accounts', 'init1notanaddress', '--out', out]);
-      expect(bad.status).to.equal(1);
-      expect(bad.stderr).to.match(/^indexer-api import: --accounts: "init1notanaddress" is not an address/);
+      // not an address in any form: a usage error, found while parsing (README: exit 2)
+      expect(bad.status).to.equal(2);
+      expect(bad.stderr).to.match(/^indexer-api: --accounts: "init1notanaddress" is not an address/);
       const missing = run(['--from-snapshot', DEMO('move'), '--out', out]);
       // a usage error (README: exit 2)
       expect(missing.status).to.equal(2);

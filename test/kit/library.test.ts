@@ -119,6 +119,7 @@ describe('library: startServer() gives a test a real API in-process', function (
       const before = openFiles().filter((f) => f === first.db).length;
       const err = await startServer({ demo: 'wasm', port: first.port }).then(() => undefined, (e: NodeJS.ErrnoException) => e);
       expect(err?.code).to.equal('EADDRINUSE');
+      expect(err?.message).to.equal(`startServer: port ${first.port}: address 127.0.0.1:${first.port} is already in use`);
       expect(openFiles().filter((f) => f === first.db)).to.have.length(before);
     } finally {
       await first.close();

@@ -1,3 +1,4 @@
+import { SERVE_DEFAULTS } from '../../src/lib/defaults';
 /**
  * `serve --base-url /PREFIX/` (issue #31): a real server on 127.0.0.1 under a prefix beside one at
  * the root, over the same demo snapshot — every route family answers the same bytes, anything
@@ -34,11 +35,17 @@ function rawGet(port: number, target: string): Promise<string> {
   });
 }
 
+/** the stack settings these tests leave as a plain `serve` has them */
+const REST = {
+  validateResponses: false, maxLagS: undefined, watchPollMs: undefined, clusterWorker: false, slowRequestMs: SERVE_DEFAULTS.slowRequestMs, opsPort: undefined,
+  admission: { maxQueued: SERVE_DEFAULTS.maxQueued, maxQueuedPerClient: SERVE_DEFAULTS.maxQueuedPerClient, maxWaitMs: SERVE_DEFAULTS.maxQueueWaitMs, clientIpHeader: undefined },
+};
+
 async function stack(file: string, baseUrl: string, corsOrigin = '*'): Promise<ServeStack> {
   return assembleServeStack({
     file, host: '127.0.0.1', port: 0, limits: DEFAULT_LIMITS, logger: createLogger('error'), corsOrigin, baseUrl,
     cacheMaxAge: 1, cacheBytes: 8 * 1024 * 1024, cacheEntries: 10_000, explorer: true,
-    verifyAtStart: false, commitPollMs: 0,
+    verifyAtStart: false, commitPollMs: 0, ...REST,
   });
 }
 
@@ -215,7 +222,7 @@ describe('serve --base-url', function () {
         const lines: string[] = [];
         const logged = await assembleServeStack({
           file: DEMO(vm), host: '127.0.0.1', port: 0, limits: DEFAULT_LIMITS, logger: createLogger('info', (t) => { lines.push(t); }), corsOrigin: '*', baseUrl: BASE,
-          cacheMaxAge: 1, cacheBytes: 0, cacheEntries: 0, explorer: false, verifyAtStart: false, commitPollMs: 0,
+          cacheMaxAge: 1, cacheBytes: 0, cacheEntries: 0, explorer: false, verifyAtStart: false, commitPollMs: 0, ...REST,
         });
         try {
           await get(`${logged.url}/status`);

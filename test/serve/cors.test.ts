@@ -3,7 +3,7 @@ import { createRequestListener } from '../../src/serve/app';
 import { ResponseCache } from '../../src/http/caching';
 import { corsHeaders } from '../../src/http/cors';
 import { loadOpenApi } from '../../src/serve/openapi';
-import { RunningServer, startServer } from '../../src/serve/server';
+import { RunningServer, listen } from '../../src/serve/server';
 import { openSnapshot, Snapshot } from '../../src/snapshot/open';
 import { DEMO } from './helpers';
 
@@ -35,7 +35,7 @@ describe('CORS and caches', function () {
     before(async () => {
       snapshot = openSnapshot(DEMO('move'));
       cache = new ResponseCache(16 << 20, Infinity, false);
-      server = await startServer(createRequestListener({
+      server = await listen(createRequestListener({
         snapshots: { current: () => snapshot }, openapi: loadOpenApi(), options: { corsOrigin: 'https://a.example,https://b.example' }, responseCache: cache,
       }), '127.0.0.1', 0);
     });

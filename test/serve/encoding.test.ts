@@ -6,7 +6,7 @@ import { targetsOf } from '../../bench/targets';
 import { acceptsGzip, addVary, gzipEtag, withVary } from '../../src/http/encoding';
 import { createApp } from '../../src/serve/app';
 import { loadOpenApi } from '../../src/serve/openapi';
-import { RunningServer, startServer } from '../../src/serve/server';
+import { RunningServer, listen } from '../../src/serve/server';
 import { openSnapshot, Snapshot } from '../../src/snapshot/open';
 import { crc32Combine, DeflateBody, isPackedRow, lengthShift, packRow, readPackedRow, unpackRow } from '../../src/wire/packed';
 import { DEMO } from './helpers';
@@ -94,7 +94,7 @@ for (const vm of ['wasm', 'evm', 'move'] as const) {
     let server: RunningServer;
     before(async () => {
       snapshot = openSnapshot(DEMO(vm));
-      server = await startServer(createApp({ snapshots: { current: () => snapshot }, openapi: loadOpenApi(), options: { corsOrigin: '*' } }), '127.0.0.1', 0);
+      server = await listen(createApp({ snapshots: { current: () => snapshot }, openapi: loadOpenApi(), options: { corsOrigin: '*' } }), '127.0.0.1', 0);
     });
     after(async () => {
       await server.close();

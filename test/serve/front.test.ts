@@ -5,7 +5,7 @@ import { createApp, createRequestListener } from '../../src/serve/app';
 import { ResponseCache } from '../../src/http/caching';
 import { normalizeUrl } from '../../src/http/url';
 import { loadOpenApi } from '../../src/serve/openapi';
-import { RunningServer, startServer } from '../../src/serve/server';
+import { RunningServer, listen } from '../../src/serve/server';
 import { openSnapshot, Snapshot } from '../../src/snapshot/open';
 import { DEMO } from './helpers';
 
@@ -59,8 +59,8 @@ for (const vm of ['move', 'wasm', 'evm'] as const) {
         const snapshots = { current: () => snapshot };
         const openapi = loadOpenApi();
         cache = new ResponseCache(64 << 20, Infinity, false); // admission is caching.test's; here: every 200 stored
-        plain = await startServer(createApp({ snapshots, openapi, options: { corsOrigin } }), '127.0.0.1', 0);
-        cached = await startServer(createRequestListener({ snapshots, openapi, options: { corsOrigin }, responseCache: cache }), '127.0.0.1', 0);
+        plain = await listen(createApp({ snapshots, openapi, options: { corsOrigin } }), '127.0.0.1', 0);
+        cached = await listen(createRequestListener({ snapshots, openapi, options: { corsOrigin }, responseCache: cache }), '127.0.0.1', 0);
       });
       after(async () => {
         await plain.close();

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { connect } from 'node:net';
 import { createApp } from '../../src/serve/app';
 import { loadOpenApi } from '../../src/serve/openapi';
-import { startServer } from '../../src/serve/server';
+import { listen } from '../../src/serve/server';
 import { DEMO, get, metric, ServeProcess, startServe } from './helpers';
 
 describe('serve: /health, /ready, /metrics, request logs, graceful shutdown', function () {
@@ -83,7 +83,7 @@ describe('serve: /health, /ready, /metrics, request logs, graceful shutdown', fu
 
   it('answers /ready 503 with the JSON error while no snapshot is loaded; /health stays 200', async () => {
     const app = createApp({ snapshots: { current: () => undefined }, openapi: loadOpenApi(), options: { corsOrigin: '*' } });
-    const server = await startServer(app, '127.0.0.1', 0);
+    const server = await listen(app, '127.0.0.1', 0);
     try {
       const ready = await get(`${server.url}/ready`);
       expect(ready.status).to.equal(503);

@@ -7,7 +7,7 @@ import { createApp, createRequestListener } from '../../src/serve/app';
 import { ResponseCache } from '../../src/http/caching';
 import { normalizeUrl } from '../../src/http/url';
 import { loadOpenApi } from '../../src/serve/openapi';
-import { RunningServer, startServer } from '../../src/serve/server';
+import { RunningServer, listen } from '../../src/serve/server';
 import { openSnapshot, Snapshot } from '../../src/snapshot/open';
 import { DEMO, ROOT } from './helpers';
 
@@ -67,11 +67,11 @@ describe('the request pipeline: methods, OPTIONS, request targets, booleans, err
     snapshot = openSnapshot(DEMO('move'));
     const snapshots = { current: () => snapshot };
     const openapi = loadOpenApi();
-    servers.plain = await startServer(createApp({ snapshots, openapi, options: { corsOrigin: '*' } }), '127.0.0.1', 0);
-    servers.cached = await startServer(createRequestListener({
+    servers.plain = await listen(createApp({ snapshots, openapi, options: { corsOrigin: '*' } }), '127.0.0.1', 0);
+    servers.cached = await listen(createRequestListener({
       snapshots, openapi, options: { corsOrigin: '*' }, responseCache: new ResponseCache(16 << 20, Infinity, false),
     }), '127.0.0.1', 0);
-    servers.noCors = await startServer(createApp({ snapshots, openapi, options: { corsOrigin: '' } }), '127.0.0.1', 0);
+    servers.noCors = await listen(createApp({ snapshots, openapi, options: { corsOrigin: '' } }), '127.0.0.1', 0);
   });
   after(async () => {
     for (const s of Object.values(servers)) await s.close();

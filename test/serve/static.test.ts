@@ -8,7 +8,7 @@ import { readBinaryAsset, readTextAsset } from '../../src/assets';
 import { ResponseCache } from '../../src/http/caching';
 import { acceptQ, choose, precompress, staticFile } from '../../src/http/static';
 import { loadOpenApi } from '../../src/serve/openapi';
-import { RunningServer, startServer } from '../../src/serve/server';
+import { RunningServer, listen } from '../../src/serve/server';
 import { openSnapshot, Snapshot } from '../../src/snapshot/open';
 import { DEMO } from './helpers';
 
@@ -109,8 +109,8 @@ describe('precompressed static files: Swagger UI, OpenAPI document, explorer', f
     const snapshots = { current: (): Snapshot => snapshot };
     const openapi = loadOpenApi();
     const options = { corsOrigin: 'https://app.example', explorer: true };
-    servers.push(['Express', await startServer(createApp({ snapshots, openapi, options }), '127.0.0.1', 0)]);
-    servers.push(['response cache front', await startServer(createRequestListener({ snapshots, openapi, options, responseCache: new ResponseCache(64 << 20, Infinity, false) }), '127.0.0.1', 0)]);
+    servers.push(['Express', await listen(createApp({ snapshots, openapi, options }), '127.0.0.1', 0)]);
+    servers.push(['response cache front', await listen(createRequestListener({ snapshots, openapi, options, responseCache: new ResponseCache(64 << 20, Infinity, false) }), '127.0.0.1', 0)]);
   });
   after(async () => {
     for (const [, s] of servers) await s.close();

@@ -57,7 +57,10 @@ describe('snapshot store (src/snapshot/store.ts)', () => {
       const file = join(dir, 'chain.sqlite');
       const lock = acquireWriterLock(file);
       try {
-        const o = { db: file, fromApi: 'http://127.0.0.1:1/', interval: '1s', batchBlocks: 1, metricsHost: '127.0.0.1', maxBackoff: '1s', quiet: true } as FollowOptions;
+        const o: FollowOptions = {
+          db: file, fromApi: 'http://127.0.0.1:1/', interval: 1000, batchBlocks: 1, metricsHost: '127.0.0.1', maxBackoff: 1000, quiet: true,
+          richlistInterval: 0, richlistSwapRows: 1000, richlistChunkRows: 1000, collectionsAuditInterval: 0, logFormat: 'text',
+        };
         let err: Error | undefined;
         await runFollow(o).catch((e: Error) => { err = e; });
         expect(err).to.be.instanceOf(WriterLockedError);
@@ -106,7 +109,10 @@ describe('snapshot store (src/snapshot/store.ts)', () => {
     it('follow --db on a file that is not a database names the file', async () => {
       const junk = join(dir, 'random.sqlite');
       writeFileSync(junk, 'this is not a database\n'.repeat(50));
-      const o = { db: junk, fromApi: 'http://127.0.0.1:1/', interval: '1s', batchBlocks: 1, metricsHost: '127.0.0.1', maxBackoff: '1s', quiet: true } as FollowOptions;
+      const o: FollowOptions = {
+        db: junk, fromApi: 'http://127.0.0.1:1/', interval: 1000, batchBlocks: 1, metricsHost: '127.0.0.1', maxBackoff: 1000, quiet: true,
+        richlistInterval: 0, richlistSwapRows: 1000, richlistChunkRows: 1000, collectionsAuditInterval: 0, logFormat: 'text',
+      };
       let err: Error | undefined;
       await runFollow(o).catch((e: Error) => { err = e; });
       expect(err?.message).to.equal(`${junk}: file is not a database`);

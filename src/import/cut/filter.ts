@@ -19,7 +19,7 @@
  * A first pass over the small kinds and the txs decides what is kept (the loader reads blocks
  * before txs); the records are then read again from the source, filtered and rewritten.
  */
-import { canonicalAddress } from '../../lib/address';
+import { addressHexOrUndefined } from '../../lib/address';
 import { formatMicros, parseUtc, toMicros } from '../../lib/time';
 import type { EvmReceipt } from '../../wire/evm';
 import { AccountDeriver } from '../../records/derive';
@@ -57,15 +57,6 @@ async function* each(source: ImportSource, kind: string): AsyncGenerator<{ line:
   for await (const line of records) yield { line, value: JSON.parse(line.text) as Record<string, unknown> };
 }
 
-function addressHex(text: unknown, prefix: string): string | undefined {
-  if (typeof text !== 'string' || text === '') return undefined;
-  try {
-    return canonicalAddress(text, prefix).toString('hex');
-  } catch {
-    return undefined;
-  }
-}
-
 const tokenKey = (collection: string, token: string): string => `${collection}\u0000${token}`;
 
 function sumsAt(plan: Plan, height: number): BlockSums {
@@ -98,11 +89,11 @@ async function planCut(source: ImportSource, spec: CutSpec): Promise<Plan> {
     const tx = value.tx as Record<string, unknown>;
     const touched = new Set<string>();
     if (Array.isArray(value.accounts)) {
-      for (const a of value.accounts) { const h = addressHex(a, prefix); if (h) touched.add(h); }
+      for (const a of value.accounts) { const h = addressHexOrUndefined(a, prefix); if (h) touched.add(h); }
     } else {
       deriver.eventAccounts(tx.events, touched);
     }
-    const signer = value.signer === undefined ? deriver.signerHex(tx.tx) : addressHex(value.signer, prefix);
+    const signer = value.signer === undefined ? deriver.signerHex(tx.tx) : addressHexOrUndefined(value.signer, prefix);
     if (signer) touched.add(signer);
     if (!touches(touched)) continue;
     plan.sequences.add(Number(value.sequence));
@@ -121,9 +112,9 @@ async function planCut(source: ImportSource, spec: CutSpec): Promise<Plan> {
     const r = value.receipt as EvmReceipt;
     const hash = String(r.transactionHash).toLowerCase();
     const touched = Array.isArray(value.accounts)
-      ? new Set((value.accounts as unknown[]).map((a) => addressHex(a, prefix)).filter((a): a is string => a !== undefined))
+      ? new Set((value.accounts as unknown[]).map((a) => addressHexOrUndefined(a, prefix)).filter((a): a is string => a !== undefined))
       : evmTxAccounts(r, prefix);
-    const signer = value.signer === undefined ? addressHex(r.from, prefix) : addressHex(value.signer, prefix);
+    const signer = value.signer === undefined ? addressHexOrUndefined(r.from, prefix) : addressHexOrUndefined(value.signer, prefix);
     if (signer) touched.add(signer);
     if (!plan.evmHashes.has(hash) && !touches(touched)) continue;
     plan.evmHashes.add(hash);
@@ -131,10 +122,10 @@ async function planCut(source: ImportSource, spec: CutSpec): Promise<Plan> {
   }
 
   for await (const { value } of each(source, 'tokens')) {
-    const collection = addressHex(value.collection_addr, prefix) ?? '';
+    const collection = addressHexOrUndefined(value.collection_addr, prefix) ?? '';
     const key = tokenKey(collection, String(value.token_id));
     plan.liveTokens.add(key);
-    const owner = addressHex(value.owner, prefix);
+    const owner = addressHexOrUndefined(value.owner, prefix);
     if ((owner !== undefined && accounts.has(owner)) || spec.collections.has(collection)) {
       plan.tokens.add(key);
       plan.collections.add(collection);
@@ -208,17 +199,17 @@ export function cutSource(source: ImportSource, spec: CutSpec): ImportSource {
         case 'txs':
           return filtered(kind, (v, p) => p.sequences.has(Number(v.sequence)));
         case 'collections':
-          return filtered(kind, (v, p) => p.collections.has(addressHex(v.object_addr, prefix) ?? ''));
+          return filtered(kind, (v, p) => p.collections.has(addressHexOrUndefined(v.object_addr, prefix) ?? ''));
         case 'tokens':
-          return filtered(kind, (v, p) => p.tokens.has(tokenKey(addressHex(v.collection_addr, prefix) ?? '', String(v.token_id))));
+          return filtered(kind, (v, p) => p.tokens.has(tokenKey(addressHexOrUndefined(v.collection_addr, prefix) ?? '', String(v.token_id))));
         case 'token_txs':
           return filtered(kind, (v, p) => {
-            const key = tokenKey(addressHex(v.collection_addr, prefix) ?? '', String(v.token_id));
+            const key = tokenKey(addressHexOrUndefined(v.collection_addr, prefix) ?? '', String(v.token_id));
             // a burned token's history goes with the txs; a live one only with the token
             return p.sequences.has(Number(v.sequence)) && (p.tokens.has(key) || !p.liveTokens.has(key));
           });
         case 'richlist':
-          return filtered(kind, (v) => accounts.has(addressHex(v.account, prefix) ?? ''));
+          return filtered(kind, (v) => accounts.has(addressHexOrUndefined(v.account, prefix) ?? ''));
         case 'evm_txs':
           return filtered(kind, (v, p) => p.evmHashes.has(String((v.receipt as EvmReceipt).transactionHash).toLowerCase()));
         case 'evm_internal_txs':

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { createApp } from '../../../src/serve/app';
 import { runGenerate } from '../../../src/commands/generate';
 import { loadOpenApi } from '../../../src/serve/openapi';
-import { startServer } from '../../../src/serve/server';
+import { listen } from '../../../src/serve/server';
 import { openSnapshot, Snapshot } from '../../../src/snapshot/open';
 import type { VmType } from '../../../src/generate/params';
 
@@ -37,7 +37,7 @@ export interface Served {
 export async function serveSnapshot(file: string): Promise<Served> {
   const snapshot = openSnapshot(file);
   const app = createApp({ snapshots: { current: () => snapshot }, openapi: loadOpenApi(), options: { corsOrigin: '', logError: () => undefined } });
-  const running = await startServer(app, '127.0.0.1', 0);
+  const running = await listen(app, '127.0.0.1', 0);
   return {
     url: running.url,
     snapshot,

@@ -1,0 +1,129 @@
+/**
+ * `serve`'s settings, resolved once: what the command line (every default and check applied by
+ * yargs, src/commands/options.ts) or the library (src/index.ts, with its smaller defaults) gives
+ * becomes one complete ServeConfig. Below this step nothing restates a default or repeats a
+ * check: the run function, the assembly, the app and the listener take the complete values.
+ */
+import { defaultLogFormat, type LogFormat, type LogLevel } from '../http/log';
+import type { VmType } from '../lib/vm';
+import type { ServeStackOptions } from '../serve/assembly';
+
+/** `serve`'s options as yargs gives them: each with its default, each value already checked. */
+export interface ServeArgs {
+  db?: string;
+  demo: VmType;
+  host: string;
+  port: number;
+  corsOrigin: string;
+  /** --base-url, already in parseBaseUrl's form (src/http/url.ts); unset = the root */
+  baseUrl?: string;
+  /** quick-check the file at start, while listening with /ready 503 (renamed-over files are always checked) */
+  verify: boolean;
+  /** answer one GET in-process, print the body, exit 0 iff 200 */
+  get?: string;
+  logLevel: LogLevel;
+  /** default: text when stdout (where the log goes) is a terminal, else JSON */
+  logFormat?: LogFormat;
+  /** Cache-Control max-age of a 200, seconds */
+  cacheMaxAge: number;
+  /** response cache caps; either 0 = no cache */
+  cacheEntries: number;
+  cacheBytes: number;
+  /** reload when the file at --db is replaced, and the stat poll interval */
+  watch: boolean;
+  watchPollMs: number;
+  requestTimeoutMs: number;
+  headersTimeoutMs: number;
+  keepAliveTimeoutMs: number;
+  maxHeaderSize: number;
+  maxUrlLength: number;
+  /** in-flight requests get this long to finish on SIGTERM before connections are cut */
+  shutdownTimeoutMs: number;
+  /** the built-in explorer at / */
+  explorer: boolean;
+  /** processes serving the port; 1 = no cluster */
+  workers: number;
+  /** /ready answers 503 when the newest block is older than this many seconds (off when unset) */
+  maxLagS?: number;
+  /** how often to look for a batch committed by `follow` (PRAGMA data_version), ms; 0 = never */
+  commitPollMs: number;
+  /** `--pull URL/manifest.json`: keep --db equal to a publish directory's newest file (src/pull/) */
+  pull?: string;
+  /** poll interval of --pull, ms (a duration option, src/commands/numbers.ts) */
+  pullInterval: number;
+  /** admission (src/http/admission.ts): requests waiting per process, per client, and for how long */
+  maxQueued: number;
+  maxQueuedPerClient: number;
+  maxQueueWaitMs: number;
+  /** the request header naming the client behind a load balancer (its last address) */
+  clientIpHeader?: string;
+  /** /health, /ready, /metrics also on this port, answered where no query runs */
+  opsPort?: number;
+  /** requests slower than this get a 'slow request' warn line, ms */
+  slowRequestMs: number;
+  /** check every response against the OpenAPI document (the library's contract tests) */
+  validateResponses?: boolean;
+}
+
+/** What the serve stack (src/serve/assembly.ts) is built from, every field decided, but what each process adds. */
+export type StackSettings = Omit<ServeStackOptions, 'file' | 'holder' | 'logger' | 'clusterWorker'>;
+
+export interface ServeConfig {
+  /** the snapshot file: --db, or the bundled demo of --demo */
+  file: string;
+  /** --pull and its poll interval (ms) */
+  pull: { url: string; intervalMs: number } | undefined;
+  get: string | undefined;
+  /** 1 with --get (one request in-process) */
+  workers: number;
+  logLevel: LogLevel;
+  logFormat: LogFormat;
+  shutdownTimeoutMs: number;
+  stack: StackSettings;
+}
+
+/**
+ * Checks between options, made while yargs parses (a usage error, exit 2): each names both
+ * options and what was given.
+ */
+export function checkServeArgs(a: Pick<ServeArgs, 'port' | 'opsPort' | 'pull' | 'db'>): void {
+  if (a.pull !== undefined && a.db === undefined) throw new Error('--pull needs --db: the local file the pulled snapshot is kept in');
+  if (a.opsPort !== undefined && a.opsPort !== 0 && a.opsPort === a.port) {
+    throw new Error(`--ops-port ${a.opsPort} is --port ${a.port}: the operations port must be another port`);
+  }
+}
+
+/** The one resolve step: checked options → the complete config. */
+export function resolveServe(a: ServeArgs, snapshotFile: (demo: VmType) => string): ServeConfig {
+  return {
+    file: a.db ?? snapshotFile(a.demo),
+    pull: a.pull === undefined ? undefined : { url: a.pull, intervalMs: a.pullInterval },
+    get: a.get,
+    workers: a.get !== undefined ? 1 : a.workers,
+    logLevel: a.logLevel,
+    logFormat: a.logFormat ?? defaultLogFormat(process.stdout),
+    shutdownTimeoutMs: a.shutdownTimeoutMs,
+    stack: {
+      host: a.host,
+      port: a.port,
+      limits: {
+        requestTimeoutMs: a.requestTimeoutMs, headersTimeoutMs: a.headersTimeoutMs, keepAliveTimeoutMs: a.keepAliveTimeoutMs,
+        maxHeaderSize: a.maxHeaderSize, maxUrlLength: a.maxUrlLength,
+      },
+      corsOrigin: a.corsOrigin,
+      baseUrl: a.baseUrl ?? '',
+      cacheMaxAge: a.cacheMaxAge,
+      cacheBytes: a.cacheBytes,
+      cacheEntries: a.cacheEntries,
+      explorer: a.explorer,
+      validateResponses: a.validateResponses ?? false,
+      maxLagS: a.maxLagS,
+      verifyAtStart: a.verify,
+      watchPollMs: a.watch ? a.watchPollMs : undefined,
+      commitPollMs: a.commitPollMs,
+      admission: { maxQueued: a.maxQueued, maxQueuedPerClient: a.maxQueuedPerClient, maxWaitMs: a.maxQueueWaitMs, clientIpHeader: a.clientIpHeader },
+      slowRequestMs: a.slowRequestMs,
+      opsPort: a.opsPort,
+    },
+  };
+}
