@@ -103,7 +103,7 @@ process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(repor
       });
       expect(r.status, r.stderr).to.equal(0);
       const workers = JSON.parse(readFileSync(report, 'utf8')) as string[];
-      expect(workers).to.deep.equal([join(ROOT, 'build', 'src', 'import', 'parse', 'worker.js'), join(ROOT, 'build', 'src', 'import', 'parse', 'worker.js')]);
+      expect(workers).to.deep.equal([join(ROOT, 'build', 'src', 'records', 'parse', 'worker.js'), join(ROOT, 'build', 'src', 'records', 'parse', 'worker.js')]);
       const j = JSON.parse(r.stdout) as Record<string, unknown>;
       for (const k of ['out', 'seconds', 'stages']) delete j[k];
       return j;

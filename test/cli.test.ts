@@ -328,14 +328,16 @@ describe('indexer-api (the command line)', function () {
 
   describe('logs: one logger, --log-format, progress off a terminal', () => {
     it('follow logs JSON lines off a terminal, text with --log-format text', async () => {
+      // two files: one writer per file (the second follow on one file is refused at once)
       const db = join(dir('follow-log'), 'new.sqlite');
+      const db2 = join(dir('follow-log'), 'new-text.sqlite');
       const [json, text] = await Promise.all([
         cli(['follow', '--db', db, '--from-api', 'http://127.0.0.1:9', '--timeout', '500']),
-        cli(['follow', '--db', db, '--from-api', 'http://127.0.0.1:9', '--timeout', '500', '--log-format', 'text']),
+        cli(['follow', '--db', db2, '--from-api', 'http://127.0.0.1:9', '--timeout', '500', '--log-format', 'text']),
       ]);
       const first = json.stderr.split('\n')[0];
       expect(JSON.parse(first)).to.include({ level: 'info', msg: `follow: ${db} does not exist; importing from the source first` });
-      expect(text.stderr.split('\n')[0]).to.match(/^\d{4}-\d\d-\d\dT[\d:.]+Z info {2}follow: /).and.contain(`${db} does not exist`);
+      expect(text.stderr.split('\n')[0]).to.match(/^\d{4}-\d\d-\d\dT[\d:.]+Z info {2}follow: /).and.contain(`${db2} does not exist`);
     });
 
     it('a long import off a terminal says where it is every --progress-interval; --quiet says nothing', async () => {
