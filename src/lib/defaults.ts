@@ -51,6 +51,8 @@ export const HTTP_CLIENT_DEFAULTS = {
   retries: 5,
   /** per-request timeout, ms */
   timeoutMs: 30_000,
+  /** first retry delay, ms (doubled per retry); not an option: tests pass less */
+  backoffMs: 250,
 } as const;
 
 /** `follow`: the poll loop and its metrics listener. */

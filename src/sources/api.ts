@@ -67,14 +67,13 @@ import { openStore } from '../snapshot/store';
 import type { ImportProgress, VmType } from '../records/from-dump';
 import { NdjsonLine } from '../records/ndjson';
 import { rawMembers } from '../lib/raw-json';
-import { HttpClient, HttpError, forEachConcurrent } from './http';
+import { HttpClient, HttpError, HttpOptions, forEachConcurrent } from './http';
 import { rawElements } from './raw';
 import { ImportSource, ndjsonFile, NftChangesSince, record } from '../records/source';
 import type { CollectionState } from '../snapshot/queries/nft-state';
 import { AccountDeriver, nftKeysOfEvents } from '../records/derive';
 import { canonicalAddress } from '../lib/address';
 import { STATUS_EXTENSIONS, type StatusExtension } from '../wire/status';
-import { HTTP_CLIENT_DEFAULTS } from '../lib/defaults';
 
 export interface ApiSourceOptions {
   url: string;
@@ -101,17 +100,13 @@ export interface ApiSourceOptions {
   denoms: string[];
   /** rows per page of the lists crawled by next_key (collections, tokens, rich lists); default 1000 */
   listPage?: number;
-  concurrency?: number;
-  rate?: number;
-  retries?: number;
-  timeoutMs?: number;
+  /** the crawl client's settings, resolved (src/sources/options.ts resolveHttp) */
+  http: HttpOptions;
   validatorsFile?: string;
   denomContractsFile?: string;
   /** staging file (default: a temporary file in the OS temp dir) */
   stagingPath?: string;
   progress?: ImportProgress;
-  /** for tests: first backoff step in ms */
-  backoffMs?: number;
   /**
    * Wasm / EVM: crawl the tx history of the tokens whose height (last mint / transfer /
    * mutation, rollytics' nft.height) is at least this, not of every live token. A tx of
@@ -197,8 +192,8 @@ const STAGING_SQL = `
 export async function openApiSource(o: ApiSourceOptions): Promise<ImportSource> {
   const base = o.url.replace(/\/+$/, '');
   if (!/^https?:\/\//.test(base)) throw new Error(`--from-api must be an http(s) URL, got ${JSON.stringify(o.url)}`);
-  const http = new HttpClient(base, { concurrency: o.concurrency, rate: o.rate, retries: o.retries, timeoutMs: o.timeoutMs, backoffMs: o.backoffMs });
-  const concurrency = Math.max(1, Math.floor(o.concurrency ?? HTTP_CLIENT_DEFAULTS.concurrency));
+  const http = new HttpClient(base, o.http);
+  const concurrency = o.http.concurrency;
   const stagingPath = o.stagingPath ?? join(tmpdir(), `indexer-api-crawl-${process.pid}-${randomBytes(4).toString('hex')}`);
   const db: Database.Database = openStore(stagingPath, 'scratch');
   const dispose = (): void => {

@@ -43,8 +43,7 @@ export interface PostgresSourceOptions {
   /** NDJSON in validators.ndjson format */
   validatorsFile?: string;
   /** without validatorsFile: a chain node's REST API, asked once per distinct proposer (node-rest.ts) */
-  restUrl?: string;
-  restHttp?: HttpOptions;
+  rest?: { url: string; http: HttpOptions };
   /** NDJSON in denom_contracts.ndjson format (EVM) */
   denomContractsFile?: string;
   /** what /status reports as version / commit_hash (rollytics' build; default dev / unknown) */
@@ -329,11 +328,11 @@ async function onlyChainId(db: Snapshot): Promise<string> {
  */
 async function proposerMonikers(db: Snapshot, o: PostgresSourceOptions, chainId: string):
   Promise<{ records: NdjsonLine[]; unknown: number } | undefined> {
-  if (o.validatorsFile || !o.restUrl) return undefined;
+  if (o.validatorsFile || !o.rest) return undefined;
   const proposers = (await db.q<{ p: string }>('SELECT DISTINCT proposer AS p FROM block WHERE chain_id = $1 AND proposer IS NOT NULL ORDER BY 1', [chainId]))
     .map((r) => r.p);
   try {
-    const got = await validatorsFromRest(o.restUrl, proposers, o.restHttp);
+    const got = await validatorsFromRest(o.rest.url, proposers, o.rest.http);
     return { records: got.records, unknown: got.unknown.length };
   } catch (e) {
     return db.fail((e as Error).message);
