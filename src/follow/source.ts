@@ -62,7 +62,6 @@ function noRetries(http: HttpOptions): HttpOptions {
 
 function apiSource(o: FollowSourceOptions & { fromApi: string }): FollowSource {
   const base = o.fromApi.replace(/\/+$/, '');
-  if (!/^https?:\/\//.test(base)) throw new Error(`--from-api must be an http(s) URL, got ${JSON.stringify(o.fromApi)}`);
   // One request at a time, unpaced: /status and one block, each poll.
   const http = new HttpClient(base, { ...noRetries(o.http), concurrency: 1, rate: undefined });
   const json = async <T>(path: string): Promise<T> => {

@@ -191,7 +191,6 @@ const STAGING_SQL = `
 /** Crawls the API into a staging file, then serves the records from there. */
 export async function openApiSource(o: ApiSourceOptions): Promise<ImportSource> {
   const base = o.url.replace(/\/+$/, '');
-  if (!/^https?:\/\//.test(base)) throw new Error(`--from-api must be an http(s) URL, got ${JSON.stringify(o.url)}`);
   const http = new HttpClient(base, o.http);
   const concurrency = o.http.concurrency;
   const stagingPath = o.stagingPath ?? join(tmpdir(), `indexer-api-crawl-${process.pid}-${randomBytes(4).toString('hex')}`);
@@ -260,12 +259,16 @@ async function crawlInto(db: Database.Database, http: HttpClient, concurrency: n
   return { status, vmType, from, to, denomContracts, changedTokensOnly, fullNftReason, completeCollections };
 }
 
-/** The crawled heights: --from-height..--to-height (default: 1 to the API's height), checked. */
+/**
+ * The crawled heights: --from-height..--to-height (default: 1 to the API's height). Each was
+ * checked while yargs parsed (a whole number ≥ 1, and --to-height not below --from-height when
+ * both are given); what is left to check depends on the source: a default end (its height) or a
+ * default start (the base's next height) may leave nothing to crawl, or go beyond the source.
+ */
 function heightRange(o: ApiSourceOptions, status: Status): { from: number; to: number } {
   const from = o.fromHeight ?? 1;
   const to = o.toHeight ?? status.height;
-  if (!Number.isSafeInteger(from) || from < 1) throw new Error(`--from-height must be an integer ≥ 1, got ${from}`);
-  if (!Number.isSafeInteger(to) || to < from) throw new Error(`--to-height must be an integer ≥ --from-height (${from}), got ${to}`);
+  if (to < from) throw new Error(`--to-height must be an integer ≥ --from-height (${from}), got ${to}`);
   if (to > status.height) throw new Error(`--to-height ${to} is above the API's height ${status.height}`);
   return { from, to };
 }
