@@ -20,6 +20,8 @@ export interface FollowOptions extends SourceOptions {
   /** the crawl client's, with their defaults (SOURCE_OPTIONS) */
   concurrency: number;
   timeout: number;
+  statusVersion: string;
+  statusCommit: string;
   /** poll interval when caught up, ms (≥ 100, src/commands/numbers.ts) */
   interval: number;
   /** rich-list refresh interval, ms; 0: never */
@@ -71,7 +73,8 @@ export async function runFollow(o: FollowOptions): Promise<number> {
     snap.close();
     if (o.vmType !== undefined && o.vmType !== vmType) throw new Error(`--vm-type ${o.vmType} but ${o.db} is a ${vmType} snapshot`);
     if (o.bech32Prefix !== undefined && o.bech32Prefix !== prefix) throw new Error(`--bech32-prefix ${o.bech32Prefix} but ${o.db} uses ${prefix}`);
-    const source = openFollowSource({ ...sourceOptionsOf(o), vmType, bech32Prefix: prefix, db: o.db, http: resolveHttp(o) });
+    const source = openFollowSource({ ...sourceOptionsOf(o), vmType, bech32Prefix: prefix, db: o.db, http: resolveHttp(o),
+      statusVersion: o.statusVersion, statusCommit: o.statusCommit });
     const lock = new WriteLock();
     follower = new Follower({ db: o.db, source, intervalMs, batchBlocks: o.batchBlocks, maxBackoffMs, log, lock });
     const f = follower;

@@ -15,7 +15,7 @@ import { dumpErrorText, ImportSource } from '../records/source';
 import { BaseInfo, FileCheck, SnapshotWriter } from '../snapshot/writer';
 import { createLogger, defaultLogFormat, type LogFormat } from '../http/log';
 import { ProgressLines } from './progress';
-import { IMPORT_DEFAULTS } from '../lib/defaults';
+import { IMPORT_DEFAULTS, SOURCE_DEFAULTS } from '../lib/defaults';
 import { parseDuration } from '../lib/duration';
 import { openSnapshotFile } from '../snapshot/open';
 import { prepareTipQueries } from '../snapshot/queries/tip';
@@ -63,8 +63,10 @@ export interface ImportOptions extends SourceOptions {
 
 /** `import`'s settings, every one decided (resolveImport): below it no default is restated. */
 export interface ImportConfig extends Omit<ImportOptions,
-  'bech32Prefix' | 'concurrency' | 'rate' | 'timeout' | 'retries' | 'backoffMs' | 'parseThreads' | 'check' | 'logFormat' | 'progressInterval' | 'signalExitCode'> {
+  'bech32Prefix' | 'statusVersion' | 'statusCommit' | 'concurrency' | 'rate' | 'timeout' | 'retries' | 'backoffMs' | 'parseThreads' | 'check' | 'logFormat' | 'progressInterval' | 'signalExitCode'> {
   bech32Prefix: string;
+  statusVersion: string;
+  statusCommit: string;
   /** the crawl client of --from-api and --rest-url */
   http: HttpOptions;
   parseThreads: number;
@@ -91,6 +93,8 @@ export function resolveImport(o: ImportOptions): ImportConfig {
   return {
     ...o,
     bech32Prefix,
+    statusVersion: o.statusVersion ?? SOURCE_DEFAULTS.statusVersion,
+    statusCommit: o.statusCommit ?? SOURCE_DEFAULTS.statusCommit,
     http: resolveHttp(o),
     parseThreads: o.parseThreads ?? availableParallelism(),
     // On a base, none: the base passed its check when it was built, the copy is byte-for-byte,

@@ -29,6 +29,9 @@ export interface FollowSourceOptions extends SourceOptions {
    * not used: the follower retries the whole step with backoff and logs each failure
    */
   http: HttpOptions;
+  /** --from-postgres: what /status reports (with their defaults, SOURCE_OPTIONS) */
+  statusVersion: string;
+  statusCommit: string;
 }
 
 export interface FollowSource {

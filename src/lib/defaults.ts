@@ -55,6 +55,12 @@ export const HTTP_CLIENT_DEFAULTS = {
   backoffMs: 250,
 } as const;
 
+/** A source's options (`import`, `follow`): what /status reports of a PostgreSQL source (rollytics keeps these in its build). */
+export const SOURCE_DEFAULTS = {
+  statusVersion: 'dev',
+  statusCommit: 'unknown',
+} as const;
+
 /** `follow`: the poll loop and its metrics listener. */
 export const FOLLOW_DEFAULTS = {
   /** poll interval when caught up (a duration, src/lib/duration.ts) */

@@ -47,8 +47,8 @@ export interface PostgresSourceOptions {
   /** NDJSON in denom_contracts.ndjson format (EVM) */
   denomContractsFile?: string;
   /** what /status reports as version / commit_hash (rollytics' build; default dev / unknown) */
-  statusVersion?: string;
-  statusCommit?: string;
+  statusVersion: string;
+  statusCommit: string;
   /**
    * rows fetched per cursor read (default 100). Small on purpose: a batch (and the next one,
    * prefetched) lives while its rows are validated, long enough for V8 to promote big row
@@ -402,7 +402,7 @@ class RollyticsRecords {
     const { o, f } = this;
     yield record('meta', JSON.stringify({
       chain_id: f.chainId, vm_type: o.vmType, bech32_prefix: o.prefix,
-      version: o.statusVersion ?? 'dev', commit_hash: o.statusCommit ?? 'unknown',
+      version: o.statusVersion, commit_hash: o.statusCommit,
       // With the EVM tables the importer derives internal_tx_height as rollytics' /status does.
       source: `postgres ${f.where}`, ...(f.evm ? {} : { internal_tx_height: 0 }), ...(o.withoutRichList ? {} : { rich_list_height: f.richListHeight }),
       ...f.statusExtensions,

@@ -63,7 +63,7 @@ describe('a source that closes idle keep-alive connections (src/sources/http.ts,
   it('follow --from-api: the /status poll after a long synchronous batch does not fail', async () => {
     const s = await closingServer(100);
     server = s.server;
-    const src = openFollowSource({ fromApi: s.url, vmType: 'wasm', bech32Prefix: 'init', db: '/nonexistent/chain.sqlite', http: resolveHttp({}) });
+    const src = openFollowSource({ fromApi: s.url, vmType: 'wasm', bech32Prefix: 'init', db: '/nonexistent/chain.sqlite', http: resolveHttp({}), statusVersion: 'dev', statusCommit: 'unknown' });
     try {
       // each poll: the source's height, its hash at ours; then the batch is written (busy)
       const failures: string[] = [];
