@@ -21,6 +21,7 @@ import { runImport } from '../src/commands/import';
 import { loadOpenApi } from '../src/serve/openapi';
 import { listen } from '../src/serve/server';
 import { openSnapshot } from '../src/snapshot/open';
+import { appOptions } from '../test/helpers/app-options';
 
 const CLI = resolve(__dirname, '..', '..', 'bin', 'indexer-api');
 const argv = process.argv;
@@ -51,7 +52,7 @@ async function main(): Promise<void> {
   mkdirSync(work, { recursive: true });
   const s = openSnapshot(file);
   const txs = s.meta.countTxs;
-  const app = createApp({ snapshots: { current: () => s }, openapi: loadOpenApi(), options: { corsOrigin: '', logError: () => undefined } });
+  const app = createApp({ snapshots: { current: () => s }, openapi: loadOpenApi(), options: appOptions({ corsOrigin: '', logError: () => undefined }) });
   const src = await listen(app, '127.0.0.1', 0);
   const small = join(work, 'small.sqlite');
   if (!existsSync(small)) await runImport({ fromApi: src.url, toHeight: from, out: small, force: true, quiet: true, json: false });

@@ -25,6 +25,7 @@ import { BANK_RICH_DENOMS } from '../src/generate/richlist';
 import { loadOpenApi } from '../src/serve/openapi';
 import { listen } from '../src/serve/server';
 import { openSnapshot, Snapshot } from '../src/snapshot/open';
+import { appOptions } from '../test/helpers/app-options';
 
 const CLI = resolve(__dirname, '..', '..', 'bin', 'indexer-api');
 const argv = process.argv;
@@ -56,7 +57,7 @@ async function main(): Promise<void> {
     const next = openSnapshot(after);
     const rows = next.db.prepare('SELECT count(*) FROM richlist').pluck().get() as number;
     let cur: Snapshot = prev;
-    const app = createApp({ snapshots: { current: () => cur }, openapi: loadOpenApi(), options: { corsOrigin: '', logError: () => undefined } });
+    const app = createApp({ snapshots: { current: () => cur }, openapi: loadOpenApi(), options: appOptions({ corsOrigin: '', logError: () => undefined }) });
     const src = await listen(app, '127.0.0.1', 0);
     for (const mode of holders <= denomsUpTo ? ['no --denoms', '--denoms'] : ['no --denoms']) {
       const r = { holders, rows, mode, ms: [] as number[], refresh: [] as string[] };

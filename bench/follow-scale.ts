@@ -40,6 +40,7 @@ import { openSnapshot, Snapshot } from '../src/snapshot/open';
 import { startPostgres, type PgServer } from '../test/support/postgres';
 import { hideHistoryAbove, loadRollyticsDb, ROLLYTICS_HISTORY, truncateToMicros } from '../test/import/helpers/rollytics-pg';
 import { canonicalAddress } from '../src/lib/address';
+import { appOptions } from '../test/helpers/app-options';
 
 const CLI = resolve(__dirname, '..', '..', 'bin', 'indexer-api');
 const FROM = 398;
@@ -114,7 +115,7 @@ async function apiRuns(work: string, s: Size, runs: number, results: Result[]): 
   const rows = next.db.prepare('SELECT count(*) FROM richlist').pluck().get() as number;
   const nfts = next.db.prepare('SELECT count(*) FROM nfts').pluck().get() as number;
   let cur: Snapshot = prev;
-  const app = createApp({ snapshots: { current: () => cur }, openapi: loadOpenApi(), options: { corsOrigin: '', logError: () => undefined } });
+  const app = createApp({ snapshots: { current: () => cur }, openapi: loadOpenApi(), options: appOptions({ corsOrigin: '', logError: () => undefined }) });
   const src = await listen(app, '127.0.0.1', 0);
   try {
     for (const mode of ['no rich list', '--denoms']) {

@@ -20,6 +20,7 @@ import { runImport } from '../src/commands/import';
 import { loadOpenApi } from '../src/serve/openapi';
 import { listen } from '../src/serve/server';
 import { openSnapshot, Snapshot } from '../src/snapshot/open';
+import { appOptions } from '../test/helpers/app-options';
 
 const CLI = resolve(__dirname, '..', '..', 'bin', 'indexer-api');
 const argv = process.argv;
@@ -40,7 +41,7 @@ async function main(): Promise<void> {
     const h = full.meta.height;
     const txs = full.meta.countTxs;
     let cur: Snapshot = full;
-    const app = createApp({ snapshots: { current: () => cur }, openapi: loadOpenApi(), options: { corsOrigin: '', logError: () => undefined } });
+    const app = createApp({ snapshots: { current: () => cur }, openapi: loadOpenApi(), options: appOptions({ corsOrigin: '', logError: () => undefined }) });
     const src = await listen(app, '127.0.0.1', 0);
     const base = join(work, `replica-${txs}.sqlite`);
     const cut = join(work, `cut-${txs}.sqlite`);

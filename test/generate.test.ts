@@ -113,9 +113,6 @@ describe('generate', function () {
     const changed = rows.filter((r) => earlier.has(`${r.denom} ${r.account}`) && earlier.get(`${r.denom} ${r.account}`) !== r.amount);
     expect(changed.length, 'amounts that differ at the earlier height').to.be.greaterThan(0);
     expect(rows.filter((r) => !earlier.has(`${r.denom} ${r.account}`)).length, 'holders not there yet').to.be.greaterThan(0);
-    let error: Error | undefined;
-    await generateDump({ vm: 'wasm', out: join(root, 'holders-bad'), txs: 50, holders: -1 }).catch((e: Error) => { error = e; });
-    expect(error?.message).to.equal('holders must be a whole number ≥ 0, got -1');
   });
 
   it('--nfts: extra NFTs on every VM, spread over the collections at their creation, the same in a prefix chain', async () => {
@@ -146,9 +143,6 @@ describe('generate', function () {
       expect(kept.length, vm).to.be.greaterThan(0);
       for (const t of kept) expect(early.get(`${t.collection_addr} ${t.token_id}`)).to.equal(JSON.stringify(t));
     }
-    let error: Error | undefined;
-    await generateDump({ vm: 'wasm', out: join(root, 'nfts-bad'), txs: 50, nfts: 1.5 }).catch((e: Error) => { error = e; });
-    expect(error?.message).to.equal('nfts must be a whole number ≥ 0, got 1.5');
   });
 
   it('refuses a non-empty output directory unless forced, then replaces both dump forms', async () => {

@@ -77,12 +77,13 @@ export function finalizeDeterministic(loaded: string, out: string): void {
 }
 
 export async function runCut(o: CutOptions): Promise<ImportResult> {
-  const { ensureOutDir, runImport } = await import('./import-run');
+  const { ensureOutDir, importWith, resolveImport } = await import('./import-run');
+  const c = resolveImport(o);
   if ((o.fromSnapshot === undefined) === (o.fromApi === undefined)) throw new Error('a cut reads from one source: --from-api URL or --from-snapshot FILE');
   if (existsSync(o.out) && !o.force) throw new Error(`refusing to overwrite ${o.out} (pass --force to replace it)`);
   ensureOutDir(o.out);
   const facts = o.fromSnapshot !== undefined ? snapshotFacts(o.fromSnapshot) : undefined;
-  const prefix = facts?.prefix ?? o.bech32Prefix ?? 'init';
+  const prefix = facts?.prefix ?? c.bech32Prefix;
   const accounts = canonicalList('--accounts', o.accounts, prefix);
   const collections = canonicalList('--collections', o.collections ?? [], prefix);
   const range = o.fromHeight !== undefined || o.toHeight !== undefined ? ` heights ${o.fromHeight ?? 1}..${o.toHeight ?? 'latest'}` : '';
@@ -96,8 +97,8 @@ export async function runCut(o: CutOptions): Promise<ImportResult> {
   }
   const loaded = tempPathBeside(o.out);
   try {
-    const result = await runImport({
-      ...o, fromApi: server?.url ?? o.fromApi, bech32Prefix: prefix, out: loaded, force: true,
+    const result = await importWith({
+      ...c, fromApi: server?.url ?? o.fromApi, fromSnapshot: undefined, bech32Prefix: prefix, out: loaded, force: true,
       denoms: o.denoms?.length ? o.denoms : facts?.denoms ?? [],
       transform: (source) => cutSource(source, { accounts, collections, prefix, label }),
     });

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { CommandModule } from 'yargs';
-import { sourceOptionsOf, type SourceOptions } from '../sources/options';
+import { resolveHttp, sourceOptionsOf, type SourceOptions } from '../sources/options';
 import { createLogger, defaultLogFormat, type LogFormat } from '../http/log';
 import { openSnapshotFile } from '../snapshot/open';
 import { acquireWriterLock, type WriterLock } from '../snapshot/store';
@@ -17,6 +17,11 @@ import { FOLLOW_OPTIONS } from './options';
 /** `follow`'s options as the command line resolved them: every field filled, every check done (src/commands/options.ts). */
 export interface FollowOptions extends SourceOptions {
   db: string;
+  /** the crawl client's, with their defaults (SOURCE_OPTIONS) */
+  concurrency: number;
+  timeout: number;
+  statusVersion: string;
+  statusCommit: string;
   /** poll interval when caught up, ms (≥ 100, src/commands/numbers.ts) */
   interval: number;
   /** rich-list refresh interval, ms; 0: never */
@@ -68,7 +73,8 @@ export async function runFollow(o: FollowOptions): Promise<number> {
     snap.close();
     if (o.vmType !== undefined && o.vmType !== vmType) throw new Error(`--vm-type ${o.vmType} but ${o.db} is a ${vmType} snapshot`);
     if (o.bech32Prefix !== undefined && o.bech32Prefix !== prefix) throw new Error(`--bech32-prefix ${o.bech32Prefix} but ${o.db} uses ${prefix}`);
-    const source = openFollowSource({ ...sourceOptionsOf(o), vmType, bech32Prefix: prefix, db: o.db });
+    const source = openFollowSource({ ...sourceOptionsOf(o), vmType, bech32Prefix: prefix, db: o.db, http: resolveHttp(o),
+      statusVersion: o.statusVersion, statusCommit: o.statusCommit });
     const lock = new WriteLock();
     follower = new Follower({ db: o.db, source, intervalMs, batchBlocks: o.batchBlocks, maxBackoffMs, log, lock });
     const f = follower;

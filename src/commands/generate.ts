@@ -1,7 +1,7 @@
 import type { CommandModule } from 'yargs';
 import { choice, int, named } from './numbers';
 import { GenerateProgress, GenerateSummary, generateDump } from '../generate';
-import { DEMO_TXS, PRESETS, Preset, SCALE_TXS, VM_TYPES, VmType } from '../generate/params';
+import { DEMO_TXS, GENERATE_DEFAULTS, PRESETS, Preset, SCALE_TXS, VM_TYPES, VmType } from '../generate/params';
 
 export interface GenerateOptions {
   vm: VmType;
@@ -66,13 +66,13 @@ export const generateCommand: CommandModule<object, GenerateOptions> = {
     .options(named({
       'vm': choice({ choices: VM_TYPES, demandOption: true, describe: 'Rollup VM to simulate (required)' }),
       'out': { type: 'string', demandOption: true, describe: 'Dump directory to write (required; created if missing)' },
-      'preset': choice({ choices: PRESETS, default: 'demo' as Preset, describe: `Chain shape: demo (${DEMO_TXS} txs, ~400 blocks) or scale (${SCALE_TXS} txs, ~8 txs per block); default demo` }),
+      'preset': choice({ choices: PRESETS, default: GENERATE_DEFAULTS.preset, describe: `Chain shape: demo (${DEMO_TXS} txs, ~400 blocks) or scale (${SCALE_TXS} txs, ~8 txs per block); default demo` }),
       'txs': int({ min: 0 }, { defaultDescription: "the preset's", describe: `Number of txs, overriding the preset (default ${DEMO_TXS} for demo, ${SCALE_TXS} for scale)` }),
       'holders': int({ min: 0 }, { defaultDescription: "the preset's", describe: 'Rich-list holders per denom, on every VM (EVM: per ERC-20 contract; Wasm / Move: uinit, umin, uusdc); default: the preset\'s on EVM (400 demo, 100000 scale), none on Wasm / Move' }),
-      'nfts': int({ min: 0 }, { default: 0, describe: 'NFTs beyond those the txs mint, on every VM: spread over the collections, minted at each one\'s creation without a tx of their own (for size benches); default 0' }),
-      'seed': int({ min: Number.MIN_SAFE_INTEGER }, { default: 1, describe: 'PRNG seed; the same options always give byte-identical files (default 1)' }),
-      'gzip': { type: 'boolean', default: false, describe: 'Write NAME.ndjson.gz instead of NAME.ndjson (default false)' },
-      'force': { type: 'boolean', default: false, describe: 'Write into a non-empty --out, replacing its dump files (default false)' },
+      'nfts': int({ min: 0 }, { default: GENERATE_DEFAULTS.nfts, describe: 'NFTs beyond those the txs mint, on every VM: spread over the collections, minted at each one\'s creation without a tx of their own (for size benches); default 0' }),
+      'seed': int({ min: Number.MIN_SAFE_INTEGER }, { default: GENERATE_DEFAULTS.seed, describe: 'PRNG seed; the same options always give byte-identical files (default 1)' }),
+      'gzip': { type: 'boolean', default: GENERATE_DEFAULTS.gzip, describe: 'Write NAME.ndjson.gz instead of NAME.ndjson (default false)' },
+      'force': { type: 'boolean', default: GENERATE_DEFAULTS.force, describe: 'Write into a non-empty --out, replacing its dump files (default false)' },
       'quiet': { type: 'boolean', default: false, describe: 'No progress and no summary line (default false)' },
     }))
     .example('$0 generate --vm evm --out ./demo-evm', 'write the EVM demo chain to ./demo-evm')

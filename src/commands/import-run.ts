@@ -1,19 +1,21 @@
 import { existsSync, statSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { DumpError } from '../records/dump-error';
-import { loadRecords, VM_TYPES } from '../records/from-dump';
+import { loadRecords } from '../records/from-dump';
 import { dumpSource } from '../sources/dump';
 import { incrementalSource } from '../records/incremental';
 import { openApiSource } from '../sources/api';
 import { observeTotals } from '../sources/observe';
-import type { SourceOptions } from '../sources/options';
+import { resolveHttp, type SourceOptions } from '../sources/options';
+import type { HttpOptions } from '../sources/http';
 import { openPostgresSource } from '../sources/postgres';
 import { StageProgress } from '../records/progress';
 import { dumpErrorText, ImportSource } from '../records/source';
 import { BaseInfo, FileCheck, SnapshotWriter } from '../snapshot/writer';
 import { createLogger, defaultLogFormat, type LogFormat } from '../http/log';
 import { ProgressLines } from './progress';
-import { IMPORT_DEFAULTS } from '../lib/defaults';
+import { IMPORT_DEFAULTS, SOURCE_DEFAULTS } from '../lib/defaults';
 import { parseDuration } from '../lib/duration';
 import { openSnapshotFile } from '../snapshot/open';
 import { prepareTipQueries } from '../snapshot/queries/tip';
@@ -21,6 +23,11 @@ import { cleanStaleTemps, ensureParentDir, tempPathBeside } from '../snapshot/st
 
 export { cleanStaleTemps };
 
+/**
+ * `import`'s options as the command line gives them (every default and check applied by yargs,
+ * src/commands/options.ts), or as a programmatic caller does (`follow`'s first import, the
+ * fixture cut, tests): resolveImport fills what is unset, once.
+ */
 export interface ImportOptions extends SourceOptions {
   /** exactly one of fromDump / fromPostgres / fromApi */
   fromDump?: string;
@@ -38,7 +45,7 @@ export interface ImportOptions extends SourceOptions {
   fromHeight?: number;
   toHeight?: number;
   retries?: number;
-  /** --from-api: first retry delay in ms (default 250; tests use less) */
+  /** --from-api: first retry delay in ms (tests use less than HTTP_CLIENT_DEFAULTS') */
   backoffMs?: number;
   /** --accounts (a fixture cut, src/commands/cut.ts): its source and what it keeps */
   fromSnapshot?: string;
@@ -52,6 +59,51 @@ export interface ImportOptions extends SourceOptions {
   progressInterval?: number;
   /** exit status after SIGINT / SIGTERM (default 130 / 143; `follow`'s first import: 0) */
   signalExitCode?: number;
+}
+
+/** `import`'s settings, every one decided (resolveImport): below it no default is restated. */
+export interface ImportConfig extends Omit<ImportOptions,
+  'bech32Prefix' | 'statusVersion' | 'statusCommit' | 'concurrency' | 'rate' | 'timeout' | 'retries' | 'backoffMs' | 'parseThreads' | 'check' | 'logFormat' | 'progressInterval' | 'signalExitCode'> {
+  bech32Prefix: string;
+  statusVersion: string;
+  statusCommit: string;
+  /** the crawl client of --from-api and --rest-url */
+  http: HttpOptions;
+  parseThreads: number;
+  check: FileCheck;
+  logFormat: LogFormat;
+  /** ms */
+  progressInterval: number;
+  /** exit status after each signal */
+  signalExitCode: { SIGINT: number; SIGTERM: number };
+}
+
+/**
+ * The one resolve step of `import`: the options → the complete config. The checks a caller
+ * without the command line could get wrong are made here, and only here (the CLI's yargs
+ * tables check the numbers, the URL and the choices while parsing).
+ */
+export function resolveImport(o: ImportOptions): ImportConfig {
+  // a fixture cut (src/commands/cut.ts) reads --from-snapshot through an --from-api of its own
+  const given = [o.fromDump, o.fromPostgres, o.fromApi, o.fromSnapshot].filter((x) => x !== undefined).length;
+  if (given !== 1) throw new Error('name exactly one source: --from-dump DIR, --from-postgres DSN or --from-api URL');
+  const bech32Prefix = o.bech32Prefix ?? 'init';
+  // a dump names its own prefix (chain.json)
+  if (o.fromDump === undefined && !/^[a-z0-9]+$/.test(bech32Prefix)) throw new Error(`--bech32-prefix must be lower-case letters and digits, got ${JSON.stringify(bech32Prefix)}`);
+  return {
+    ...o,
+    bech32Prefix,
+    statusVersion: o.statusVersion ?? SOURCE_DEFAULTS.statusVersion,
+    statusCommit: o.statusCommit ?? SOURCE_DEFAULTS.statusCommit,
+    http: resolveHttp(o),
+    parseThreads: o.parseThreads ?? availableParallelism(),
+    // On a base, none: the base passed its check when it was built, the copy is byte-for-byte,
+    // and a check reads every page of the file (55 s of an 86 s update on the 1M-tx chain).
+    check: o.check ?? (o.base !== undefined ? 'none' : 'integrity'),
+    logFormat: o.logFormat ?? defaultLogFormat(process.stderr),
+    progressInterval: o.progressInterval ?? parseDuration(IMPORT_DEFAULTS.progressInterval, '--progress-interval'),
+    signalExitCode: { SIGINT: o.signalExitCode ?? 130, SIGTERM: o.signalExitCode ?? 143 },
+  };
 }
 
 export interface ImportResult {
@@ -77,23 +129,19 @@ export function ensureOutDir(out: string): void {
   ensureParentDir(out);
 }
 
-async function openSource(o: ImportOptions, progress: StageProgress): Promise<{ source: ImportSource; base?: BaseInfo }> {
-  const given = [o.fromDump, o.fromPostgres, o.fromApi].filter((x) => x !== undefined).length;
-  if (given !== 1) throw new Error('name exactly one source: --from-dump DIR, --from-postgres DSN or --from-api URL');
+async function openSource(o: ImportConfig, progress: StageProgress): Promise<{ source: ImportSource; base?: BaseInfo }> {
   let source: ImportSource;
   if (o.fromDump !== undefined) {
     // said here, in the option's words: the loader would report it as a bad record of the dump
     if (!isDirectory(o.fromDump)) throw new Error(`--from-dump ${o.fromDump}: ${existsSync(o.fromDump) ? 'not a directory' : 'no such directory'}`);
     source = { ...dumpSource(o.fromDump), lineBased: true, close: async () => undefined };
   } else {
-    const prefix = o.bech32Prefix ?? 'init';
-    if (!/^[a-z0-9]+$/.test(prefix)) throw new Error(`--bech32-prefix must be lower-case letters and digits, got ${JSON.stringify(prefix)}`);
-    if (o.vmType !== undefined && !VM_TYPES.includes(o.vmType)) throw new Error(`--vm-type must be one of ${VM_TYPES.join(', ')}`);
+    const prefix = o.bech32Prefix;
     if (o.fromPostgres !== undefined) {
       if (!o.vmType) throw new Error('--from-postgres needs --vm-type (move, wasm or evm): rollytics keeps it in its config, not in the database');
       source = await openPostgresSource({
         dsn: o.fromPostgres, vmType: o.vmType, prefix, chainId: o.chainId, validatorsFile: o.validators,
-        restUrl: o.restUrl, restHttp: { concurrency: o.concurrency, rate: o.rate, retries: o.retries, timeoutMs: o.timeout, backoffMs: o.backoffMs },
+        rest: o.restUrl === undefined ? undefined : { url: o.restUrl, http: o.http },
         denomContractsFile: o.denomContracts, statusVersion: o.statusVersion, statusCommit: o.statusCommit,
       });
     } else {
@@ -114,7 +162,7 @@ async function openSource(o: ImportOptions, progress: StageProgress): Promise<{ 
       }
       source = await openApiSource({
         url: o.fromApi as string, vmType: o.vmType, prefix, fromHeight, evmSequenceStart, previousBlockUs, toHeight: o.toHeight,
-        denoms: o.denoms ?? [], concurrency: o.concurrency, rate: o.rate, retries: o.retries, timeoutMs: o.timeout, backoffMs: o.backoffMs,
+        denoms: o.denoms ?? [], http: o.http,
         validatorsFile: o.validators, denomContractsFile: o.denomContracts, progress,
         stagingPath: tempPathBeside(o.out),
       });
@@ -140,16 +188,21 @@ async function openSource(o: ImportOptions, progress: StageProgress): Promise<{ 
  * temporary file left by a killed run is removed by the next run.
  */
 export async function runImport(o: ImportOptions): Promise<ImportResult> {
+  return importWith(resolveImport(o));
+}
+
+/** runImport on a resolved config (the command's handler resolves first: a bad option is named before any work). */
+export async function importWith(o: ImportConfig): Promise<ImportResult> {
   if (existsSync(o.out) && !o.force) throw new Error(`refusing to overwrite ${o.out} (pass --force to replace it)`);
   const started = process.hrtime.bigint();
   ensureOutDir(o.out);
   cleanStaleTemps(o.out);
   let source: ImportSource | undefined;
   const totals = (s: string): number | undefined => source?.total?.(s);
-  const logger = createLogger('info', (t) => { process.stderr.write(t); }, {}, o.logFormat ?? defaultLogFormat(process.stderr));
+  const logger = createLogger('info', (t) => { process.stderr.write(t); }, {}, o.logFormat);
   const progress = o.quiet || o.json ? new StageProgress(false)
     : process.stderr.isTTY === true ? new StageProgress(true, totals)
-      : new ProgressLines(logger, o.progressInterval ?? parseDuration(IMPORT_DEFAULTS.progressInterval, '--progress-interval'), totals);
+      : new ProgressLines(logger, o.progressInterval, totals);
   let writer: SnapshotWriter | undefined;
   const outExisted = existsSync(o.out);
   const abortWriter = (): void => {
@@ -161,7 +214,7 @@ export async function runImport(o: ImportOptions): Promise<ImportResult> {
     abortWriter();
     source?.dispose?.();
     process.stderr.write(`indexer-api import: interrupted by ${signal}; ${outExisted ? `${o.out} is unchanged` : `${o.out} was not written`} and the partial file was removed\n`);
-    process.exit(o.signalExitCode ?? (signal === 'SIGINT' ? 130 : 143));
+    process.exit(signal === 'SIGINT' ? o.signalExitCode.SIGINT : o.signalExitCode.SIGTERM);
   };
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);

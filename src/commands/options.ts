@@ -9,7 +9,7 @@ import type { Options } from 'yargs';
 import { DEMO_VMS } from '../serve/demo';
 import { LOG_FORMATS, LOG_LEVELS, type LogLevel } from '../http/log';
 import { parseBaseUrl } from '../http/url';
-import { FOLLOW_DEFAULTS, HTTP_CLIENT_DEFAULTS, IMPORT_DEFAULTS, SERVE_DEFAULTS } from '../lib/defaults';
+import { FOLLOW_DEFAULTS, HTTP_CLIENT_DEFAULTS, IMPORT_DEFAULTS, SERVE_DEFAULTS, SOURCE_DEFAULTS } from '../lib/defaults';
 import { VM_TYPES, type VmType } from '../lib/vm';
 import { choice, decimal, duration, httpUrl, int, named } from './numbers';
 
@@ -69,8 +69,8 @@ export const SOURCE_OPTIONS: Record<string, Options> = named({
   'validators': { type: 'string', describe: 'NDJSON file in validators.ndjson format: proposer monikers' },
   'rest-url': httpUrl({ describe: '--from-postgres without --validators: chain node REST URL; one GET /opinit/opchild/v1/validator/{proposer} per distinct proposer (404: fallback rendering)' }),
   'denom-contracts': { type: 'string', describe: 'EVM: NDJSON file in denom_contracts.ndjson format' },
-  'status-version': { type: 'string', defaultDescription: 'dev', describe: '--from-postgres: version /status reports (default dev)' },
-  'status-commit': { type: 'string', defaultDescription: 'unknown', describe: '--from-postgres: commit_hash /status reports (default unknown)' },
+  'status-version': { type: 'string', default: SOURCE_DEFAULTS.statusVersion, describe: '--from-postgres: version /status reports' },
+  'status-commit': { type: 'string', default: SOURCE_DEFAULTS.statusCommit, describe: '--from-postgres: commit_hash /status reports' },
   'denoms': { type: 'string', array: true, defaultDescription: 'none: no rich list is read', describe: '--from-api: rich-list denoms to read (repeat or comma-separate)' },
   'concurrency': int({ min: 1 }, { default: HTTP_CLIENT_DEFAULTS.concurrency, describe: '--from-api / --rest-url: requests in flight' }),
   'rate': decimal({ above: 0 }, { defaultDescription: 'no limit', describe: '--from-api / --rest-url: at most this many requests per second' }),

@@ -10,13 +10,13 @@ export interface PublishCommandOptions {
   keep: number;
   compress: Compression;
   quiet: boolean;
-  /** the progress lines on stderr (src/http/log.ts); default: text on a terminal, JSON otherwise */
-  logFormat?: LogFormat;
+  /** the progress lines on stderr (src/http/log.ts) */
+  logFormat: LogFormat;
 }
 
 export async function runPublish(o: PublishCommandOptions): Promise<PublishResult> {
   const started = Date.now();
-  const logger = createLogger('info', (t) => { process.stderr.write(t); }, {}, o.logFormat ?? defaultLogFormat(process.stderr));
+  const logger = createLogger('info', (t) => { process.stderr.write(t); }, {}, o.logFormat);
   try {
     return await publishSnapshot({
       db: o.db, to: o.to, keep: o.keep, compress: o.compress,
@@ -35,7 +35,7 @@ function describeResult(r: PublishResult, to: string): string {
     + `manifest.json updated${r.removed.length ? `; removed ${r.removed.join(', ')}` : ''}`;
 }
 
-export const publishCommand: CommandModule<object, PublishCommandOptions> = {
+export const publishCommand: CommandModule<object, Omit<PublishCommandOptions, 'logFormat'> & { logFormat?: LogFormat }> = {
   command: 'publish',
   describe: 'Copy a snapshot into a directory for replicas to pull (content-addressed file + manifest.json)',
   builder: (y) => y
@@ -49,7 +49,8 @@ export const publishCommand: CommandModule<object, PublishCommandOptions> = {
     .option('quiet', { type: 'boolean', default: false, describe: 'No progress lines on stderr' })
     .example('$0 publish --db chain.sqlite --to /srv/snapshots', 'then: serve --pull http://origin/snapshots/manifest.json --db local.sqlite') as never,
   handler: async (argv) => {
-    const r = await runPublish(argv);
+    // resolved here, once: unset, text on a terminal and JSON otherwise
+    const r = await runPublish({ ...argv, logFormat: argv.logFormat ?? defaultLogFormat(process.stderr) });
     process.stdout.write(`${describeResult(r, argv.to)}\n`);
   },
 };

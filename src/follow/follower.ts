@@ -12,6 +12,7 @@
  * - A failing source: one log line per failure, the step retried with exponential backoff.
  */
 import { existsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import type Database from 'better-sqlite3';
 import { DumpError } from '../records/dump-error';
 import { loadRecords } from '../records/from-dump';
@@ -204,7 +205,7 @@ export class Follower {
       const baseMs = lap();
       const progress = new StageProgress(false, () => undefined);
       // Parser threads pay for their start-up only on big batches (catching up).
-      const summary = await loadRecords(records, writer, progress, { parseThreads: to - from < 500 ? 0 : undefined });
+      const summary = await loadRecords(records, writer, progress, { parseThreads: to - from < 500 ? 0 : availableParallelism() });
       const loadMs = lap();
       const partial = records.partialKinds?.() ?? new Set<string>();
       const complete = records.completeCollections?.() ?? new Set<string>();

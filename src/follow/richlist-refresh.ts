@@ -24,7 +24,6 @@
  */
 import { canonicalAddress } from '../lib/address';
 import { amountKey, isAmount } from '../lib/amount';
-import { FOLLOW_DEFAULTS } from '../lib/defaults';
 import type { VmType } from '../lib/vm';
 import {
   BUILD_PASSES, dropRichListLeftovers, RichListBuild, richListHeight, RichListStaging, writeRichListInPlace,
@@ -92,19 +91,15 @@ export interface RefresherOptions {
   prefix: string;
   lock: WriteLock;
   log: (line: string) => void;
-  /** more changed rows than this: built beside and swapped in (default SWAP_ROWS) */
-  swapRows?: number;
-  /** rows per chunk of the diff and of a build beside (default CHUNK_ROWS) */
-  chunkRows?: number;
+  /** more changed rows than this: built beside and swapped in (follow --richlist-swap-rows) */
+  swapRows: number;
+  /** rows per chunk of the diff and of a build beside (follow --richlist-chunk-rows) */
+  chunkRows: number;
   /** the longest wait between retries of a failing refresh */
   maxBackoffMs: number;
   /** test hook: called between the chunks of a build beside */
   onChunk?: (what: string) => void;
 }
-
-/** Changed rows written in place in one transaction, at most (≈ a few tens of ms). */
-export const SWAP_ROWS: number = FOLLOW_DEFAULTS.richlistSwapRows;
-export const CHUNK_ROWS: number = FOLLOW_DEFAULTS.richlistChunkRows;
 
 const yieldToLoop = (): Promise<void> => new Promise((r) => setImmediate(r));
 
@@ -114,8 +109,8 @@ export class RichListRefresher {
   private readonly chunkRows: number;
 
   constructor(private readonly o: RefresherOptions) {
-    this.swapRows = o.swapRows ?? SWAP_ROWS;
-    this.chunkRows = o.chunkRows ?? CHUNK_ROWS;
+    this.swapRows = o.swapRows;
+    this.chunkRows = o.chunkRows;
     this.state.height = richListHeight(o.db);
   }
 

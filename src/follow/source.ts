@@ -6,11 +6,10 @@
  */
 import type { VmType } from '../records/from-dump';
 import { openApiSource, readCollectionStates, readDenomContracts, readRichList } from '../sources/api';
-import { HttpClient } from '../sources/http';
+import { HttpClient, type HttpOptions } from '../sources/http';
 import { openPostgresSource, postgresHead, readPostgresCollections, readPostgresRichList } from '../sources/postgres';
 import type { SourceOptions } from '../sources/options';
 import { ImportSource, NftStateProbe, redactDsn } from '../records/source';
-import { HTTP_CLIENT_DEFAULTS } from '../lib/defaults';
 import type { Tip } from '../snapshot/queries/tip';
 import { tempPathBeside } from '../snapshot/store';
 import type { RichListReader } from './richlist-refresh';
@@ -25,6 +24,14 @@ export interface FollowSourceOptions extends SourceOptions {
   bech32Prefix: string;
   /** the snapshot file: crawl staging files go beside it (cleaned like an import's temporaries) */
   db: string;
+  /**
+   * the crawl client's settings, resolved (src/sources/options.ts resolveHttp); its retries are
+   * not used: the follower retries the whole step with backoff and logs each failure
+   */
+  http: HttpOptions;
+  /** --from-postgres: what /status reports (with their defaults, SOURCE_OPTIONS) */
+  statusVersion: string;
+  statusCommit: string;
 }
 
 export interface FollowSource {
@@ -51,11 +58,15 @@ export interface FollowSource {
   close(): Promise<void>;
 }
 
+/** The follower retries the whole step with backoff and logs each failure: no retries below it. */
+function noRetries(http: HttpOptions): HttpOptions {
+  return { ...http, retries: 0 };
+}
+
 function apiSource(o: FollowSourceOptions & { fromApi: string }): FollowSource {
   const base = o.fromApi.replace(/\/+$/, '');
-  if (!/^https?:\/\//.test(base)) throw new Error(`--from-api must be an http(s) URL, got ${JSON.stringify(o.fromApi)}`);
-  // No retries here: the follower retries the whole step with backoff and logs each failure.
-  const http = new HttpClient(base, { concurrency: 1, retries: 0, timeoutMs: o.timeout ?? HTTP_CLIENT_DEFAULTS.timeoutMs });
+  // One request at a time, unpaced: /status and one block, each poll.
+  const http = new HttpClient(base, { ...noRetries(o.http), concurrency: 1, rate: undefined });
   const json = async <T>(path: string): Promise<T> => {
     const text = await http.get(path);
     try { return JSON.parse(text) as T; } catch { throw new Error(`GET ${base}${path}: not JSON`); }
@@ -91,7 +102,7 @@ function apiSource(o: FollowSourceOptions & { fromApi: string }): FollowSource {
         url: base, vmType: o.vmType, prefix: o.bech32Prefix, fromHeight: from, toHeight: to,
         evmSequenceStart: { txs: tip.evmTxs, internal: tip.evmInternalTxs }, txSequenceAfter: tip.txs,
         previousBlockUs: tip.height > 0 ? tip.timeUs : undefined,
-        denoms: [], withoutRichList: true, concurrency: o.concurrency, rate: o.rate, retries: 0, timeoutMs: o.timeout,
+        denoms: [], withoutRichList: true, http: noRetries(o.http),
         validatorsFile: o.validators, denomContractsFile: o.denomContracts, linkTokensSince: from,
         stagingPath: tempPathBeside(o.db),
       });
@@ -107,8 +118,8 @@ function apiSource(o: FollowSourceOptions & { fromApi: string }): FollowSource {
  * never mixes two states of the source.
  */
 function apiRichList(o: FollowSourceOptions, base: string): RichListReader {
-  const http = new HttpClient(base, { concurrency: o.concurrency, rate: o.rate, retries: 0, timeoutMs: o.timeout ?? HTTP_CLIENT_DEFAULTS.timeoutMs });
-  const concurrency = Math.max(1, Math.floor(o.concurrency ?? HTTP_CLIENT_DEFAULTS.concurrency));
+  const http = new HttpClient(base, noRetries(o.http));
+  const concurrency = o.http.concurrency;
   const richHeight = async (): Promise<number> => {
     let s: { rich_list_height?: unknown };
     try { s = JSON.parse(await http.get('/status')) as typeof s; } catch (e) {
@@ -154,7 +165,7 @@ function postgresSource(o: FollowSourceOptions & { fromPostgres: string }): Foll
       return openPostgresSource({
         nftChangesSince: { height: from, ours, recheck },
         dsn: o.fromPostgres, vmType: o.vmType, prefix: o.bech32Prefix, chainId: o.chainId, validatorsFile: o.validators,
-        restUrl: o.restUrl, restHttp: { concurrency: o.concurrency, rate: o.rate, retries: 0, timeoutMs: o.timeout },
+        rest: o.restUrl === undefined ? undefined : { url: o.restUrl, http: noRetries(o.http) },
         denomContractsFile: o.denomContracts, statusVersion: o.statusVersion, statusCommit: o.statusCommit,
         fromHeight: from, toHeight: to, withoutRichList: true,
       });

@@ -6,7 +6,7 @@ import { EvmVm } from './evm';
 import { EvmRecorder } from './evm-receipts';
 import { MoveVm } from './move';
 import { NftBook } from './nft';
-import { DEMO_COMMIT, DEMO_SOURCE, Preset, VmType, resolveParams } from './params';
+import { DEMO_COMMIT, DEMO_SOURCE, GENERATE_DEFAULTS, Preset, VmType, resolveParams } from './params';
 import { Prng } from './prng';
 import { writeRichList } from './richlist';
 import { buildTx } from './tx';
@@ -72,21 +72,19 @@ export interface GenerateSummary {
  * are held in memory.
  */
 export async function generateDump(opts: GenerateDumpOptions): Promise<GenerateSummary> {
-  const seed = opts.seed ?? 1;
-  const preset = opts.preset ?? 'demo';
+  // generate's one resolve step, for the command and for code alike (the command's table shows the same defaults)
+  const seed = opts.seed ?? GENERATE_DEFAULTS.seed;
+  const preset = opts.preset ?? GENERATE_DEFAULTS.preset;
+  const nfts = opts.nfts ?? GENERATE_DEFAULTS.nfts;
+  const gzip = opts.gzip ?? GENERATE_DEFAULTS.gzip;
+  const force = opts.force ?? GENERATE_DEFAULTS.force;
   const p = resolveParams(opts.vm, preset, opts.txs, seed);
   const last = Math.min(p.blocks, opts.untilHeight ?? p.blocks);
   if (!Number.isSafeInteger(last) || last < 1) throw new Error(`untilHeight must be a whole number ≥ 1, got ${opts.untilHeight}`);
-  if (opts.holders !== undefined && (!Number.isSafeInteger(opts.holders) || opts.holders < 0)) {
-    throw new Error(`holders must be a whole number ≥ 0, got ${opts.holders}`);
-  }
   const holders = opts.holders ?? (p.vm === 'evm' ? p.richHolders : 0);
-  if (opts.nfts !== undefined && (!Number.isSafeInteger(opts.nfts) || opts.nfts < 0)) {
-    throw new Error(`nfts must be a whole number ≥ 0, got ${opts.nfts}`);
-  }
   const stream = (name: string) => new Prng(`indexer-api/generate/${p.vm}/${preset}/${seed}/${name}`);
-  prepareOutputDir(opts.out, opts.force ?? false);
-  const out = new DumpWriter(opts.out, opts.gzip ?? false);
+  prepareOutputDir(opts.out, force);
+  const out = new DumpWriter(opts.out, gzip);
 
   const validators = createValidators(p, stream('validators'));
   const pop = new Population(p, stream('accounts'));
@@ -173,7 +171,7 @@ export async function generateDump(opts: GenerateDumpOptions): Promise<GenerateS
       if (++tokens % 4096 === 0) await out.flush();
     }
   }
-  for (const token of book.extraTokens(opts.nfts ?? 0, pop.accounts, seed)) {
+  for (const token of book.extraTokens(nfts, pop.accounts, seed)) {
     out.file('tokens').writeObject(book.tokenRecord(token));
     if (++tokens % 4096 === 0) await out.flush();
   }

@@ -5,6 +5,9 @@ export type Preset = 'demo' | 'scale';
 
 export const PRESETS: readonly Preset[] = ['demo', 'scale'];
 
+/** `generate`'s defaults, declared once: its option table shows them, generateDump applies them. */
+export const GENERATE_DEFAULTS = { preset: 'demo' as Preset, seed: 1, nfts: 0, gzip: false, force: false };
+
 /** Everything that shapes a generated chain; a pure function of (vm, preset, txs, seed). */
 export interface ChainParams {
   vm: VmType;

@@ -51,6 +51,14 @@ export const HTTP_CLIENT_DEFAULTS = {
   retries: 5,
   /** per-request timeout, ms */
   timeoutMs: 30_000,
+  /** first retry delay, ms (doubled per retry); not an option: tests pass less */
+  backoffMs: 250,
+} as const;
+
+/** A source's options (`import`, `follow`): what /status reports of a PostgreSQL source (rollytics keeps these in its build). */
+export const SOURCE_DEFAULTS = {
+  statusVersion: 'dev',
+  statusCommit: 'unknown',
 } as const;
 
 /** `follow`: the poll loop and its metrics listener. */

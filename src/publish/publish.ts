@@ -21,7 +21,7 @@ export type Compression = 'auto' | 'gzip' | 'none';
 export interface PublishOptions {
   db: string;
   to: string;
-  /** data files kept in DIR, the current one included (default 3) */
+  /** data files kept in DIR, the current one included (≥ 1: checked by the command's option table) */
   keep: number;
   /** auto: gzip when it saves at least AUTO_GZIP_MIN_SAVING of the bytes */
   compress: Compression;
@@ -41,7 +41,6 @@ export interface PublishResult {
 export const AUTO_GZIP_MIN_SAVING = 0.1;
 
 export async function publishSnapshot(o: PublishOptions): Promise<PublishResult> {
-  if (!Number.isSafeInteger(o.keep) || o.keep < 1) throw new Error(`--keep must be a whole number ≥ 1, got ${o.keep}`);
   // Refuses (with the open check's one line) anything `serve` would refuse.
   const snapshot = openSnapshotFile(o.db);
   const meta = snapshot.meta;

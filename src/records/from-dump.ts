@@ -1,4 +1,3 @@
-import { availableParallelism } from 'node:os';
 import { amountKey, isAmount } from '../lib/amount';
 import { toBech32, toHex0x } from '../lib/address';
 import { normalizeName } from '../lib/normalize';
@@ -67,8 +66,8 @@ export interface RecordSource {
 }
 
 export interface LoadOptions {
-  /** threads parsing txs besides the loader's (0: parse inline); default: one per CPU */
-  parseThreads?: number;
+  /** threads parsing txs besides the loader's (0: parse inline) */
+  parseThreads: number;
 }
 
 /** What the stages of an import share: the chain's meta and what later kinds are checked against. */
@@ -298,7 +297,7 @@ const STAGES: readonly Stage[] = [
     // parsed on threads (parse/); its own loop
     name: 'txs',
     async load(s) {
-      s.counts.txs = await loadTxs(s.source, s.meta.prefix, s.blocks, s.writer, s.progress, s.options.parseThreads ?? availableParallelism());
+      s.counts.txs = await loadTxs(s.source, s.meta.prefix, s.blocks, s.writer, s.progress, s.options.parseThreads);
       for (const [height, b] of s.blocks) {
         if (b.seen !== b.txCount) {
           throw new DumpError('blocks.ndjson', b.line, 'tx_count', `block ${height} says ${b.txCount} txs, txs.ndjson has ${b.seen}`);
@@ -419,7 +418,7 @@ const STAGES: readonly Stage[] = [
  * order. Throws DumpError naming file:line:field on the first bad one.
  */
 export async function loadRecords(source: RecordSource, writer: SnapshotWriter, progress: ImportProgress,
-  options: LoadOptions = {}): Promise<ImportSummary> {
+  options: LoadOptions): Promise<ImportSummary> {
   const s = new LoadState(source, writer, progress, options);
   for (const stage of STAGES) await stage.load(s);
   const m = s.meta;

@@ -8,7 +8,6 @@ import { varyOnEncoding } from '../http/encoding';
 import { cachedFront } from '../http/front';
 import { errorMiddleware, GRPC, sendError, shown, UnavailableError } from '../http/errors';
 import { urlLengthLimit, urlTooLong } from '../http/limits';
-import { SERVE_DEFAULTS } from '../lib/defaults';
 import { errorFields, Logger, silentLogger } from '../http/log';
 import { ObserveRequest, requestObserver } from '../http/observe';
 import { createMetrics, Metrics, opsRouter, ReadinessInputs, routeOf } from '../http/ops';
@@ -42,19 +41,19 @@ export interface AppOptions {
   /** CORS origins: `*`, a comma-separated list (with `*.domain` patterns), or '' for none */
   corsOrigin: string;
   /** check every response against openapi.yaml (tests) */
-  validateResponses?: boolean;
+  validateResponses: boolean;
   /** where server faults are reported (never to the client); default: the logger, else stderr */
   logError?: (err: unknown) => void;
-  /** ETag / Cache-Control max-age of a 200, seconds (default 1) */
-  cacheMaxAge?: number;
-  /** request targets longer than this get a 414 (default SERVE_DEFAULTS.maxUrlLength) */
-  maxUrlLength?: number;
+  /** ETag / Cache-Control max-age of a 200, seconds */
+  cacheMaxAge: number;
+  /** request targets longer than this get a 414 */
+  maxUrlLength: number;
   /** true once shutdown began: /ready answers 503 and connections are closed after each response */
   draining?: () => boolean;
   /** why /ready must answer 503 although a snapshot is loaded (e.g. its start-up check is running) */
   notReady?: () => string | undefined;
-  /** serve the built-in explorer at / and its pages (src/explorer; default off here, on in `serve`) */
-  explorer?: boolean;
+  /** serve the built-in explorer at / and its pages (src/explorer) */
+  explorer: boolean;
   /** serve --max-lag-s: /ready answers 503 with this reason (src/serve/live.ts staleness) */
   stale?: (s: Snapshot) => string | undefined;
   /** requests slower than this get a 'slow request' warn line, ms (default: none) */
@@ -63,7 +62,7 @@ export interface AppOptions {
    * serve --base-url, in parseBaseUrl's form (src/http/url.ts: `/minimove-1`, '' = the root):
    * everything answers under this prefix, and a request outside it gets the JSON 404
    */
-  baseUrl?: string;
+  baseUrl: string;
 }
 
 /** What createApp reports to and shares with the server around it; all optional. */
@@ -154,7 +153,7 @@ function buildApp({ snapshots, openapi, options, logger = silentLogger, metrics,
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
-  app.locals.validateResponses = options.validateResponses ?? false;
+  app.locals.validateResponses = options.validateResponses;
   const logError = options.logError ?? (logger === silentLogger
     ? (err: unknown): void => { console.error(err); }
     : (err: unknown): void => { logger.error('request failed', errorFields(err)); });
@@ -162,8 +161,8 @@ function buildApp({ snapshots, openapi, options, logger = silentLogger, metrics,
   const current = (): Snapshot | undefined => snapshots.current();
   const ops = metrics ?? createMetrics(current, responseCache);
   const observe = requestObserver(logger, ops, options.slowRequestMs);
-  app.use(varyOnEncoding, observeRequests(observe, draining), urlLengthLimit(options.maxUrlLength ?? SERVE_DEFAULTS.maxUrlLength));
-  const base = options.baseUrl ?? '';
+  app.use(varyOnEncoding, observeRequests(observe, draining), urlLengthLimit(options.maxUrlLength));
+  const base = options.baseUrl;
   app.use(normalizeRequestUrl, headAsGet, cors(options.corsOrigin));
   if (base !== '') app.use(notUnderBase(base));
   app.use(opsRouter({ ...readinessInputs(snapshots, options), metrics: ops }));
@@ -172,16 +171,16 @@ function buildApp({ snapshots, openapi, options, logger = silentLogger, metrics,
   app.use(swaggerRouter(JSON.stringify(base === '' ? openapi : { ...openapi, servers: [{ url: base }] }), base));
   if (options.explorer) app.use(explorerRouter(base));
   app.use(takeSnapshot(snapshots), evmUnavailable());
-  app.use(httpCaching(options.cacheMaxAge ?? SERVE_DEFAULTS.cacheMaxAge, responseCache));
+  app.use(httpCaching(options.cacheMaxAge, responseCache));
   // $refs inlined: same constraints, much less start-up work (src/serve/openapi.ts)
-  const apiSpec = validatorDocument(openapi, options.validateResponses ?? false);
+  const apiSpec = validatorDocument(openapi, options.validateResponses);
   app.use(rollyticsQuery(arrayQueryParameters(apiSpec)), decodablePath(Object.keys((apiSpec as { paths?: object }).paths ?? {})));
   // Every request is validated (no memo: a validated URL must still be checked for its method).
   // The validator's route matcher cache and lazy meta-schema come from patches/ (patch-package).
   app.use(OpenApiValidator.middleware({
     apiSpec: apiSpec as never,
     validateRequests: { coerceTypes: true, allowUnknownQueryParameters: true },
-    validateResponses: options.validateResponses ?? false,
+    validateResponses: options.validateResponses,
     validateApiSpec: false,
     useRequestUrl: true,
   }) as RequestHandler[]);
@@ -204,12 +203,12 @@ function buildApp({ snapshots, openapi, options, logger = silentLogger, metrics,
 export function createRequestListener(args: AppArgs): RequestListener {
   const { app, observe } = buildApp(args);
   const { responseCache, options, snapshots } = args;
-  const maxUrlLength = options.maxUrlLength ?? SERVE_DEFAULTS.maxUrlLength;
+  const { maxUrlLength } = options;
   const inner: RequestListener = !responseCache ? app : cachedFront(app, {
     cache: responseCache, snapshots, cors: corsHeaders(options.corsOrigin), maxUrlLength,
     draining: options.draining ?? ((): boolean => false), observe,
   });
-  const base = options.baseUrl ?? '';
+  const base = options.baseUrl;
   return base === '' ? inner : cutBase(base, inner, app, maxUrlLength);
 }
 

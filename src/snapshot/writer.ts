@@ -53,12 +53,7 @@ export type FileCheck = 'integrity' | 'quick' | 'none';
 export interface WriterOptions {
   /** report a finalize step (for progress output) */
   onStep?: (step: string) => void;
-  /**
-   * default: `integrity` for a new snapshot; `none` on top of a base — the base passed its
-   * check when it was built, the copy is byte-for-byte, and a check reads every page of the
-   * file (55 s of an 86 s update on the 1M-tx chain), which would make an update cost what the
-   * whole file costs instead of what the new data costs
-   */
+  /** the check of the finished file (create / extend; decided by import's resolveImport) */
   check?: FileCheck;
 }
 
@@ -193,12 +188,12 @@ export class SnapshotWriter {
     bringWireFormatCurrent(this.db);
   }
 
-  static create(target: string, opts: WriterOptions = {}): SnapshotWriter {
+  static create(target: string, opts: WriterOptions & { check: FileCheck }): SnapshotWriter {
     return new SnapshotWriter(target, opts, 'create');
   }
 
   /** A writer on a copy of the base snapshot `base.file`, for the heights after it. */
-  static extend(base: BaseInfo, target: string, opts: WriterOptions = {}): SnapshotWriter {
+  static extend(base: BaseInfo, target: string, opts: WriterOptions & { check: FileCheck }): SnapshotWriter {
     return new SnapshotWriter(target, opts, 'extend', base);
   }
 
@@ -621,8 +616,8 @@ export class SnapshotWriter {
     if (!this.base) db.exec('ANALYZE');
     // On a base: its statistics stand unless a table grew or shrank enough for SQLite to redo them.
     else db.exec('PRAGMA analysis_limit = 1000; PRAGMA optimize = 0x10002;');
-    const mode = this.opts.check ?? (this.base ? 'none' : 'integrity');
-    if (mode !== 'none') {
+    const mode = this.opts.check;
+    if (mode !== undefined && mode !== 'none') {
       step('integrity check');
       const check = db.pragma(mode === 'quick' ? 'quick_check' : 'integrity_check', { simple: true });
       if (check !== 'ok') throw new Error(`integrity check of the new snapshot failed: ${String(check)}`);

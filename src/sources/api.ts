@@ -67,14 +67,13 @@ import { openStore } from '../snapshot/store';
 import type { ImportProgress, VmType } from '../records/from-dump';
 import { NdjsonLine } from '../records/ndjson';
 import { rawMembers } from '../lib/raw-json';
-import { HttpClient, HttpError, forEachConcurrent } from './http';
+import { HttpClient, HttpError, HttpOptions, forEachConcurrent } from './http';
 import { rawElements } from './raw';
 import { ImportSource, ndjsonFile, NftChangesSince, record } from '../records/source';
 import type { CollectionState } from '../snapshot/queries/nft-state';
 import { AccountDeriver, nftKeysOfEvents } from '../records/derive';
 import { canonicalAddress } from '../lib/address';
 import { STATUS_EXTENSIONS, type StatusExtension } from '../wire/status';
-import { HTTP_CLIENT_DEFAULTS } from '../lib/defaults';
 
 export interface ApiSourceOptions {
   url: string;
@@ -101,17 +100,13 @@ export interface ApiSourceOptions {
   denoms: string[];
   /** rows per page of the lists crawled by next_key (collections, tokens, rich lists); default 1000 */
   listPage?: number;
-  concurrency?: number;
-  rate?: number;
-  retries?: number;
-  timeoutMs?: number;
+  /** the crawl client's settings, resolved (src/sources/options.ts resolveHttp) */
+  http: HttpOptions;
   validatorsFile?: string;
   denomContractsFile?: string;
   /** staging file (default: a temporary file in the OS temp dir) */
   stagingPath?: string;
   progress?: ImportProgress;
-  /** for tests: first backoff step in ms */
-  backoffMs?: number;
   /**
    * Wasm / EVM: crawl the tx history of the tokens whose height (last mint / transfer /
    * mutation, rollytics' nft.height) is at least this, not of every live token. A tx of
@@ -196,9 +191,8 @@ const STAGING_SQL = `
 /** Crawls the API into a staging file, then serves the records from there. */
 export async function openApiSource(o: ApiSourceOptions): Promise<ImportSource> {
   const base = o.url.replace(/\/+$/, '');
-  if (!/^https?:\/\//.test(base)) throw new Error(`--from-api must be an http(s) URL, got ${JSON.stringify(o.url)}`);
-  const http = new HttpClient(base, { concurrency: o.concurrency, rate: o.rate, retries: o.retries, timeoutMs: o.timeoutMs, backoffMs: o.backoffMs });
-  const concurrency = Math.max(1, Math.floor(o.concurrency ?? HTTP_CLIENT_DEFAULTS.concurrency));
+  const http = new HttpClient(base, o.http);
+  const concurrency = o.http.concurrency;
   const stagingPath = o.stagingPath ?? join(tmpdir(), `indexer-api-crawl-${process.pid}-${randomBytes(4).toString('hex')}`);
   const db: Database.Database = openStore(stagingPath, 'scratch');
   const dispose = (): void => {
@@ -265,12 +259,16 @@ async function crawlInto(db: Database.Database, http: HttpClient, concurrency: n
   return { status, vmType, from, to, denomContracts, changedTokensOnly, fullNftReason, completeCollections };
 }
 
-/** The crawled heights: --from-height..--to-height (default: 1 to the API's height), checked. */
+/**
+ * The crawled heights: --from-height..--to-height (default: 1 to the API's height). Each was
+ * checked while yargs parsed (a whole number ≥ 1, and --to-height not below --from-height when
+ * both are given); what is left to check depends on the source: a default end (its height) or a
+ * default start (the base's next height) may leave nothing to crawl, or go beyond the source.
+ */
 function heightRange(o: ApiSourceOptions, status: Status): { from: number; to: number } {
   const from = o.fromHeight ?? 1;
   const to = o.toHeight ?? status.height;
-  if (!Number.isSafeInteger(from) || from < 1) throw new Error(`--from-height must be an integer ≥ 1, got ${from}`);
-  if (!Number.isSafeInteger(to) || to < from) throw new Error(`--to-height must be an integer ≥ --from-height (${from}), got ${to}`);
+  if (to < from) throw new Error(`--to-height must be an integer ≥ --from-height (${from}), got ${to}`);
   if (to > status.height) throw new Error(`--to-height ${to} is above the API's height ${status.height}`);
   return { from, to };
 }

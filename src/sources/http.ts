@@ -3,19 +3,22 @@
  * per-request timeouts and retries with exponential backoff (and jitter) on 5xx, 429, timeouts
  * and network errors. Any other non-200 answer fails at once, naming the URL.
  */
-import { HTTP_CLIENT_DEFAULTS } from '../lib/defaults';
 
+/**
+ * The client's settings, every one decided: resolved once from the command's options
+ * (resolveHttp in src/sources/options.ts, over HTTP_CLIENT_DEFAULTS), checked there or by yargs.
+ */
 export interface HttpOptions {
-  /** requests in flight (default 4) */
-  concurrency?: number;
-  /** requests started per second at most (default unlimited) */
-  rate?: number;
-  /** retries after the first attempt (default 5) */
-  retries?: number;
-  /** per attempt, including reading the body (default 30 s) */
-  timeoutMs?: number;
-  /** first backoff step (default 250 ms; doubled per retry, capped at 10 s) */
-  backoffMs?: number;
+  /** requests in flight, ≥ 1 */
+  concurrency: number;
+  /** requests started per second at most; undefined: no limit */
+  rate: number | undefined;
+  /** retries after the first attempt */
+  retries: number;
+  /** per attempt, including reading the body */
+  timeoutMs: number;
+  /** first backoff step (doubled per retry, capped at 10 s) */
+  backoffMs: number;
 }
 
 export class HttpError extends Error {
@@ -52,12 +55,12 @@ export class HttpClient {
   private readonly timeoutMs: number;
   private readonly backoffMs: number;
 
-  constructor(readonly base: string, o: HttpOptions = {}) {
-    this.concurrency = Math.max(1, Math.floor(o.concurrency ?? HTTP_CLIENT_DEFAULTS.concurrency));
-    this.interval = o.rate && o.rate > 0 ? 1000 / o.rate : 0;
-    this.retries = Math.max(0, Math.floor(o.retries ?? HTTP_CLIENT_DEFAULTS.retries));
-    this.timeoutMs = o.timeoutMs ?? HTTP_CLIENT_DEFAULTS.timeoutMs;
-    this.backoffMs = o.backoffMs ?? 250;
+  constructor(readonly base: string, o: HttpOptions) {
+    this.concurrency = o.concurrency;
+    this.interval = o.rate === undefined ? 0 : 1000 / o.rate;
+    this.retries = o.retries;
+    this.timeoutMs = o.timeoutMs;
+    this.backoffMs = o.backoffMs;
   }
 
   private async slot(): Promise<void> {

@@ -10,7 +10,6 @@
  * retries on 5xx / 429 / timeouts — or an answer without the two fields stops the import,
  * naming the URL.
  */
-import { HTTP_CLIENT_DEFAULTS } from '../lib/defaults';
 import { NdjsonLine } from '../records/ndjson';
 import { forEachConcurrent, HttpClient, HttpError, HttpOptions } from './http';
 import { record } from '../records/source';
@@ -22,11 +21,11 @@ export interface RestLookupResult {
   unknown: string[];
 }
 
-export async function validatorsFromRest(restUrl: string, proposers: string[], o: HttpOptions = {}): Promise<RestLookupResult> {
+export async function validatorsFromRest(restUrl: string, proposers: string[], o: HttpOptions): Promise<RestLookupResult> {
   const http = new HttpClient(restUrl, o);
   const found = new Map<string, NdjsonLine>();
   const unknown: string[] = [];
-  await forEachConcurrent(proposers, o.concurrency ?? HTTP_CLIENT_DEFAULTS.concurrency, async (proposer) => {
+  await forEachConcurrent(proposers, o.concurrency, async (proposer) => {
     const path = `/opinit/opchild/v1/validator/${encodeURIComponent(proposer)}`;
     let body: string;
     try {

@@ -3,7 +3,9 @@
  * once (their yargs table is SOURCE_OPTIONS in src/commands/options.ts). `follow` builds a
  * missing snapshot with an ordinary import of the same source, so it hands these on whole.
  */
+import { HTTP_CLIENT_DEFAULTS } from '../lib/defaults';
 import type { VmType } from '../lib/vm';
+import type { HttpOptions } from './http';
 
 export interface SourceOptions {
   /** exactly one of fromPostgres / fromApi (import also takes a dump directory) */
@@ -43,4 +45,16 @@ export function sourceOptionsOf(o: SourceOptions): SourceOptions {
   const out: Record<string, unknown> = {};
   for (const k of Object.keys(SOURCE_KEYS) as (keyof SourceOptions)[]) if (o[k] !== undefined) out[k] = o[k];
   return out as SourceOptions;
+}
+
+/**
+ * The crawl client's settings, resolved once for a command (`import`'s resolveImport, `follow`'s
+ * runFollow): what the options give, HTTP_CLIENT_DEFAULTS for the rest. The values were checked
+ * while yargs parsed (src/commands/options.ts); the client and the sources take them as they are.
+ */
+export function resolveHttp(o: { concurrency?: number; rate?: number; timeout?: number; retries?: number; backoffMs?: number }): HttpOptions {
+  const given = { concurrency: o.concurrency, rate: o.rate, timeoutMs: o.timeout, retries: o.retries, backoffMs: o.backoffMs };
+  const out: HttpOptions = { ...HTTP_CLIENT_DEFAULTS, rate: undefined };
+  for (const [k, v] of Object.entries(given)) if (v !== undefined) (out as unknown as Record<string, number>)[k] = v;
+  return out;
 }

@@ -43,13 +43,12 @@ export interface PostgresSourceOptions {
   /** NDJSON in validators.ndjson format */
   validatorsFile?: string;
   /** without validatorsFile: a chain node's REST API, asked once per distinct proposer (node-rest.ts) */
-  restUrl?: string;
-  restHttp?: HttpOptions;
+  rest?: { url: string; http: HttpOptions };
   /** NDJSON in denom_contracts.ndjson format (EVM) */
   denomContractsFile?: string;
   /** what /status reports as version / commit_hash (rollytics' build; default dev / unknown) */
-  statusVersion?: string;
-  statusCommit?: string;
+  statusVersion: string;
+  statusCommit: string;
   /**
    * rows fetched per cursor read (default 100). Small on purpose: a batch (and the next one,
    * prefetched) lives while its rows are validated, long enough for V8 to promote big row
@@ -329,11 +328,11 @@ async function onlyChainId(db: Snapshot): Promise<string> {
  */
 async function proposerMonikers(db: Snapshot, o: PostgresSourceOptions, chainId: string):
   Promise<{ records: NdjsonLine[]; unknown: number } | undefined> {
-  if (o.validatorsFile || !o.restUrl) return undefined;
+  if (o.validatorsFile || !o.rest) return undefined;
   const proposers = (await db.q<{ p: string }>('SELECT DISTINCT proposer AS p FROM block WHERE chain_id = $1 AND proposer IS NOT NULL ORDER BY 1', [chainId]))
     .map((r) => r.p);
   try {
-    const got = await validatorsFromRest(o.restUrl, proposers, o.restHttp);
+    const got = await validatorsFromRest(o.rest.url, proposers, o.rest.http);
     return { records: got.records, unknown: got.unknown.length };
   } catch (e) {
     return db.fail((e as Error).message);
@@ -403,7 +402,7 @@ class RollyticsRecords {
     const { o, f } = this;
     yield record('meta', JSON.stringify({
       chain_id: f.chainId, vm_type: o.vmType, bech32_prefix: o.prefix,
-      version: o.statusVersion ?? 'dev', commit_hash: o.statusCommit ?? 'unknown',
+      version: o.statusVersion, commit_hash: o.statusCommit,
       // With the EVM tables the importer derives internal_tx_height as rollytics' /status does.
       source: `postgres ${f.where}`, ...(f.evm ? {} : { internal_tx_height: 0 }), ...(o.withoutRichList ? {} : { rich_list_height: f.richListHeight }),
       ...f.statusExtensions,

@@ -8,6 +8,7 @@ import { openDatabase } from '../../src/sqlite';
 import { canonicalAddress } from '../../src/lib/address';
 import { nftStateProbe } from '../../src/snapshot/queries/nft-state';
 import { openApiSource } from '../../src/sources/api';
+import { resolveHttp } from '../../src/sources/options';
 import { openSnapshot } from '../../src/snapshot/open';
 import { DEMO } from '../serve/helpers';
 import { differences, growingSource, startFollow } from './helpers';
@@ -183,7 +184,7 @@ describe('API source, nftChangesSince: a transfer alone is found through the eve
       const db = openDatabase(ours, { readonly: true, fileMustExist: true });
       try {
         const s = await openApiSource({
-          url: src.url, vmType: vm, prefix, fromHeight: t, toHeight: t, denoms: [], linkTokensSince: t,
+          url: src.url, vmType: vm, prefix, fromHeight: t, toHeight: t, denoms: [], linkTokensSince: t, http: resolveHttp({}),
           nftChangesSince: { height: t, ours: nftStateProbe(db) },
         });
         try {

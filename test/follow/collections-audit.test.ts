@@ -6,6 +6,7 @@ import Database from 'better-sqlite3';
 import { CollectionsAudit } from '../../src/follow/collections-audit';
 import { readCollectionStates } from '../../src/sources/api';
 import { HttpClient } from '../../src/sources/http';
+import { resolveHttp } from '../../src/sources/options';
 import { startServe } from '../serve/helpers';
 
 const DEMO = (vm: string): string => join(__dirname, '..', '..', '..', 'fixtures', 'demo', `${vm}.sqlite`);
@@ -28,7 +29,7 @@ describe('follow: the collections audit against a real server (#22)', function (
         const prefix = db.prepare("SELECT value FROM meta WHERE key = 'bech32_prefix'").pluck().get() as string;
         const addrs = (db.prepare('SELECT lower(hex(addr)) FROM collections ORDER BY addr').pluck().all() as string[]);
         expect(addrs.length, 'collections in the demo').to.be.at.least(3);
-        const http = new HttpClient(serve.url, { concurrency: 1, retries: 0 });
+        const http = new HttpClient(serve.url, resolveHttp({ concurrency: 1, retries: 0 }));
         const rechecked: string[] = [];
         const audit = new CollectionsAudit({
           db: ours, intervalMs: 1000, maxBackoffMs: 1000, log: () => undefined, caughtUp: () => true,

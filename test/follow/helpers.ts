@@ -14,6 +14,7 @@ import { listen } from '../../src/serve/server';
 import { tableDiff } from '../../src/snapshot/digest';
 import { openSnapshot, Snapshot } from '../../src/snapshot/open';
 import { cleanEnv, CLI, DEMO, ROOT } from '../serve/helpers';
+import { appOptions } from '../helpers/app-options';
 
 export interface GrowingSource {
   url: string;
@@ -26,7 +27,7 @@ export interface GrowingSource {
 export async function growingSource(first: string): Promise<GrowingSource> {
   let cur: Snapshot = openSnapshot(first);
   const old: Snapshot[] = [];
-  const app = createApp({ snapshots: { current: () => cur }, openapi: loadOpenApi(), options: { corsOrigin: '', logError: () => undefined } });
+  const app = createApp({ snapshots: { current: () => cur }, openapi: loadOpenApi(), options: appOptions({ corsOrigin: '', logError: () => undefined }) });
   const running = await listen(app, '127.0.0.1', 0);
   return {
     url: running.url,

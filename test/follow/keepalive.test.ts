@@ -3,6 +3,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { openFollowSource } from '../../src/follow/source';
 import { HttpClient } from '../../src/sources/http';
+import { resolveHttp } from '../../src/sources/options';
 
 /**
  * A real HTTP/1.1 server on 127.0.0.1 that closes a keep-alive connection 100 ms after its last
@@ -46,7 +47,7 @@ describe('a source that closes idle keep-alive connections (src/sources/http.ts,
   it('HttpClient without retries: every GET after the server closed the pooled connection still answers', async () => {
     const s = await closingServer(100);
     server = s.server;
-    const http = new HttpClient(s.url, { retries: 0, concurrency: 1 });
+    const http = new HttpClient(s.url, resolveHttp({ retries: 0, concurrency: 1 }));
     const failures: string[] = [];
     for (let i = 0; i < 10; i++) {
       await http.get('/status');
@@ -62,7 +63,7 @@ describe('a source that closes idle keep-alive connections (src/sources/http.ts,
   it('follow --from-api: the /status poll after a long synchronous batch does not fail', async () => {
     const s = await closingServer(100);
     server = s.server;
-    const src = openFollowSource({ fromApi: s.url, vmType: 'wasm', bech32Prefix: 'init', db: '/nonexistent/chain.sqlite' });
+    const src = openFollowSource({ fromApi: s.url, vmType: 'wasm', bech32Prefix: 'init', db: '/nonexistent/chain.sqlite', http: resolveHttp({}), statusVersion: 'dev', statusCommit: 'unknown' });
     try {
       // each poll: the source's height, its hash at ours; then the batch is written (busy)
       const failures: string[] = [];
@@ -81,7 +82,7 @@ describe('a source that closes idle keep-alive connections (src/sources/http.ts,
     const server2 = createServer((sock) => { sock.on('error', () => undefined); sock.on('data', () => sock.resetAndDestroy()); });
     server = server2;
     await new Promise<void>((r) => server2.listen(0, '127.0.0.1', r));
-    const http = new HttpClient(`http://127.0.0.1:${(server2.address() as AddressInfo).port}`, { retries: 0 });
+    const http = new HttpClient(`http://127.0.0.1:${(server2.address() as AddressInfo).port}`, resolveHttp({ retries: 0 }));
     const err = await http.get('/status').then(() => undefined, (e: Error) => e);
     expect(err?.message).to.match(/\/status: failed after 1 attempts: .*ECONNRESET/);
     expect(http.stats.resent).to.equal(1);

@@ -21,6 +21,7 @@ import { listen } from '../../src/serve/server';
 import { openSnapshot } from '../../src/snapshot/open';
 import { DEMO, metric, startServe, type ServeProcess } from '../serve/helpers';
 import { eventually, growingSource, sleep, startFollow, type FollowProcess, type GrowingSource } from './helpers';
+import { appOptions } from '../helpers/app-options';
 
 interface Answer { status: number; etag: string | undefined; body: string }
 
@@ -45,7 +46,7 @@ function fetchRaw(url: string, headers: Record<string, string>): Promise<Answer>
 /** A server with no response cache over the file as it is now (one read transaction). */
 async function freshServer(file: string): Promise<{ url: string; close(): Promise<void> }> {
   const snapshot = openSnapshot(file);
-  const app = createApp({ snapshots: { current: () => snapshot }, openapi: loadOpenApi(), options: { corsOrigin: '', logError: () => undefined } });
+  const app = createApp({ snapshots: { current: () => snapshot }, openapi: loadOpenApi(), options: appOptions({ corsOrigin: '', logError: () => undefined }) });
   const running = await listen(app, '127.0.0.1', 0);
   return { url: running.url, async close() { await running.close(); snapshot.close(); } };
 }

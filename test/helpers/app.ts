@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import request from 'supertest';
 import { AppOptions, createApp } from '../../src/serve/app';
+import { appOptions } from './app-options';
 import { runGenerate } from '../../src/commands/generate';
 import { runImport } from '../../src/commands/import';
 import { loadOpenApi } from '../../src/serve/openapi';
@@ -97,13 +98,13 @@ async function buildApp(vm: Vm, overrides: Partial<AppOptions>): Promise<TestApp
   const app = createApp({
     snapshots: { current: () => chain.snapshot },
     openapi: loadOpenApi(),
-    options: {
+    options: appOptions({
       corsOrigin: '*',
       validateResponses: true,
       // a server fault is what the tests look for: show where, briefly (the test reports the request)
       logError: (err) => { process.stderr.write(`    (server fault: ${String((err as Error)?.stack ?? err).split('\n').slice(0, 2).join(' | ')})\n`); },
       ...overrides,
-    },
+    }),
   });
   const server = createServer(app);
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runImport } from '../../src/commands/import';
 import { openApiSource } from '../../src/sources/api';
+import { resolveHttp } from '../../src/sources/options';
 import type { VmType } from '../../src/generate/params';
 import { openSnapshot } from '../../src/snapshot/open';
 import { compareServers, describeMismatches } from './helpers/compare';
@@ -157,7 +158,7 @@ describe('import --from-api (crawl a served snapshot)', function () {
     const count = (sql: string): number => srcSnap.db.prepare(sql).pluck().get() as number;
     const want = { collections: count('SELECT count(*) FROM collections'), tokens: count('SELECT count(*) FROM nfts'), richlist: count('SELECT count(*) FROM richlist') };
     srcSnap.close();
-    const s = await openApiSource({ url: proxy.url, vmType: 'evm', prefix: 'init', denoms: denomsOf(src.file), listPage: 3,
+    const s = await openApiSource({ url: proxy.url, vmType: 'evm', prefix: 'init', denoms: denomsOf(src.file), listPage: 3, http: resolveHttp({}),
       denomContractsFile: join(src.dump, 'denom_contracts.ndjson') });
     try {
       const got: Record<string, number> = {};
@@ -183,7 +184,7 @@ describe('import --from-api (crawl a served snapshot)', function () {
     const want = srcSnap.db.prepare('SELECT sequence FROM txs WHERE height BETWEEN 101 AND 130 ORDER BY sequence').pluck().all() as number[];
     srcSnap.close();
     const crawl = async (txSequenceAfter: number | undefined): Promise<{ sequences: number[]; requests: number }> => {
-      const s = await openApiSource({ url: src.served.url, vmType: 'wasm', prefix: 'init', fromHeight: 101, toHeight: 130, denoms: [], txSequenceAfter });
+      const s = await openApiSource({ url: src.served.url, vmType: 'wasm', prefix: 'init', fromHeight: 101, toHeight: 130, denoms: [], txSequenceAfter, http: resolveHttp({}) });
       try {
         const sequences: number[] = [];
         for await (const r of s.records('txs') ?? []) sequences.push((JSON.parse(r.text) as { sequence: number }).sequence);

@@ -83,11 +83,4 @@ describe('indexer-api publish', () => {
     expect(err?.message).to.match(new RegExp(`^cannot copy ${broken} \\(nothing published\\): database disk image is malformed`));
     expect(readdirSync(to)).to.deep.equal([]);
   });
-
-  it('refuses --keep 0', async () => {
-    const [v] = await chainVersions();
-    let err: Error | undefined;
-    try { await publishSnapshot({ db: v.file, to: pullTmp(), keep: 0, compress: 'auto' }); } catch (e) { err = e as Error; }
-    expect(err?.message).to.equal('--keep must be a whole number ≥ 1, got 0');
-  });
 });

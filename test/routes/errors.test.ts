@@ -6,6 +6,7 @@ import { loadOpenApi } from '../../src/serve/openapi';
 import { bech32Of, hexOf } from '../helpers/address';
 import { makeTestApp, TestApp } from '../helpers/app';
 import { rollyticsKey } from '../helpers/pages';
+import { appOptions } from '../helpers/app-options';
 
 function expectError(res: Response, status: number, code: number, what: string): void {
   expect(res.status, `${what}: ${res.text}`).to.equal(status);
@@ -65,7 +66,7 @@ describe('errors: 404 for a missing object', () => {
 
 describe('errors: 503 while no snapshot is loaded', () => {
   it('answers every route with 503 and gRPC code 14', async () => {
-    const app = createApp({ snapshots: { current: () => undefined }, openapi: loadOpenApi(), options: { corsOrigin: '*', validateResponses: true } });
+    const app = createApp({ snapshots: { current: () => undefined }, openapi: loadOpenApi(), options: appOptions({ corsOrigin: '*', validateResponses: true }) });
     for (const path of ['/status', '/indexer/block/v1/blocks', '/indexer/tx/v1/txs/by_height/1', '/indexer/richlist/v1/umin']) {
       expectError(await request(app).get(path), 503, 14, path);
     }

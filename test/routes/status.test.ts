@@ -8,6 +8,7 @@ import { runImport } from '../../src/commands/import';
 import { loadOpenApi } from '../../src/serve/openapi';
 import { openSnapshot } from '../../src/snapshot/open';
 import { makeTestApp, testChain, VMS } from '../helpers/app';
+import { appOptions } from '../helpers/app-options';
 
 describe('GET /status', () => {
   for (const vm of VMS) {
@@ -55,7 +56,7 @@ describe('GET /status', () => {
       await runImport({ fromDump: dir, out: file, force: false, quiet: true, json: false });
       const snapshot = openSnapshot(file);
       try {
-        const app = createApp({ snapshots: { current: () => snapshot }, openapi: loadOpenApi(), options: { corsOrigin: '*', validateResponses: true } });
+        const app = createApp({ snapshots: { current: () => snapshot }, openapi: loadOpenApi(), options: appOptions({ corsOrigin: '*', validateResponses: true }) });
         const res = await request(app).get('/status');
         expect(res.status).to.equal(200);
         const base = (await makeTestApp('evm')).api;

@@ -6,6 +6,7 @@ import { loadOpenApi } from '../../src/serve/openapi';
 import { RunningServer, listen } from '../../src/serve/server';
 import { openSnapshot, Snapshot } from '../../src/snapshot/open';
 import { DEMO } from './helpers';
+import { appOptions } from '../helpers/app-options';
 
 /**
  * CORS answers are `Cache-Control: public`: a shared cache (a CDN, a corporate proxy) keeps one
@@ -36,7 +37,7 @@ describe('CORS and caches', function () {
       snapshot = openSnapshot(DEMO('move'));
       cache = new ResponseCache(16 << 20, Infinity, false);
       server = await listen(createRequestListener({
-        snapshots: { current: () => snapshot }, openapi: loadOpenApi(), options: { corsOrigin: 'https://a.example,https://b.example' }, responseCache: cache,
+        snapshots: { current: () => snapshot }, openapi: loadOpenApi(), options: appOptions({ corsOrigin: 'https://a.example,https://b.example' }), responseCache: cache,
       }), '127.0.0.1', 0);
     });
     after(async () => {

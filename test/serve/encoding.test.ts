@@ -10,6 +10,7 @@ import { RunningServer, listen } from '../../src/serve/server';
 import { openSnapshot, Snapshot } from '../../src/snapshot/open';
 import { crc32Combine, DeflateBody, isPackedRow, lengthShift, packRow, readPackedRow, unpackRow } from '../../src/wire/packed';
 import { DEMO } from './helpers';
+import { appOptions } from '../helpers/app-options';
 
 /**
  * Content coding (docs/response-cache.md#compression) and packed rows
@@ -94,7 +95,7 @@ for (const vm of ['wasm', 'evm', 'move'] as const) {
     let server: RunningServer;
     before(async () => {
       snapshot = openSnapshot(DEMO(vm));
-      server = await listen(createApp({ snapshots: { current: () => snapshot }, openapi: loadOpenApi(), options: { corsOrigin: '*' } }), '127.0.0.1', 0);
+      server = await listen(createApp({ snapshots: { current: () => snapshot }, openapi: loadOpenApi(), options: appOptions({ corsOrigin: '*' }) }), '127.0.0.1', 0);
     });
     after(async () => {
       await server.close();

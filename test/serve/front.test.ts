@@ -8,6 +8,7 @@ import { loadOpenApi } from '../../src/serve/openapi';
 import { RunningServer, listen } from '../../src/serve/server';
 import { openSnapshot, Snapshot } from '../../src/snapshot/open';
 import { DEMO } from './helpers';
+import { appOptions } from '../helpers/app-options';
 
 /**
  * The response cache in front of Express (src/http/front.ts) must send exactly what the
@@ -59,8 +60,8 @@ for (const vm of ['move', 'wasm', 'evm'] as const) {
         const snapshots = { current: () => snapshot };
         const openapi = loadOpenApi();
         cache = new ResponseCache(64 << 20, Infinity, false); // admission is caching.test's; here: every 200 stored
-        plain = await listen(createApp({ snapshots, openapi, options: { corsOrigin } }), '127.0.0.1', 0);
-        cached = await listen(createRequestListener({ snapshots, openapi, options: { corsOrigin }, responseCache: cache }), '127.0.0.1', 0);
+        plain = await listen(createApp({ snapshots, openapi, options: appOptions({ corsOrigin }) }), '127.0.0.1', 0);
+        cached = await listen(createRequestListener({ snapshots, openapi, options: appOptions({ corsOrigin }), responseCache: cache }), '127.0.0.1', 0);
       });
       after(async () => {
         await plain.close();

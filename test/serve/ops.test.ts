@@ -5,6 +5,7 @@ import { createApp } from '../../src/serve/app';
 import { loadOpenApi } from '../../src/serve/openapi';
 import { listen } from '../../src/serve/server';
 import { DEMO, get, metric, ServeProcess, startServe } from './helpers';
+import { appOptions } from '../helpers/app-options';
 
 describe('serve: /health, /ready, /metrics, request logs, graceful shutdown', function () {
   this.timeout(60_000);
@@ -82,7 +83,7 @@ describe('serve: /health, /ready, /metrics, request logs, graceful shutdown', fu
   });
 
   it('answers /ready 503 with the JSON error while no snapshot is loaded; /health stays 200', async () => {
-    const app = createApp({ snapshots: { current: () => undefined }, openapi: loadOpenApi(), options: { corsOrigin: '*' } });
+    const app = createApp({ snapshots: { current: () => undefined }, openapi: loadOpenApi(), options: appOptions({ corsOrigin: '*' }) });
     const server = await listen(app, '127.0.0.1', 0);
     try {
       const ready = await get(`${server.url}/ready`);

@@ -10,6 +10,7 @@ import { loadOpenApi } from '../../src/serve/openapi';
 import { RunningServer, listen } from '../../src/serve/server';
 import { openSnapshot, Snapshot } from '../../src/snapshot/open';
 import { DEMO, ROOT } from './helpers';
+import { appOptions } from '../helpers/app-options';
 
 /**
  * The request pipeline (src/serve/app.ts) as clients meet it: every method on every route, OPTIONS
@@ -67,11 +68,11 @@ describe('the request pipeline: methods, OPTIONS, request targets, booleans, err
     snapshot = openSnapshot(DEMO('move'));
     const snapshots = { current: () => snapshot };
     const openapi = loadOpenApi();
-    servers.plain = await listen(createApp({ snapshots, openapi, options: { corsOrigin: '*' } }), '127.0.0.1', 0);
+    servers.plain = await listen(createApp({ snapshots, openapi, options: appOptions({ corsOrigin: '*' }) }), '127.0.0.1', 0);
     servers.cached = await listen(createRequestListener({
-      snapshots, openapi, options: { corsOrigin: '*' }, responseCache: new ResponseCache(16 << 20, Infinity, false),
+      snapshots, openapi, options: appOptions({ corsOrigin: '*' }), responseCache: new ResponseCache(16 << 20, Infinity, false),
     }), '127.0.0.1', 0);
-    servers.noCors = await listen(createApp({ snapshots, openapi, options: { corsOrigin: '' } }), '127.0.0.1', 0);
+    servers.noCors = await listen(createApp({ snapshots, openapi, options: appOptions({ corsOrigin: '' }) }), '127.0.0.1', 0);
   });
   after(async () => {
     for (const s of Object.values(servers)) await s.close();

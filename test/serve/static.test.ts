@@ -11,6 +11,7 @@ import { loadOpenApi } from '../../src/serve/openapi';
 import { RunningServer, listen } from '../../src/serve/server';
 import { openSnapshot, Snapshot } from '../../src/snapshot/open';
 import { DEMO } from './helpers';
+import { appOptions } from '../helpers/app-options';
 
 /**
  * Precompressed fixed files (src/http/static.ts): the Swagger UI and explorer assets, the OpenAPI
@@ -108,7 +109,7 @@ describe('precompressed static files: Swagger UI, OpenAPI document, explorer', f
     snapshot = openSnapshot(DEMO('wasm'));
     const snapshots = { current: (): Snapshot => snapshot };
     const openapi = loadOpenApi();
-    const options = { corsOrigin: 'https://app.example', explorer: true };
+    const options = appOptions({ corsOrigin: 'https://app.example', explorer: true });
     servers.push(['Express', await listen(createApp({ snapshots, openapi, options }), '127.0.0.1', 0)]);
     servers.push(['response cache front', await listen(createRequestListener({ snapshots, openapi, options, responseCache: new ResponseCache(64 << 20, Infinity, false) }), '127.0.0.1', 0)]);
   });

@@ -59,7 +59,7 @@ describe('snapshot store (src/snapshot/store.ts)', () => {
       try {
         const o: FollowOptions = {
           db: file, fromApi: 'http://127.0.0.1:1/', interval: 1000, batchBlocks: 1, metricsHost: '127.0.0.1', maxBackoff: 1000, quiet: true,
-          richlistInterval: 0, richlistSwapRows: 1000, richlistChunkRows: 1000, collectionsAuditInterval: 0, logFormat: 'text',
+          richlistInterval: 0, richlistSwapRows: 1000, richlistChunkRows: 1000, collectionsAuditInterval: 0, logFormat: 'text', concurrency: 1, timeout: 1000, statusVersion: 'dev', statusCommit: 'unknown',
         };
         let err: Error | undefined;
         await runFollow(o).catch((e: Error) => { err = e; });
@@ -111,7 +111,7 @@ describe('snapshot store (src/snapshot/store.ts)', () => {
       writeFileSync(junk, 'this is not a database\n'.repeat(50));
       const o: FollowOptions = {
         db: junk, fromApi: 'http://127.0.0.1:1/', interval: 1000, batchBlocks: 1, metricsHost: '127.0.0.1', maxBackoff: 1000, quiet: true,
-        richlistInterval: 0, richlistSwapRows: 1000, richlistChunkRows: 1000, collectionsAuditInterval: 0, logFormat: 'text',
+        richlistInterval: 0, richlistSwapRows: 1000, richlistChunkRows: 1000, collectionsAuditInterval: 0, logFormat: 'text', concurrency: 1, timeout: 1000, statusVersion: 'dev', statusCommit: 'unknown',
       };
       let err: Error | undefined;
       await runFollow(o).catch((e: Error) => { err = e; });

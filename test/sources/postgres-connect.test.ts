@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { openFollowSource } from '../../src/follow/source';
 import { openPostgresSource } from '../../src/sources/postgres';
+import { resolveHttp } from '../../src/sources/options';
 
 /**
  * One PostgreSQL connector (src/sources/postgres.ts connectPostgres) for import and follow: a
@@ -18,8 +19,8 @@ describe('PostgreSQL connect errors (no server needed)', () => {
   };
 
   for (const [what, attempt] of [
-    ['import', () => openPostgresSource({ dsn, vmType: 'move', prefix: 'init' })],
-    ['follow (polls)', () => openFollowSource({ fromPostgres: dsn, vmType: 'move', bech32Prefix: 'init', db: 'x.sqlite' }).head()],
+    ['import', () => openPostgresSource({ dsn, vmType: 'move', prefix: 'init', statusVersion: 'dev', statusCommit: 'unknown' })],
+    ['follow (polls)', () => openFollowSource({ fromPostgres: dsn, vmType: 'move', bech32Prefix: 'init', db: 'x.sqlite', http: resolveHttp({}), statusVersion: 'dev', statusCommit: 'unknown' }).head()],
   ] as const) {
     it(`${what}: names the server without the password and gives a reason`, async () => {
       const msg = await failure(attempt());

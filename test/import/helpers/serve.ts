@@ -7,6 +7,7 @@ import { loadOpenApi } from '../../../src/serve/openapi';
 import { listen } from '../../../src/serve/server';
 import { openSnapshot, Snapshot } from '../../../src/snapshot/open';
 import type { VmType } from '../../../src/generate/params';
+import { appOptions } from '../../helpers/app-options';
 
 const generated = new Map<VmType, string>();
 
@@ -36,7 +37,7 @@ export interface Served {
 /** Serves a snapshot file on 127.0.0.1 with a random port. */
 export async function serveSnapshot(file: string): Promise<Served> {
   const snapshot = openSnapshot(file);
-  const app = createApp({ snapshots: { current: () => snapshot }, openapi: loadOpenApi(), options: { corsOrigin: '', logError: () => undefined } });
+  const app = createApp({ snapshots: { current: () => snapshot }, openapi: loadOpenApi(), options: appOptions({ corsOrigin: '', logError: () => undefined }) });
   const running = await listen(app, '127.0.0.1', 0);
   return {
     url: running.url,
