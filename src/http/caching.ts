@@ -361,7 +361,7 @@ export function httpCaching(maxAge: number, cache?: ResponseCache): RequestHandl
     if (cache) {
       cache.misses++;
       if (!cache.admit(url)) { next(); return; }
-      captureBody(res, (body) => {
+      const store = (body: Buffer): void => {
         if (!req.route) return;
         const route = req.baseUrl + (req.route as { path: string }).path;
         const headers: string[] = [];
@@ -380,7 +380,11 @@ export function httpCaching(maxAge: number, cache?: ResponseCache): RequestHandl
           if (lower !== 'content-type' && lower !== 'content-length' && lower !== 'content-encoding') headers304.push(name, String(value));
         }
         cache.set(snapshot, cacheKey(url, gzip), { body, etag: finalEtag, route, headers, headers304 }, answerDeps(req, snapshot));
-      });
+      };
+      captureBody(res, store);
+      // a revalidation answered 304 stores the 200 it stands for (sendJson): a client that always
+      // sends If-None-Match — a wallet polling — is then answered from the cache from its next poll
+      res.locals.storeAnswer = store;
     }
     next();
   };

@@ -18,6 +18,12 @@ declare global {
       snapshot?: Snapshot;
       /** app.locals: responses go through res.json so the OpenAPI validator checks them (tests) */
       validateResponses?: boolean;
+      /**
+       * res.locals: set by the response cache (caching.ts httpCaching) when this answer may be
+       * stored; sendJson hands it the 200's bytes, with the 200's headers set, also when it
+       * answers the request 304
+       */
+      storeAnswer?: (body: Buffer) => void;
     }
   }
 }

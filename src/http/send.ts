@@ -39,15 +39,27 @@ export function sendJson(res: Response, body: JsonBody): void {
   }
   const etag = res.getHeader('ETag');
   if (typeof etag === 'string' && requestIsFresh(res.req, etag)) {
+    const store = res.locals.storeAnswer;
+    if (store !== undefined) {
+      // the response cache keeps the 200 this 304 stands for, with the headers it would have had
+      const full = packed !== undefined && !gzip ? identityOfGzip(packed) : bytes;
+      setBodyHeaders(res, full.length, gzip);
+      store(full);
+      for (const h of ['Content-Encoding', 'Content-Type', 'Content-Length']) res.removeHeader(h);
+    }
     res.statusCode = 304;
     res.end();
     return;
   }
   if (packed !== undefined && !gzip) bytes = identityOfGzip(packed);
+  setBodyHeaders(res, bytes.length, gzip);
+  res.end(bytes);
+}
+
+function setBodyHeaders(res: Response, length: number, gzip: boolean): void {
   if (gzip) res.setHeader('Content-Encoding', 'gzip');
   res.setHeader('Content-Type', JSON_TYPE);
-  res.setHeader('Content-Length', bytes.length);
-  res.end(bytes);
+  res.setHeader('Content-Length', length);
 }
 
 export function sendPage(res: Response, itemsKey: string, page: Page): void {

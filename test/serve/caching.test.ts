@@ -134,6 +134,24 @@ describe('serve: ETag, Cache-Control, 304 and the response cache', function () {
       expect(await cacheMetric('indexer_api_response_cache_hits_total')).to.equal(hits + 2);
     });
 
+    it('stores the 200 a revalidation stands for: a client that always sends If-None-Match is answered from the cache', async () => {
+      const url = `${s.url}/indexer/tx/v1/txs?pagination.limit=7`;
+      const first = await get(url); // first sight: not stored
+      const etag = first.headers.etag as string;
+      const hits = await cacheMetric('indexer_api_response_cache_hits_total');
+      expect((await get(url, { 'If-None-Match': etag })).status).to.equal(304); // second sight: computed, its 200 stored
+      expect(await cacheMetric('indexer_api_response_cache_hits_total')).to.equal(hits);
+      const again = await get(url, { 'If-None-Match': etag });
+      expect(again.status).to.equal(304);
+      expect(again.headers.etag).to.equal(etag);
+      expect(await cacheMetric('indexer_api_response_cache_hits_total')).to.equal(hits + 1);
+      // and the stored 200 is the one the Express path sends: bytes and headers
+      const full = await get(url);
+      expect(await cacheMetric('indexer_api_response_cache_hits_total')).to.equal(hits + 2);
+      expect(full.body).to.equal(first.body);
+      for (const h of ['content-type', 'content-length', 'etag', 'cache-control']) expect(full.headers[h], h).to.equal(first.headers[h]);
+    });
+
     it('counts a cache hit under its route pattern in the metrics', async () => {
       for (let i = 0; i < 3; i++) await get(`${s.url}/indexer/block/v1/blocks/3`); // miss, miss (stored), hit
       const text = (await get(`${s.url}/metrics`)).body;
