@@ -4,7 +4,7 @@ import { acceptsGzip } from '../src/http/encoding';
 import { normalizeUrl } from '../src/http/url';
 
 /** one state of one file, as a Snapshot shows it to the cache (no change records) */
-const STATE: CacheState = { fileKey: 'bench', changeSeq: 0, changes: { seq: () => 0, since: () => [] }, meta: { snapshotId: 'bench' } };
+const STATE: CacheState = { fileKey: 'bench', changeSeq: 0, changes: { seq: () => 0, since: () => [] }, meta: { snapshotId: 'bench', wireFormat: 2 } };
 
 /**
  * What the response cache adds to a miss of a URL seen for the first time, in process, without

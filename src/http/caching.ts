@@ -30,7 +30,7 @@ export interface CacheState {
   fileKey: string;
   changeSeq: number;
   changes: ChangeReader;
-  meta: { snapshotId: string };
+  meta: { snapshotId: string; wireFormat: number };
 }
 
 /** One cached 200: what the Express path sent, minus the per-request CORS headers. */
@@ -146,7 +146,10 @@ export class ResponseCache {
       return;
     }
     const records = s.changes.since(this.seq, s.changeSeq);
-    if (records === undefined) this.dropAll(s.changeSeq);
+    // a first follow batch on an older wire format renders every stored row again: every answer's
+    // bytes (and ETag) may change, though the records name only the batch's own data
+    const rerendered = this.last !== undefined && s.meta.wireFormat !== this.last.meta.wireFormat;
+    if (records === undefined || rerendered) this.dropAll(s.changeSeq);
     else for (const r of records) this.apply(r.seq, r.tags);
     this.seq = s.changeSeq;
     this.last = s;

@@ -13,7 +13,7 @@ import type { Snapshot } from '../snapshot/open';
  *
  * `immutable`: a 200 of the route can never change — a tx, EVM tx or block, once present, is
  * never rewritten (an answer about one not yet present is a 404, never cached) — so it is sent
- * with a long `Cache-Control: immutable` (caching.ts cacheControlOf).
+ * with a long `Cache-Control: immutable` (caching.ts IMMUTABLE_CACHE_CONTROL, set by send.ts sendJson).
  */
 interface RouteDeps {
   deps(p: Params, s: Snapshot): string[];

@@ -344,6 +344,18 @@ describe('serve: ETag, Cache-Control, 304 and the response cache', function () {
       expect(c.flushes).to.equal(2);
     });
 
+    it('empties its entries when a batch renders the stored rows again (another wire format), whatever its records name', () => {
+      const f = liveFile('f');
+      const c = new ResponseCache(1 << 20, Infinity, false);
+      const s0 = f.state();
+      c.sync(s0);
+      c.set(s0, 'bb', entry(), ['a:bb']);
+      const s1 = { ...f.commit(['a:aa']), meta: { snapshotId: 'rendered', wireFormat: 3 } };
+      c.sync(s1);
+      expect(c.get('bb')).to.equal(undefined);
+      expect(c.flushes).to.equal(1);
+    });
+
     it('stores an answer computed on an older state only if nothing it read changed since', () => {
       const f = liveFile('f');
       const c = new ResponseCache(1 << 20, Infinity, false);
@@ -390,7 +402,7 @@ function liveFile(fileKey: string) {
       return records.filter((r) => r.seq > since && r.seq <= upTo);
     },
   });
-  const state = (): CacheState => ({ fileKey, changeSeq: seq, changes: reader(seq), meta: { snapshotId: `${fileKey}-${commits}` } });
+  const state = (): CacheState => ({ fileKey, changeSeq: seq, changes: reader(seq), meta: { snapshotId: `${fileKey}-${commits}`, wireFormat: 2 } });
   return {
     state,
     commit(tags: string[]): CacheState {
