@@ -56,38 +56,42 @@ const ENTRY_OVERHEAD = 256;
 /** tags whose last change is remembered for answers that finish on an older state (see set) */
 const RECENT_TAGS = 65_536;
 
+/** A stored entry: the answer, and the part (chain) whose state it is valid for. */
+interface Stored extends CachedResponse {
+  part: CachePart;
+}
+
 /**
- * 200 responses of the file being served, bounded by bytes (bodies + keys + a fixed
+ * 200 responses of the files being served, bounded by bytes (bodies + keys + a fixed
  * overhead per entry) and by entries, evicted in CLOCK order (an approximation of least
  * recently used that costs a hit nothing but a flag): a Map iterates in insertion order, so its
  * first key is the oldest; an entry answered since it was stored is moved to the end once
  * (its second chance) instead of being evicted.
  *
- * Validity: the cache reflects one state of one file (`sync`). A newer state of the same file
- * applies its change records — each named tag drops its entries through `byTag` — so what
- * remains is exactly what the new state would answer; a state whose records cannot all be read
- * (pruned, or a file written without them) empties the entries; another file empties everything.
- * An answer computed on an older state (a request in flight across a batch) is stored only if
- * none of the tags it read changed since that state.
+ * One budget, many parts: a replica serving several chains (serve --db a --db b) has one part per
+ * chain (`part(chainId)`), each with its own state and tag index; entries of every part share
+ * the byte and entry caps and the eviction order, and a change to one chain's file drops only
+ * that part's entries. A replica of one chain uses the part '' — sync, get, set and admit here
+ * are that part's.
+ *
+ * Validity (per part): the part reflects one state of one file (`sync`). A newer state of the
+ * same file applies its change records — each named tag drops its entries through `byTag` — so
+ * what remains is exactly what the new state would answer; a state whose records cannot all be
+ * read (pruned, or a file written without them) empties the part; another file empties it and
+ * forgets its state. An answer computed on an older state (a request in flight across a batch)
+ * is stored only if none of the tags it read changed since that state.
  */
 export class ResponseCache {
-  private readonly map = new Map<string, CachedResponse>();
-  /** tag → keys of the entries that read it; `wild` holds entries of unknown deps */
-  private readonly byTag = new Map<string, Set<string>>();
-  private readonly wild = new Set<string>();
+  private readonly map = new Map<string, Stored>();
   /**
    * Walks the map from its oldest entry, kept between evictions: a fresh iterator would skip
    * over every entry deleted since the map was last rehashed — O(entries) per eviction.
    */
   private cursor = this.map.entries();
   private used = 0;
-  /** the state the entries are valid for */
-  private fileKey: string | undefined;
-  private seq = 0;
-  private last: CacheState | undefined;
-  /** tag → the change record that last named it, for records after `recentFloor` */
-  private readonly recent = new Map<string, number>();
-  private recentFloor = 0;
+  private readonly parts = new Map<string, CachePart>();
+  /** the part of a replica of one chain */
+  private readonly root: CachePart;
   /** no single body larger than this is stored (a few huge pages must not flush everything) */
   readonly maxEntryBytes: number;
   hits = 0;
@@ -96,7 +100,7 @@ export class ResponseCache {
   notAdmitted = 0;
   /** entries dropped because a change record named what they read */
   invalidated = 0;
-  /** times the entries were emptied: another file, or a state without readable change records */
+  /** times a part's entries were emptied: another file, or a state without readable change records */
   flushes = 0;
   private readonly doorkeeper: Doorkeeper | undefined;
 
@@ -108,20 +112,117 @@ export class ResponseCache {
   constructor(readonly maxBytes: number, readonly maxEntries = Infinity, admitOnSecondSight = true) {
     this.maxEntryBytes = Math.floor(maxBytes / 8);
     this.doorkeeper = admitOnSecondSight ? new Doorkeeper(DOORKEEPER_BITS) : undefined;
+    this.root = this.part('');
+  }
+
+  /** The part of chain `id` ('' for a replica of one chain), made on first use. */
+  part(id: string): CachePart {
+    let p = this.parts.get(id);
+    if (p === undefined) this.parts.set(id, p = new CachePart(this, id === '' ? '' : `${id}\u0001`));
+    return p;
+  }
+
+  /** Forgets chain `id` (its file left the replica): its entries are dropped. */
+  dropPart(id: string): void {
+    const p = this.parts.get(id);
+    if (p === undefined || p === this.root) return;
+    p.clear();
+    this.parts.delete(id);
   }
 
   /**
-   * Whether a 200 for `url` should be stored: true when the URL was seen before (or admission is
+   * Whether a 200 for `key` should be stored: true when the key was seen before (or admission is
    * off); a first sighting is remembered and answered false.
    */
-  admit(url: string): boolean {
-    if (this.doorkeeper === undefined || this.doorkeeper.seen(url)) return true;
+  admitKey(key: string): boolean {
+    if (this.doorkeeper === undefined || this.doorkeeper.seen(key)) return true;
     this.notAdmitted++;
     return false;
   }
 
   get size(): number { return this.map.size; }
   get bytes(): number { return this.used; }
+
+  /** The root part's (a replica of one chain): see CachePart. */
+  admit(url: string): boolean { return this.root.admit(url); }
+  sync(s: CacheState): void { this.root.sync(s); }
+  get(url: string): CachedResponse | undefined { return this.root.get(url); }
+  set(s: CacheState, url: string, entry: Omit<CachedResponse, 'size' | 'deps'>, deps: readonly string[] | undefined): void {
+    this.root.set(s, url, entry, deps);
+  }
+
+  /** Empties every part and forgets their states (and the URLs seen once). */
+  clear(): void {
+    for (const p of this.parts.values()) p.clear();
+    this.forgetSeen();
+  }
+
+  /** @internal forgets the URLs seen once (admission starts over) */
+  forgetSeen(): void {
+    this.doorkeeper?.clear();
+  }
+
+  /** @internal the entry under a full key, counted as a hit */
+  lookup(key: string): CachedResponse | undefined {
+    const e = this.map.get(key);
+    if (e === undefined) return undefined;
+    this.hits++;
+    e.used = true;
+    return e;
+  }
+
+  /** @internal stores under a full key, then evicts to the caps */
+  store(key: string, e: Stored): void {
+    this.remove(key);
+    this.map.set(key, e);
+    this.used += e.size;
+    while (this.map.size > this.maxEntries || this.used > this.maxBytes) {
+      let next = this.cursor.next();
+      if (next.done) { this.cursor = this.map.entries(); next = this.cursor.next(); }
+      const [k, old] = next.value as [string, Stored];
+      if (this.map.get(k) !== old) continue; // replaced since the cursor passed it: the new one is further on
+      if (old.used && k !== key) { this.map.delete(k); old.used = false; this.map.set(k, old); continue; }
+      this.remove(k);
+    }
+  }
+
+  /** @internal drops the entry under a full key from the map and from its part's index */
+  remove(key: string): void {
+    const e = this.map.get(key);
+    if (e === undefined) return;
+    this.map.delete(key);
+    this.used -= e.size;
+    e.part.unindex(key, e);
+  }
+}
+
+/**
+ * One chain's share of a ResponseCache: the state its entries are valid for, its index from
+ * change-record tag to entries, and the tags changed recently. Its entries live in the shared
+ * map under its prefix (the chain id and U+0001, which no URL holds).
+ */
+export class CachePart {
+  /** tag → keys of the entries that read it; `wild` holds entries of unknown deps */
+  private readonly byTag = new Map<string, Set<string>>();
+  private readonly wild = new Set<string>();
+  /** every key of this part (to empty it without walking the other parts' entries) */
+  private readonly keys = new Set<string>();
+  /** the state the entries are valid for */
+  private fileKey: string | undefined;
+  private seq = 0;
+  private last: CacheState | undefined;
+  /** tag → the change record that last named it, for records after `recentFloor` */
+  private readonly recent = new Map<string, number>();
+  private recentFloor = 0;
+
+  constructor(private readonly cache: ResponseCache, private readonly prefix: string) {}
+
+  get size(): number { return this.keys.size; }
+
+  /** Whether a 200 for `url` should be stored (ResponseCache.admitKey). */
+  admit(url: string): boolean {
+    return this.cache.admitKey(this.prefix + url);
+  }
 
   /**
    * Brings the entries to state `s` (the snapshot a request is answered from): nothing when it
@@ -157,11 +258,7 @@ export class ResponseCache {
 
   /** The entry for `url` (counted as a hit), if any. Call sync first. */
   get(url: string): CachedResponse | undefined {
-    const e = this.map.get(url);
-    if (e === undefined) return undefined;
-    this.hits++;
-    e.used = true;
-    return e;
+    return this.cache.lookup(this.prefix + url);
   }
 
   /**
@@ -176,51 +273,24 @@ export class ResponseCache {
       if (s.changeSeq === this.seq || deps === undefined || s.changeSeq < this.recentFloor) return;
       for (const d of deps) if ((this.recent.get(d) ?? 0) > s.changeSeq) return;
     }
-    const size = entry.body.length + 2 * url.length + ENTRY_OVERHEAD;
-    if (size > this.maxEntryBytes) return;
-    this.remove(url);
-    this.map.set(url, { ...entry, deps, used: false, size });
-    this.used += size;
-    if (deps === undefined) this.wild.add(url);
+    const key = this.prefix + url;
+    const size = entry.body.length + 2 * key.length + ENTRY_OVERHEAD;
+    if (size > this.cache.maxEntryBytes) return;
+    const stored: Stored = { ...entry, deps, used: false, size, part: this };
+    this.cache.remove(key);
+    this.keys.add(key);
+    if (deps === undefined) this.wild.add(key);
     else for (const d of deps) {
       let keys = this.byTag.get(d);
       if (keys === undefined) this.byTag.set(d, keys = new Set());
-      keys.add(url);
+      keys.add(key);
     }
-    while (this.map.size > this.maxEntries || this.used > this.maxBytes) {
-      let next = this.cursor.next();
-      if (next.done) { this.cursor = this.map.entries(); next = this.cursor.next(); }
-      const [k, e] = next.value as [string, CachedResponse];
-      if (this.map.get(k) !== e) continue; // replaced since the cursor passed it: the new one is further on
-      if (e.used && k !== url) { this.map.delete(k); e.used = false; this.map.set(k, e); continue; }
-      this.remove(k);
-    }
+    this.cache.store(key, stored);
   }
 
-  /** Drops the entries that read `tags` (one change record). */
-  private apply(seq: number, tags: readonly string[]): void {
-    for (const key of this.wild) { this.remove(key); this.invalidated++; }
-    for (const t of tags) {
-      const keys = this.byTag.get(t);
-      if (keys !== undefined) for (const key of [...keys]) { this.remove(key); this.invalidated++; }
-      this.recent.set(t, seq);
-    }
-    if (this.recent.size > RECENT_TAGS) { this.recent.clear(); this.recentFloor = seq; }
-  }
-
-  /** The entries, not the file: after changes that cannot be told (see sync). */
-  private dropAll(seq: number): void {
-    this.flushes++;
-    this.clearEntries();
-    this.recent.clear();
-    this.recentFloor = seq;
-  }
-
-  private remove(key: string): void {
-    const e = this.map.get(key);
-    if (e === undefined) return;
-    this.map.delete(key);
-    this.used -= e.size;
+  /** @internal an entry of this part left the shared map: forget it in the indexes */
+  unindex(key: string, e: Stored): void {
+    this.keys.delete(key);
     if (e.deps === undefined) { this.wild.delete(key); return; }
     for (const d of e.deps) {
       const keys = this.byTag.get(d);
@@ -230,17 +300,37 @@ export class ResponseCache {
     }
   }
 
-  private clearEntries(): void {
-    this.map.clear();
-    this.byTag.clear();
-    this.wild.clear();
-    this.cursor = this.map.entries();
-    this.used = 0;
+  /** Drops the entries that read `tags` (one change record). */
+  private apply(seq: number, tags: readonly string[]): void {
+    for (const key of [...this.wild]) { this.cache.remove(key); this.cache.invalidated++; }
+    for (const t of tags) {
+      const keys = this.byTag.get(t);
+      if (keys !== undefined) for (const key of [...keys]) { this.cache.remove(key); this.cache.invalidated++; }
+      this.recent.set(t, seq);
+    }
+    if (this.recent.size > RECENT_TAGS) { this.recent.clear(); this.recentFloor = seq; }
   }
 
+  /** The entries, not the file: after changes that cannot be told (see sync). */
+  private dropAll(seq: number): void {
+    this.cache.flushes++;
+    this.clearEntries();
+    this.recent.clear();
+    this.recentFloor = seq;
+  }
+
+  private clearEntries(): void {
+    for (const key of [...this.keys]) this.cache.remove(key);
+  }
+
+  /**
+   * Empties the part and forgets its state; the root part (a replica of one chain) also forgets
+   * the URLs seen once — another file is another set of URLs. A part of one chain of several
+   * leaves the filter to the others.
+   */
   clear(): void {
-    if (this.map.size > 0) this.flushes++;
-    this.doorkeeper?.clear();
+    if (this.keys.size > 0) this.cache.flushes++;
+    if (this.prefix === '') this.cache.forgetSeen();
     this.clearEntries();
     this.recent.clear();
     this.fileKey = undefined;
@@ -352,18 +442,20 @@ export function cacheKey(url: string, gzip: boolean): string {
  * Cache-Control of the handler's 200 (sendJson, src/http/send.ts, sets its ETag from the bytes and
  * makes a matching If-None-Match a 304; immutable routes get a long Cache-Control there; the
  * error handlers of src/serve/app.ts strip both again on an error), and with a response cache,
- * stores the 200 the route sends with the tags of what it read (src/http/deps.ts).
+ * stores the 200 the route sends with the tags of what it read (src/http/deps.ts) in the part of
+ * the request's chain (`partOf`; the root part for a replica of one chain).
  */
-export function httpCaching(maxAge: number, cache?: ResponseCache): RequestHandler {
+export function httpCaching(maxAge: number, cache?: ResponseCache, partOf: (req: IncomingMessage) => CachePart | undefined = () => cache?.part('')): RequestHandler {
   const cacheControl = `public, max-age=${maxAge}`;
   return (req, res, next) => {
     if (req.method !== 'GET') { next(); return; }
     const snapshot = snapshotOf(res);
     const url = req.url;
     res.setHeader('Cache-Control', cacheControl);
-    if (cache) {
+    const part = cache && partOf(req);
+    if (cache && part) {
       cache.misses++;
-      if (!cache.admit(url)) { next(); return; }
+      if (!part.admit(url)) { next(); return; }
       const store = (body: Buffer): void => {
         if (!req.route) return;
         const route = req.baseUrl + (req.route as { path: string }).path;
@@ -382,7 +474,7 @@ export function httpCaching(maxAge: number, cache?: ResponseCache): RequestHandl
           headers.push(name, String(value));
           if (lower !== 'content-type' && lower !== 'content-length' && lower !== 'content-encoding') headers304.push(name, String(value));
         }
-        cache.set(snapshot, cacheKey(url, gzip), { body, etag: finalEtag, route, headers, headers304 }, answerDeps(req, snapshot));
+        part.set(snapshot, cacheKey(url, gzip), { body, etag: finalEtag, route, headers, headers304 }, answerDeps(req, snapshot));
       };
       captureBody(res, store);
       // a revalidation answered 304 stores the 200 it stands for (sendJson): a client that always

@@ -1,6 +1,6 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { Snapshot } from '../snapshot/open';
-import { cacheKey, requestIsFresh, ResponseCache } from './caching';
+import { CachePart, cacheKey, requestIsFresh } from './caching';
 import { requestAcceptsGzip, withVary } from './encoding';
 import type { CorsHeaders } from './cors';
 import { urlTooLong } from './limits';
@@ -8,8 +8,12 @@ import type { ObserveRequest } from './observe';
 import { normalizeUrl } from './url';
 
 export interface FrontOptions {
-  cache: ResponseCache;
-  snapshots: { current(): Snapshot | undefined };
+  /**
+   * The request's chain: what it is answered from and its part of the response cache
+   * (ResponseCache.part; the root part for a replica of one chain); undefined for requests the app
+   * answers itself (outside every chain: the chain list, the root /ready).
+   */
+  sourceOf(req: IncomingMessage): { snapshots: { current(): Snapshot | undefined }; part: CachePart } | undefined;
   /** the app's CORS headers (src/http/cors.ts) */
   cors: CorsHeaders;
   /** the app's request limit (src/http/limits.ts): targets over it go to the app, which answers 414 */
@@ -32,12 +36,14 @@ export interface FrontOptions {
  * to `app` unchanged; its caching middleware (caching.ts httpCaching) stores the 200s.
  */
 export function cachedFront(app: RequestListener, o: FrontOptions): RequestListener {
-  const { cache, snapshots, maxUrlLength, draining, observe, cors } = o;
+  const { sourceOf, maxUrlLength, draining, observe, cors } = o;
   return (req: IncomingMessage, res: ServerResponse) => {
     const method = req.method;
     const raw = req.url as string;
-    const snapshot = (method === 'GET' || method === 'HEAD') && !urlTooLong(raw, maxUrlLength) ? snapshots.current() : undefined;
-    if (snapshot === undefined || draining()) { app(req, res); return; }
+    const source = (method === 'GET' || method === 'HEAD') && !urlTooLong(raw, maxUrlLength) ? sourceOf(req) : undefined;
+    const snapshot = source?.snapshots.current();
+    if (source === undefined || snapshot === undefined || draining()) { app(req, res); return; }
+    const cache = source.part;
     cache.sync(snapshot);
     const hit = cache.get(cacheKey(normalizeUrl(raw), requestAcceptsGzip(req)));
     if (hit === undefined) { app(req, res); return; }
