@@ -65,8 +65,8 @@ test: build fixtures binary ## Run the test suite (mocha, real snapshot files an
 test-faults: build fixtures ## Run the fault suite (test/faults/: kills, bad files, disk full, hostile sockets; docs/reliability.md)
 	FAULT_POINTS=$(or $(FAULT_POINTS),50) $(NODE_BIN)/mocha --forbid-only --timeout 60000 --reporter spec 'build/test/faults/**/*.test.js'
 
-serve: build fixtures ## Serve the bundled Move demo on http://127.0.0.1:8080 (DEMO=wasm|evm to switch, PORT=9000 for another port)
-	$(CLI) serve --demo $(or $(DEMO),move)$(if $(PORT), --port $(PORT))
+serve: build fixtures ## Serve the three bundled demos as one replica on http://127.0.0.1:8080, each chain under /{chain_id}/ (DEMO=move|wasm|evm: that one alone at the root; PORT=9000 for another port)
+	$(CLI) serve $(if $(DEMO),--demo $(DEMO),--db fixtures/demo/move.sqlite --db fixtures/demo/wasm.sqlite --db fixtures/demo/evm.sqlite)$(if $(PORT), --port $(PORT))
 
 binary: build fixtures ## Build the single executable dist/indexer-api (offline, Node SEA; see docs/binary.md)
 	node scripts/build-binary.js

@@ -270,13 +270,14 @@ describe('indexer-api (the command line)', function () {
     });
   });
 
-  it('`make serve PORT=9000` serves on that port (and DEMO picks the demo)', () => {
+  it('`make serve PORT=9000` serves on that port: the three demos as one replica (DEMO picks one alone)', () => {
     // run from `make test` too: without the parent's MAKEFLAGS / MAKELEVEL (a sub-make prints "Leaving directory" last)
     const env: NodeJS.ProcessEnv = { ...cleanEnv(), PORT: '', DEMO: '' };
     for (const k of ['MAKEFLAGS', 'MFLAGS', 'MAKELEVEL', 'MAKEOVERRIDES']) delete env[k];
     const plan = (vars: string[]): string => execFileSync('make', ['--no-print-directory', '-n', 'serve', ...vars], { cwd: ROOT, env, encoding: 'utf8' }).trim().split('\n').pop() as string;
     expect(plan(['PORT=9000', 'DEMO=evm'])).to.equal('node bin/indexer-api serve --demo evm --port 9000');
-    expect(plan([])).to.equal('node bin/indexer-api serve --demo move');
+    expect(plan([])).to.equal('node bin/indexer-api serve --db fixtures/demo/move.sqlite --db fixtures/demo/wasm.sqlite --db fixtures/demo/evm.sqlite');
+    expect(plan(['PORT=9000'])).to.equal('node bin/indexer-api serve --db fixtures/demo/move.sqlite --db fixtures/demo/wasm.sqlite --db fixtures/demo/evm.sqlite --port 9000');
   });
 
   it('README: the two set-up commands first, then a quick start for each use, with no macOS-only `open`', () => {

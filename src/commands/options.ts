@@ -21,7 +21,8 @@ export const LOG_FORMAT_OPTION: Record<string, Options> = {
 };
 
 export const SERVE_OPTIONS: Record<string, Options> = named({
-  'db': { type: 'string', defaultDescription: 'the --demo snapshot', describe: 'Snapshot file to serve (built by `import`). Default: the bundled demo snapshot chosen by --demo' },
+  'db': { type: 'string', requiresArg: true, defaultDescription: 'the --demo snapshot', describe: 'Snapshot file to serve (built by `import`). Default: the bundled demo snapshot chosen by --demo. Given once, the chain is served at the root; given again (--db a.sqlite --db b.sqlite), one replica serves every chain under /{chain_id}/ and / lists them (docs/scaling.md)' },
+  'db-dir': { type: 'string', requiresArg: true, defaultDescription: 'none: --db, or the --demo snapshot', describe: 'Serve every *.sqlite snapshot of this directory, each chain under /{chain_id}/ (/ lists them); a file added to or removed from it is served or dropped without a restart. Not with --db or --pull' },
   'demo': choice({ choices: DEMO_VMS, default: 'move' as VmType, describe: 'Which bundled demo snapshot to serve when --db is not given' }),
   'host': { type: 'string', default: SERVE_DEFAULTS.host, describe: 'Address to listen on (0.0.0.0 for all interfaces)' },
   'port': int({ min: 0, max: 65535 }, { default: SERVE_DEFAULTS.port, describe: 'TCP port to listen on; 0 picks a free one and prints `listening http://HOST:PORT` as the first line of stdout' }),
@@ -52,7 +53,7 @@ export const SERVE_OPTIONS: Record<string, Options> = named({
   'client-ip-header': { type: 'string', defaultDescription: 'the peer address', describe: 'Behind a load balancer: the request header naming the client for fair share (e.g. x-forwarded-for: its last address, the one the balancer added). Default: the peer address' },
   'ops-port': int({ min: 0, max: 65535 }, { defaultDescription: 'off', describe: 'Also answer /health, /ready and /metrics on this port, from a thread (or the cluster primary) that runs no query, so they answer at once while every worker is busy; deploy/ probes it. Off by default' }),
   'slow-request-ms': int({ min: 0 }, { default: SERVE_DEFAULTS.slowRequestMs, describe: "Requests slower than this get a 'slow request' warn line (route, path with its parameters, ms)" }),
-  'pull': { type: 'string', describe: 'URL of a manifest.json written by `publish`: download its file into --db (resumable, sha256 + quick_check verified) before serving, then poll it and hot-swap each newer file. /ready is 503 until the first good file is in place' },
+  'pull': { type: 'string', describe: 'URL of a manifest.json written by `publish`: download its file into --db (resumable, sha256 + quick_check verified) before serving, then poll it and hot-swap each newer file. /ready is 503 until the first good file is in place. One chain only: one --db, no --db-dir' },
   'pull-interval': duration({ default: SERVE_DEFAULTS.pullInterval, describe: 'How often --pull polls the manifest (30s, 500ms, 2m); failed downloads retry sooner, backing off up to this' }),
 });
 

@@ -10,7 +10,10 @@ import type { ServeStackOptions } from '../serve/assembly';
 
 /** `serve`'s options as yargs gives them: each with its default, each value already checked. */
 export interface ServeArgs {
-  db?: string;
+  /** --db, once (one chain at the root) or more (each chain under /{chain_id}/) */
+  db?: string | string[];
+  /** --db-dir: every snapshot of a directory, each chain under /{chain_id}/ */
+  dbDir?: string;
   demo: VmType;
   host: string;
   port: number;
@@ -66,11 +69,13 @@ export interface ServeArgs {
 }
 
 /** What the serve stack (src/serve/assembly.ts) is built from, every field decided, but what each process adds. */
-export type StackSettings = Omit<ServeStackOptions, 'file' | 'holder' | 'logger' | 'clusterWorker'>;
+export type StackSettings = Omit<ServeStackOptions, 'file' | 'chains' | 'holder' | 'logger' | 'clusterWorker'>;
 
 export interface ServeConfig {
-  /** the snapshot file: --db, or the bundled demo of --demo */
+  /** the snapshot file: --db, or the bundled demo of --demo (the first --db of a replica of several) */
   file: string;
+  /** a replica of several chains: two or more --db files, or --db-dir (then `file` is not served) */
+  chains: { files: readonly string[]; dir?: string } | undefined;
   /** --pull and its poll interval (ms) */
   pull: { url: string; intervalMs: number } | undefined;
   get: string | undefined;
@@ -86,17 +91,33 @@ export interface ServeConfig {
  * Checks between options, made while yargs parses (a usage error, exit 2): each names both
  * options and what was given.
  */
-export function checkServeArgs(a: Pick<ServeArgs, 'port' | 'opsPort' | 'pull' | 'db'>): void {
-  if (a.pull !== undefined && a.db === undefined) throw new Error('--pull needs --db: the local file the pulled snapshot is kept in');
+export function checkServeArgs(a: Pick<ServeArgs, 'port' | 'opsPort' | 'pull' | 'db' | 'dbDir'>): void {
+  const dbs = dbFiles(a.db);
+  if (a.dbDir !== undefined && dbs.length > 0) throw new Error(`--db-dir ${a.dbDir} and --db ${dbs.join(' --db ')}: give the files one way (--db-dir serves every *.sqlite file of the directory)`);
+  if (a.pull !== undefined && a.dbDir !== undefined) throw new Error(`--pull serves one chain: it keeps one --db file current, not --db-dir ${a.dbDir}`);
+  if (a.pull !== undefined && dbs.length > 1) throw new Error(`--pull serves one chain: it keeps one --db file current, not ${dbs.length} (--db ${dbs.join(' --db ')})`);
+  if (a.pull !== undefined && dbs.length === 0) throw new Error('--pull needs --db: the local file the pulled snapshot is kept in');
+  const seen = new Set<string>();
+  for (const f of dbs) {
+    if (seen.has(f)) throw new Error(`--db ${f} is given twice`);
+    seen.add(f);
+  }
   if (a.opsPort !== undefined && a.opsPort !== 0 && a.opsPort === a.port) {
     throw new Error(`--ops-port ${a.opsPort} is --port ${a.port}: the operations port must be another port`);
   }
 }
 
+/** --db as given: none, once, or repeated. */
+function dbFiles(db: string | string[] | undefined): string[] {
+  return db === undefined ? [] : Array.isArray(db) ? db.map(String) : [String(db)];
+}
+
 /** The one resolve step: checked options → the complete config. */
 export function resolveServe(a: ServeArgs, snapshotFile: (demo: VmType) => string): ServeConfig {
+  const dbs = dbFiles(a.db);
   return {
-    file: a.db ?? snapshotFile(a.demo),
+    file: dbs[0] ?? (a.dbDir === undefined ? snapshotFile(a.demo) : a.dbDir),
+    chains: a.dbDir !== undefined ? { files: [], dir: a.dbDir } : dbs.length > 1 ? { files: dbs } : undefined,
     pull: a.pull === undefined ? undefined : { url: a.pull, intervalMs: a.pullInterval },
     get: a.get,
     workers: a.get !== undefined ? 1 : a.workers,

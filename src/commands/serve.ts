@@ -64,7 +64,8 @@ function pullOptions(c: ServeConfig): { pull: string; pullIntervalMs: number; ve
  */
 async function preflight(c: ServeConfig): Promise<void> {
   const { checkSnapshotHeader } = await import('../snapshot/file-check');
-  checkSnapshotHeader(c.file);
+  // a replica of several chains: a file that does not open takes only its chain out (the workers say which)
+  if (c.chains === undefined) checkSnapshotHeader(c.file);
   if (c.stack.port === 0) return;
   const [{ createServer }, { listenErrorText }] = await Promise.all([import('node:net'), import('../serve/server')]);
   await new Promise<void>((resolve, reject) => {
@@ -120,7 +121,7 @@ function opsAddress(c: ServeConfig): { host: string; port: number } | undefined 
  */
 async function openStack(file: string, c: ServeConfig, logger: Logger): Promise<{ stack: ServeStack; puller?: Puller }> {
   const { assembleServeStack } = await import('../serve/assembly');
-  const settings = { ...c.stack, file, logger, clusterWorker: cluster.isWorker };
+  const settings = { ...c.stack, file, chains: c.chains, logger, clusterWorker: cluster.isWorker };
   if (c.pull === undefined || cluster.isWorker) return { stack: await assembleServeStack(settings) };
   const [{ holderForPull }, { SnapshotHolder }, { checkPages }] = await Promise.all([
     import('../pull/serve-pull'), import('../snapshot/holder'), import('../snapshot/verify'),
@@ -130,7 +131,16 @@ async function openStack(file: string, c: ServeConfig, logger: Logger): Promise<
 }
 
 /** The one "serving" line on stderr, once the snapshot passed its start-up check (a worker tells its primary instead). */
-function announceServing(file: string, c: ServeConfig, url: string, first: Snapshot | undefined): void {
+function announceServing(file: string, c: ServeConfig, stack: ServeStack, first: Snapshot | undefined): void {
+  const url = stack.url;
+  if (stack.chains) {
+    const list = stack.chains.list();
+    const what = `${list.length} chain${list.length === 1 ? '' : 's'}${c.chains?.dir === undefined ? '' : ` of ${c.chains.dir}`} (${list.map((ch) => `${ch.id}: ${ch.holder.current()?.meta.vmType}, height ${ch.holder.current()?.meta.height}`).join('; ') || 'none yet'})`;
+    const where = `${what} under ${c.stack.baseUrl}/{chain_id}/`;
+    if (cluster.isWorker) void tellPrimary({ indexerApi: 'serving', chainId: '', vmType: '', height: 0, what: where });
+    else process.stderr.write(`indexer-api: serving ${where} on ${url.slice(0, url.length - c.stack.baseUrl.length)}\n`);
+    return;
+  }
   if (!first) {
     if (cluster.isPrimary) process.stderr.write(`indexer-api: serving nothing yet on ${url} (/ready is 503 until ${c.pull?.url} names a file that downloads and verifies)\n`);
     return;
@@ -175,15 +185,17 @@ async function serve(file: string, c: ServeConfig, logger: Logger, gate?: Stdout
     throw e instanceof ListenError ? new Error(listenErrorText(e.error, e.host, e.port, CLI_NAMES)) : e;
   }
   const { stack, puller } = opened;
-  signals.onReload(() => { void stack.holder.reload('SIGHUP'); });
+  signals.onReload(() => { stack.reload('SIGHUP'); });
   if (!cluster.isWorker) gate?.open(stack.url);
   puller?.start();
-  const first = stack.holder.current();
-  logger.info('listening', { url: stack.url, pid: process.pid, ...(first ? describe(first) : { file, pull: c.pull?.url }) });
+  const first = stack.holder?.current();
+  logger.info('listening', { url: stack.url, pid: process.pid, ...(stack.chains
+    ? { chains: stack.chains.list().map((ch) => ch.id) }
+    : first ? describe(first) : { file, pull: c.pull?.url }) });
   // A start-up check that fails stops the server (exit 1).
   let refusal: string | undefined;
   let stopping = false;
-  stack.verified.then(() => { if (!stopping) announceServing(file, c, stack.url, first); }, (e: unknown) => {
+  stack.verified.then(() => { if (!stopping) announceServing(file, c, stack, first); }, (e: unknown) => {
     refusal = e instanceof Error ? e.message : String(e);
     signals.stop('start-up check failed');
   });

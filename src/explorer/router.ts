@@ -1,4 +1,4 @@
-import { Router } from 'express';
+import { RequestHandler, Router } from 'express';
 import { readTextAsset } from '../assets';
 import { staticFile } from '../http/static';
 
@@ -44,14 +44,22 @@ export function shellUnder(html: string, base: string): string {
     .replace('<meta name="indexer-api-base" content="">', `<meta name="indexer-api-base" content="${base}">`);
 }
 
+const read = (file: string) => (): string => readTextAsset(`${DIR}/${file}`);
+
+/** The script and stylesheet: one handler (one precompressed copy) per process, whatever the base. */
+const assets = new Map<string, RequestHandler>();
+function sharedAsset(file: string, type: string): RequestHandler {
+  let h = assets.get(file);
+  if (h === undefined) assets.set(file, h = staticFile(read(file), type, 'no-cache'));
+  return h;
+}
+
+/** The explorer under `base`: its shell (carrying the base) and its shared assets. */
 export function explorerRouter(base = ''): Router {
   const router = Router();
-  const read = (file: string) => (): string => readTextAsset(`${DIR}/${file}`);
   // one handler (one precompressed copy) for every path of the shell
   const shell = staticFile(() => shellUnder(read('index.html')(), base), 'text/html; charset=utf-8', 'no-cache');
   for (const page of EXPLORER_PAGES) router.get(page, shell);
-  for (const [file, type] of Object.entries(FILES)) {
-    router.get(`/explorer/${file}`, staticFile(read(file), type, 'no-cache'));
-  }
+  for (const [file, type] of Object.entries(FILES)) router.get(`/explorer/${file}`, sharedAsset(file, type));
   return router;
 }

@@ -17,7 +17,11 @@ const contentLength = (res: ServerResponse): number => Number(res.getHeader('con
 /** Longest path (with its query) a slow-request line quotes. */
 const SLOW_PATH_CHARS = 300;
 
-export function requestObserver(logger: Logger, metrics: Metrics, slowRequestMs = Infinity): ObserveRequest {
+/**
+ * `chainOf`: a replica serving several chains (src/serve/chains.ts) names the request's chain —
+ * a `chain` label on its metrics and a `chain` field on its log lines ('' at the root).
+ */
+export function requestObserver(logger: Logger, metrics: Metrics, slowRequestMs = Infinity, chainOf?: (req: IncomingMessage) => string): ObserveRequest {
   const logRequests = logger.enabled('info');
   const slowSeconds = slowRequestMs / 1000;
   return (req, res, route, bodyBytes) => {
@@ -28,15 +32,18 @@ export function requestObserver(logger: Logger, metrics: Metrics, slowRequestMs 
     res.once('close', () => {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const status = res.statusCode;
-      metrics.observeRoute(method === 'HEAD' ? 'GET' : method, route(), status, seconds);
+      const chain = chainOf?.(req);
+      metrics.observeRoute(method === 'HEAD' ? 'GET' : method, route(), status, seconds, chain);
       if (seconds >= slowSeconds) {
         logger.warn('slow request', {
+          ...(chain === undefined ? {} : { chain }),
           method, route: route(), path: path.length > SLOW_PATH_CHARS ? `${path.slice(0, SLOW_PATH_CHARS)}…` : path, status, ms: Math.round(seconds * 1e3),
         });
       }
       if (!logRequests) return;
       const sentBody = method !== 'HEAD' && status !== 304 && status !== 204;
       logger.info('request', {
+        ...(chain === undefined ? {} : { chain }),
         method, path, status, ms: Math.round(seconds * 1e6) / 1e3,
         bytes: sentBody ? (bodyBytes ? bodyBytes() : contentLength(res)) : 0,
         ...(res.writableFinished ? {} : { aborted: true }),

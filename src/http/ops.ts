@@ -20,8 +20,8 @@ export function routeOf(req: Request): string {
 
 export interface Metrics {
   readonly registry: Registry;
-  /** one finished (or aborted) request, by route pattern (src/http/observe.ts) */
-  observeRoute(method: string, route: string, status: number, seconds: number): void;
+  /** one finished (or aborted) request, by route pattern (src/http/observe.ts); `chain` counts only for a replica of several */
+  observeRoute(method: string, route: string, status: number, seconds: number, chain?: string): void;
   swapped(): void;
   swapFailed(): void;
   /** a request met SQLITE_CORRUPT / IOERR / NOTADB (answered 503) */
@@ -34,22 +34,39 @@ export interface Metrics {
 
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
 
-/** A registry per server (no global state): HTTP, snapshot, response cache and Node process metrics. */
-export function createMetrics(current: () => Snapshot | undefined, cache?: ResponseCache): Metrics {
+/** What the metrics read of each chain of a replica serving several (src/serve/chains.ts). */
+export interface MetricsChain {
+  id: string;
+  current(): Snapshot | undefined;
+}
+
+/**
+ * A registry per server (no global state): HTTP, snapshot, response cache and Node process metrics.
+ * With `chains` (a replica serving several), the request metrics carry a `chain` label (the
+ * chain id; '' for what is answered at the root: the chain list, the root /ready) and the
+ * snapshot gauges one series per chain (`chain_id`).
+ */
+export function createMetrics(current: () => Snapshot | undefined, cache?: ResponseCache, chains?: () => MetricsChain[]): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  const labelled = chains !== undefined;
   const requests = new Counter({
     name: 'indexer_api_http_requests_total', help: 'HTTP requests answered, by route pattern and status',
-    labelNames: ['method', 'route', 'status'] as const, registers: [registry],
+    labelNames: (labelled ? ['method', 'route', 'status', 'chain'] : ['method', 'route', 'status']) as ['method', 'route', 'status'], registers: [registry],
   });
   const latency = new Histogram({
     name: 'indexer_api_http_request_duration_seconds', help: 'Time from request to the last byte handed to the OS, by route pattern',
-    labelNames: ['method', 'route'] as const, buckets: LATENCY_BUCKETS, registers: [registry],
+    labelNames: (labelled ? ['method', 'route', 'chain'] : ['method', 'route']) as ['method', 'route'], buckets: LATENCY_BUCKETS, registers: [registry],
   });
   // aggregator: how --ops-port's cluster primary combines the workers' values (src/cluster.ts); one snapshot, not a sum
   const snapshotGauge = (name: string, help: string, value: (s: Snapshot) => number, aggregator: 'max' | 'min' = 'max'): Gauge => new Gauge({
-    name, help, registers: [registry], aggregator,
+    name, help, registers: [registry], aggregator, labelNames: labelled ? ['chain_id'] : [],
     collect() {
+      if (chains) {
+        this.reset();
+        for (const c of chains()) { const s = c.current(); if (s) this.set({ chain_id: c.id }, value(s)); }
+        return;
+      }
       const s = current();
       if (s) this.set(value(s)); else this.reset();
     },
@@ -63,8 +80,8 @@ export function createMetrics(current: () => Snapshot | undefined, cache?: Respo
     registers: [registry], aggregator: 'max',
     collect() {
       this.reset();
-      const s = current();
-      if (s) this.set({ snapshot_id: s.meta.snapshotId, chain_id: s.meta.chainId, vm_type: s.meta.vmType }, 1);
+      const all = chains ? chains().map((c) => c.current()) : [current()];
+      for (const s of all) if (s) this.set({ snapshot_id: s.meta.snapshotId, chain_id: s.meta.chainId, vm_type: s.meta.vmType }, 1);
     },
   });
   const swaps = new Counter({ name: 'indexer_api_snapshot_swaps_total', help: 'Hot swaps to a new snapshot', registers: [registry] });
@@ -118,11 +135,13 @@ export function createMetrics(current: () => Snapshot | undefined, cache?: Respo
   // The labelled children, looked up once per (method, route, status) rather than by hashing a
   // label object on every request; bounded: route patterns, Node's method list, status codes.
   const children = new Map<string, { count: { inc(): void }; time: { observe(v: number): void } }>();
-  const observeRoute = (method: string, route: string, status: number, seconds: number): void => {
-    const key = `${method} ${status} ${route}`;
+  const observeRoute = (method: string, route: string, status: number, seconds: number, chain = ''): void => {
+    const key = labelled ? `${method} ${status} ${route} ${chain}` : `${method} ${status} ${route}`;
     let c = children.get(key);
     if (c === undefined) {
-      c = { count: requests.labels(method, route, String(status)), time: latency.labels(method, route) };
+      c = labelled
+        ? { count: (requests as Counter).labels(method, route, String(status), chain), time: (latency as Histogram).labels(method, route, chain) }
+        : { count: requests.labels(method, route, String(status)), time: latency.labels(method, route) };
       children.set(key, c);
     }
     c.count.inc();

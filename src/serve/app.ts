@@ -1,16 +1,16 @@
 import type { IncomingMessage, RequestListener } from 'node:http';
-import express, { ErrorRequestHandler, Express, RequestHandler, Response } from 'express';
+import express, { ErrorRequestHandler, Express, RequestHandler, Response, Router } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
 import { httpCaching, ResponseCache } from '../http/caching';
 import { explorerRouter } from '../explorer/router';
 import { cors, corsHeaders } from '../http/cors';
 import { varyOnEncoding } from '../http/encoding';
 import { cachedFront } from '../http/front';
-import { errorMiddleware, GRPC, sendError, shown, UnavailableError } from '../http/errors';
+import { errorJson, errorMiddleware, GRPC, sendError, shown, UnavailableError } from '../http/errors';
 import { urlLengthLimit, urlTooLong } from '../http/limits';
 import { errorFields, Logger, silentLogger } from '../http/log';
 import { ObserveRequest, requestObserver } from '../http/observe';
-import { createMetrics, Metrics, opsRouter, ReadinessInputs, routeOf } from '../http/ops';
+import { createMetrics, methodNotAllowed, Metrics, opsRouter, readiness, ReadinessInputs, routeOf } from '../http/ops';
 import { arrayQueryParameters, decodablePath, rollyticsQuery } from '../http/params';
 import { swaggerRouter } from '../http/swagger';
 import { normalizeUrl, underBase } from '../http/url';
@@ -35,6 +35,30 @@ export interface SnapshotSource {
   /** a request on `snapshot` met a storage error (SnapshotHolder takes the snapshot out of rotation) */
   reportFault?(snapshot: Snapshot, error: Error): void;
   faulty?(): Error | undefined;
+}
+
+/**
+ * A chain as the app routes it: one of a replica serving several (src/serve/chains.ts
+ * ServedChain, under `/{id}/`), or — id '' — the one chain of a replica at the root.
+ */
+export interface ChainRoute {
+  /** the chain id; '' for the one chain of a replica of one */
+  readonly id: string;
+  /** where it answers: the base URL, and `/{id}` for one of several (no trailing slash) */
+  readonly base: string;
+  readonly holder: SnapshotSource;
+  /** its start-up check is running (its /ready answers 503) */
+  readonly verifying?: boolean;
+}
+
+/** The chains of a replica serving several (src/serve/chains.ts ChainSet). */
+export interface ChainDirectory {
+  /** the chain served under `/{id}/` */
+  find(id: string): ChainRoute | undefined;
+  /** every chain, by id */
+  list(): ChainRoute[];
+  /** files not served, and why (the root /ready lists them) */
+  refused(): { file: string; error: string }[];
 }
 
 export interface AppOptions {
@@ -111,8 +135,10 @@ function notUnderBase(base: string): RequestHandler {
 }
 
 /** Which snapshot this request is answered from (res.locals, src/http/context.ts), held until the response is done (hot swap). */
-function takeSnapshot(snapshots: SnapshotSource): RequestHandler {
-  return (_req, res, next) => {
+function takeSnapshot(chainOf: (req: IncomingMessage) => ChainRoute | undefined): RequestHandler {
+  return (req, res, next) => {
+    const snapshots = chainOf(req)?.holder;
+    if (!snapshots) { next(new UnavailableError('no chain is served here')); return; }
     const snapshot = snapshots.acquire ? snapshots.acquire() : snapshots.current();
     if (!snapshot) { next(new UnavailableError('no snapshot is loaded')); return; }
     res.locals.snapshot = snapshot;
@@ -130,15 +156,33 @@ function uncacheable(res: Response): void {
   res.setHeader('Cache-Control', 'no-store');
 }
 
-export type AppArgs = { snapshots: SnapshotSource; openapi: OpenApiDocument; options: AppOptions } & AppDependencies;
+/**
+ * `snapshots`: the one chain of a replica at the root; or `chains`: a replica of several, each
+ * under `/{chain_id}/` (then `snapshots` is not used).
+ */
+export type AppArgs = { snapshots?: SnapshotSource; chains?: ChainDirectory; openapi: OpenApiDocument; options: AppOptions } & AppDependencies;
 
-/** What /ready answers from (src/http/ops.ts readiness), on the app's port or the operations port. */
-export function readinessInputs(snapshots: SnapshotSource, options: AppOptions): ReadinessInputs {
+/** The chain each request routed under `/{chain_id}/` was found for (createRequestListener's cut). */
+const routedChain = new WeakMap<IncomingMessage, ChainRoute>();
+
+/** The chain a request is answered for: the one it was routed to, else the replica's only one. */
+function chainResolver(args: AppArgs): (req: IncomingMessage) => ChainRoute | undefined {
+  if (args.chains !== undefined) return (req) => routedChain.get(req);
+  const only: ChainRoute = { id: '', base: args.options.baseUrl, holder: args.snapshots as SnapshotSource };
+  return () => only;
+}
+
+/**
+ * What /ready answers from (src/http/ops.ts readiness), on the app's port or the operations port;
+ * `chain`: one chain of a replica serving several (its own start-up check).
+ */
+export function readinessInputs(snapshots: SnapshotSource, options: AppOptions, chain?: ChainRoute): ReadinessInputs {
   return {
     current: () => snapshots.current(),
     draining: options.draining ?? ((): boolean => false),
     stale: options.stale,
-    notReady: () => options.notReady?.() ?? (snapshots.faulty?.() ? 'snapshot file is damaged; waiting for a good file' : undefined),
+    notReady: () => (chain?.verifying ? 'verifying the snapshot (quick check)' : undefined) ?? options.notReady?.()
+      ?? (snapshots.faulty?.() ? 'snapshot file is damaged; waiting for a good file' : undefined),
   };
 }
 
@@ -148,7 +192,8 @@ export function createApp(args: AppArgs): Express {
 }
 
 /** createApp, and the request observer it logs and counts with (the cached front shares it). */
-function buildApp({ snapshots, openapi, options, logger = silentLogger, metrics, responseCache }: AppArgs): { app: Express; observe: ObserveRequest } {
+function buildApp(args: AppArgs): { app: Express; observe: ObserveRequest } {
+  const { openapi, options, logger = silentLogger, metrics, responseCache, chains } = args;
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -158,25 +203,38 @@ function buildApp({ snapshots, openapi, options, logger = silentLogger, metrics,
     ? (err: unknown): void => { console.error(err); }
     : (err: unknown): void => { logger.error('request failed', errorFields(err)); });
   const draining = options.draining ?? ((): boolean => false);
-  const current = (): Snapshot | undefined => snapshots.current();
-  const ops = metrics ?? createMetrics(current, responseCache);
-  const observe = requestObserver(logger, ops, options.slowRequestMs);
+  const chainOf = chainResolver(args);
+  const ops = metrics ?? (chains
+    ? createMetrics(() => undefined, responseCache, () => chains.list().map((c) => ({ id: c.id, current: () => c.holder.current() })))
+    : createMetrics(() => (args.snapshots as SnapshotSource).current(), responseCache));
+  const observe = requestObserver(logger, ops, options.slowRequestMs, chains ? (req) => chainOf(req)?.id ?? '' : undefined);
   app.use(varyOnEncoding, observeRequests(observe, draining), urlLengthLimit(options.maxUrlLength));
   const base = options.baseUrl;
   app.use(normalizeRequestUrl, headAsGet, cors(options.corsOrigin));
   if (base !== '') app.use(notUnderBase(base));
-  app.use(opsRouter({ ...readinessInputs(snapshots, options), metrics: ops }));
-  // the served document names the prefix (Swagger UI's "Try it out" calls go there); the
-  // validator's has no `servers`, it matches the paths the prefix was cut from
-  app.use(swaggerRouter(JSON.stringify(base === '' ? openapi : { ...openapi, servers: [{ url: base }] }), base));
-  if (options.explorer) app.use(explorerRouter(base));
-  app.use(takeSnapshot(snapshots), evmUnavailable());
-  app.use(httpCaching(options.cacheMaxAge, responseCache));
-  // $refs inlined: same constraints, much less start-up work (src/serve/openapi.ts)
+  // the validator's document has no `servers`: it matches the paths the prefix was cut from
   const apiSpec = validatorDocument(openapi, options.validateResponses);
+  if (chains) {
+    // a replica of several chains: its root answers the chain list and the replica's health
+    app.use(rootRouter(chains, ops, options, chainOf));
+  }
+  // what is per chain — its readiness, the prefix Swagger UI and the explorer carry — is built once per chain
+  app.use(perChain(chainOf, (chain) => Router().use(
+    opsRouter({ ...readinessInputs(chain.holder, options, chain), metrics: ops }),
+    // the served document names the prefix (Swagger UI's "Try it out" calls go there)
+    swaggerRouter(JSON.stringify(chain.base === '' ? openapi : { ...openapi, servers: [{ url: chain.base }] }), chain.base),
+    ...(options.explorer ? [explorerRouter(chain.base)] : []),
+  )));
+  app.use(takeSnapshot(chainOf), evmUnavailable());
+  app.use(httpCaching(options.cacheMaxAge, responseCache, responseCache && ((req) => {
+    const id = chainOf(req)?.id;
+    return id === undefined ? undefined : responseCache.part(id);
+  })));
+  // $refs inlined: same constraints, much less start-up work (src/serve/openapi.ts)
   app.use(rollyticsQuery(arrayQueryParameters(apiSpec)), decodablePath(Object.keys((apiSpec as { paths?: object }).paths ?? {})));
   // Every request is validated (no memo: a validated URL must still be checked for its method).
   // The validator's route matcher cache and lazy meta-schema come from patches/ (patch-package).
+  // One validator for every chain: the chain's prefix is cut before the app routes.
   app.use(OpenApiValidator.middleware({
     apiSpec: apiSpec as never,
     validateRequests: { coerceTypes: true, allowUnknownQueryParameters: true },
@@ -190,26 +248,143 @@ function buildApp({ snapshots, openapi, options, logger = silentLogger, metrics,
   app.use(onError, errorMiddleware(logError, (err, res) => {
     ops.storageError(err.code);
     const s = res.locals.snapshot;
-    if (s) snapshots.reportFault?.(s, err);
+    if (s) chainOf(res.req)?.holder.reportFault?.(s, err);
   }));
   return { app, observe };
 }
 
 /**
+ * The request's chain's own handler, made on its first request (a WeakMap: a chain removed from
+ * the replica takes its handler with it).
+ */
+function perChain(chainOf: (req: IncomingMessage) => ChainRoute | undefined, make: (chain: ChainRoute) => RequestHandler): RequestHandler {
+  const made = new WeakMap<ChainRoute, RequestHandler>();
+  return (req, res, next) => {
+    const chain = chainOf(req);
+    if (chain === undefined) { next(); return; }
+    let h = made.get(chain);
+    if (h === undefined) made.set(chain, h = make(chain));
+    h(req, res, next);
+  };
+}
+
+/** One chain in the root's list. */
+interface ChainEntry { chain_id: string; vm_type: string | null; height: number | null; path: string }
+
+function chainEntries(chains: ChainDirectory): ChainEntry[] {
+  return chains.list().map((c) => {
+    const s = c.holder.current();
+    return { chain_id: c.id, vm_type: s?.meta.vmType ?? null, height: s?.meta.height ?? null, path: `${c.base}/` };
+  });
+}
+
+/**
+ * The root of a replica serving several chains (requests routed to no chain): `GET /` lists the
+ * chains — JSON for a client that asks for it (or when the explorer is off), the explorer's chain
+ * picker otherwise — `/health`, `/ready` (200 while any chain is ready, with a per-chain
+ * breakdown) and `/metrics`; anything else is a 404 that names where the chains are.
+ */
+function rootRouter(chains: ChainDirectory, metrics: Metrics, options: AppOptions, chainOf: (req: IncomingMessage) => ChainRoute | undefined): RequestHandler {
+  const base = options.baseUrl;
+  const draining = options.draining ?? ((): boolean => false);
+  const noStore = (res: Response): Response => res.set('Cache-Control', 'no-store');
+  const router = Router()
+    .get('/', (req, res) => {
+      const list = chainEntries(chains);
+      noStore(res).vary('Accept');
+      if (options.explorer && req.accepts(['application/json', 'text/html']) === 'text/html') {
+        res.type('text/html; charset=utf-8').send(chainPickerHtml(list, base));
+        return;
+      }
+      res.type('application/json').send(JSON.stringify({ chains: list }));
+    })
+    .get('/health', (_req, res) => { noStore(res).type('application/json').send('{"status":"ok"}'); })
+    .get('/ready', (_req, res) => {
+      const r = rootReadiness(chains, options, draining());
+      noStore(res).type('application/json').status(r.ready ? 200 : 503).send(r.body);
+    })
+    .get('/metrics', (_req, res, next) => {
+      metrics.registry.metrics().then((text) => { noStore(res).type(metrics.registry.contentType).send(text); }, next);
+    })
+    .all(['/', '/health', '/ready', '/metrics'], methodNotAllowed)
+    .use((req, res) => {
+      uncacheable(res);
+      const ids = chains.list().map((c) => c.id);
+      sendError(res, 404, GRPC.NOT_FOUND, `not found: ${req.method} ${shown(req.path)}: this replica serves each chain under ${base}/{chain_id}/`
+        + (ids.length === 0 ? ' and serves no chain now' : ` (${ids.slice(0, 20).join(', ')}${ids.length > 20 ? `, … ${ids.length} chains` : ''}); ${base}/ lists them`));
+    });
+  return (req, res, next) => {
+    if (chainOf(req) !== undefined) { next(); return; }
+    router(req, res, next);
+  };
+}
+
+/** The root /ready of a replica of several chains: ready while any chain is; each chain's own answer. */
+export function rootReadiness(chains: ChainDirectory, options: AppOptions, draining: boolean): { ready: boolean; body: string } {
+  const breakdown: Record<string, unknown> = {};
+  let any = false;
+  for (const c of chains.list()) {
+    const r = readiness(readinessInputs(c.holder, options, c));
+    any ||= r.ready;
+    breakdown[c.id] = JSON.parse(r.body) as unknown;
+  }
+  const refused = chains.refused();
+  const extra = refused.length === 0 ? {} : { files_not_served: refused };
+  if (draining) return { ready: false, body: JSON.stringify({ ...JSON.parse(errorJson(GRPC.UNAVAILABLE, 'shutting down')) as object, chains: breakdown, ...extra }) };
+  if (!any) {
+    const why = Object.keys(breakdown).length === 0 ? 'no chain is served' : 'no chain is ready';
+    return { ready: false, body: JSON.stringify({ ...JSON.parse(errorJson(GRPC.UNAVAILABLE, why)) as object, chains: breakdown, ...extra }) };
+  }
+  return { ready: true, body: JSON.stringify({ status: 'ready', chains: breakdown, ...extra }) };
+}
+
+const htmlEscape = (t: string): string => t.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/** The explorer's chain picker: each chain's explorer, its VM and height. */
+function chainPickerHtml(list: ChainEntry[], base: string): string {
+  const rows = list.map((c) => `<li><a href="${htmlEscape(c.path)}">${htmlEscape(c.chain_id)}</a> <span class="muted">${htmlEscape(c.vm_type ?? 'not loaded')}${c.height === null ? '' : ` · height ${c.height}`}</span></li>`).join('\n');
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>indexer-api · chains</title><link rel="stylesheet" href="${base}/${list.length > 0 ? list[0].chain_id + '/' : ''}explorer/explorer.css"></head>
+<body><header><h1>Chains</h1></header><main>
+<p>${list.length === 0 ? 'This replica serves no chain yet.' : `This replica serves ${list.length} chain${list.length === 1 ? '' : 's'}; each has its explorer, its API and Swagger UI under its own path.`}</p>
+<ul class="chains">
+${rows}
+</ul>
+<p class="muted">As JSON: <code>curl -H 'Accept: application/json' ${htmlEscape(base)}/</code></p>
+</main></body></html>`;
+}
+
+/**
  * What the HTTP server runs: the Express app of createApp, behind the response cache
  * (src/http/front.ts) when `responseCache` is given — hits are answered without entering
- * Express, misses computed by the app and stored.
+ * Express, misses computed by the app and stored. `wrap` (admission, src/http/admission.ts)
+ * goes around everything after the base URL and the chain's prefix are cut, so it sees the URL
+ * the app routes and the request's chain (chainIdOf).
  */
-export function createRequestListener(args: AppArgs): RequestListener {
+export function createRequestListener(args: AppArgs, wrap: (inner: RequestListener) => RequestListener = (l) => l): RequestListener {
   const { app, observe } = buildApp(args);
-  const { responseCache, options, snapshots } = args;
+  const { responseCache, options, chains } = args;
   const { maxUrlLength } = options;
-  const inner: RequestListener = !responseCache ? app : cachedFront(app, {
-    cache: responseCache, snapshots, cors: corsHeaders(options.corsOrigin), maxUrlLength,
+  const chainOf = chainResolver(args);
+  const front: RequestListener = !responseCache ? app : cachedFront(app, {
+    sourceOf: (req) => {
+      const chain = chainOf(req);
+      return chain === undefined ? undefined : { snapshots: chain.holder, part: responseCache.part(chain.id) };
+    },
+    cors: corsHeaders(options.corsOrigin), maxUrlLength,
     draining: options.draining ?? ((): boolean => false), observe,
   });
   const base = options.baseUrl;
-  return base === '' ? inner : cutBase(base, inner, app, maxUrlLength);
+  // outside the base URL: the app answers (a 404), through `wrap` like everything else
+  const inner = wrap((req, res) => (outsideBase.has(req) ? app : front)(req, res));
+  if (chains !== undefined) return cutChain(base, chains, inner, maxUrlLength);
+  return base === '' ? inner : cutBase(base, inner, maxUrlLength);
+}
+
+/** The chain id of a request of a replica serving several chains ('' at its root), after the cut. */
+export function chainIdOf(req: IncomingMessage): string {
+  return routedChain.get(req)?.id ?? '';
 }
 
 /**
@@ -217,19 +392,47 @@ export function createRequestListener(args: AppArgs): RequestListener {
  * URL, so both route, key and validate the same root-relative URL as without a prefix (and a
  * cached entry can never answer a request outside the prefix). req.originalUrl keeps the target
  * as sent, as Express's own mounting does (the log line shows it). A request outside the prefix
- * — or too long to look at (the app answers 414) — goes to the app, which answers it.
+ * — or too long to look at (the app answers 414) — is marked for the app, which answers it.
  */
-function cutBase(base: string, inner: RequestListener, app: RequestListener, maxUrlLength: number): RequestListener {
+function cutBase(base: string, inner: RequestListener, maxUrlLength: number): RequestListener {
   return (req, res) => {
     const raw = req.url as string;
     const rest = urlTooLong(raw, maxUrlLength) ? undefined : underBase(raw, base);
     (req as IncomingMessage & { originalUrl?: string }).originalUrl = raw;
-    if (rest === undefined) {
-      outsideBase.add(req);
-      app(req, res);
-      return;
+    if (rest === undefined) outsideBase.add(req);
+    else req.url = rest;
+    inner(req, res);
+  };
+}
+
+/**
+ * A replica of several chains: after the base URL, the first path segment names the chain
+ * (`/{chain_id}/indexer/…`); it is cut like the base URL, and the request is routed to that chain
+ * (routedChain) — its snapshot, its part of the response cache, its prefix in the explorer and
+ * Swagger UI. A request whose first segment names no chain is the root's (rootRouter).
+ */
+function cutChain(base: string, chains: ChainDirectory, inner: RequestListener, maxUrlLength: number): RequestListener {
+  return (req, res) => {
+    const raw = req.url as string;
+    (req as IncomingMessage & { originalUrl?: string }).originalUrl = raw;
+    let rest = urlTooLong(raw, maxUrlLength) ? undefined : base === '' ? underBase(raw, '') ?? raw : underBase(raw, base);
+    if (rest === undefined) { outsideBase.add(req); inner(req, res); return; }
+    const end = segmentEnd(rest);
+    const chain = end > 1 ? chains.find(rest.slice(1, end)) : undefined;
+    if (chain !== undefined) {
+      routedChain.set(req, chain);
+      rest = end === rest.length ? '/' : rest.charCodeAt(end) === 63 /* ? */ ? `/${rest.slice(end)}` : rest.slice(end);
     }
     req.url = rest;
     inner(req, res);
   };
+}
+
+/** Where the first path segment of a root-relative target ends (at `/`, `?` or the end). */
+function segmentEnd(url: string): number {
+  for (let i = 1; i < url.length; i++) {
+    const c = url.charCodeAt(i);
+    if (c === 47 || c === 63) return i;
+  }
+  return url.length;
 }

@@ -10,18 +10,19 @@
  * a cluster primary never needs them.
  */
 import type { RequestListener } from 'node:http';
-import { admission, peerAddress } from '../http/admission';
-import { ResponseCache } from '../http/caching';
+import { Admission, admission, peerAddress } from '../http/admission';
+import { CachePart, ResponseCache } from '../http/caching';
 import { corsHeaders } from '../http/cors';
 import { Limits } from '../http/limits';
 import { errorFields, Logger } from '../http/log';
-import { createMetrics, Metrics, readiness, ReadinessInputs } from '../http/ops';
+import { createMetrics, Metrics, MetricsChain, readiness } from '../http/ops';
 import { changeOf, OpsPort, reportEvery, startOpsPort } from '../http/ops-port';
 import cluster from 'node:cluster';
 import { SnapshotHolder } from '../snapshot/holder';
 import type { Snapshot } from '../snapshot/open';
 import { checkPages } from '../snapshot/verify';
-import { createRequestListener, readinessInputs } from './app';
+import { chainIdOf, createRequestListener, readinessInputs, rootReadiness } from './app';
+import { ChainSet, ServedChain } from './chains';
 import { tellPrimary, WorkerMessage } from './cluster';
 import { CommitWatch, registerLagMetrics, staleness, watchCommits } from './live';
 import { loadOpenApi } from './openapi';
@@ -29,8 +30,13 @@ import { FIRST_PACKED_WIRE_FORMAT, WIRE_FORMAT_VERSION } from '../wire/format';
 import { listen, RunningServer } from './server';
 
 export interface ServeStackOptions {
-  /** the snapshot file */
+  /** the snapshot file (a replica of one chain, served at the root) */
   file: string;
+  /**
+   * a replica of several chains (src/serve/chains.ts), each under `/{chain_id}/`: two or more
+   * --db files, or --db-dir; `file` and `holder` are then not used
+   */
+  chains?: { files: readonly string[]; dir?: string };
   /** a holder made beforehand (serve --pull: empty until its first download); default: `file` opened here */
   holder?: SnapshotHolder;
   host: string;
@@ -72,14 +78,22 @@ export interface ServeStackOptions {
 }
 
 export interface ServeStack {
-  readonly holder: SnapshotHolder;
+  /** the snapshot holder of a replica of one chain */
+  readonly holder?: SnapshotHolder;
+  /** the chains of a replica of several */
+  readonly chains?: ChainSet;
+  /** SIGHUP: every file opened again (a replica of several also looks at its files and --db-dir again) */
+  reload(reason: string): void;
   readonly metrics: Metrics;
   /** `http://HOST:PORT` and the base URL (`http://HOST:PORT/minimove-1`), no trailing slash */
   readonly url: string;
   readonly port: number;
   /** the --ops-port URL, when this process answers it */
   readonly opsUrl?: string;
-  /** resolves once the start-up quick check passed (at once without one); rejects with its failure */
+  /**
+   * resolves once the start-up quick check passed (at once without one); rejects with its
+   * failure — for a replica of several, a failure takes its chain out and never rejects
+   */
   readonly verified: Promise<void>;
   /** draining from now on: /ready answers 503 and connections close after each response */
   drain(): void;
@@ -90,53 +104,101 @@ export interface ServeStack {
   close(timeoutMs: number): Promise<boolean>;
 }
 
-/** Opens the snapshot (unless given a holder), builds the app and listens; nothing is left open if it throws. */
+/** Opens the snapshot(s) (unless given a holder), builds the app and listens; nothing is left open if it throws. */
 export async function assembleServeStack(o: ServeStackOptions): Promise<ServeStack> {
   // Every replacement is quick-checked on a worker thread before it is swapped in (the old file
   // serves meanwhile); verifyAtStart only decides whether the first file is checked too.
-  const holder = o.holder ?? SnapshotHolder.open(o.file, { check: checkPages });
-  let stopFaultLog = (): void => {};
+  const chains = o.chains === undefined ? undefined : ChainSet.open({
+    files: o.chains.files, dir: o.chains.dir, base: o.baseUrl,
+    open: (file) => SnapshotHolder.open(file, { check: checkPages }),
+    rescanMs: o.watchPollMs ?? DIR_RESCAN_MS,
+  });
+  const holder = chains ? undefined : o.holder ?? SnapshotHolder.open(o.file, { check: checkPages });
   let draining = false;
-  let verifying = o.verifyAtStart && holder.current() !== undefined;
+  let verifying = holder !== undefined && o.verifyAtStart && holder.current() !== undefined;
   let metrics: Metrics;
   let running: RunningServer;
   let ops: { port?: OpsPort; stop(): void } | undefined;
-  let admitted: { listener: RequestListener; close(): void } | undefined;
+  let admitted: Admission | undefined;
+  /** what each served file set up (watches, log listeners), undone when it leaves or at close */
+  const attached = new Map<SnapshotHolder, () => void>();
   // what a failed start and close() both undo, whatever was started so far
-  const teardown = async (commits?: CommitWatch): Promise<void> => {
-    commits?.close();
-    stopFaultLog();
+  const teardown = async (): Promise<void> => {
+    for (const undo of attached.values()) undo();
+    attached.clear();
     admitted?.close();
     ops?.stop();
     await ops?.port?.close();
-    holder.close();
+    chains?.close();
+    holder?.close();
   };
+  const checks: Promise<void>[] = [];
   try {
     const responseCache = o.cacheEntries > 0 && o.cacheBytes > 0 ? new ResponseCache(o.cacheBytes, o.cacheEntries) : undefined;
-    metrics = createMetrics(() => holder.current(), responseCache);
-    registerLagMetrics(metrics.registry, () => holder.current());
-    stopFaultLog = logHolderEvents(holder, o.logger, metrics, responseCache, o.clusterWorker);
+    const chainList = chains && ((): MetricsChain[] => chains.list().map((c) => ({ id: c.id, current: () => c.holder.current() })));
+    metrics = createMetrics(() => holder?.current(), responseCache, chainList);
+    registerLagMetrics(metrics.registry, () => holder?.current(), chainList);
     const appOptions = {
       corsOrigin: o.corsOrigin, baseUrl: o.baseUrl, cacheMaxAge: o.cacheMaxAge, maxUrlLength: o.limits.maxUrlLength, draining: () => draining,
       explorer: o.explorer, validateResponses: o.validateResponses, stale: staleness(o.maxLagS),
       slowRequestMs: o.slowRequestMs,
       notReady: () => (verifying ? 'verifying the snapshot (quick check)' : undefined),
     };
-    const app = createRequestListener({ snapshots: holder, openapi: loadOpenApi(), logger: o.logger, metrics, responseCache, options: appOptions });
-    admitted = admitRequests(app, o, metrics);
-    ops = await startOps(o, metrics, readinessInputs(holder, appOptions));
-    running = await listen(admitted.listener, o.host, o.port, o.limits, {
+    // one file served: its events logged, its cache part kept in step, its watches started
+    const attach = (h: SnapshotHolder, chain?: ServedChain): void => {
+      const part = responseCache?.part(chain?.id ?? '');
+      const undoLog = logHolderEvents(h, o.logger, metrics, part, o.clusterWorker, chain?.id);
+      if (o.watchPollMs !== undefined) h.watch({ pollMs: o.watchPollMs });
+      const commits: CommitWatch | undefined = o.commitPollMs > 0
+        ? watchCommits(h, o.commitPollMs, (e) => o.logger.debug('commit probe failed', { ...errorFields(e), ...(chain ? { chain: chain.id } : {}) }))
+        : undefined;
+      attached.set(h, () => { commits?.close(); undoLog(); });
+    };
+    if (chains) {
+      const onAdd = (c: ServedChain, atStart = false): void => {
+        attach(c.holder, c);
+        const s = c.holder.current();
+        if (!atStart) o.logger.info('chain added', { chain: c.id, file: c.file, height: s?.meta.height, vm_type: s?.meta.vmType });
+        if (o.verifyAtStart && atStart) {
+          c.verifying = true;
+          checks.push(startUpCheck(c.file, o.logger, c.id).then(() => { c.verifying = false; }, (e: unknown) => {
+            c.verifying = false;
+            // a chain whose file fails its check is out; the others serve on
+            o.logger.error('chain not served: its snapshot failed the start-up check', { chain: c.id, file: c.file, error: e instanceof Error ? e.message : String(e) });
+            c.holder.reportFault(c.holder.current() as Snapshot, e instanceof Error ? e : new Error(String(e)));
+          }));
+        }
+      };
+      for (const c of chains.list()) onAdd(c, true);
+      chains.on('add', (c: ServedChain) => onAdd(c));
+      chains.on('remove', (c: ServedChain, why?: string) => {
+        attached.get(c.holder)?.();
+        attached.delete(c.holder);
+        responseCache?.dropPart(c.id);
+        o.logger.info('chain removed', { chain: c.id, file: c.file, ...(why ? { reason: why } : {}) });
+      });
+      chains.on('refused', (file: string, error: string) => o.logger.error('snapshot file not served', { file, error }));
+      for (const r of chains.refused()) o.logger.error('snapshot file not served', { file: r.file, error: r.error });
+    } else {
+      const h = holder as SnapshotHolder;
+      if (!o.clusterWorker || cluster.worker?.id === 1) olderFormat(o.logger, h.current());
+    }
+    const app = createRequestListener({
+      snapshots: holder, chains, openapi: loadOpenApi(), logger: o.logger, metrics, responseCache, options: appOptions,
+    }, (inner) => (admitted = admitRequests(inner, o, metrics, chains !== undefined)).listener);
+    ops = await startOps(o, metrics, chains
+      ? () => rootReadiness(chains, appOptions, draining)
+      : () => readiness(readinessInputs(holder as SnapshotHolder, appOptions)));
+    running = await listen(app, o.host, o.port, o.limits, {
       shed: (info) => o.logger.warn('near the file-descriptor limit: closed the oldest idle connections', info),
     });
+    if (holder) attach(holder);
   } catch (e) {
     await teardown();
     throw e;
   }
-  if (o.watchPollMs !== undefined) holder.watch({ pollMs: o.watchPollMs });
-  const commits: CommitWatch | undefined = o.commitPollMs > 0
-    ? watchCommits(holder, o.commitPollMs, (e) => o.logger.debug('commit probe failed', errorFields(e)))
-    : undefined;
-  const verified = verifying ? startUpCheck(o.file, o.logger).finally(() => { verifying = false; }) : Promise.resolve();
+  const verified = chains ? Promise.all(checks).then(() => undefined)
+    : verifying ? startUpCheck(o.file, o.logger).finally(() => { verifying = false; }) : Promise.resolve();
   // a failure is the caller's to act on (serve stops, --get refuses); never an unhandled rejection
   verified.catch(() => {});
 
@@ -144,27 +206,36 @@ export async function assembleServeStack(o: ServeStackOptions): Promise<ServeSta
   let closed: Promise<boolean> | undefined;
   return {
     holder,
+    chains,
     metrics,
     url: running.url + o.baseUrl,
     opsUrl: ops?.port?.url,
     port: typeof address === 'object' && address !== null ? address.port : o.port,
     verified,
+    reload: (reason) => {
+      if (holder) { void holder.reload(reason); return; }
+      chains?.rescan();
+      for (const c of chains?.list() ?? []) void c.holder.reload(reason);
+    },
     drain: () => { draining = true; },
     close: (timeoutMs) => closed ??= (async () => {
       draining = true;
       const finished = await running.close(timeoutMs);
       if (!finished) o.logger.warn('shutdown timeout: cut the connections still open', { pid: process.pid });
-      await teardown(commits);
+      await teardown();
       return finished;
     })(),
   };
 }
 
+/** How often --db-dir is looked at again without --watch (ms). */
+const DIR_RESCAN_MS = 2_000;
+
 /**
  * Admission and fair share in front of the app (docs/reliability.md#overload): requests wait in a
  * bounded queue, the least-served client first; beyond it a fast 503 with Retry-After.
  */
-function admitRequests(app: RequestListener, o: ServeStackOptions, metrics: Metrics): { listener: RequestListener; close(): void } {
+function admitRequests(app: RequestListener, o: ServeStackOptions, metrics: Metrics, byChain: boolean): Admission {
   const a = o.admission;
   const cors = corsHeaders(o.corsOrigin);
   const header = a.clientIpHeader?.toLowerCase();
@@ -178,6 +249,8 @@ function admitRequests(app: RequestListener, o: ServeStackOptions, metrics: Metr
       return pairs;
     },
     onShed: (reason) => metrics.shed(reason),
+    // a replica of several chains shares the process fairly between them first, then between clients
+    ...(byChain ? { groupOf: chainIdOf } : {}),
     onBurst: (b) => o.logger.warn('overloaded: requests answered 503 instead of being run', { ...b, pid: process.pid }),
   });
   metrics.watchQueue(admitted.queued);
@@ -196,15 +269,15 @@ function lastAddress(v: string | string[] | undefined): string | undefined {
  * --ops-port: a thread of this process answers /health, /ready, /metrics from what this side
  * reports once a second (src/http/ops-port.ts); a cluster worker reports to the primary instead.
  */
-async function startOps(o: ServeStackOptions, metrics: Metrics, ready: ReadinessInputs): Promise<{ port?: OpsPort; stop(): void } | undefined> {
+async function startOps(o: ServeStackOptions, metrics: Metrics, ready: () => { ready: boolean; body: string }): Promise<{ port?: OpsPort; stop(): void } | undefined> {
   if (o.opsPort === undefined) return undefined;
   // a swap, a drain, a damaged file, the end of the start-up check: reported within
   // READINESS_POLL_MS, not at the next second (src/http/ops-port.ts)
   // (not-ready reasons may carry a changing figure, e.g. the lag: only ready / which snapshot count)
-  const changed = changeOf(() => { const r = readiness(ready); return r.ready ? r.body : 'not ready'; });
+  const changed = changeOf(() => { const r = ready(); return r.ready ? r.body : 'not ready'; });
   if (o.clusterWorker) {
     const reporter = reportEvery(async () => {
-      const r = readiness(ready);
+      const r = ready();
       return { indexerApi: 'ops' as const, at: Date.now(), ready: r.ready, readyBody: r.body, metrics: await metrics.registry.getMetricsAsJSON() };
     }, (m) => { void tellPrimary(m); }, changed);
     return { stop: reporter.stop };
@@ -212,7 +285,7 @@ async function startOps(o: ServeStackOptions, metrics: Metrics, ready: Readiness
   const port = await startOpsPort(o.host, o.opsPort);
   o.logger.info('operations port listening', { url: port.url });
   const reporter = reportEvery(async () => {
-    const r = readiness(ready);
+    const r = ready();
     return { at: Date.now(), ready: r.ready, readyBody: r.body, metrics: await metrics.registry.metrics(), metricsType: metrics.registry.contentType };
   }, (s) => port.post(s), changed);
   return { port, stop: reporter.stop };
@@ -222,62 +295,77 @@ async function startOps(o: ServeStackOptions, metrics: Metrics, ready: Readiness
  * The start-up quick check reads the whole file (≈10 s per GB, docs/reliability.md): it runs on
  * a thread while the server listens with /ready 503.
  */
-async function startUpCheck(file: string, logger: Logger): Promise<void> {
+async function startUpCheck(file: string, logger: Logger, chain?: string): Promise<void> {
   const started = process.hrtime.bigint();
+  const where = chain === undefined ? { file } : { chain, file };
   try {
     await checkPages(file);
   } catch (e) {
-    logger.error('snapshot failed its start-up check', { file, error: e instanceof Error ? e.message : String(e) });
+    logger.error('snapshot failed its start-up check', { ...where, error: e instanceof Error ? e.message : String(e) });
     throw e;
   }
-  logger.info('snapshot verified', { file, ms: Math.round(Number(process.hrtime.bigint() - started) / 1e6) });
+  logger.info('snapshot verified', { ...where, ms: Math.round(Number(process.hrtime.bigint() - started) / 1e6) });
 }
 
 function describe(s: Snapshot): Record<string, unknown> {
   return { file: s.file, snapshot_id: s.meta.snapshotId, chain_id: s.meta.chainId, height: s.meta.height };
 }
 
+function olderFormat(logger: Logger, s: Snapshot | undefined, chain?: string): void {
+  if (s !== undefined && s.meta.wireFormat < FIRST_PACKED_WIRE_FORMAT) {
+    logger.warn(`snapshot stores wire format ${s.meta.wireFormat} (uncompressed rows): served as it is, without gzip; `
+      + `\`indexer-api import --base ${s.file} --out NEW.sqlite\` renders it as wire format ${WIRE_FORMAT_VERSION}`, { ...(chain === undefined ? {} : { chain }), ...describe(s) });
+  }
+}
+
 /**
- * What the holder reports, into the log, the metrics and the response cache: swaps, refused
- * files, and faults — a damaged file takes the replica out of rotation (/ready 503, one error
- * line), and in a cluster the whole replica, not one worker of it. Returns the undo.
+ * What a holder reports, into the log, the metrics and the response cache (`part`: its chain's):
+ * swaps, refused files, and faults — a damaged file takes its chain out of rotation (/ready 503,
+ * one error line; a replica of one chain, the replica), and in a cluster on every worker, not one
+ * of them. `chain`: the chain id of a replica of several (a field of every line). Returns the undo.
  */
-function logHolderEvents(holder: SnapshotHolder, logger: Logger, metrics: Metrics, responseCache: ResponseCache | undefined, clusterWorker: boolean): () => void {
-  const olderFormat = (s: Snapshot | undefined): void => {
-    if (s !== undefined && s.meta.wireFormat < FIRST_PACKED_WIRE_FORMAT) {
-      logger.warn(`snapshot stores wire format ${s.meta.wireFormat} (uncompressed rows): served as it is, without gzip; `
-        + `\`indexer-api import --base ${s.file} --out NEW.sqlite\` renders it as wire format ${WIRE_FORMAT_VERSION}`, describe(s));
-    }
-  };
-  if (!clusterWorker || cluster.worker?.id === 1) olderFormat(holder.current());
-  holder.on('swap', (next: Snapshot, previous: Snapshot | undefined, reason: string) => {
+function logHolderEvents(holder: SnapshotHolder, logger: Logger, metrics: Metrics, part: CachePart | undefined, clusterWorker: boolean, chain?: string): () => void {
+  const tag = chain === undefined ? {} : { chain };
+  const first = !clusterWorker || cluster.worker?.id === 1;
+  const onSwap = (next: Snapshot, previous: Snapshot | undefined, reason: string): void => {
     metrics.swapped();
-    // a batch of the same file drops what its change records name; another file empties the cache
-    responseCache?.sync(next);
+    // a batch of the same file drops what its change records name; another file empties the part
+    part?.sync(next);
     // A batch committed by `follow` (src/serve/live.ts) is routine: debug, not info.
-    logger[reason === 'new batch' ? 'debug' : 'info']('snapshot swapped', { reason, ...describe(next), previous_height: previous?.meta.height });
-    if (reason !== 'new batch' && (!clusterWorker || cluster.worker?.id === 1)) olderFormat(next);
-  });
-  holder.on('refused', (err: unknown, reason: string) => {
+    logger[reason === 'new batch' ? 'debug' : 'info']('snapshot swapped', { ...tag, reason, ...describe(next), previous_height: previous?.meta.height });
+    if (reason !== 'new batch' && first) olderFormat(logger, next, chain);
+  };
+  const onRefused = (err: unknown, reason: string): void => {
     metrics.swapFailed();
-    logger.error('new snapshot refused; still serving the old one', { reason, error: err instanceof Error ? err.message : String(err) });
-  });
-  holder.on('fault', (s: Snapshot, err: Error & { code?: string; fromWorker?: true }) => {
+    logger.error('new snapshot refused; still serving the old one', { ...tag, reason, error: err instanceof Error ? err.message : String(err) });
+  };
+  const onFault = (s: Snapshot, err: Error & { code?: string; fromWorker?: true }): void => {
     if (err.fromWorker) {
-      logger.warn('another worker found the snapshot file damaged: /ready answers 503 until a good file is swapped in', { file: s.file, code: err.code });
+      logger.warn('another worker found the snapshot file damaged: /ready answers 503 until a good file is swapped in', { ...tag, file: s.file, code: err.code });
       return;
     }
-    logger.error('snapshot file is damaged: /ready answers 503 until a good file is swapped in', { file: s.file, code: err.code, error: err.message });
+    logger.error('snapshot file is damaged: /ready answers 503 until a good file is swapped in', { ...tag, file: s.file, code: err.code, error: err.message });
     if (clusterWorker) void tellPrimary({ indexerApi: 'fault', snapshotId: s.meta.snapshotId, code: err.code, message: err.message });
-  });
-  holder.on('closed', (s: Snapshot) => logger.debug('snapshot closed', describe(s)));
-  holder.on('watch-error', (err: unknown) => logger.warn('cannot watch the snapshot directory; polling only', errorFields(err)));
-  if (!clusterWorker) return () => {};
+  };
+  const onClosed = (s: Snapshot): void => logger.debug('snapshot closed', { ...tag, ...describe(s) });
+  const onWatchError = (err: unknown): void => logger.warn('cannot watch the snapshot directory; polling only', { ...tag, ...errorFields(err) });
+  holder.on('swap', onSwap);
+  holder.on('refused', onRefused);
+  holder.on('fault', onFault);
+  holder.on('closed', onClosed);
+  holder.on('watch-error', onWatchError);
   const onWorkerFault = (m: WorkerMessage): void => {
     const s = holder.current();
     if (m?.indexerApi !== 'fault' || !s || s.meta.snapshotId !== m.snapshotId) return;
     holder.reportFault(s, Object.assign(new Error(m.message), { code: m.code, fromWorker: true as const }));
   };
-  process.on('message', onWorkerFault);
-  return () => { process.off('message', onWorkerFault); };
+  if (clusterWorker) process.on('message', onWorkerFault);
+  return () => {
+    holder.off('swap', onSwap);
+    holder.off('refused', onRefused);
+    holder.off('fault', onFault);
+    holder.off('watch-error', onWatchError);
+    // 'closed' stays: the holder closes its snapshots after this (a chain leaving the replica)
+    if (clusterWorker) process.off('message', onWorkerFault);
+  };
 }

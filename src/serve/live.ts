@@ -104,23 +104,34 @@ export function staleness(maxLagS: number | undefined): ((s: Snapshot) => string
   };
 }
 
-/** The newest block's timestamp and age on /metrics. */
-export function registerLagMetrics(registry: Registry, current: () => Snapshot | undefined): void {
-  new Gauge({
-    name: 'indexer_api_newest_block_timestamp_seconds', help: 'Timestamp of the newest block of the served snapshot, Unix seconds', registers: [registry], aggregator: 'max',
-    collect() { const s = current(); if (s) this.set(newestBlockSeconds(s)); else this.reset(); },
-  });
-  new Gauge({
-    name: 'indexer_api_newest_block_age_seconds', help: 'Seconds since the newest block of the served snapshot (its lag behind the chain when followed)', registers: [registry], aggregator: 'min',
-    collect() { const s = current(); const age = s && newestBlockAgeSeconds(s); if (age !== undefined && Number.isFinite(age)) this.set(age); else this.reset(); },
-  });
+/**
+ * The newest block's timestamp and age on /metrics; `chains`: a replica of several (one series
+ * per chain, labelled `chain_id`).
+ */
+export function registerLagMetrics(registry: Registry, current: () => Snapshot | undefined, chains?: () => { id: string; current(): Snapshot | undefined }[]): void {
+  const gauge = (name: string, help: string, value: (s: Snapshot) => number | undefined, aggregator: 'max' | 'min'): void => {
+    new Gauge({
+      name, help, registers: [registry], aggregator, labelNames: chains ? ['chain_id'] : [],
+      collect() {
+        this.reset();
+        if (chains) {
+          for (const c of chains()) { const s = c.current(); const v = s && value(s); if (v !== undefined) this.set({ chain_id: c.id }, v); }
+          return;
+        }
+        const s = current();
+        const v = s && value(s);
+        if (v !== undefined) this.set(v);
+      },
+    });
+  };
+  gauge('indexer_api_newest_block_timestamp_seconds', 'Timestamp of the newest block of the served snapshot, Unix seconds', (s) => newestBlockSeconds(s), 'max');
+  gauge('indexer_api_newest_block_age_seconds', 'Seconds since the newest block of the served snapshot (its lag behind the chain when followed)', (s) => {
+    const age = newestBlockAgeSeconds(s);
+    return Number.isFinite(age) ? age : undefined;
+  }, 'min');
   // follow refreshes the rich list apart from the blocks (docs/follow.md "The rich list"): how far behind it is.
-  new Gauge({
-    name: 'indexer_api_rich_list_height', help: 'The height the rich list of the served snapshot reflects (/status rich_list_height; absent when 0)', registers: [registry], aggregator: 'max',
-    collect() { const s = current(); if (s && s.meta.richListHeight > 0) this.set(s.meta.richListHeight); else this.reset(); },
-  });
-  new Gauge({
-    name: 'indexer_api_rich_list_lag_blocks', help: 'Height of the served snapshot minus the height its rich list reflects (absent without a rich-list height)', registers: [registry], aggregator: 'min',
-    collect() { const s = current(); if (s && s.meta.richListHeight > 0) this.set(Math.max(0, s.meta.height - s.meta.richListHeight)); else this.reset(); },
-  });
+  gauge('indexer_api_rich_list_height', 'The height the rich list of the served snapshot reflects (/status rich_list_height; absent when 0)',
+    (s) => (s.meta.richListHeight > 0 ? s.meta.richListHeight : undefined), 'max');
+  gauge('indexer_api_rich_list_lag_blocks', 'Height of the served snapshot minus the height its rich list reflects (absent without a rich-list height)',
+    (s) => (s.meta.richListHeight > 0 ? Math.max(0, s.meta.height - s.meta.richListHeight) : undefined), 'min');
 }

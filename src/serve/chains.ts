@@ -1,0 +1,263 @@
+/**
+ * Many chains in one replica (docs/scaling.md#many-chains-one-replica): `serve --db a.sqlite
+ * --db b.sqlite …` or `--db-dir DIR` serves each chain under `/{chain_id}/` (under the base URL
+ * when there is one). One app, one validator and one response-cache budget serve them all; what
+ * is per chain is here — a snapshot holder per file (hot swap, follow's batches, faults), the
+ * chain's prefix, and whether its start-up check is running.
+ *
+ * - A chain is named by its file's chain id (meta `chain_id`), which must be safe as one path
+ *   segment and not one the server answers itself (RESERVED_SEGMENTS). Two files of one chain
+ *   id, an unsafe or a reserved id are refused at start with one error naming the files.
+ * - A file that does not open (missing, damaged, not a snapshot) takes only itself out: it is
+ *   logged once, listed in the root /ready breakdown, and tried again when it changes. Only when
+ *   no file at all opens at start does serve refuse to start (`--db` files; an empty `--db-dir`
+ *   is a replica waiting for its first file).
+ * - `--db-dir`: every `*.sqlite` file of the directory (not dot files: import's and pull's
+ *   temporaries) is a chain; the directory is looked at again every `dirPollMs` — a file added
+ *   is served, a file removed stops being served, no restart.
+ */
+import { EventEmitter } from 'node:events';
+import { readdirSync, Stats, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { SnapshotHolder } from '../snapshot/holder';
+import type { Snapshot } from '../snapshot/open';
+import { EXPLORER_PAGES } from '../explorer/router';
+
+/**
+ * First path segments the server answers itself, at the root or under a chain: a chain id equal
+ * to one would shadow it (or be shadowed). The ops endpoints, the API's roots, Swagger UI, the
+ * explorer's pages and its asset directory.
+ */
+export const RESERVED_SEGMENTS: ReadonlySet<string> = new Set([
+  'health', 'ready', 'metrics', 'status', 'swagger', 'indexer', 'explorer', 'favicon.ico', 'robots.txt',
+  ...EXPLORER_PAGES.map((p) => p.split('/')[1]).filter((s) => s !== ''),
+]);
+
+/** Why `id` cannot name a chain's path segment, or undefined when it can. */
+export function chainIdProblem(id: string): string | undefined {
+  if (id === '') return 'it is empty';
+  if (id === '.' || id === '..') return 'it is a dot segment';
+  const bad = /[^A-Za-z0-9._~-]/.exec(id);
+  if (bad) return `${JSON.stringify(bad[0])} is not safe in a path segment (letters, digits, '-', '.', '_', '~')`;
+  if (RESERVED_SEGMENTS.has(id.toLowerCase())) return `/${id}/ is a path the server answers itself (reserved: ${[...RESERVED_SEGMENTS].join(', ')})`;
+  return undefined;
+}
+
+/** One chain of the replica. */
+export interface ServedChain {
+  readonly id: string;
+  readonly file: string;
+  readonly holder: SnapshotHolder;
+  /** where the chain answers: the base URL and `/{id}` (no trailing slash) */
+  readonly base: string;
+  /** its start-up quick check (serve --verify) is running: its /ready answers 503 */
+  verifying: boolean;
+}
+
+/** A file that is not served, and why (the root /ready breakdown lists them). */
+export interface RefusedFile {
+  file: string;
+  error: string;
+}
+
+export interface ChainSetOptions {
+  /** --db files, in the order given */
+  files: readonly string[];
+  /** --db-dir */
+  dir?: string;
+  /** serve --base-url, parseBaseUrl's form ('' = the root) */
+  base: string;
+  /** opens a file's holder (throws SnapshotError when it does not open) */
+  open(file: string): SnapshotHolder;
+  /** how often the directory (and files that did not open) are looked at again, ms; 0 = never */
+  rescanMs: number;
+}
+
+/** Thrown at start: the files cannot be served together (one message naming the files). */
+export class ChainSetError extends Error {}
+
+/** What a file looked like when it last did not open: it is tried again only once it changed. */
+function fingerprint(st: Stats | undefined): string {
+  return st === undefined ? 'missing' : `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}`;
+}
+
+function statOrUndefined(file: string): Stats | undefined {
+  try { return statSync(file); } catch { return undefined; }
+}
+
+/** The snapshot files of a `--db-dir` directory: `*.sqlite`, not dot files. */
+export function snapshotFilesIn(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true })
+    .filter((e) => (e.isFile() || e.isSymbolicLink()) && e.name.endsWith('.sqlite') && !e.name.startsWith('.'))
+    .map((e) => join(dir, e.name))
+    .sort();
+}
+
+/**
+ * The chains being served. Events: 'add' (chain), 'remove' (chain), 'refused' (file, error
+ * message: a file that did not open or whose chain id cannot be served; once per change of the
+ * file).
+ */
+export class ChainSet extends EventEmitter {
+  private readonly byId = new Map<string, ServedChain>();
+  private readonly byFile = new Map<string, ServedChain>();
+  private readonly notServed = new Map<string, RefusedFile & { fingerprint: string }>();
+  private timer: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  private constructor(private readonly o: ChainSetOptions) { super(); }
+
+  /**
+   * Opens every file. Refuses (ChainSetError) when two files hold one chain id, an id cannot be
+   * served, or — with --db files only — none of them opens.
+   */
+  static open(o: ChainSetOptions): ChainSet {
+    const set = new ChainSet(o);
+    const files = set.wanted();
+    const opened: { file: string; holder: SnapshotHolder; id: string }[] = [];
+    const problems: string[] = [];
+    try {
+      for (const file of files) {
+        let holder: SnapshotHolder;
+        try {
+          holder = o.open(file);
+        } catch (e) {
+          set.notServed.set(file, { file, error: (e as Error).message, fingerprint: fingerprint(statOrUndefined(file)) });
+          continue;
+        }
+        const id = (holder.current() as Snapshot).meta.chainId;
+        opened.push({ file, holder, id });
+        const why = chainIdProblem(id);
+        if (why) problems.push(`${file}: chain id ${JSON.stringify(id)} cannot be served under /{chain_id}/: ${why}`);
+      }
+      const byId = new Map<string, string[]>();
+      for (const c of opened) byId.set(c.id, [...(byId.get(c.id) ?? []), c.file]);
+      for (const [id, same] of byId) {
+        if (same.length > 1) problems.push(`chain id ${JSON.stringify(id)} is in ${same.length} files: ${same.join(', ')} (one file per chain)`);
+      }
+      if (problems.length > 0) throw new ChainSetError(problems.join('; '));
+      if (opened.length === 0 && o.dir === undefined) {
+        throw new ChainSetError(`none of the snapshot files opens: ${[...set.notServed.values()].map((r) => r.error).join('; ')}`);
+      }
+    } catch (e) {
+      for (const c of opened) c.holder.close();
+      throw e;
+    }
+    for (const c of opened) set.add(c.file, c.holder, c.id);
+    if (o.rescanMs > 0) {
+      set.timer = setInterval(() => set.rescan(), o.rescanMs);
+      set.timer.unref();
+    }
+    return set;
+  }
+
+  /** The chain served under `/{id}/`, if any (ids are matched exactly). */
+  find(id: string): ServedChain | undefined {
+    return this.byId.get(id);
+  }
+
+  /** Every chain, by chain id. */
+  list(): ServedChain[] {
+    return [...this.byId.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  }
+
+  /** Files not served now, and why. */
+  refused(): RefusedFile[] {
+    return [...this.notServed.values()].map(({ file, error }) => ({ file, error }));
+  }
+
+  /** The files to serve: the --db files, or the directory's snapshot files. */
+  private wanted(): string[] {
+    if (this.o.dir === undefined) return this.o.files.map((f) => resolve(f));
+    try {
+      return snapshotFilesIn(this.o.dir);
+    } catch (e) {
+      if (this.byFile.size === 0 && this.notServed.size === 0) throw new ChainSetError(`--db-dir ${this.o.dir}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+      return [...this.byFile.keys()];
+    }
+  }
+
+  private add(file: string, holder: SnapshotHolder, id: string): ServedChain {
+    const chain: ServedChain = { id, file, holder, base: `${this.o.base}/${id}`, verifying: false };
+    this.byId.set(id, chain);
+    this.byFile.set(file, chain);
+    this.notServed.delete(file);
+    // a file replaced by one of another chain: served under its new id, if it can be
+    holder.on('swap', (next: Snapshot) => {
+      if (next.meta.chainId !== chain.id && this.byFile.get(file) === chain) this.renamed(chain, next.meta.chainId);
+    });
+    this.emit('add', chain);
+    return chain;
+  }
+
+  private remove(chain: ServedChain, why?: string): void {
+    if (this.byId.get(chain.id) === chain) this.byId.delete(chain.id);
+    if (this.byFile.get(chain.file) === chain) this.byFile.delete(chain.file);
+    this.emit('remove', chain, why);
+    chain.holder.close();
+  }
+
+  private renamed(chain: ServedChain, id: string): void {
+    const why = chainIdProblem(id) ?? (this.byId.has(id) ? `chain id ${JSON.stringify(id)} is already served from ${this.byId.get(id)?.file}` : undefined);
+    this.remove(chain, `its file now holds chain ${JSON.stringify(id)}`);
+    if (why !== undefined) {
+      this.refuse(chain.file, `${chain.file}: chain id ${JSON.stringify(id)} cannot be served: ${why}`);
+      return;
+    }
+    // reopened: the old holder (and what it emitted to) is gone with the old chain id
+    this.tryOpen(chain.file);
+  }
+
+  private refuse(file: string, error: string): void {
+    const fp = fingerprint(statOrUndefined(file));
+    const before = this.notServed.get(file);
+    this.notServed.set(file, { file, error, fingerprint: fp });
+    if (before?.error !== error) this.emit('refused', file, error);
+  }
+
+  private tryOpen(file: string): void {
+    let holder: SnapshotHolder;
+    try {
+      holder = this.o.open(file);
+    } catch (e) {
+      this.refuse(file, (e as Error).message);
+      return;
+    }
+    const id = (holder.current() as Snapshot).meta.chainId;
+    const why = chainIdProblem(id) ?? (this.byId.has(id) ? `chain id ${JSON.stringify(id)} is already served from ${this.byId.get(id)?.file}` : undefined);
+    if (why !== undefined) {
+      holder.close();
+      this.refuse(file, `${file}: chain id ${JSON.stringify(id)} cannot be served: ${why}`);
+      return;
+    }
+    this.add(file, holder, id);
+  }
+
+  /**
+   * Looks at the files again: new files of the directory are opened, removed ones stop being
+   * served, files that did not open are tried again once they changed.
+   */
+  rescan(): void {
+    if (this.closed) return;
+    const files = this.wanted();
+    const now = new Set(files);
+    if (this.o.dir !== undefined) {
+      for (const [file, chain] of [...this.byFile]) if (!now.has(file)) this.remove(chain, 'its file left --db-dir');
+      for (const file of [...this.notServed.keys()]) if (!now.has(file)) this.notServed.delete(file);
+    }
+    for (const file of files) {
+      if (this.byFile.has(file)) continue;
+      const r = this.notServed.get(file);
+      if (r !== undefined && r.fingerprint === fingerprint(statOrUndefined(file))) continue;
+      this.tryOpen(file);
+    }
+  }
+
+  /** Stops looking at the directory and closes every chain's holder. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.timer);
+    for (const chain of [...this.byId.values()]) this.remove(chain);
+  }
+}
