@@ -215,14 +215,15 @@ async function answerOne(c: ServeConfig, path: string): Promise<number> {
   const { assembleServeStack } = await import('../serve/assembly');
   const logger = createLogger('error', (t) => { process.stderr.write(t); }, {}, c.logFormat);
   const stack = await assembleServeStack({
-    ...c.stack, file: c.file, logger, host: '127.0.0.1', port: 0,
+    ...c.stack, file: c.file, chains: c.chains, logger, host: '127.0.0.1', port: 0,
     // one request: nothing to cache, watch or hand to other workers, and no second port
     cacheBytes: 0, cacheEntries: 0, watchPollMs: undefined, commitPollMs: 0, clusterWorker: false, opsPort: undefined,
   });
   try {
     // the quick check, when asked for, comes before the answer (a damaged file is refused, exit 1)
     await stack.verified;
-    // stack.url ends with --base-url: the path is one of the API's, as at the root
+    // stack.url ends with --base-url: the path is one of the API's, as at the root (a replica of
+    // several chains: /{chain_id}/… or /, the chain list)
     const res = await fetch(stack.url + (path.startsWith('/') ? path : `/${path}`));
     process.stdout.write(await res.text() + '\n');
     return res.status === 200 ? 0 : 1;

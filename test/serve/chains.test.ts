@@ -370,6 +370,14 @@ describe('serve: many chains in one replica', function () {
       expect(cli(['--help']).stderr + spawnSync(process.execPath, [CLI, 'serve', '--help'], { encoding: 'utf8' }).stdout).to.contain('--db-dir');
     });
 
+    it('serve --db a --db b --get /{chain_id}/status answers from that chain; --get / lists the chains', () => {
+      const one = spawnSync(process.execPath, [CLI, 'serve', '--db', DEMO('move'), '--db', DEMO('evm'), '--get', `/${IDS.evm}/status`], { encoding: 'utf8', env: cleanEnv() });
+      expect(one.status, one.stderr).to.equal(0);
+      expect(JSON.parse(one.stdout)).to.include({ chain_id: IDS.evm });
+      const list = spawnSync(process.execPath, [CLI, 'serve', '--db', DEMO('move'), '--db', DEMO('evm'), '--get', '/'], { encoding: 'utf8', env: cleanEnv() });
+      expect((JSON.parse(list.stdout) as { chains: { chain_id: string }[] }).chains.map((c) => c.chain_id)).to.deep.equal([IDS.evm, IDS.move]);
+    });
+
     for (const workers of ['1', '2']) {
       it(`serve --db a --db b --db c (--workers ${workers}): one "serving" line, every chain answered by every worker`, async () => {
         const s = await startServe(['--db', DEMO('move'), '--db', DEMO('wasm'), '--db', DEMO('evm'), '--workers', workers, '--log-level', 'warn']);
