@@ -1,10 +1,10 @@
 import { expect } from 'chai';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { loadAll } from 'js-yaml';
+import { load, loadAll } from 'js-yaml';
 import { NGINX } from '../support/nginx';
 import { freePort } from '../support/net';
 import { DEMO, eventually, get, startServe } from '../serve/helpers';
@@ -43,6 +43,23 @@ function k8s(): K8s {
   const docs = loadAll(readFileSync(join(DEPLOY, 'k8s.yaml'), 'utf8')) as { kind: string }[];
   expect(docs.map((d) => d.kind)).to.deep.equal(['Deployment', 'Service']);
   return { deployment: docs[0], service: docs[1] } as K8s;
+}
+
+/** The commented alternative of a unit line for one replica of all chains: `# KEY=…` after the "One replica for all chains" note. */
+function unitAlternative(text: string, key: string): string {
+  const note = text.indexOf('# One replica for all chains');
+  expect(note, 'the unit has the "One replica for all chains" lines').to.be.greaterThan(0);
+  const line = new RegExp(`^# ${key}=(.*)$`, 'm').exec(text.slice(note))?.[1];
+  expect(line, `a commented ${key}= for all chains`).to.be.a('string');
+  return line as string;
+}
+
+/** k8s.yaml's commented `# args: [...]` for one replica of all chains, parsed as YAML. */
+function k8sChainsArgs(): string[] {
+  const text = readFileSync(join(DEPLOY, 'k8s.yaml'), 'utf8');
+  const line = /^\s*# args: (\[.*\])$/m.exec(text.slice(text.indexOf('# One replica for all chains')))?.[1];
+  expect(line, 'a commented args: for all chains').to.be.a('string');
+  return (load(line as string) as unknown[]).map(String);
 }
 
 let tmp: string;
@@ -217,11 +234,104 @@ describe('deploy/', () => {
     expect(service.spec.ports[0].targetPort).to.equal(c.ports[0].name);
   });
 
+  describe('the second layout: one replica for all chains (docs/scaling.md#many-chains-one-replica)', () => {
+    it('indexer-api.service: the commented ExecStart serves --db-dir (not --pull, not --db) of a directory the commented StateDirectory creates, on the ops port the balancer checks', () => {
+      const text = readFileSync(join(DEPLOY, 'indexer-api.service'), 'utf8');
+      const execStart = unitAlternative(text, 'ExecStart');
+      const args = execStart.split(/\s+/);
+      const dir = args[args.indexOf('--db-dir') + 1];
+      expect(args.indexOf('--db-dir'), execStart).to.be.greaterThan(0);
+      expect(flagsIn(execStart)).to.not.include.members(['pull']);
+      expect(flagsIn(execStart)).to.not.include('db');
+      const stateDirs = unitAlternative(text, 'StateDirectory').split(/\s+/).map((d) => `/var/lib/${d}`);
+      expect(stateDirs, 'StateDirectory= creates the --db-dir').to.include(dir);
+      // the same ports as the one-chain ExecStart: the balancer's config does not change
+      const single = /^ExecStart=(.*)$/m.exec(text)?.[1] ?? '';
+      for (const flag of ['--port', '--ops-port', '--host']) {
+        const at = (line: string): string | undefined => { const a = line.split(/\s+/); return a.includes(flag) ? a[a.indexOf(flag) + 1] : undefined; };
+        expect(at(execStart), flag).to.equal(at(single)).and.not.equal(undefined);
+      }
+    });
+
+    itWith(SYSTEMD_ANALYZE, 'indexer-api.service with the all-chains lines in place passes `systemd-analyze verify`', () => {
+      const text = readFileSync(join(DEPLOY, 'indexer-api.service'), 'utf8');
+      const unit = join(tmp, 'indexer-api-chains.service');
+      writeFileSync(unit, text
+        .replace(/^StateDirectory=.*$/m, `StateDirectory=${unitAlternative(text, 'StateDirectory')}`)
+        .replace(/^ExecStart=.*$/m, `ExecStart=${unitAlternative(text, 'ExecStart').replace(/^\/usr\/local\/bin\/indexer-api/, CLI)}`));
+      const r = spawnSync(SYSTEMD_ANALYZE ?? 'systemd-analyze', ['verify', unit], { encoding: 'utf8' });
+      expect(r.stderr.split('\n').filter((l) => l.includes('indexer-api-chains.service'))).to.deep.equal([]);
+      expect(r.status).to.equal(0);
+    }, false);
+
+    it('k8s.yaml: the commented args serve --db-dir under a volume mount, no --pull, the ops port the readiness probe asks', () => {
+      const args = k8sChainsArgs();
+      const c = k8s().deployment.spec.template.spec.containers[0];
+      expect(args[0]).to.equal('serve');
+      expect(args).to.include('--db-dir').and.not.include('--pull').and.not.include('--db');
+      const dir = args[args.indexOf('--db-dir') + 1];
+      expect(c.volumeMounts.some((m) => dir.startsWith(`${m.mountPath}/`)), `${dir} under a volume mount`).to.equal(true);
+      expect(c.readinessProbe.httpGet).to.deep.equal({ path: '/ready', port: 'ops' });
+      expect(args[args.indexOf('--ops-port') + 1]).to.equal(c.args[c.args.indexOf('--ops-port') + 1]);
+      expect(args[args.indexOf('--port') + 1]).to.equal(c.args[c.args.indexOf('--port') + 1]);
+    });
+
+    it('the proxies pass every path as it is: nginx `location /` proxy_pass has no URI part, haproxy.cfg rewrites no path', () => {
+      const nginx = readFileSync(join(DEPLOY, 'nginx-upstream.conf'), 'utf8');
+      const root = /^ {4}location \/ \{([\s\S]*?)^ {4}\}/m.exec(nginx)?.[1] ?? '';
+      expect(root).to.match(/^\s*proxy_pass http:\/\/indexer_api_replicas;$/m);
+      expect(nginx).to.contain('# One replica for all chains');
+      const haproxy = readFileSync(join(DEPLOY, 'haproxy.cfg'), 'utf8');
+      const live = haproxy.split('\n').filter((l) => !/^\s*#/.test(l)).join('\n');
+      expect(live).to.not.match(/\b(set-path|replace-path|set-uri|replace-uri|set-pathq)\b/);
+      expect(live).to.match(/^\s*default_backend replicas$/m);
+      expect(haproxy).to.contain('# One replica for all chains');
+    });
+
+    itWith(HAPROXY, 'haproxy.cfg in front of the unit\'s all-chains replica: each chain under /{chain_id}/ and the list at / passed as they are, checked on the ops /ready', async function () {
+      this.timeout(60_000);
+      // the unit's --db-dir, here a directory of two demo chains
+      const text = readFileSync(join(DEPLOY, 'indexer-api.service'), 'utf8');
+      const args = unitAlternative(text, 'ExecStart').split(/\s+/);
+      const dir = join(tmp, 'chains');
+      mkdirSync(dir, { recursive: true });
+      for (const vm of ['wasm', 'evm'] as const) copyFileSync(DEMO(vm), join(dir, `${vm}.sqlite`));
+      const opsPort = await freePort();
+      const a = await startServe(['--db-dir', args[args.indexOf('--db-dir') + 1].replace('/var/lib/indexer-api/chains', dir), '--ops-port', String(opsPort)]);
+      const port = await freePort();
+      const replica = new URL(a.url).host;
+      const lb = spawn(HAPROXY ?? 'haproxy', ['-db', '-f', join(DEPLOY, 'haproxy.cfg')], {
+        stdio: 'ignore', env: { ...process.env, LISTEN: `127.0.0.1:${port}`, OPS_PORT: String(opsPort), REPLICA1: replica, REPLICA2: replica, REPLICA3: replica },
+      });
+      try {
+        const url = `http://127.0.0.1:${port}`;
+        const listed = await eventually('haproxy forwarding /', async () => {
+          const r = await get(`${url}/`, { accept: 'application/json' }).catch(() => undefined);
+          return r?.status === 200 ? JSON.parse(r.body) as { chains: { chain_id: string; path: string }[] } : undefined;
+        }, 200);
+        const ids = listed.chains.map((c) => c.chain_id).sort();
+        expect(ids).to.deep.equal(['minievm-demo-1', 'miniwasm-demo-1']);
+        for (const c of listed.chains) {
+          const status = await get(`${url}${c.path.replace(/\/$/, '')}/indexer/block/v1/blocks?pagination.limit=1`);
+          expect(status.status, c.path).to.equal(200);
+          expect((await get(`${url}/${c.chain_id}/ready`)).status).to.equal(200);
+        }
+        // the balancer's check: the ops port's /ready names each chain
+        const ready = JSON.parse((await get(`http://127.0.0.1:${opsPort}/ready`)).body) as { chains: Record<string, unknown> };
+        expect(Object.keys(ready.chains).sort()).to.deep.equal(ids);
+      } finally {
+        lb.kill('SIGKILL');
+        await a.stop();
+      }
+    });
+  });
+
   it('every serve option the deploy files use exists (serve --help)', () => {
     const help = spawnSync(process.execPath, [CLI, 'serve', '--help'], { encoding: 'utf8' }).stdout;
     const execStart = /^ExecStart=(.*)$/m.exec(readFileSync(join(DEPLOY, 'indexer-api.service'), 'utf8'))?.[1] ?? '';
-    const used = [...flagsIn(execStart), ...flagsIn(k8s().deployment.spec.template.spec.containers[0].args.join(' '))];
-    expect(used).to.include.members(['pull', 'db', 'host', 'port']);
+    const chains = [...flagsIn(unitAlternative(readFileSync(join(DEPLOY, 'indexer-api.service'), 'utf8'), 'ExecStart')), ...flagsIn(k8sChainsArgs().join(' '))];
+    const used = [...flagsIn(execStart), ...flagsIn(k8s().deployment.spec.template.spec.containers[0].args.join(' ')), ...chains];
+    expect(used).to.include.members(['pull', 'db', 'db-dir', 'host', 'port']);
     for (const flag of used) expect(help, `--${flag}`).to.contain(`--${flag}`);
     // The unit sets --pull through the environment: yargs reads INDEXER_API_PULL as --pull.
     expect(readFileSync(join(DEPLOY, 'indexer-api.service'), 'utf8')).to.contain('INDEXER_API_PULL');
