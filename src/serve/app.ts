@@ -1,7 +1,7 @@
 import type { IncomingMessage, RequestListener } from 'node:http';
 import express, { ErrorRequestHandler, Express, RequestHandler, Response, Router } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
-import { httpCaching, ResponseCache } from '../http/caching';
+import { CachePart, httpCaching, ResponseCache } from '../http/caching';
 import { explorerRouter } from '../explorer/router';
 import { cors, corsHeaders } from '../http/cors';
 import { varyOnEncoding } from '../http/encoding';
@@ -367,10 +367,15 @@ export function createRequestListener(args: AppArgs, wrap: (inner: RequestListen
   const { responseCache, options, chains } = args;
   const { maxUrlLength } = options;
   const chainOf = chainResolver(args);
+  // each chain's source for the front, made once (a hit allocates nothing for it)
+  const sources = new WeakMap<ChainRoute, { snapshots: SnapshotSource; part: CachePart }>();
   const front: RequestListener = !responseCache ? app : cachedFront(app, {
     sourceOf: (req) => {
       const chain = chainOf(req);
-      return chain === undefined ? undefined : { snapshots: chain.holder, part: responseCache.part(chain.id) };
+      if (chain === undefined) return undefined;
+      let source = sources.get(chain);
+      if (source === undefined) sources.set(chain, source = { snapshots: chain.holder, part: responseCache.part(chain.id) });
+      return source;
     },
     cors: corsHeaders(options.corsOrigin), maxUrlLength,
     draining: options.draining ?? ((): boolean => false), observe,
