@@ -127,6 +127,8 @@ async function main(): Promise<void> {
     + `${back} one-block batches per run, median over batches ${skip + 1}..${back}\n`);
 
   const summary: string[] = [];
+  /** mode → per --cli, the steady batches' ms (same heights in each) */
+  const steadyOf = new Map<string, number[][]>();
   for (const cli of clis) {
     for (const mode of modes) {
       const db = join(work, 'live.sqlite');
@@ -177,6 +179,7 @@ async function main(): Promise<void> {
       follow.kill('SIGINT');
       await new Promise<void>((r) => (follow.exitCode !== null ? r() : follow.on('exit', () => r())));
       const steady = ms.slice(skip);
+      steadyOf.set(mode, [...(steadyOf.get(mode) ?? []), steady]);
       const l = load();
       const head = `${cli} mode ${mode}: steady batch median ${median(steady)} ms (min ${Math.min(...steady)}, max ${Math.max(...steady)}, n ${steady.length}); all: ${ms.join(' ')}; load ${l}`;
       summary.push(head);
@@ -187,6 +190,11 @@ async function main(): Promise<void> {
         if (f) process.stdout.write(profileSummary(join(profPath, f), fromUs, toUs));
       }
     }
+  }
+  // two builds: the median of the per-height ratios (the same block in both)
+  for (const [mode, [a, b]] of steadyOf) {
+    if (b === undefined) continue;
+    summary.push(`mode ${mode}: second --cli ÷ first, median of the per-height ratios ${median(a.map((x, i) => b[i] / Math.max(1, x))).toFixed(2)}`);
   }
   process.stdout.write(`\n${summary.join('\n')}\n`);
   await src.close();

@@ -3,7 +3,8 @@
  * another indexer-api) into dump-format records.
  *
  * The crawl runs first, into a staging SQLite file beside --out (bounded memory, removed at
- * the end, and cleaned like any stale temporary file if the import is killed), because the
+ * the end, and cleaned like any stale temporary file if the import is killed; follow's small
+ * batches stage in memory, stageInMemory, and overlap their steps, overlap), because the
  * loader wants records in an order the API cannot give cheaply (validators before blocks,
  * block times that need the txs). Requests go through HttpClient (bounded concurrency, --rate,
  * retries with exponential backoff on 5xx / 429 / timeouts / network errors, after the answer's
