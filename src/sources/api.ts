@@ -329,7 +329,9 @@ async function crawlInto(staging: Staging, http: HttpClient, concurrency: number
   const ahead = overlap ? crawler.startAhead(o.fromHeight as number, o.toHeight as number) : undefined;
   const status = await crawler.status();
   const { from, to } = heightRange(o, status);
-  const denomContracts = await readDenomContracts(o);
+  // only the rich list's crawl needs them (a follow batch has none: it is refreshed apart)
+  const richList = o.denoms.length > 0 && !o.withoutRichList;
+  const denomContracts = richList ? await readDenomContracts(o) : new Map<string, string>();
   await (ahead?.blocks ?? crawler.blocks(from, to));
   const evm = overlap && o.vmType === 'evm' ? inflight.start(crawler.evmTxs()) : undefined;
   await crawler.txs(from, to, ahead?.probes);
@@ -361,7 +363,7 @@ async function crawlInto(staging: Staging, http: HttpClient, concurrency: number
   // (the tokens whose history is crawled are those staged: with changedTokensOnly the changed ones)
   if (vmType !== 'move') await crawler.tokenTxs(from, to);
   if (vmType === 'evm') await (evm ?? crawler.evmTxs());
-  if (o.denoms.length && !o.withoutRichList) await crawler.richList(vmType, denomContracts);
+  if (richList) await crawler.richList(vmType, denomContracts);
   const completeCollections = changedTokensOnly ? crawler.completeCollections : new Set<string>();
   return { status, vmType, from, to, denomContracts, changedTokensOnly, fullNftReason, completeCollections };
 }
