@@ -295,6 +295,9 @@ export async function openApiSource(o: ApiSourceOptions): Promise<ImportSource> 
   try {
     staging.db.exec(STAGING_SQL);
     const crawl = await crawlInto(staging, http, concurrency, o, base, inflight);
+    // a request started ahead whose answer was not needed (the probes of a batch without txs)
+    // does not outlive the batch
+    await inflight.settle();
     return sourceFromStaging(staging.db, crawl, o, base, dispose, http);
   } catch (e) {
     await inflight.settle();
