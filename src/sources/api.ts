@@ -114,6 +114,12 @@ export interface ApiSourceOptions {
    */
   stageInMemory?: boolean;
   /**
+   * with stageInMemory: blocks holding more txs than this (known once the blocks are read) move
+   * the staging to its file before their txs are read, so a few heights of a busy chain do not
+   * fill memory; default MEMORY_STAGING_TXS
+   */
+  memoryStagingTxs?: number;
+  /**
    * follow (with fromHeight, toHeight and vmType given): run the crawl's steps that do not
    * need each other's answers at the same time — /status with the blocks, the tx sequence
    * probes and the newest collections page; the tx pages with the EVM and internal txs; the EVM
@@ -197,6 +203,9 @@ function txFacts(url: string, text: string): TxFacts {
 function listUrl(path: string, limit: number, nextKey: string | null): string {
   return `${path}${path.includes('?') ? '&' : '?'}pagination.limit=${limit}${nextKey === null ? '' : `&pagination.key=${encodeURIComponent(nextKey)}`}`;
 }
+
+/** ApiSourceOptions.memoryStagingTxs' default: a few MB of tx JSON (and their EVM receipts). */
+export const MEMORY_STAGING_TXS = 2000;
 
 /** The collections newest first (by height): the new ones of a follow batch. */
 const NEWEST_COLLECTIONS = '/indexer/nft/v1/collections?pagination.reverse=true&pagination.count_total=false';
@@ -336,6 +345,8 @@ async function crawlInto(staging: Staging, http: HttpClient, concurrency: number
   const richList = o.denoms.length > 0 && !o.withoutRichList;
   const denomContracts = richList ? await readDenomContracts(o) : new Map<string, string>();
   await (ahead?.blocks ?? crawler.blocks(from, to));
+  // (nothing else writes yet: the requests started ahead besides the blocks only read)
+  if (staging.inMemory && crawler.txCount() > (o.memoryStagingTxs ?? MEMORY_STAGING_TXS)) staging.spill();
   const evm = overlap && o.vmType === 'evm' ? inflight.start(crawler.evmTxs()) : undefined;
   await crawler.txs(from, to, ahead?.probes);
   let collections: string[] = [];
@@ -589,6 +600,11 @@ class Crawler {
       progress?.records(n);
     });
     db.exec('CREATE INDEX txs_by_hash ON txs (hash)');
+  }
+
+  /** The txs of the staged blocks (their tx_count). */
+  txCount(): number {
+    return this.db.prepare('SELECT coalesce(sum(tx_count), 0) FROM blocks').pluck().get() as number;
   }
 
   /** A page of `limit` txs after sequence `after`. */

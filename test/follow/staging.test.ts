@@ -113,6 +113,19 @@ describe('API source, follow batches: in-memory staging and overlapped steps (#3
     }
   });
 
+  it('a batch whose blocks hold more txs than memoryStagingTxs moves its staging to the file before reading them, delivering the same records', async () => {
+    const file = await batch(top, {});
+    const txs = (file.got as Record<string, string[]>).txs.length;
+    expect(txs, 'the batch has txs').to.be.greaterThan(1);
+    const under = await batch(top, { stageInMemory: true, overlap: true, memoryStagingTxs: txs });
+    const over = await batch(top, { stageInMemory: true, overlap: true, memoryStagingTxs: txs - 1 });
+    expect(under.staged, `${txs} txs, limit ${txs}: in memory`).to.equal(false);
+    expect(over.staged, `${txs} txs, limit ${txs - 1}: spilled to the file`).to.equal(true);
+    expect(under.got).to.deep.equal(file.got);
+    expect(over.got).to.deep.equal(file.got);
+    expect(under.left || over.left, 'nothing left behind').to.equal(false);
+  });
+
   it('a batch that must read the whole NFT state moves its staging to the file first, delivering the same records', async () => {
     // ours "has another name" for every collection: the rechecked one reads as renamed
     const renamed = (p: NftStateProbe): NftStateProbe => ({
