@@ -18,6 +18,12 @@ import type { CollectionLister } from './collections-audit';
 /** A crawled rich list is read again at most this many times while the source's rich_list_height moves. */
 export const RICH_LIST_READS = 3;
 
+/**
+ * A batch of fewer heights is staged in memory (a follower at the tip: one or two heights per
+ * batch); a bigger one (catching up) in a file beside the snapshot, as an import's crawl is.
+ */
+export const MEMORY_STAGING_HEIGHTS = 16;
+
 /** The source options with what the snapshot decided: its VM type and prefix, its file. */
 export interface FollowSourceOptions extends SourceOptions {
   vmType: VmType;
@@ -104,7 +110,7 @@ function apiSource(o: FollowSourceOptions & { fromApi: string }): FollowSource {
         previousBlockUs: tip.height > 0 ? tip.timeUs : undefined,
         denoms: [], withoutRichList: true, http: noRetries(o.http),
         validatorsFile: o.validators, denomContractsFile: o.denomContracts, linkTokensSince: from,
-        stagingPath: tempPathBeside(o.db),
+        stagingPath: tempPathBeside(o.db), stageInMemory: to - from < MEMORY_STAGING_HEIGHTS, overlap: true,
       });
     },
     async close() { /* nothing held between steps */ },

@@ -3,7 +3,8 @@
  * another indexer-api) into dump-format records.
  *
  * The crawl runs first, into a staging SQLite file beside --out (bounded memory, removed at
- * the end, and cleaned like any stale temporary file if the import is killed), because the
+ * the end, and cleaned like any stale temporary file if the import is killed; follow's small
+ * batches stage in memory, stageInMemory, and overlap their steps, overlap), because the
  * loader wants records in an order the API cannot give cheaply (validators before blocks,
  * block times that need the txs). Requests go through HttpClient (bounded concurrency, --rate,
  * retries with exponential backoff on 5xx / 429 / timeouts / network errors, after the answer's
@@ -106,6 +107,27 @@ export interface ApiSourceOptions {
   denomContractsFile?: string;
   /** staging file (default: a temporary file in the OS temp dir) */
   stagingPath?: string;
+  /**
+   * follow's small batches: stage in memory (no file made, written, synced or removed per
+   * batch). Memory stays bounded: when the batch has to read the whole NFT state (nftChangesSince
+   * could not be used), the staging moves to `stagingPath` before that read.
+   */
+  stageInMemory?: boolean;
+  /**
+   * with stageInMemory: blocks holding more txs than this (known once the blocks are read) move
+   * the staging to its file before their txs are read, so a few heights of a busy chain do not
+   * fill memory; default MEMORY_STAGING_TXS
+   */
+  memoryStagingTxs?: number;
+  /**
+   * follow (with fromHeight, toHeight and vmType given): run the crawl's steps that do not
+   * need each other's answers at the same time — /status with the blocks, the tx sequence
+   * probes and the newest collections page; the tx pages with the EVM and internal txs; the EVM
+   * txs with the internal txs. Requests stay within http.concurrency (one client); the records,
+   * and the error thrown when several steps fail (the first in the sequential order), are the
+   * same as without.
+   */
+  overlap?: boolean;
   progress?: ImportProgress;
   /**
    * Wasm / EVM: crawl the tx history of the tokens whose height (last mint / transfer /
@@ -165,6 +187,36 @@ export function cursorValue(nextKey: string | null, field: string): number | und
   }
 }
 
+/** What the tx crawl reads of a served tx: its height, hash and (the block's exact) time. */
+interface TxFacts { height: number; hash: string; timestamp: unknown }
+
+function txFacts(url: string, text: string): TxFacts {
+  const m = rawMembers(text);
+  return {
+    height: Number(parseJson<string>(url, m.get('height') ?? '""')),
+    hash: parseJson<string>(url, m.get('txhash') ?? '""').toUpperCase(),
+    timestamp: parseJson<unknown>(url, m.get('timestamp') ?? 'null'),
+  };
+}
+
+/** A page of a list crawled by next_key. */
+function listUrl(path: string, limit: number, nextKey: string | null): string {
+  return `${path}${path.includes('?') ? '&' : '?'}pagination.limit=${limit}${nextKey === null ? '' : `&pagination.key=${encodeURIComponent(nextKey)}`}`;
+}
+
+/** ApiSourceOptions.memoryStagingTxs' default: a few MB of tx JSON (and their EVM receipts). */
+export const MEMORY_STAGING_TXS = 2000;
+
+/** The collections newest first (by height): the new ones of a follow batch. */
+const NEWEST_COLLECTIONS = '/indexer/nft/v1/collections?pagination.reverse=true&pagination.count_total=false';
+
+/** Crawler.startAhead's requests. */
+interface Ahead {
+  blocks: Promise<void>;
+  probes?: Promise<[TxFacts | undefined, TxFacts | undefined]>;
+  newest?: Promise<ReturnType<typeof members>>;
+}
+
 function parseUtcMicros(text: string): number | undefined {
   const m = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?Z$/.exec(text);
   if (!m) return undefined;
@@ -188,22 +240,76 @@ const STAGING_SQL = `
   CREATE TABLE evm_txs (height INTEGER NOT NULL, pos INTEGER NOT NULL, text TEXT NOT NULL, PRIMARY KEY (height, pos)) WITHOUT ROWID;
   CREATE TABLE evm_internal_txs (height INTEGER NOT NULL, pos INTEGER NOT NULL, text TEXT NOT NULL, PRIMARY KEY (height, pos)) WITHOUT ROWID;`;
 
-/** Crawls the API into a staging file, then serves the records from there. */
+/**
+ * The crawl's staging database: a file, or (stageInMemory) memory until a read too big for it
+ * (spill()). Whoever reads it asks for `db` each time (it is another connection after a spill).
+ */
+class Staging {
+  db: Database.Database;
+  /** the file in use; undefined while in memory */
+  private file: string | undefined;
+
+  constructor(private readonly path: string, inMemory: boolean) {
+    this.file = inMemory ? undefined : path;
+    this.db = openStore(inMemory ? ':memory:' : path, 'scratch');
+  }
+
+  get inMemory(): boolean {
+    return this.file === undefined;
+  }
+
+  /** Moves an in-memory staging to its file (nothing may hold a statement of the old one). */
+  spill(): void {
+    if (this.file !== undefined) return;
+    this.db.prepare('VACUUM INTO ?').run(this.path);
+    this.db.close();
+    this.file = this.path;
+    this.db = openStore(this.path, 'scratch');
+  }
+
+  dispose(): void {
+    try { if (this.db.open) this.db.close(); } catch { /* closing anyway */ }
+    try { if (this.file !== undefined && existsSync(this.file)) unlinkSync(this.file); } catch { /* already gone */ }
+  }
+}
+
+/**
+ * Requests started ahead of the step that reads their answers (ApiSourceOptions.overlap): a
+ * failure is thrown where that step awaits it, never as an unhandled rejection, and a failed
+ * crawl waits for all of them before its staging is closed.
+ */
+class Inflight {
+  private readonly all: Promise<unknown>[] = [];
+
+  start<T>(p: Promise<T>): Promise<T> {
+    const settled = p.then(() => undefined, () => undefined);
+    this.all.push(settled);
+    return p;
+  }
+
+  settle(): Promise<unknown> {
+    return Promise.all(this.all);
+  }
+}
+
+/** Crawls the API into a staging file (or memory), then serves the records from there. */
 export async function openApiSource(o: ApiSourceOptions): Promise<ImportSource> {
   const base = o.url.replace(/\/+$/, '');
   const http = new HttpClient(base, o.http);
   const concurrency = o.http.concurrency;
   const stagingPath = o.stagingPath ?? join(tmpdir(), `indexer-api-crawl-${process.pid}-${randomBytes(4).toString('hex')}`);
-  const db: Database.Database = openStore(stagingPath, 'scratch');
-  const dispose = (): void => {
-    try { if (db.open) db.close(); } catch { /* closing anyway */ }
-    try { if (existsSync(stagingPath)) unlinkSync(stagingPath); } catch { /* already gone */ }
-  };
+  const staging = new Staging(stagingPath, o.stageInMemory === true);
+  const inflight = new Inflight();
+  const dispose = (): void => staging.dispose();
   try {
-    db.exec(STAGING_SQL);
-    const crawl = await crawlInto(db, http, concurrency, o, base);
-    return sourceFromStaging(db, crawl, o, base, dispose, http);
+    staging.db.exec(STAGING_SQL);
+    const crawl = await crawlInto(staging, http, concurrency, o, base, inflight);
+    // a request started ahead whose answer was not needed (the probes of a batch without txs)
+    // does not outlive the batch
+    await inflight.settle();
+    return sourceFromStaging(staging.db, crawl, o, base, dispose, http);
   } catch (e) {
+    await inflight.settle();
     dispose();
     throw e;
   }
@@ -223,24 +329,41 @@ interface Crawl {
   completeCollections: ReadonlySet<string>;
 }
 
-/** The crawl, step by step: /status, then blocks, txs, NFTs, EVM txs and rich lists into the staging file. */
-async function crawlInto(db: Database.Database, http: HttpClient, concurrency: number, o: ApiSourceOptions, base: string): Promise<Crawl> {
-  const crawler = new Crawler(db, http, concurrency, o, base);
+/**
+ * The crawl, step by step: /status, then blocks, txs, NFTs, EVM txs and rich lists into the
+ * staging file. With `overlap` the steps that need no earlier answer are started ahead and
+ * awaited where the sequential crawl would run them, so a failure surfaces at the same place.
+ */
+async function crawlInto(staging: Staging, http: HttpClient, concurrency: number, o: ApiSourceOptions, base: string,
+  inflight: Inflight): Promise<Crawl> {
+  const crawler = new Crawler(staging, http, concurrency, o, base, inflight);
+  const overlap = o.overlap === true && o.fromHeight !== undefined && o.toHeight !== undefined && o.vmType !== undefined;
+  const ahead = overlap ? crawler.startAhead(o.fromHeight as number, o.toHeight as number) : undefined;
   const status = await crawler.status();
   const { from, to } = heightRange(o, status);
-  const denomContracts = await readDenomContracts(o);
-  await crawler.blocks(from, to);
-  await crawler.txs(from, to);
+  // only the rich list's crawl needs them (a follow batch has none: it is refreshed apart)
+  const richList = o.denoms.length > 0 && !o.withoutRichList;
+  const denomContracts = richList ? await readDenomContracts(o) : new Map<string, string>();
+  await (ahead?.blocks ?? crawler.blocks(from, to));
+  // (nothing else writes yet: the requests started ahead besides the blocks only read)
+  if (staging.inMemory && crawler.txCount() > (o.memoryStagingTxs ?? MEMORY_STAGING_TXS)) staging.spill();
+  const evm = overlap && o.vmType === 'evm' ? inflight.start(crawler.evmTxs()) : undefined;
+  await crawler.txs(from, to, ahead?.probes);
   let collections: string[] = [];
   let changedTokensOnly = false;
   let fullNftReason: string | undefined;
   let seen = { token: false, object: false };
   if (o.nftChangesSince) {
-    fullNftReason = o.vmType === undefined ? 'the VM is not known' : await crawler.changedTokens(o.nftChangesSince, o.vmType, from, to);
+    fullNftReason = o.vmType === undefined ? 'the VM is not known' : await crawler.changedTokens(o.nftChangesSince, o.vmType, from, to, ahead?.newest);
     changedTokensOnly = fullNftReason === undefined;
-    if (!changedTokensOnly) db.exec('DELETE FROM tokens; DELETE FROM collections');
+    if (!changedTokensOnly) staging.db.exec('DELETE FROM tokens; DELETE FROM collections');
   }
   if (!changedTokensOnly) {
+    // every collection and token: too many for memory (nothing else may be writing meanwhile)
+    if (staging.inMemory) {
+      await evm?.catch(() => undefined);
+      staging.spill();
+    }
     collections = await crawler.collections();
     seen = await crawler.tokens(collections);
   }
@@ -253,8 +376,8 @@ async function crawlInto(db: Database.Database, http: HttpClient, concurrency: n
   }
   // (the tokens whose history is crawled are those staged: with changedTokensOnly the changed ones)
   if (vmType !== 'move') await crawler.tokenTxs(from, to);
-  if (vmType === 'evm') await crawler.evmTxs();
-  if (o.denoms.length && !o.withoutRichList) await crawler.richList(vmType, denomContracts);
+  if (vmType === 'evm') await (evm ?? crawler.evmTxs());
+  if (richList) await crawler.richList(vmType, denomContracts);
   const completeCollections = changedTokensOnly ? crawler.completeCollections : new Set<string>();
   return { status, vmType, from, to, denomContracts, changedTokensOnly, fullNftReason, completeCollections };
 }
@@ -313,13 +436,31 @@ class Crawler {
   /** changedTokens: collections (lower-case hex) whose tokens were read whole (a burn in them) */
   completeCollections = new Set<string>();
 
-  constructor(private readonly db: Database.Database, private readonly http: HttpClient, private readonly concurrency: number,
-    private readonly o: ApiSourceOptions, private readonly base: string) {
+  constructor(private readonly staging: Staging, private readonly http: HttpClient, private readonly concurrency: number,
+    private readonly o: ApiSourceOptions, private readonly base: string, private readonly inflight: Inflight) {
     this.progress = o.progress;
     this.listPage = o.listPage ?? PAGE;
   }
 
   private readonly listPage: number;
+
+  /** the staging connection now (another one after a spill to the file) */
+  private get db(): Database.Database {
+    return this.staging.db;
+  }
+
+  /**
+   * ApiSourceOptions.overlap: what needs no earlier answer, started before /status is read —
+   * the blocks of from..to, the two tx probes at the base's last sequence, the first page of
+   * the collections newest first (changedTokens).
+   */
+  startAhead(from: number, to: number): Ahead {
+    const hint = this.o.txSequenceAfter;
+    const probes = hint !== undefined && Number.isSafeInteger(hint) && hint >= 0
+      ? this.inflight.start(Promise.all([this.probe(hint), hint === 0 ? Promise.resolve(undefined) : this.probe(hint - 1)])) : undefined;
+    const newest = this.o.nftChangesSince ? this.inflight.start(this.page(listUrl(NEWEST_COLLECTIONS, 25, null), 'collections')) : undefined;
+    return { blocks: this.inflight.start(this.blocks(from, to)), probes, newest };
+  }
 
   /** GET `path`, parsed as JSON. */
   private async getJson<T>(path: string): Promise<T> {
@@ -339,12 +480,13 @@ class Crawler {
    * depend on the previous page's limit). `fn` returns true to stop early.
    */
   private async eachPage(path: string, name: string, limit: (n: number) => number,
-    fn: (url: string, page: ReturnType<typeof members>) => boolean | void): Promise<void> {
+    fn: (url: string, page: ReturnType<typeof members>) => boolean | void, first?: Promise<ReturnType<typeof members>>): Promise<void> {
     let nextKey: string | null = null;
     for (let n = 0; ; n++) {
       const lim = limit(n);
-      const url: string = `${path}${path.includes('?') ? '&' : '?'}pagination.limit=${lim}${nextKey === null ? '' : `&pagination.key=${encodeURIComponent(nextKey)}`}`;
-      const page = await this.page(url, name);
+      const url = listUrl(path, lim, nextKey);
+      // `first`: page 0 (at this url, this limit) already asked for (startAhead)
+      const page = n === 0 && first !== undefined ? await first : await this.page(url, name);
       if (fn(this.base + url, page) === true || page.items.length < lim || page.nextKey === null) return;
       nextKey = page.nextKey;
     }
@@ -401,42 +543,26 @@ class Crawler {
    * plus the blocks' tx counts. Every page of 1000 is then checked with two probes (its last row
    * must have exactly the expected sequence).
    */
-  async txs(from: number, to: number): Promise<void> {
-    const { db, base, http, progress } = this;
+  async txs(from: number, to: number, ahead?: Promise<[TxFacts | undefined, TxFacts | undefined]>): Promise<void> {
+    const { db, progress } = this;
     const txBlocks = db.prepare('SELECT count(*) AS n, coalesce(sum(tx_count), 0) AS txs, min(height) AS lo FROM blocks WHERE tx_count > 0')
       .get() as { n: number; txs: number; lo: number | null };
     progress?.stage('crawl txs');
     const insTx = db.prepare('INSERT OR IGNORE INTO txs (sequence, height, hash, text) VALUES (?, ?, ?, ?)');
     const insTime = db.prepare('INSERT OR IGNORE INTO block_times (height, ts) VALUES (?, ?)');
-    const txFacts = (url: string, text: string): { height: number; hash: string; timestamp: unknown } => {
-      const m = rawMembers(text);
-      return {
-        height: Number(parseJson<string>(url, m.get('height') ?? '""')),
-        hash: parseJson<string>(url, m.get('txhash') ?? '""').toUpperCase(),
-        timestamp: parseJson<unknown>(url, m.get('timestamp') ?? 'null'),
-      };
-    };
-    const txPage = async (after: number, limit: number): Promise<{ url: string; items: string[] }> => {
-      const path = `/indexer/tx/v1/txs?pagination.limit=${limit}&pagination.reverse=false&pagination.count_total=false&pagination.key=${key({ sequence: after })}`;
-      return { url: base + path, items: members(base + path, await http.get(path), 'txs').items };
-    };
-    const probe = async (after: number): Promise<{ height: number; hash: string } | undefined> => {
-      const p = await txPage(after, 1);
-      return p.items.length ? txFacts(p.url, p.items[0]) : undefined;
-    };
+    const txPage = (after: number, limit: number): Promise<{ url: string; items: string[] }> => this.txPage(after, limit);
+    const probe = (after: number): Promise<TxFacts | undefined> => this.probe(after);
     if (!(txBlocks.n > 0 && txBlocks.lo !== null)) return;
     const firstHeight = txBlocks.lo;
-    const reaches = async (x: number): Promise<boolean> => {
-      const t = await probe(x);
-      return t === undefined || t.height >= firstHeight;
-    };
+    const lands = (t: TxFacts | undefined): boolean => t === undefined || t.height >= firstHeight;
+    const reaches = async (x: number): Promise<boolean> => lands(await probe(x));
     // The smallest X that reaches the range (reaches() is monotone): the base's last sequence
     // when it checks out, else searched.
     const hint = this.o.txSequenceAfter;
     let hiX = -1;
     if (hint !== undefined && Number.isSafeInteger(hint) && hint >= 0) {
-      const [at, below] = await Promise.all([reaches(hint), hint === 0 ? Promise.resolve(false) : reaches(hint - 1)]);
-      if (at && !below) hiX = hint;
+      const [t, tBelow] = await (ahead ?? Promise.all([probe(hint), hint === 0 ? Promise.resolve(undefined) : probe(hint - 1)]));
+      if (lands(t) && !(hint > 0 && lands(tBelow))) hiX = hint;
     }
     if (hiX < 0) {
       hiX = 1;
@@ -474,6 +600,23 @@ class Crawler {
       progress?.records(n);
     });
     db.exec('CREATE INDEX txs_by_hash ON txs (hash)');
+  }
+
+  /** The txs of the staged blocks (their tx_count). */
+  txCount(): number {
+    return this.db.prepare('SELECT coalesce(sum(tx_count), 0) FROM blocks').pluck().get() as number;
+  }
+
+  /** A page of `limit` txs after sequence `after`. */
+  private async txPage(after: number, limit: number): Promise<{ url: string; items: string[] }> {
+    const path = `/indexer/tx/v1/txs?pagination.limit=${limit}&pagination.reverse=false&pagination.count_total=false&pagination.key=${key({ sequence: after })}`;
+    return { url: this.base + path, items: members(this.base + path, await this.http.get(path), 'txs').items };
+  }
+
+  /** probe(X): the first tx with sequence > X (undefined: none). */
+  private async probe(after: number): Promise<TxFacts | undefined> {
+    const p = await this.txPage(after, 1);
+    return p.items.length ? txFacts(p.url, p.items[0]) : undefined;
   }
 
   /** NFT collections: pages by key, one after the other; their addresses in (height, addr) order. */
@@ -555,7 +698,8 @@ class Crawler {
    * whole (completeCollections). Returns why the result would still not be the source's state
    * (then nothing is kept), or undefined when it is.
    */
-  async changedTokens(since: NftChangesSince, vmType: VmType, from: number, to: number): Promise<string | undefined> {
+  async changedTokens(since: NftChangesSince, vmType: VmType, from: number, to: number,
+    newest?: Promise<ReturnType<typeof members>>): Promise<string | undefined> {
     const { db, base, o, progress } = this;
     progress?.stage('crawl changed collections and tokens');
     const ours = since.ours;
@@ -586,16 +730,15 @@ class Crawler {
       staged.set(hex, addr);
     };
     // New collections: newest first by height (rollytics orders the list by height only).
-    await this.eachPage('/indexer/nft/v1/collections?pagination.reverse=true&pagination.count_total=false', 'collections',
-      (n) => Math.min(this.listPage, 25 * 4 ** n), (url, page) => {
-        let below = false;
-        for (const text of page.items) {
-          const height = Number(parseJson<number | string>(url, rawMembers(text).get('height') ?? '0'));
-          if (!(height >= since.height)) { below = true; break; }
-          stage(url, text);
-        }
-        return below;
-      });
+    await this.eachPage(NEWEST_COLLECTIONS, 'collections', (n) => Math.min(this.listPage, 25 * 4 ** n), (url, page) => {
+      let below = false;
+      for (const text of page.items) {
+        const height = Number(parseJson<number | string>(url, rawMembers(text).get('height') ?? '0'));
+        if (!(height >= since.height)) { below = true; break; }
+        stage(url, text);
+      }
+      return below;
+    }, this.listPage >= 25 ? newest : undefined);
     await forEachConcurrent([...candidates].filter((hex) => !staged.has(hex)), this.concurrency, async (hex) => {
       const path = `/indexer/nft/v1/collections/0x${hex}`;
       let text: string;
@@ -707,7 +850,8 @@ class Crawler {
   async evmTxs(): Promise<void> {
     const { db, progress } = this;
     const heights = db.prepare('SELECT height FROM blocks WHERE tx_count > 0 ORDER BY height').pluck().all() as number[];
-    for (const [group, table, itemsKey] of [['evm-txs', 'evm_txs', 'txs'], ['evm-internal-txs', 'evm_internal_txs', 'internal_txs']] as const) {
+    const groups = [['evm-txs', 'evm_txs', 'txs'], ['evm-internal-txs', 'evm_internal_txs', 'internal_txs']] as const;
+    const crawlGroup = async ([group, table, itemsKey]: (typeof groups)[number]): Promise<void> => {
       progress?.stage(`crawl ${group}`);
       const ins = db.prepare(`INSERT OR IGNORE INTO ${table} (height, pos, text) VALUES (?, ?, ?)`);
       await forEachConcurrent(heights, this.concurrency, async (height) => {
@@ -722,7 +866,14 @@ class Crawler {
           keyParam = `&pagination.key=${key({ sequence: next })}`;
         }
       });
+    };
+    if (!this.o.overlap) {
+      for (const g of groups) await crawlGroup(g);
+      return;
     }
+    // both groups at once (the client bounds the requests in flight); the EVM txs' failure first
+    const started = groups.map((g) => this.inflight.start(crawlGroup(g)));
+    for (const p of started) await p;
   }
 
   /** Rich lists: pages by key per --denoms entry (on EVM stored by ERC-20 contract). */
