@@ -4,9 +4,13 @@
  * - watchCommits: a small read-only probe connection asks SQLite `PRAGMA data_version` every
  *   `pollMs` (a few microseconds; it changes when another connection commits). On a change
  *   whose snapshot_id differs from the one served, the holder reloads: a new Snapshot — one
- *   connection holding one read transaction — becomes current, requests in flight finish on
- *   the old one. The follower writes a new snapshot_id with every batch, and the ETag and the
- *   response cache are keyed by it, so both change exactly when the data does.
+ *   read transaction on a connection — becomes current, requests in flight finish on the old
+ *   one. The new state is begun on the spare connection the holder keeps for the file (the
+ *   previous state's, once released: its statements stay prepared, src/snapshot/holder.ts), so
+ *   a batch costs a serve process a new read transaction and a read of the meta, not an open.
+ *   The follower writes a new snapshot_id and a change record with every batch; the response
+ *   cache drops what the record names (src/http/caching.ts), and ETags are hashes of the
+ *   answers' bytes, so both change exactly when the data does.
  * - newestBlockAgeSeconds / lagMetrics / staleness: the age of the newest block, for /metrics
  *   and `serve --max-lag-s` (/ready answers 503 on a stale replica).
  */

@@ -79,12 +79,17 @@ export interface ChangeReader {
   since(since: number, upTo: number): ChangeRecord[] | undefined;
 }
 
-export function prepareChangeReader(db: Database.Database): ChangeReader {
+/**
+ * A ChangeReader prepared on `db`. `hasTable` false: the file had no `changes` table when it was
+ * prepared (a later state of the file may have one: prepare again, src/snapshot/open.ts).
+ */
+export function prepareChangeReader(db: Database.Database): ChangeReader & { hasTable: boolean } {
   const has = db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'changes'").get() !== undefined;
-  if (!has) return { seq: () => 0, since: (since, upTo) => (since === upTo ? [] : undefined) };
+  if (!has) return { hasTable: false, seq: () => 0, since: (since, upTo) => (since === upTo ? [] : undefined) };
   const max = db.prepare('SELECT max(seq) FROM changes').pluck();
   const range = db.prepare('SELECT seq, tags FROM changes WHERE seq > ? AND seq <= ? ORDER BY seq');
   return {
+    hasTable: true,
     seq: () => (max.get() as number | null) ?? 0,
     since(since, upTo) {
       if (since === upTo) return [];

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { FSWatcher, Stats, statSync, watch } from 'node:fs';
 import { basename, dirname } from 'node:path';
-import { OpenOptions, openSnapshot, Snapshot } from './open';
+import { endRead, OpenOptions, openSnapshot, renewSnapshot, Snapshot } from './open';
 
 /**
  * The snapshot being served, and hot swap (docs/architecture.md#serve): on reload() — SIGHUP, or the
@@ -14,8 +14,19 @@ import { OpenOptions, openSnapshot, Snapshot } from './open';
  * A snapshot that fails at run time (SQLITE_CORRUPT / IOERR / NOTADB on a request) is marked
  * faulty() — the replica takes itself out of rotation — until a good swap replaces it.
  *
- * Events: 'swap' (next, previous, reason), 'refused' (error, reason), 'closed' (snapshot),
- * 'fault' (snapshot, error: the first run-time storage error of that snapshot).
+ * A new state of the same file (a follow batch committed in place, src/serve/live.ts) is not
+ * opened: it is begun on a spare connection whose statements are prepared (renewSnapshot in
+ * ./open.ts). The holder keeps at most one spare: the connection of a retired state of the
+ * current file, once no request holds it, its read transaction ended. So a followed file is
+ * served by two connections taking turns — the current state's, and the previous one's, which
+ * the requests in flight during a batch finish on — and a new one is opened only when the
+ * previous state is still held when the next batch comes (or after another file, a fault, or
+ * at the first batch). A connection is closed when the holder closes, when its state is
+ * neither current, held nor the spare, and the spare when another file is swapped in.
+ *
+ * Events: 'swap' (next, previous, reason), 'refused' (error, reason), 'closed' (snapshot: the
+ * state ended; its connection may live on as the spare), 'fault' (snapshot, error: the first
+ * run-time storage error of that snapshot).
  */
 
 export interface HolderOptions extends OpenOptions {
@@ -68,7 +79,13 @@ export class SnapshotHolder extends EventEmitter {
   /** the watcher's look at the path, once a reload ends (it skips looking while one runs) */
   private afterReload: (() => void) | undefined;
   private fault: { snapshot: Snapshot; error: Error } | undefined;
+  /** a retired state of the current file whose connection the next new state of the file reuses */
+  private spare: Snapshot | undefined;
+  /** states that met a storage error: their connection is not reused */
+  private readonly broken = new WeakSet<Snapshot>();
   swaps = 0;
+  /** new states begun on the spare connection instead of opening the file (a follow batch) */
+  renewed = 0;
   failedSwaps = 0;
 
   private constructor(readonly file: string, private readonly opts: HolderOptions) { super(); }
@@ -89,6 +106,52 @@ export class SnapshotHolder extends EventEmitter {
 
   private openFile(): Snapshot {
     return (this.opts.open ?? openSnapshot)(this.file, { verify: this.opts.verify });
+  }
+
+  /**
+   * The file's newest state: on the spare connection when the path is still the current
+   * snapshot's file (same device and inode: written in place), else the file opened.
+   */
+  private openNext(id: string | undefined): Snapshot {
+    const spare = this.spare;
+    const current = this.snapshot;
+    if (spare !== undefined && current !== undefined && id !== undefined && this.opts.open === undefined
+      && spare.fileKey === current.fileKey && id.split(':', 2).join(':') === current.fileKey) {
+      this.spare = undefined;
+      try {
+        const next = renewSnapshot(spare, current);
+        this.renewed++;
+        return next;
+      } catch {
+        // its connection is closed: the file itself says what is wrong, if anything
+      }
+    }
+    return this.openFile();
+  }
+
+  /** A state opened and not swapped in: its connection becomes the spare, or is closed. */
+  private discard(s: Snapshot): void {
+    if (!this.keepAsSpare(s)) s.close();
+  }
+
+  /** Keeps the connection of `s` (neither current nor held) as the spare when it fits. */
+  private keepAsSpare(s: Snapshot): boolean {
+    const current = this.snapshot;
+    if (this.closed || this.spare !== undefined || current === undefined || current === s || s.fileKey !== current.fileKey
+      || this.broken.has(s) || !s.db.open) return false;
+    try {
+      endRead(s);
+    } catch {
+      return false;
+    }
+    this.spare = s;
+    return true;
+  }
+
+  private closeSpare(): void {
+    const s = this.spare;
+    this.spare = undefined;
+    try { s?.close(); } catch { /* closing anyway */ }
   }
 
   current(): Snapshot | undefined {
@@ -142,7 +205,7 @@ export class SnapshotHolder extends EventEmitter {
     const id = st && identity(st);
     let next: Snapshot;
     try {
-      next = this.openFile();
+      next = this.openNext(id);
     } catch (e) {
       return this.refuse(id, e, reason);
     }
@@ -150,7 +213,7 @@ export class SnapshotHolder extends EventEmitter {
     if (previous && id !== undefined && sameInode(id, this.seen) && next.meta.snapshotId === previous.meta.snapshotId) {
       // the same file with the same data (e.g. a follower's WAL checkpoint moved its mtime)
       this.seen = id;
-      next.close();
+      this.discard(next);
       return false;
     }
     // Written in place (same inode): only SQLite writes a live file in place (`follow`'s
@@ -175,6 +238,7 @@ export class SnapshotHolder extends EventEmitter {
     this.snapshot = next;
     this.swaps++;
     this.fault = undefined;
+    if (this.spare !== undefined && this.spare.fileKey !== next.fileKey) this.closeSpare();
     if (previous) this.retire(previous);
     this.emit('swap', next, previous, reason);
     return true;
@@ -192,6 +256,7 @@ export class SnapshotHolder extends EventEmitter {
    * once per snapshot). Errors on a snapshot already swapped out change nothing.
    */
   reportFault(s: Snapshot, error: Error): void {
+    this.broken.add(s);
     if (s !== this.snapshot || this.fault) return;
     this.fault = { snapshot: s, error };
     this.emit('fault', s, error);
@@ -239,6 +304,7 @@ export class SnapshotHolder extends EventEmitter {
     clearTimeout(this.debounce);
     const s = this.snapshot;
     this.snapshot = undefined;
+    this.closeSpare();
     if (s) this.retire(s);
   }
 
@@ -249,7 +315,7 @@ export class SnapshotHolder extends EventEmitter {
 
   private closeSnapshot(s: Snapshot): void {
     this.retired.delete(s);
-    s.close();
+    if (!this.keepAsSpare(s)) s.close();
     this.emit('closed', s);
   }
 }

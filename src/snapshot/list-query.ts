@@ -129,7 +129,15 @@ export class ListQuery {
 
   private denseBounds?: { min: number; max: number } | null;
 
-  /** min and max of a dense order, read once (the snapshot is immutable); null if it has gaps. */
+  /**
+   * A new state of the file on this connection (a follow batch: src/snapshot/open.ts
+   * renewSnapshot): what was read once per state — the dense order's bounds — is read again.
+   */
+  newState(): void {
+    this.denseBounds = undefined;
+  }
+
+  /** min and max of a dense order, read once per state (a state is immutable); null if it has gaps. */
   private dense(): { min: number; max: number } | null {
     if (this.denseBounds === undefined) {
       const d = this.def.dense;

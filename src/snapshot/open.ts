@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import { prepareBlockQueries } from './queries/block';
-import { prepareEvmQueries } from './queries/evm';
+import { prepareEvmQueries, type EvmCounts } from './queries/evm';
 import { prepareNftQueries } from './queries/nft';
 import { prepareRichListQueries } from './queries/richlist';
 import { STATUS_EXTENSIONS, statusJson, type StatusExtension } from '../wire/status';
@@ -14,7 +14,8 @@ import { WIRE_FORMAT_META_KEY, WIRE_FORMAT_VERSION, wireFormatOf } from '../wire
 import { createHash, randomBytes } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { readPackedRow } from '../wire/packed';
-import { prepareChangeReader, type ChangeReader } from './changes';
+import { COLLECTIONS, prepareChangeReader, type ChangeReader } from './changes';
+import type { CollectionNames } from './queries/collection-names';
 
 export type { VmType } from '../lib/vm';
 import type { VmType } from '../lib/vm';
@@ -122,7 +123,7 @@ export function openSnapshotFile(file: string, opts: OpenOptions = {}): Snapshot
   return openChecked(file, opts).file;
 }
 
-function openChecked(file: string, opts: OpenOptions): { file: SnapshotFile; evmCounts: { txs: number; internalTxs: number } } {
+function openChecked(file: string, opts: OpenOptions): { file: SnapshotFile; evmCounts: EvmCounts } {
   checkSnapshotFile(file);
   let db: Database.Database;
   try {
@@ -131,56 +132,82 @@ function openChecked(file: string, opts: OpenOptions): { file: SnapshotFile; evm
     throw new SnapshotError(`cannot open snapshot ${file}: ${e instanceof StoreError ? e.reason : (e as Error).message}`);
   }
   try {
-    // A WAL file may be written while it is served (`follow`): the snapshot is the one read
-    // transaction held from here to close(), so meta, counts and rows all come from one commit.
-    if (db.pragma('journal_mode', { simple: true }) === 'wal') {
-      db.exec('BEGIN');
-      db.prepare('SELECT count(*) FROM sqlite_schema').get();
-    }
-    const version = db.pragma('user_version', { simple: true }) as number;
-    if (version !== SCHEMA_VERSION) {
-      throw schemaVersionError(version, file);
-    }
-    if (opts.verify) {
-      const check = quickCheck(file);
-      if (check.problems > 0) throw new SnapshotError(quickCheckMessage(file, check));
-    }
-    const kv = metaValues(db);
-    for (const k of REQUIRED_META) if (!kv.has(k)) throw new SnapshotError(`snapshot meta lacks ${k}: ${file}`);
-    checkWireFormat(wireFormatOf(kv.get(WIRE_FORMAT_META_KEY)), file, opts);
-    // user_version is the file's shape; meta schema_version is what the import wrote: both must agree.
-    const metaVersion = kv.get('schema_version');
-    if (metaVersion !== undefined && metaVersion !== String(SCHEMA_VERSION)) {
-      throw new SnapshotError(`snapshot meta schema_version is ${JSON.stringify(metaVersion).slice(0, 40)}, this indexer-api reads version ${SCHEMA_VERSION} (re-import it): ${file}`);
-    }
-    const num = (k: string): number => Number(kv.get(k) ?? 0);
-    const meta: SnapshotMeta = {
-      chainId: kv.get('chain_id') as string,
-      vmType: kv.get('vm_type') as VmType,
-      prefix: kv.get('bech32_prefix') as string,
-      version: kv.get('version') ?? 'dev',
-      commitHash: kv.get('commit_hash') ?? 'unknown',
-      height: kv.has('height') ? num('height') : num('max_height'),
-      internalTxHeight: num('internal_tx_height'),
-      richListHeight: num('rich_list_height'),
-      extensions: Object.fromEntries(STATUS_EXTENSIONS.filter((k) => kv.has(k)).map((k) => [k, num(k)])),
-      snapshotId: kv.get('snapshot_id') as string,
-      createdAt: kv.get('created_at') ?? '',
-      source: kv.get('source') ?? '',
-      countBlocks: num('count_blocks'),
-      countTxs: num('count_txs'),
-      countCollections: num('count_collections'),
-      wireFormat: wireFormatOf(kv.get(WIRE_FORMAT_META_KEY)),
-    };
-    return {
-      file: { file, db, meta, close: () => db.close() },
-      evmCounts: { txs: num('count_evm_txs'), internalTxs: num('count_evm_internal_txs') },
-    };
+    beginRead(db);
+    const { meta, evmCounts } = readMeta(db, file, opts);
+    return { file: { file, db, meta, close: () => db.close() }, evmCounts };
   } catch (e) {
     db.close();
     throw corrupt(e, file);
   }
 }
+
+/**
+ * A WAL file may be written while it is served (`follow`): a snapshot is one read transaction
+ * held from here to its end, so meta, counts and rows all come from one commit.
+ */
+function beginRead(db: Database.Database): void {
+  if (db.pragma('journal_mode', { simple: true }) === 'wal') {
+    db.exec('BEGIN');
+    db.prepare('SELECT count(*) FROM sqlite_schema').get();
+  }
+}
+
+/** The checked meta of the state `db` reads (its read transaction begun). */
+function readMeta(db: Database.Database, file: string, opts: OpenOptions): { meta: SnapshotMeta; evmCounts: EvmCounts } {
+  const version = db.pragma('user_version', { simple: true }) as number;
+  if (version !== SCHEMA_VERSION) {
+    throw schemaVersionError(version, file);
+  }
+  if (opts.verify) {
+    const check = quickCheck(file);
+    if (check.problems > 0) throw new SnapshotError(quickCheckMessage(file, check));
+  }
+  const kv = metaValues(db);
+  for (const k of REQUIRED_META) if (!kv.has(k)) throw new SnapshotError(`snapshot meta lacks ${k}: ${file}`);
+  checkWireFormat(wireFormatOf(kv.get(WIRE_FORMAT_META_KEY)), file, opts);
+  // user_version is the file's shape; meta schema_version is what the import wrote: both must agree.
+  const metaVersion = kv.get('schema_version');
+  if (metaVersion !== undefined && metaVersion !== String(SCHEMA_VERSION)) {
+    throw new SnapshotError(`snapshot meta schema_version is ${JSON.stringify(metaVersion).slice(0, 40)}, this indexer-api reads version ${SCHEMA_VERSION} (re-import it): ${file}`);
+  }
+  const num = (k: string): number => Number(kv.get(k) ?? 0);
+  const meta: SnapshotMeta = {
+    chainId: kv.get('chain_id') as string,
+    vmType: kv.get('vm_type') as VmType,
+    prefix: kv.get('bech32_prefix') as string,
+    version: kv.get('version') ?? 'dev',
+    commitHash: kv.get('commit_hash') ?? 'unknown',
+    height: kv.has('height') ? num('height') : num('max_height'),
+    internalTxHeight: num('internal_tx_height'),
+    richListHeight: num('rich_list_height'),
+    extensions: Object.fromEntries(STATUS_EXTENSIONS.filter((k) => kv.has(k)).map((k) => [k, num(k)])),
+    snapshotId: kv.get('snapshot_id') as string,
+    createdAt: kv.get('created_at') ?? '',
+    source: kv.get('source') ?? '',
+    countBlocks: num('count_blocks'),
+    countTxs: num('count_txs'),
+    countCollections: num('count_collections'),
+    wireFormat: wireFormatOf(kv.get(WIRE_FORMAT_META_KEY)),
+  };
+  return { meta, evmCounts: { txs: num('count_evm_txs'), internalTxs: num('count_evm_internal_txs') } };
+}
+
+/**
+ * One served connection to a file: its statements, prepared once, and the state it reads now —
+ * one read transaction (src/snapshot/holder.ts keeps a spare one for the next follow batch:
+ * renewSnapshot). The statements read the meta of the state on their connection at call time
+ * (`live`), so a new state needs no statement prepared again.
+ */
+interface Connection {
+  db: Database.Database;
+  meta: SnapshotMeta;
+  evm: EvmCounts;
+  changes: ChangeReader & { hasTable: boolean };
+  q: Snapshot['q'];
+}
+
+/** each state's connection (a Snapshot is one state of one connection) */
+const connectionOf = new WeakMap<Snapshot, Connection>();
 
 /** openSnapshotFile, then every statement of the API prepared and /status rendered: what `serve` holds. */
 export function openSnapshot(file: string, opts: OpenOptions = {}): Snapshot {
@@ -188,27 +215,112 @@ export function openSnapshot(file: string, opts: OpenOptions = {}): Snapshot {
   const { file: f, evmCounts } = openChecked(file, opts);
   const { db, meta } = f;
   try {
-    const changes = prepareChangeReader(db);
+    const c = { db, meta, evm: evmCounts, changes: prepareChangeReader(db) } as Connection;
+    // what the statements read of the meta: the state now on the connection
+    const live = {
+      get countBlocks(): number { return c.meta.countBlocks; },
+      get countTxs(): number { return c.meta.countTxs; },
+      get countCollections(): number { return c.meta.countCollections; },
+      get vmType(): VmType { return c.meta.vmType; },
+      get prefix(): string { return c.meta.prefix; },
+    };
+    const liveEvm: EvmCounts = {
+      get txs(): number { return c.evm.txs; },
+      get internalTxs(): number { return c.evm.internalTxs; },
+    };
+    c.q = {
+      block: prepareBlockQueries(db, live),
+      tx: prepareTxQueries(db, live),
+      nft: prepareNftQueries(db, live),
+      richlist: prepareRichListQueries(db, live),
+      evm: meta.vmType === 'evm' ? prepareEvmQueries(db, liveEvm) : undefined,
+    };
     // replaced between the stat and the open: an identity no other snapshot has (its cache starts empty)
     const after = fileIdentity(file);
-    return {
-      ...f,
-      status: statusJson(meta),
-      fileKey: before !== undefined && before === after ? before : `unknown-${randomBytes(8).toString('hex')}`,
-      changeSeq: changes.seq(),
-      changes,
-      lineage: lineageOf(db, meta.chainId),
-      q: {
-        block: prepareBlockQueries(db, meta),
-        tx: prepareTxQueries(db, meta),
-        nft: prepareNftQueries(db, meta),
-        richlist: prepareRichListQueries(db, meta),
-        evm: meta.vmType === 'evm' ? prepareEvmQueries(db, evmCounts) : undefined,
-      },
-    };
+    const fileKey = before !== undefined && before === after ? before : `unknown-${randomBytes(8).toString('hex')}`;
+    return stateOf(c, file, fileKey, lineageOf(db, meta.chainId));
   } catch (e) {
     db.close();
     throw corrupt(e, file);
+  }
+}
+
+/** A new Snapshot object for the state now on `c` (the response cache tells states apart by identity). */
+function stateOf(c: Connection, file: string, fileKey: string, lineage: string): Snapshot {
+  const s: Snapshot = {
+    file,
+    db: c.db,
+    meta: c.meta,
+    close: () => c.db.close(),
+    status: statusJson(c.meta),
+    fileKey,
+    changeSeq: c.changes.seq(),
+    changes: c.changes,
+    lineage,
+    q: c.q,
+  };
+  connectionOf.set(s, c);
+  return s;
+}
+
+/**
+ * Ends the read transaction of `s`, a state no request holds any more and that is not served,
+ * keeping its connection and statements for renewSnapshot (an idle connection holding an old
+ * state would keep the WAL from being reset).
+ */
+export function endRead(s: Snapshot): void {
+  if (s.db.open && s.db.inTransaction) s.db.exec('COMMIT');
+}
+
+/**
+ * The newest committed state of the file of `spare`, on the connection of `spare` — a state of
+ * the same file that no request holds and that is not served (endRead): a follow batch's new
+ * state without opening the file or preparing a statement again (≈6 ms per batch and per serve
+ * worker, bench/README.md "Batch reload"). Its read transaction is begun again and the meta read
+ * again (counts, height, snapshot id, wire format, /status: everything a statement or /status
+ * derives from it); what a state reads once (a dense list's bounds, avg_blocktime) is forgotten.
+ * The by_name index of `previous` (the state served now) is carried when the change records
+ * since it name no collection change (`cl`); otherwise it is built again at its next use. The
+ * lineage stays (the same file, its lowest block does not move).
+ *
+ * Returns a new Snapshot object (fileKey of `spare`, changeSeq and changes of the new state).
+ * `spare` must not be used again. Throws SnapshotError as openSnapshot does, having closed the
+ * connection.
+ */
+export function renewSnapshot(spare: Snapshot, previous: Snapshot | undefined): Snapshot {
+  const c = connectionOf.get(spare);
+  if (c === undefined || !c.db.open) throw new Error('internal: renewSnapshot of a snapshot not opened by openSnapshot, or closed');
+  const { db } = c;
+  try {
+    endRead(spare);
+    beginRead(db);
+    const { meta, evmCounts } = readMeta(db, spare.file, {});
+    if (meta.vmType !== spare.meta.vmType || meta.chainId !== spare.meta.chainId) {
+      throw new SnapshotError(`snapshot is now chain ${meta.chainId} (${meta.vmType}), was ${spare.meta.chainId} (${spare.meta.vmType}): ${spare.file}`);
+    }
+    c.meta = meta;
+    c.evm = evmCounts;
+    // a file first followed after it was served gets its change records table with the first batch
+    if (!c.changes.hasTable) c.changes = prepareChangeReader(db);
+    const seq = c.changes.seq();
+    let carried: CollectionNames | undefined;
+    const names = previous?.q.nft.namesIndex();
+    if (previous !== undefined && names !== undefined && previous.fileKey === spare.fileKey) {
+      const records = seq === previous.changeSeq
+        ? (meta.snapshotId === previous.meta.snapshotId ? [] : undefined) // a commit with no record: unknown changes
+        : c.changes.since(previous.changeSeq, seq);
+      if (records !== undefined && !records.some((r) => r.tags.includes(COLLECTIONS))) carried = names;
+    }
+    c.q.block.renew();
+    c.q.tx.renew();
+    c.q.nft.renew(carried);
+    c.q.evm?.renew();
+    // a file without blocks had a lineage of its chain id alone: its first block now names it
+    const lineage = spare.meta.countBlocks === 0 ? lineageOf(db, meta.chainId) : spare.lineage;
+    return stateOf(c, spare.file, spare.fileKey, lineage);
+  } catch (e) {
+    db.close();
+    throw corrupt(e, spare.file);
   }
 }
 

@@ -5,16 +5,25 @@
  * `msgs` and `is_signer` filters, NFT routes, answers about things not yet present, other
  * spellings of one account — with and without If-None-Match and with and without gzip. After each
  * step every 200 and every 304 is compared with what a fresh server over the same file answers
- * (bodies, ETags); a hot swap and a follow killed mid-batch happen on the way.
+ * (bodies, ETags); a hot swap and a follow killed mid-batch happen on the way. The rich list (the
+ * demo chain has none: the test writes one of three versions into each height's file) changes
+ * twice, through `follow`'s own refresh (`--denoms`), once before and once after the hot swap.
+ *
+ * The server is the default one: each follow batch's new state is begun on the spare connection
+ * of the previous one (src/snapshot/holder.ts renewSnapshot) while the background client's
+ * requests are in flight across the batches.
  */
 import { expect } from 'chai';
 import { copyFileSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
+import type Database from 'better-sqlite3';
 import { tmpdir } from 'node:os';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { runImport } from '../../src/commands/import';
 import { canonicalAddress, toHex0x } from '../../src/lib/address';
+import { amountKey } from '../../src/lib/amount';
+import { openDatabase } from '../../src/sqlite';
 import { createApp } from '../../src/serve/app';
 import { loadOpenApi } from '../../src/serve/openapi';
 import { listen } from '../../src/serve/server';
@@ -53,6 +62,40 @@ async function freshServer(file: string): Promise<{ url: string; close(): Promis
 
 const HEIGHTS = [150, 163, 181, 200, 222, 250, 271, 300, 333, 366, 400];
 
+/**
+ * The rich list each step's source shows: [rich_list_height, version]. It changes at step 2 (a
+ * holder gone, one new, amounts moved) and at step 8, after the hot swap (another holder gone,
+ * one new, a tie broken by the account).
+ */
+const RICH = (step: number): [number, number] => (step < 2 ? [150, 0] : step < 8 ? [181, 1] : [333, 2]);
+const DENOM = 'uinit';
+
+/** Version `v` of the rich list over `accounts` (canonical bytes): [account, amount]. */
+function richList(accounts: Buffer[], v: number): [Buffer, string][] {
+  const out = new Map<number, string>();
+  for (let i = 0; i < 30; i++) out.set(i, String((1000n + BigInt(i) * 37n) * 1_000_000n));
+  if (v >= 1) { out.delete(3); out.set(30, '5000000000'); out.set(6, '9999000000'); out.set(5, '1'); }
+  if (v >= 2) { out.delete(7); out.set(31, '777'); out.set(0, out.get(12) as string); out.set(6, '2000000'); }
+  return [...out].map(([i, amount]) => [accounts[i], amount]);
+}
+
+/** Writes rich-list version `v` (and its rich_list_height) into a snapshot file, as an import of it would hold it. */
+function writeRichList(file: string, accounts: Buffer[], [height, v]: [number, number]): void {
+  const db: Database.Database = openDatabase(file);
+  try {
+    db.exec('BEGIN');
+    db.exec('DELETE FROM richlist; DELETE FROM richlist_denoms;');
+    const ins = db.prepare("INSERT INTO richlist (denom, amount_key, account, json) VALUES (?, ?, ?, '')");
+    const rows = richList(accounts, v);
+    for (const [account, amount] of rows) ins.run(DENOM, amountKey(amount), account);
+    db.prepare('INSERT INTO richlist_denoms (denom, holder_count) VALUES (?, ?)').run(DENOM, rows.length);
+    db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('rich_list_height', ?)").run(String(height));
+    db.exec('COMMIT');
+  } finally {
+    db.close();
+  }
+}
+
 describe('live replica: answers and ETags across follow batches equal a fresh server\'s', function () {
   this.timeout(900_000);
   let dir: string;
@@ -68,8 +111,13 @@ describe('live replica: answers and ETags across follow batches equal a fresh se
       await runImport({ fromApi: src.url, toHeight: h, out, force: true, quiet: true, json: false });
       cuts.set(h, out);
     }
-    cuts.set(400, DEMO('wasm'));
-    urls = await urlsToPoll(src.url);
+    // the whole chain's file is shared by every test: this one writes its rich list into a copy
+    const whole = join(dir, 'cut-400.sqlite');
+    copyFileSync(DEMO('wasm'), whole);
+    cuts.set(400, whole);
+    const holders = accountsOf(whole, 32);
+    for (const [step, h] of HEIGHTS.entries()) writeRichList(cuts.get(h) as string, holders, RICH(step));
+    urls = [...await urlsToPoll(src.url), ...await richListUrls(cuts.get(HEIGHTS[2]) as string)];
   });
   after(async () => { await src?.close(); });
 
@@ -78,11 +126,12 @@ describe('live replica: answers and ETags across follow batches equal a fresh se
       const db = join(dir, `live-${workers}.sqlite`);
       copyFileSync(cuts.get(HEIGHTS[0]) as string, db);
       src.show(cuts.get(HEIGHTS[0]) as string);
-      const followArgs = ['--db', db, '--from-api', src.url, '--interval', '100ms', '--batch-blocks', '7', '--collections-audit-interval', '1s'];
+      const followArgs = ['--db', db, '--from-api', src.url, '--interval', '100ms', '--batch-blocks', '7', '--collections-audit-interval', '1s',
+        '--denoms', DENOM, '--richlist-interval', '1s'];
       let follow: FollowProcess = startFollow(followArgs);
       const serve: ServeProcess = await startServe(['--db', db, '--workers', String(workers), '--commit-poll-ms', '20', '--log-level', 'info']);
       const before = new Map<string, string>();
-      const tally = { compared: 0, notModified: 0, changed: 0 };
+      const tally = { compared: 0, notModified: 0, changed: 0, richListChanged: 0 };
       // a client polling all along, batches or not: its answers are stored from whatever state they were computed on
       let polling = true;
       const background = (async () => {
@@ -99,8 +148,11 @@ describe('live replica: answers and ETags across follow batches equal a fresh se
             await follow.stop('SIGKILL');
             follow = startFollow(followArgs);
           }
+          const [richHeight] = RICH(step);
           await eventually(`follow at ${height}`, 120_000, async () => (await statusHeightOf(db)) === height || undefined);
-          await eventually(`serve at ${height}`, 60_000, async () => await allWorkersAt(serve.url, height, workers) || undefined);
+          // the rich list is refreshed apart from the batches (every second): its own write, its own change record
+          await eventually(`follow's rich list at ${richHeight}`, 60_000, async () => (await richListHeightOf(db)) === richHeight || undefined);
+          await eventually(`serve at ${height}`, 60_000, async () => await allWorkersAt(serve.url, height, workers, richHeight) || undefined);
           if (step === 5) {
             // the same answers, the same ETags, on a replica imported from the chain at this height
             const imported = await freshServer(cuts.get(height) as string);
@@ -132,7 +184,7 @@ describe('live replica: answers and ETags across follow batches equal a fresh se
             await sleep(2500);
             follow = startFollow(followArgs);
             await sleep(300);
-            await eventually(`serve at ${height} after the swap`, 60_000, async () => await allWorkersAt(serve.url, height, workers) || undefined);
+            await eventually(`serve at ${height} after the swap`, 60_000, async () => await allWorkersAt(serve.url, height, workers, richHeight) || undefined);
           }
           await compareAll(db, serve.url, urls, before, tally, `step ${step} (height ${height})`);
         }
@@ -141,6 +193,9 @@ describe('live replica: answers and ETags across follow batches equal a fresh se
         // polls of what the batches did not touch were answered 304 / from the cache, batch after batch
         expect(tally.notModified, JSON.stringify(tally)).to.be.greaterThan(tally.compared / 4);
         expect(tally.changed, 'answers that changed').to.be.greaterThan(0);
+        // the rich-list answers a client held changed (twice: before and after the hot swap) and were answered anew
+        expect(tally.richListChanged, 'rich-list answers that changed').to.be.greaterThan(0);
+        expect(follow.stderr, 'a refresh after the hot swap wrote').to.match(/rich list at height 333: .* written in place/);
         expect(await metricSum(serve.url, 'indexer_api_response_cache_hits_total'), 'cache hits').to.be.greaterThan(0);
         expect(await metricSum(serve.url, 'indexer_api_response_cache_invalidated_total'), 'entries a change record dropped').to.be.greaterThan(0);
         // emptied only by the hot swap (once per worker), never by a batch
@@ -158,17 +213,45 @@ describe('live replica: answers and ETags across follow batches equal a fresh se
   }
 });
 
+/** The rich list's height the file holds (0: none). */
+async function richListHeightOf(file: string): Promise<number> {
+  const s = openSnapshot(file);
+  try { return s.meta.richListHeight; } finally { s.close(); }
+}
+
+/** `n` accounts of the chain (canonical bytes), in id order. */
+function accountsOf(file: string, n: number): Buffer[] {
+  const s = openSnapshot(file);
+  try { return s.db.prepare('SELECT addr FROM accounts WHERE length(addr) = 20 ORDER BY id LIMIT ?').pluck().all(n) as Buffer[]; } finally { s.close(); }
+}
+
+/** The rich-list routes: pages by offset, both orders, a second page by key (taken on `file`), a denom without holders. */
+async function richListUrls(file: string): Promise<string[]> {
+  const base = `/indexer/richlist/v1/${DENOM}`;
+  const out = [base, `${base}?pagination.limit=5`, `${base}?pagination.limit=4&pagination.offset=3`,
+    `${base}?pagination.limit=6&pagination.reverse=false`, '/indexer/richlist/v1/uother?pagination.limit=5'];
+  const fresh = await freshServer(file);
+  try {
+    const first = JSON.parse((await fetchRaw(`${fresh.url}${base}?pagination.limit=5`, {})).body) as { pagination: { next_key: string | null } };
+    if (first.pagination.next_key) out.push(`${base}?pagination.limit=5&pagination.key=${encodeURIComponent(first.pagination.next_key)}`);
+  } finally {
+    await fresh.close();
+  }
+  return out;
+}
+
 /** The height the file holds (a read of its own, not through any server). */
 async function statusHeightOf(file: string): Promise<number> {
   const s = openSnapshot(file);
   try { return s.meta.height; } finally { s.close(); }
 }
 
-/** Whether every worker serves `height` (each answer comes from the worker its new connection reached). */
-async function allWorkersAt(url: string, height: number, workers: number): Promise<boolean> {
+/** Whether every worker serves `height` and the rich list of `richHeight` (each answer comes from the worker its new connection reached). */
+async function allWorkersAt(url: string, height: number, workers: number, richHeight: number): Promise<boolean> {
   for (let i = 0; i < 6 * workers; i++) {
     const r = await fetchRaw(`${url}/status`, { 'accept-encoding': 'identity' });
-    if ((JSON.parse(r.body) as { height: number }).height !== height) return false;
+    const status = JSON.parse(r.body) as { height: number; rich_list_height?: number };
+    if (status.height !== height || (status.rich_list_height ?? 0) !== richHeight) return false;
   }
   return true;
 }
@@ -185,7 +268,8 @@ async function metricSum(url: string, name: string): Promise<number> {
  * server says now — the same status, body and ETag; a 304 exactly when the fresh ETag is the
  * one the client held.
  */
-async function compareAll(db: string, live: string, urls: string[], before: Map<string, string>, tally: { compared: number; notModified: number; changed: number }, when: string): Promise<void> {
+async function compareAll(db: string, live: string, urls: string[], before: Map<string, string>,
+  tally: { compared: number; notModified: number; changed: number; richListChanged: number }, when: string): Promise<void> {
   const fresh = await freshServer(db);
   try {
     for (const path of urls) {
@@ -205,6 +289,7 @@ async function compareAll(db: string, live: string, urls: string[], before: Map<
           } else {
             expect({ status: got.status, body: got.body, etag: got.etag }, `${when}: GET ${path} (${enc}) with an ETag of older data`).to.deep.equal({ status: 200, body: want.body, etag: want.etag });
             tally.changed++;
+            if (path.startsWith('/indexer/richlist/')) tally.richListChanged++;
           }
           tally.compared++;
         }

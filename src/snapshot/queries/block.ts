@@ -18,10 +18,12 @@ export function prepareBlockQueries(db: Database.Database, meta: BlockMeta) {
   const recentTimes = db.prepare('SELECT time_us FROM blocks ORDER BY height DESC LIMIT 100').pluck();
   let avg: string | undefined;
   return {
+    /** a new state of the file on this connection (src/snapshot/open.ts renewSnapshot): forget what was read once per state */
+    renew(): void { list.newState(); avg = undefined; },
     list: (page: PageRequest): Page => list.page({}, page, () => meta.countBlocks),
     /** the stored row: packed (wire format 2) or the JSON text (1) */
     byHeight: (height: number): Buffer | string | undefined => byHeight.get(height) as Buffer | string | undefined,
-    /** the snapshot is immutable, so the answer is computed once */
+    /** a state is immutable, so the answer is computed once per state */
     avgBlockTime: (): string => {
       if (avg === undefined) {
         const times = recentTimes.all() as number[];

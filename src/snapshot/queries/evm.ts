@@ -61,6 +61,8 @@ export function prepareEvmQueries(db: Database.Database, counts: EvmCounts) {
     (s.height.get(height) as { tx_count: number; internal_tx_count: number } | undefined) ?? { tx_count: 0, internal_tx_count: 0 };
 
   return {
+    /** a new state of the file on this connection (src/snapshot/open.ts renewSnapshot): forget what was read once per state */
+    renew(): void { for (const l of Object.values(lists)) l.newState(); },
     account: (addr: Buffer): EvmAccount | undefined => s.account.get(addr) as EvmAccount | undefined,
     /** the stored row: packed (wire format 2) or the JSON text (1) */
     txByHash: (hash: Buffer): Buffer | string | undefined => s.byHash.get(hash) as Buffer | string | undefined,

@@ -100,6 +100,7 @@ export function prepareNftQueries(db: Database.Database, meta: NftMeta) {
                          FROM nfts n JOIN accounts a ON a.id = n.object_account_id WHERE n.collection_addr = ? AND n.token_id = ?`),
   };
 
+  /** collections/by_name's index of the state on this connection, built at its first use (or carried, see renew) */
   let names: CollectionNames | undefined;
 
   function tokens(scope: 'account' | 'collection', base: Record<string, unknown>, filter: TokenFilter, order: TokenOrder,
@@ -116,6 +117,17 @@ export function prepareNftQueries(db: Database.Database, meta: NftMeta) {
   }
 
   return {
+    /**
+     * A new state of the file on this connection (src/snapshot/open.ts renewSnapshot): the lists
+     * read again; the by_name index is `carried` (the previous state's, when no change record
+     * since names a collection change) or built again at its next use.
+     */
+    renew(carried: CollectionNames | undefined): void {
+      for (const l of [collections, byName, byAccount, nftTxs, ...tokenLists.values()]) l.newState();
+      names = carried;
+    },
+    /** the by_name index, if this state built (or carried) it */
+    namesIndex: (): CollectionNames | undefined => names,
     collections: (page: PageRequest): Page => collections.page({}, page, () => meta.countCollections),
     collectionsByName: (q: string, page: PageRequest): Page => {
       names ??= CollectionNames.load(db);

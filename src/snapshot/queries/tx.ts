@@ -127,6 +127,8 @@ export function prepareTxQueries(db: Database.Database, meta: TxMeta) {
   }
 
   return {
+    /** a new state of the file on this connection (src/snapshot/open.ts renewSnapshot): forget what was read once per state */
+    renew(): void { for (const l of Object.values(lists)) l.newState(); },
     resolveMsgTypes,
     account: (addr: Buffer): AccountRow | undefined => s.account.get(addr) as AccountRow | undefined,
     /** the stored row: packed (wire format 2) or the JSON text (1) */
