@@ -36,7 +36,11 @@ export function checkSnapshotFile(file: string): Buffer {
   }
   const pageSize = header.readUInt16BE(16) === 1 ? 65536 : header.readUInt16BE(16);
   const pageCount = header.readUInt32BE(28);
-  if (pageCount > 0 && st.size < pageSize * pageCount) {
+  // A live WAL file (`follow` writing it, its -wal beside it): a checkpoint copies page 1 — with
+  // the new page count — before the pages that extend the file, so for a moment the header is
+  // ahead of the size. That is no truncation; SQLite reads the pages it lacks from the WAL.
+  const liveWal = header[18] === 2 && existsSync(`${file}-wal`);
+  if (pageCount > 0 && st.size < pageSize * pageCount && !liveWal) {
     throw new SnapshotError(`snapshot is truncated (${st.size} bytes, header says ${pageSize * pageCount}): ${file}`);
   }
   return header;
