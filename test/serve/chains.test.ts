@@ -15,7 +15,12 @@ import { ResponseCache, type CacheState } from '../../src/http/caching';
 import { DEFAULT_LIMITS } from '../../src/http/limits';
 import { createLogger } from '../../src/http/log';
 import { SERVE_DEFAULTS } from '../../src/lib/defaults';
+import { chainIdOf, createRequestListener } from '../../src/serve/app';
 import { assembleServeStack, ServeStack } from '../../src/serve/assembly';
+import { loadOpenApi } from '../../src/serve/openapi';
+import { listen } from '../../src/serve/server';
+import { openSnapshot } from '../../src/snapshot/open';
+import { appOptions } from '../helpers/app-options';
 import { chainIdProblem, ChainSetError } from '../../src/serve/chains';
 import { openDatabase } from '../../src/sqlite';
 import { pickAccounts } from '../helpers/fixture-accounts';
@@ -166,6 +171,29 @@ describe('serve: many chains in one replica', function () {
         }
       }
       expect(paged).to.be.at.least(2);
+    });
+  });
+
+  describe('admission sees the request as the app routes it', () => {
+    it('the wrap around the app gets the target with the base URL and the chain cut, and the chain id (its fair-share group)', async () => {
+      const snapshots = new Map([[IDS.move, openSnapshot(DEMO('move'))], [IDS.wasm, openSnapshot(DEMO('wasm'))]]);
+      const routes = [...snapshots].map(([id, s]) => ({ id, base: `/p/${id}`, holder: { current: () => s } }));
+      const seen: { url: string; chain: string }[] = [];
+      const listener = createRequestListener({
+        chains: { find: (id) => routes.find((r) => r.id === id), list: () => routes, refused: () => [] },
+        openapi: loadOpenApi(), options: appOptions({ baseUrl: '/p', logError: () => undefined }),
+      }, (inner) => (req, res) => { seen.push({ url: req.url as string, chain: chainIdOf(req) }); inner(req, res); });
+      const running = await listen(listener, '127.0.0.1', 0);
+      try {
+        for (const p of [`/p/${IDS.wasm}/status`, `/p/${IDS.move}/indexer/tx/v1/txs?pagination.limit=1`, '/p/', '/elsewhere']) await get(running.url + p);
+      } finally {
+        await running.close();
+        for (const s of snapshots.values()) s.close();
+      }
+      expect(seen).to.deep.equal([
+        { url: '/status', chain: IDS.wasm }, { url: '/indexer/tx/v1/txs?pagination.limit=1', chain: IDS.move },
+        { url: '/', chain: '' }, { url: '/elsewhere', chain: '' },
+      ]);
     });
   });
 
