@@ -68,6 +68,9 @@ function familiesOf(file: string, n: number): Family[] {
     // a key names the last row of the previous page (src/snapshot/list-query.ts keyOf): any sequence with ≥ 100 older rows
     const keys = all<{ sequence: number }>('SELECT sequence FROM txs WHERE sequence > 100 ORDER BY random() LIMIT ?', n);
     const offsets = Array.from({ length: n }, () => Math.floor(Math.random() * Math.max(1, total - 100)));
+    // the filters (rollytics' msgs is an OR over types; is_signer): the two commonest types, one rarer
+    const types = all<{ name: string }>('SELECT name FROM msg_types ORDER BY tx_count DESC').map((r) => r.name);
+    const msgs = (i: number): string => encodeURIComponent(i % 3 === 2 && types.length > 2 ? `${types[0]},${types[2]}` : types[i % Math.min(2, types.length)]);
     return [
       { family: 'tx by hash', rows: 1, urls: hashes.map((r) => `/indexer/tx/v1/txs/${r.hash.toString('hex').toUpperCase()}`) },
       { family: 'block by height', rows: 1, urls: heights.map((r) => `/indexer/block/v1/blocks/${r.height}`) },
@@ -75,6 +78,10 @@ function familiesOf(file: string, n: number): Family[] {
       { family: 'txs, 100-row pages at random depth', rows: 100, urls: offsets.map((o) => `/indexer/tx/v1/txs?pagination.limit=100&pagination.offset=${o}`) },
       { family: 'txs, 100-row pages by pagination.key', rows: 100, urls: keys.map((r) => `/indexer/tx/v1/txs?pagination.limit=100&pagination.key=${encodeURIComponent(encodeKey({ sequence: r.sequence }))}`) },
       { family: 'txs by height', rows: 100, urls: busy.map((r) => `/indexer/tx/v1/txs/by_height/${r.height}`) },
+      { family: 'txs by account, is_signer', rows: 10, urls: accounts.map((r) => `/indexer/tx/v1/txs/by_account/${toBech32(r.addr, s.meta.prefix)}?pagination.limit=10&is_signer=true`) },
+      { family: 'txs by account, msgs', rows: 10, urls: accounts.map((r, i) => `/indexer/tx/v1/txs/by_account/${toBech32(r.addr, s.meta.prefix)}?pagination.limit=10&msgs=${msgs(i)}`) },
+      { family: 'txs by account, msgs + is_signer', rows: 10, urls: accounts.map((r, i) => `/indexer/tx/v1/txs/by_account/${toBech32(r.addr, s.meta.prefix)}?pagination.limit=10&msgs=${msgs(i)}&is_signer=true`) },
+      { family: 'txs, msgs, 100-row pages by pagination.key', rows: 100, urls: keys.map((r, i) => `/indexer/tx/v1/txs?pagination.limit=100&msgs=${msgs(i)}&pagination.key=${encodeURIComponent(encodeKey({ sequence: r.sequence }))}`) },
     ];
   } finally {
     s.close();

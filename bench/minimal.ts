@@ -4,6 +4,7 @@ import { emptyPage, listResponse, Page, PageRequest, parsePageRequest, Paginatio
 import { blockResponse } from '../src/wire/block';
 import { txResponse } from '../src/wire/tx';
 import { openSnapshot } from '../src/snapshot/open';
+import type { TxFilter } from '../src/snapshot/queries/tx';
 import { DeflateBody, JsonBody } from '../src/wire/packed';
 
 /**
@@ -11,7 +12,7 @@ import { DeflateBody, JsonBody } from '../src/wire/packed';
  * through the same snapshot queries (the same SQL statements) and the same serializers as
  * indexer-api, so its bodies are byte-identical — and nothing else: no Express, no OpenAPI
  * validation, no ETag, no logging, no metrics, no CORS. Five route families (what the cold mix
- * requests); unknown query parameters (bench_r) are ignored, bad input is not checked. Packed rows
+ * requests, their `msgs` and `is_signer` filters included); unknown query parameters (bench_r) are ignored, bad input is not checked. Packed rows
  * (wire format 2) go as gzip when the request's Accept-Encoding names gzip (assembled as
  * indexer-api does, src/wire/packed.ts), inflated otherwise.
  *
@@ -34,21 +35,25 @@ if (require.main === module) {
   const [file, port] = process.argv.slice(2);
   const s = openSnapshot(file);
   const tx = s.q.tx;
-  const none = { msgTypes: undefined };
+  // msgs as the app reads it (src/http/params.ts msgTypes): comma lists, a leading `/` dropped
+  const filterOf = (search: URLSearchParams): TxFilter => {
+    const names = search.getAll('msgs').flatMap((v) => v.split(',')).map((v) => v.trim().replace(/^\//, '')).filter((v) => v !== '');
+    return { msgTypes: names.length ? tx.resolveMsgTypes(names) : undefined };
+  };
   const answer = (req: IncomingMessage): JsonBody | undefined => {
     const url = req.url as string;
     const qi = url.indexOf('?');
     const path = qi < 0 ? url : url.slice(0, qi);
     const search = new URLSearchParams(qi < 0 ? '' : url.slice(qi + 1));
     let m: RegExpExecArray | null;
-    if (path === '/indexer/tx/v1/txs') return listResponse('txs', tx.list(none, pageOf(search)));
+    if (path === '/indexer/tx/v1/txs') return listResponse('txs', tx.list(filterOf(search), pageOf(search)));
     if ((m = /^\/indexer\/tx\/v1\/txs\/by_account\/([^/]+)$/.exec(path))) {
       const p = pageOf(search);
       const account = tx.account(canonicalAddress(decodeURIComponent(m[1]), s.meta.prefix));
-      const page: Page = account ? tx.byAccount(account, search.get('is_signer') === 'true', none, p) : emptyPage(p);
+      const page: Page = account ? tx.byAccount(account, search.get('is_signer') === 'true', filterOf(search), p) : emptyPage(p);
       return listResponse('txs', page);
     }
-    if ((m = /^\/indexer\/tx\/v1\/txs\/by_height\/(\d+)$/.exec(path))) return listResponse('txs', tx.byHeight(Number(m[1]), none, pageOf(search)));
+    if ((m = /^\/indexer\/tx\/v1\/txs\/by_height\/(\d+)$/.exec(path))) return listResponse('txs', tx.byHeight(Number(m[1]), filterOf(search), pageOf(search)));
     if ((m = /^\/indexer\/tx\/v1\/txs\/(?:0x)?([0-9A-Fa-f]+)$/.exec(path))) {
       const json = tx.byHash(Buffer.from(m[1], 'hex'));
       return json === undefined ? undefined : txResponse(json);
