@@ -56,7 +56,7 @@ function send(sockets: Socket[], paths: string[]): Promise<Raw[]> {
   })));
 }
 
-interface Report { ran: string[]; shed: string[]; bursts: Burst[]; arrived: Record<string, number> }
+interface Report { ran: string[]; shed: string[]; bursts: Burst[]; arrived: Record<string, number>; queuedBy: Record<string, number> }
 
 /** A real HTTP server behind admission in a child process (admission-server.ts): its URL, what ran, close(). */
 async function blockingServerOf(o: Partial<AdmissionOptions> & { clientHeader?: string; groupByPath?: boolean }): Promise<{ url: string; report(): Promise<Report>; close(): Promise<void> }> {
@@ -235,9 +235,14 @@ describe('serve: admission across groups (chains) — groupOf (src/http/admissio
           await sleep(150);
         }
         const b = await Promise.all(asked);
-        const { ran, shed, arrived } = await s.report();
+        const { ran, shed, arrived, queuedBy } = await s.report();
         const statuses = b.map((r) => r.status);
+        // every B request answered: none of B's waiting, the queue (near) full of A's
+        const queuedA = grouped ? queuedBy.a : queuedBy[''];
+        expect(queuedBy, JSON.stringify(queuedBy)).to.have.keys(grouped ? ['a', 'b'] : ['']);
+        expect(queuedA).to.be.within(150, 200);
         if (grouped) {
+          expect(queuedBy.b).to.equal(0);
           expect(statuses, `B answered ${statuses.join(' ')}`).to.deep.equal(Array(10).fill(200));
           // runs started between a B request's arrival and its own run
           const waits = b.map((_, i) => ran.indexOf(`b${i}`) - arrived[`b${i}`]);
