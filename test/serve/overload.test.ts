@@ -260,6 +260,37 @@ describe('serve: admission across groups (chains) — groupOf (src/http/admissio
     });
   }
 
+  // maxQueued 4, arriving in this order while a long request runs: A fills the queue; b0 (B holds
+  // 0 of a share of 4 ÷ 2) takes the place of a3, A's newest; c0 (0 of 4 ÷ 3) that of a2; b1 (1 of
+  // 4 ÷ 3) that of a1; b2 (2 of 4 ÷ 3, its share) is shed itself.
+  const arrivals = ['/a/x?id=a0&ms=10', '/a/x?id=a1&ms=10', '/a/x?id=a2&ms=10', '/a/x?id=a3&ms=10', '/b/x?id=b0', '/c/x?id=c0', '/b/x?id=b1', '/b/x?id=b2'];
+  for (const grouped of [true, false]) {
+    it(grouped
+      ? 'groupOf: a full queue sheds the newest request of the chain holding the most for a chain below its share (maxQueued ÷ chains waiting), else the arrival'
+      : 'without groupOf a full queue sheds every later arrival, whatever its chain', async () => {
+      const s = await blockingServerOf({ maxQueued: 4, groupByPath: grouped });
+      try {
+        // each its own client: A's newest is the newest of its clients' latest
+        const socks = (await Promise.all(arrivals.map((_, i) => openClients(s.url, `127.0.0.${10 + i}`, 1)))).flat();
+        const answers = await blocked(s, '127.0.0.3', async () => {
+          const sent: Promise<Raw[]>[] = [];
+          for (const [i, path] of arrivals.entries()) {
+            sent.push(send([socks[i]], [path]));
+            await new Promise((d) => setTimeout(d, 50));
+          }
+          return (await Promise.all(sent)).flat();
+        });
+        const statuses = Object.fromEntries(arrivals.map((p, i) => [/id=(\w+)/.exec(p)?.[1], answers[i].status]));
+        expect(statuses).to.deep.equal(grouped
+          ? { a0: 200, a1: 503, a2: 503, a3: 503, b0: 200, c0: 200, b1: 200, b2: 503 }
+          : { a0: 200, a1: 200, a2: 200, a3: 200, b0: 503, c0: 503, b1: 503, b2: 503 });
+        expect((await s.report()).shed).to.deep.equal(Array(4).fill('queue_full'));
+      } finally {
+        await s.close();
+      }
+    });
+  }
+
   // Chain A: 20 clients with 10 requests outstanding each; chain B: one client with 2; all 10 ms.
   for (const grouped of [true, false]) {
     it(grouped
