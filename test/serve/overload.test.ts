@@ -301,7 +301,8 @@ describe('serve: admission across groups (chains) — groupOf (src/http/admissio
       await sleep(500);
       const b = closedLoop(s.url, '/b/x?id=b&ms=10', 2, 'b', 1);
       try {
-        await sleep(500);
+        // B, new, runs alone until its attained service reaches A's (decaying): measured after 2 half-lives
+        await sleep(2_000);
         const from = (await s.report()).ran.length;
         await sleep(1_500);
         const ran = (await s.report()).ran.slice(from);
