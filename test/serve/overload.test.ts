@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { fork } from 'node:child_process';
 import { once } from 'node:events';
 import { copyFileSync, mkdtempSync, renameSync } from 'node:fs';
-import { request } from 'node:http';
+import { Agent, request } from 'node:http';
 import { connect, Socket } from 'node:net';
 import { join } from 'node:path';
 import type { AdmissionOptions, Burst } from '../../src/http/admission';
@@ -56,10 +56,10 @@ function send(sockets: Socket[], paths: string[]): Promise<Raw[]> {
   })));
 }
 
-interface Report { ran: string[]; shed: string[]; bursts: Burst[] }
+interface Report { ran: string[]; shed: string[]; bursts: Burst[]; arrived: Record<string, number>; queuedBy: Record<string, number> }
 
 /** A real HTTP server behind admission in a child process (admission-server.ts): its URL, what ran, close(). */
-async function blockingServer(o: Partial<AdmissionOptions>): Promise<{ url: string; report(): Promise<Report>; close(): Promise<void> }> {
+async function blockingServerOf(o: Partial<AdmissionOptions> & { clientHeader?: string; groupByPath?: boolean }): Promise<{ url: string; report(): Promise<Report>; close(): Promise<void> }> {
   const child = fork(join(__dirname, 'admission-server.js'), [JSON.stringify(o)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const [{ url }] = await once(child, 'message') as [{ url: string }];
   return {
@@ -83,8 +83,10 @@ async function blocked<T>(s: { url: string }, client: string, then: () => Promis
   return result;
 }
 
-describe('serve: admission — fair share and shedding (src/http/admission.ts)', function () {
+// with groupByPath every request below is of one group ('x'): the grouped code, behaving as without groups
+for (const grouped of [false, true]) describe(`serve: admission — fair share and shedding (src/http/admission.ts)${grouped ? ', one group' : ''}`, function () {
   this.timeout(60_000);
+  const blockingServer = (o: Partial<AdmissionOptions>): ReturnType<typeof blockingServerOf> => blockingServerOf(grouped ? { ...o, groupByPath: true } : o);
 
   it('runs a cheap request of a quiet client before the queued requests of a client repeating expensive ones', async () => {
     const s = await blockingServer({});
@@ -176,6 +178,145 @@ describe('serve: admission — fair share and shedding (src/http/admission.ts)',
       await s.close();
     }
   });
+});
+
+/**
+ * `n` clients in a closed loop, each sending its next GET as soon as the last one is answered
+ * (200 or 503), `path` with the client key in X-Client (client `i` is key `${key}${i % keys}`),
+ * until stop(): the statuses answered.
+ */
+function closedLoop(url: string, path: string, n: number, key: string, keys: number): { stop(): void; statuses: number[] } {
+  const agent = new Agent({ keepAlive: true });
+  const statuses: number[] = [];
+  let stopped = false;
+  const one = (i: number): void => {
+    if (stopped) return;
+    const req = request(`${url}${path}`, { agent, headers: { 'X-Client': `${key}${i % keys}` } }, (res) => {
+      res.resume().on('end', () => { statuses.push(res.statusCode ?? 0); one(i); });
+    });
+    req.on('error', () => { stopped = true; });
+    req.end();
+  };
+  for (let i = 0; i < n; i++) one(i);
+  return { stop: () => { stopped = true; agent.destroy(); }, statuses };
+}
+
+/** A GET with X-Client: its status (0: starved, no answer within 5 s) and how long it took, ms. */
+function timedGet(url: string, client: string): Promise<{ status: number; ms: number }> {
+  const t0 = Date.now();
+  return new Promise((resolve, reject) => {
+    const req = request(url, { agent: false, headers: { 'X-Client': client } }, (res) => {
+      res.resume().on('end', () => resolve({ status: res.statusCode ?? 0, ms: Date.now() - t0 }));
+    });
+    req.setTimeout(5_000, () => { req.destroy(); resolve({ status: 0, ms: Date.now() - t0 }); });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((d) => setTimeout(d, ms));
+
+describe('serve: admission across groups (chains) — groupOf (src/http/admission.ts)', function () {
+  this.timeout(60_000);
+
+  // Chain A flooded by 20 clients keeping 205 requests outstanding (a full queue of 200, one
+  // running, the rest answered 503 and sent again), chain B asked 10 cheap things in a trickle.
+  for (const grouped of [true, false]) {
+    it(grouped
+      ? 'groupOf: a flood of one chain from many clients sheds none of another chain\'s trickle, each run within two runs of its arrival'
+      : 'without groupOf (one queue) the same flood sheds most of the other chain\'s trickle', async () => {
+      const s = await blockingServerOf({ maxQueued: 200, maxQueuedPerClient: 64, clientHeader: 'x-client', groupByPath: grouped });
+      const a = closedLoop(s.url, '/a/x?id=a&ms=20', 205, 'a', 20);
+      try {
+        await sleep(1_500);
+        const asked: Promise<{ status: number; ms: number }>[] = [];
+        for (let i = 0; i < 10; i++) {
+          asked.push(timedGet(`${s.url}/b/x?id=b${i}&ms=0`, 'b'));
+          await sleep(150);
+        }
+        const b = await Promise.all(asked);
+        const { ran, shed, arrived, queuedBy } = await s.report();
+        const statuses = b.map((r) => r.status);
+        // every B request answered: none of B's waiting, the queue (near) full of A's
+        const queuedA = grouped ? queuedBy.a : queuedBy[''];
+        expect(queuedBy, JSON.stringify(queuedBy)).to.have.keys(grouped ? ['a', 'b'] : ['']);
+        expect(queuedA).to.be.within(150, 200);
+        if (grouped) {
+          expect(queuedBy.b).to.equal(0);
+          expect(statuses, `B answered ${statuses.join(' ')}`).to.deep.equal(Array(10).fill(200));
+          // runs started between a B request's arrival and its own run
+          const waits = b.map((_, i) => ran.indexOf(`b${i}`) - arrived[`b${i}`]);
+          expect(Math.max(...waits), `runs waited ${waits.join(' ')}, ms ${b.map((r) => r.ms).join(' ')}`).to.be.at.most(2);
+          expect(shed.filter((r) => r === 'queue_full').length, 'A shed to make room').to.be.at.least(10);
+        } else {
+          // shed (503) or starved (0: no answer within 5 s)
+          expect(statuses.filter((c) => c !== 200).length, `B answered ${statuses.join(' ')}`).to.be.at.least(5);
+        }
+        expect(a.statuses.filter((c) => c === 200).length, 'A served meanwhile').to.be.at.least(20);
+      } finally {
+        a.stop();
+        await s.close();
+      }
+    });
+  }
+
+  // maxQueued 4, arriving in this order while a long request runs: A fills the queue; b0 (B holds
+  // 0 of a share of 4 ÷ 2) takes the place of a3, A's newest; c0 (0 of 4 ÷ 3) that of a2; b1 (1 of
+  // 4 ÷ 3) that of a1; b2 (2 of 4 ÷ 3, its share) is shed itself.
+  const arrivals = ['/a/x?id=a0&ms=10', '/a/x?id=a1&ms=10', '/a/x?id=a2&ms=10', '/a/x?id=a3&ms=10', '/b/x?id=b0', '/c/x?id=c0', '/b/x?id=b1', '/b/x?id=b2'];
+  for (const grouped of [true, false]) {
+    it(grouped
+      ? 'groupOf: a full queue sheds the newest request of the chain holding the most for a chain below its share (maxQueued ÷ chains waiting), else the arrival'
+      : 'without groupOf a full queue sheds every later arrival, whatever its chain', async () => {
+      const s = await blockingServerOf({ maxQueued: 4, groupByPath: grouped });
+      try {
+        // each its own client: A's newest is the newest of its clients' latest
+        const socks = (await Promise.all(arrivals.map((_, i) => openClients(s.url, `127.0.0.${10 + i}`, 1)))).flat();
+        const answers = await blocked(s, '127.0.0.3', async () => {
+          const sent: Promise<Raw[]>[] = [];
+          for (const [i, path] of arrivals.entries()) {
+            sent.push(send([socks[i]], [path]));
+            await new Promise((d) => setTimeout(d, 50));
+          }
+          return (await Promise.all(sent)).flat();
+        });
+        const statuses = Object.fromEntries(arrivals.map((p, i) => [/id=(\w+)/.exec(p)?.[1], answers[i].status]));
+        expect(statuses).to.deep.equal(grouped
+          ? { a0: 200, a1: 503, a2: 503, a3: 503, b0: 200, c0: 200, b1: 200, b2: 503 }
+          : { a0: 200, a1: 200, a2: 200, a3: 200, b0: 503, c0: 503, b1: 503, b2: 503 });
+        expect((await s.report()).shed).to.deep.equal(Array(4).fill('queue_full'));
+      } finally {
+        await s.close();
+      }
+    });
+  }
+
+  // Chain A: 20 clients with 10 requests outstanding each; chain B: one client with 2; all 10 ms.
+  for (const grouped of [true, false]) {
+    it(grouped
+      ? 'groupOf: a chain with requests waiting gets half the runs against a flood of another chain from 20 clients'
+      : 'without groupOf the one client of the other chain gets its 1/21 of the runs', async () => {
+      const s = await blockingServerOf({ maxQueued: 256, maxQueuedPerClient: 64, clientHeader: 'x-client', groupByPath: grouped });
+      const a = closedLoop(s.url, '/a/x?id=a&ms=10', 200, 'a', 20);
+      await sleep(500);
+      const b = closedLoop(s.url, '/b/x?id=b&ms=10', 2, 'b', 1);
+      try {
+        // B, new, runs alone until its attained service reaches A's (decaying): measured after 2 half-lives
+        await sleep(2_000);
+        const from = (await s.report()).ran.length;
+        await sleep(1_500);
+        const ran = (await s.report()).ran.slice(from);
+        const share = ran.filter((id) => id === 'b').length / ran.length;
+        if (grouped) expect(share, `B ran ${share.toFixed(3)} of ${ran.length} runs`).to.be.within(0.35, 0.65);
+        else expect(share, `B ran ${share.toFixed(3)} of ${ran.length} runs`).to.be.below(0.15);
+        expect(b.statuses.concat(a.statuses).filter((c) => c !== 200)).to.deep.equal([]);
+      } finally {
+        a.stop();
+        b.stop();
+        await s.close();
+      }
+    });
+  }
 });
 
 describe('serve --ops-port: /health, /ready, /metrics where no query runs', function () {
