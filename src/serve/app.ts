@@ -260,6 +260,8 @@ function buildApp(args: AppArgs): { app: Express; observe: ObserveRequest } {
 function perChain(chainOf: (req: IncomingMessage) => ChainRoute | undefined, make: (chain: ChainRoute) => RequestHandler): RequestHandler {
   const made = new WeakMap<ChainRoute, RequestHandler>();
   return (req, res, next) => {
+    // the API's own paths are none of these routers' (ops, Swagger UI, the explorer): not matched against them
+    if (req.url.startsWith('/indexer/')) { next(); return; }
     const chain = chainOf(req);
     if (chain === undefined) { next(); return; }
     let h = made.get(chain);
