@@ -19,10 +19,8 @@ import { createLogger } from '../../src/http/log';
 import { parseBaseUrl, underBase } from '../../src/http/url';
 import { startServer } from '../../src/index';
 import { assembleServeStack, ServeStack } from '../../src/serve/assembly';
-import { openDatabase } from '../../src/sqlite';
 import { publishSnapshot } from '../../src/publish/publish';
-import { pickAccounts } from '../helpers/fixture-accounts';
-import { celatone, first, json, pages, routePaths, wallet } from './client-urls';
+import { pagesAsAtRoot, routePaths } from './client-urls';
 import { CLI, cleanEnv, DEMO, eventually, get, metric, ROOT, startServe } from './helpers';
 
 const BASE = '/minimove-1';
@@ -266,37 +264,8 @@ describe('serve --base-url', function () {
     after(async () => { await root?.close(1000); await pre?.close(1000); });
 
     it('pages and parses the same under the prefix (with and without a trailing slash) as at the root', async () => {
-      const [account] = pickAccounts(DEMO('evm'));
-      const db = openDatabase(DEMO('evm'), { readonly: true, fileMustExist: true });
-      const denom = db.prepare('SELECT denom FROM richlist_denoms ORDER BY holder_count DESC LIMIT 1').pluck().get() as string;
-      db.close();
-      const col = first<{ object_addr: string }>(await json(`${root.url}/indexer/nft/v1/collections?pagination.limit=1`), 'collections').object_addr;
-      const calls: { items: string; byKey?: false; build: (base: string, key: string | undefined) => string }[] = [
-        // E5: by_account with encodeURI, reverse=true, a small page
-        { items: 'txs', build: (b, key) => celatone(b, `/indexer/tx/v1/txs/by_account/${encodeURI(account)}`, { 'pagination.key': key, 'pagination.limit': 3, 'pagination.reverse': true }) },
-        // E8: tokens by collection, path not encoded, ascending
-        { items: 'tokens', build: (b, key) => celatone(b, `/indexer/nft/v1/tokens/by_collection/${col}`, { 'pagination.key': key, 'pagination.limit': 2, 'pagination.reverse': false }) },
-        // E16: rich list, denom with encodeURIComponent (evm%2F… on the evm demo's native denom), offset paging read by total
-        { items: 'holders', byKey: false, build: (b) => celatone(b, `/indexer/richlist/v1/${encodeURIComponent(denom)}`, { 'pagination.limit': 10, 'pagination.offset': 10, 'pagination.reverse': true }) },
-        // E17: evm-txs, count_total=false, key omitted when empty
-        { items: 'txs', build: (b, key) => celatone(b, '/indexer/tx/v1/evm-txs', { 'pagination.count_total': false, 'pagination.key': key || undefined, 'pagination.limit': 5 }) },
-        // wallet activity: by_account, reverse=true, limit=10, next_key pages
-        { items: 'txs', build: (b, key) => wallet(b, `indexer/tx/v1/txs/by_account/${account}`, { 'pagination.reverse': true, 'pagination.limit': 10, 'pagination.key': key }) },
-        // wallet NFTs: tokens by account, no params at all, then next_key
-        { items: 'tokens', build: (b, key) => wallet(b, `indexer/nft/v1/tokens/by_account/${account}`, { 'pagination.key': key }) },
-        { items: 'collection', byKey: false, build: (b) => wallet(b, `indexer/nft/v1/collections/${col}`, {}) },
-      ];
-      let paged = 0;
-      for (const [i, c] of calls.entries()) {
-        const atRoot = await pages((key) => c.build(root.url, key), c.items, c.byKey ?? true);
-        if (atRoot.length > 1) paged++;
-        for (const base of [pre.url, `${pre.url}/`]) {
-          const under = await pages((key) => c.build(base, key), c.items, c.byKey ?? true);
-          expect(under, `call ${i} from ${base}`).to.deep.equal(atRoot);
-        }
-      }
       // next_key was followed, not only first pages compared
-      expect(paged).to.be.at.least(2);
+      expect(await pagesAsAtRoot(root.url, [pre.url, `${pre.url}/`])).to.be.at.least(2);
     });
   });
 

@@ -85,3 +85,40 @@ export async function pages(url: (key: string | undefined) => string, items: str
   return out;
 }
 
+
+/**
+ * The real clients' paging of the EVM demo from `rootUrl` and from each of `bases` (the same chain
+ * under a prefix): every page the client builds, by next_key, must be the same bytes as at the
+ * root. Returns how many calls paged past their first page.
+ */
+export async function pagesAsAtRoot(rootUrl: string, bases: string[]): Promise<number> {
+  const [account] = pickAccounts(DEMO('evm'));
+  const db = openDatabase(DEMO('evm'), { readonly: true, fileMustExist: true });
+  const denom = db.prepare('SELECT denom FROM richlist_denoms ORDER BY holder_count DESC LIMIT 1').pluck().get() as string;
+  db.close();
+  const col = first<{ object_addr: string }>(await json(`${rootUrl}/indexer/nft/v1/collections?pagination.limit=1`), 'collections').object_addr;
+  const calls: { items: string; byKey?: false; build: (base: string, key: string | undefined) => string }[] = [
+    // E5: by_account with encodeURI, reverse=true, a small page
+    { items: 'txs', build: (b, key) => celatone(b, `/indexer/tx/v1/txs/by_account/${encodeURI(account)}`, { 'pagination.key': key, 'pagination.limit': 3, 'pagination.reverse': true }) },
+    // E8: tokens by collection, path not encoded, ascending
+    { items: 'tokens', build: (b, key) => celatone(b, `/indexer/nft/v1/tokens/by_collection/${col}`, { 'pagination.key': key, 'pagination.limit': 2, 'pagination.reverse': false }) },
+    // E16: rich list, denom with encodeURIComponent (evm%2F… on the evm demo's native denom), offset paging read by total
+    { items: 'holders', byKey: false, build: (b) => celatone(b, `/indexer/richlist/v1/${encodeURIComponent(denom)}`, { 'pagination.limit': 10, 'pagination.offset': 10, 'pagination.reverse': true }) },
+    // E17: evm-txs, count_total=false, key omitted when empty
+    { items: 'txs', build: (b, key) => celatone(b, '/indexer/tx/v1/evm-txs', { 'pagination.count_total': false, 'pagination.key': key || undefined, 'pagination.limit': 5 }) },
+    // wallet activity: by_account, reverse=true, limit=10, next_key pages
+    { items: 'txs', build: (b, key) => wallet(b, `indexer/tx/v1/txs/by_account/${account}`, { 'pagination.reverse': true, 'pagination.limit': 10, 'pagination.key': key }) },
+    // wallet NFTs: tokens by account, no params at all, then next_key
+    { items: 'tokens', build: (b, key) => wallet(b, `indexer/nft/v1/tokens/by_account/${account}`, { 'pagination.key': key }) },
+    { items: 'collection', byKey: false, build: (b) => wallet(b, `indexer/nft/v1/collections/${col}`, {}) },
+  ];
+  let paged = 0;
+  for (const [i, c] of calls.entries()) {
+    const atRoot = await pages((key) => c.build(rootUrl, key), c.items, c.byKey ?? true);
+    if (atRoot.length > 1) paged++;
+    for (const base of bases) {
+      expect(await pages((key) => c.build(base, key), c.items, c.byKey ?? true), `call ${i} from ${base}`).to.deep.equal(atRoot);
+    }
+  }
+  return paged;
+}
