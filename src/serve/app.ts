@@ -260,14 +260,22 @@ function buildApp(args: AppArgs): { app: Express; observe: ObserveRequest } {
 function perChain(chainOf: (req: IncomingMessage) => ChainRoute | undefined, make: (chain: ChainRoute) => RequestHandler): RequestHandler {
   const made = new WeakMap<ChainRoute, RequestHandler>();
   return (req, res, next) => {
-    // the API's own paths are none of these routers' (ops, Swagger UI, the explorer): not matched against them
-    if (req.url.startsWith('/indexer/')) { next(); return; }
+    // The API's own paths are none of these routers' (ops, Swagger UI, the explorer): not matched
+    // against them. Leaving an Express 4 router that matched nothing costs a setImmediate (a turn
+    // of the event loop) per router — latency, and a client that half-closes after its request
+    // would see Node end the socket before the answer (test/faults/methods.test.ts).
+    if (isApiPath(req.url)) { next(); return; }
     const chain = chainOf(req);
     if (chain === undefined) { next(); return; }
     let h = made.get(chain);
     if (h === undefined) made.set(chain, h = make(chain));
     h(req, res, next);
   };
+}
+
+/** `/status` and `/indexer/…`: the API's routes, answered after the validator (no ops, Swagger or explorer path). */
+function isApiPath(url: string): boolean {
+  return url.startsWith('/indexer/') || url === '/status' || url.startsWith('/status?');
 }
 
 /** One chain in the root's list. */
