@@ -111,7 +111,8 @@ export async function assembleServeStack(o: ServeStackOptions): Promise<ServeSta
   const chains = o.chains === undefined ? undefined : ChainSet.open({
     files: o.chains.files, dir: o.chains.dir, base: o.baseUrl,
     open: (file) => SnapshotHolder.open(file, { check: checkPages }),
-    rescanMs: o.watchPollMs ?? DIR_RESCAN_MS,
+    // --watch-poll-ms, or every 2 s when it is 0 (watch only) or --no-watch: files come and go in --db-dir either way
+    rescanMs: o.watchPollMs || DIR_RESCAN_MS,
   });
   const holder = chains ? undefined : o.holder ?? SnapshotHolder.open(o.file, { check: checkPages });
   let draining = false;

@@ -359,6 +359,21 @@ describe('serve: many chains in one replica', function () {
     });
   });
 
+  describe('--db-dir without --watch (or with --watch-poll-ms 0)', () => {
+    for (const watchPollMs of [undefined, 0]) {
+      it(`still looks at the directory every 2 s (watchPollMs ${watchPollMs})`, async () => {
+        const dir = join(tmp, `dir-nowatch-${watchPollMs}`);
+        mkdirSync(dir);
+        const s = await chainsStack({ dir, watchPollMs });
+        try {
+          expect(s.chains?.list()).to.have.length(0);
+          copyFileSync(DEMO('wasm'), join(dir, 'wasm.sqlite'));
+          await eventually('wasm served', async () => ((await get(`${s.url}/${IDS.wasm}/status`)).status === 200 ? true : undefined));
+        } finally { await s.close(1000); }
+      });
+    }
+  });
+
   describe('the CLI', () => {
     const cli = (args: string[]): { status: number | null; stderr: string } => {
       const r = spawnSync(process.execPath, [CLI, 'serve', ...args], { encoding: 'utf8', env: cleanEnv() });
