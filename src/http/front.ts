@@ -14,6 +14,8 @@ export interface FrontSource {
   part: CachePart;
   /** the chain label of its metrics ('' for a replica of one chain) */
   chain?: string;
+  /** the front's own: the metric series of its answers, by route and status (made on first use) */
+  series?: Map<number, RouteSeries>;
 }
 
 export interface FrontOptions {
@@ -40,8 +42,6 @@ export interface FrontOptions {
   slowRequestMs: number;
 }
 
-/** Per chain: the metric series of the answers given from memory, by route, status and method. */
-const seriesOf = new WeakMap<FrontSource, Map<number, RouteSeries>>();
 
 /**
  * The response cache, in front of admission and the Express app (docs/response-cache.md,
@@ -78,8 +78,7 @@ export function cachedFront(next: RequestListener, o: FrontOptions): RequestList
       observe(req, res, () => cache.routeName(route), () => bytes, started);
       return;
     }
-    let series = seriesOf.get(source);
-    if (series === undefined) seriesOf.set(source, series = new Map());
+    const series = source.series ??= new Map();
     const k = route * 2 + (status === 304 ? 1 : 0);
     let s = series.get(k);
     if (s === undefined) series.set(k, s = metrics.series('GET', cache.routeName(route), status, source.chain));
