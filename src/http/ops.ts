@@ -1,8 +1,9 @@
 import { Request, Response, Router } from 'express';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { Snapshot } from '../snapshot/open';
 import type { ResponseCache } from './caching';
 import { errorJson, GRPC, MethodNotAllowedError } from './errors';
+import { RequestMetrics } from './request-metrics';
 
 /**
  * Operations endpoints, mounted before the OpenAPI validator: `/health` (the process is up),
@@ -55,15 +56,8 @@ export function createMetrics(current: () => Snapshot | undefined, cache?: Respo
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const labelled = chains !== undefined;
-  const requests = new Counter({
-    name: 'indexer_api_http_requests_total', help: 'HTTP requests answered, by route pattern and status',
-    labelNames: (labelled ? ['method', 'route', 'status', 'chain'] : ['method', 'route', 'status']) as ['method', 'route', 'status'], registers: [registry],
-  });
-  const latency = new Histogram({
-    name: 'indexer_api_http_request_duration_seconds', help: 'Time from request to the last byte handed to the OS, by route pattern',
-    labelNames: (labelled ? ['method', 'route', 'chain'] : ['method', 'route']) as ['method', 'route'], buckets: LATENCY_BUCKETS, registers: [registry],
-  });
-  // aggregator: how --ops-port's cluster primary combines the workers' values (src/cluster.ts); one snapshot, not a sum
+  const requests = new RequestMetrics(registry, labelled, LATENCY_BUCKETS);
+  // aggregator: how --ops-port's cluster primary combines the workers' values (src/serve/cluster.ts); one snapshot, not a sum
   const snapshotGauge = (name: string, help: string, value: (s: Snapshot) => number, aggregator: 'max' | 'min' = 'max'): Gauge => new Gauge({
     name, help, registers: [registry], aggregator, labelNames: labelled ? ['chain_id'] : [],
     collect() {
@@ -149,29 +143,11 @@ export function createMetrics(current: () => Snapshot | undefined, cache?: Respo
       collect() { this.set(cache.validatorBytes); },
     });
   }
-  // The labelled children, looked up once per (method, route, status) rather than by hashing a
-  // label object on every request; bounded: route patterns, Node's method list, status codes.
-  const children = new Map<string, { count: { inc(): void }; time: { observe(v: number): void } }>();
-  const childOf = (method: string, route: string, status: number, chain = ''): { count: { inc(): void }; time: { observe(v: number): void } } => {
-    const key = labelled ? `${method} ${status} ${route} ${chain}` : `${method} ${status} ${route}`;
-    let c = children.get(key);
-    if (c === undefined) {
-      c = labelled
-        ? { count: (requests as Counter).labels(method, route, String(status), chain), time: (latency as Histogram).labels(method, route, chain) }
-        : { count: requests.labels(method, route, String(status)), time: latency.labels(method, route) };
-      children.set(key, c);
-    }
-    return c;
-  };
   const observeRoute = (method: string, route: string, status: number, seconds: number, chain = ''): void => {
-    const c = childOf(method, route, status, chain);
-    c.count.inc();
-    c.time.observe(seconds);
+    requests.of(method, route, status, chain).observe(seconds);
   };
-  const series = (method: string, route: string, status: number, chain = ''): RouteSeries => {
-    const c = childOf(method, route, status, chain);
-    return { observe: (seconds) => { c.count.inc(); c.time.observe(seconds); } };
-  };
+  // the series itself: a caller that keeps it (the cache front) pays one array-slot update a request
+  const series = (method: string, route: string, status: number, chain = ''): RouteSeries => requests.of(method, route, status, chain);
   return {
     registry,
     observeRoute,
