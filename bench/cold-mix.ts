@@ -16,7 +16,8 @@ import { capture, cpuSecondsOf, freePort, Running, startBare, startOurs, stopAll
  * wrk (50 keep-alive connections, pinned to CPU 1) against, in the same run and in rotating
  * order, each server pinned to CPU 0:
  *   - ours, default options (response cache on, admission on second sight);
- *   - ours with --cache-bytes 0;
+ *   - ours with --cache-bytes 0 (no body kept; validators still kept, issue #36);
+ *   - ours with --cache-validator-bytes 0 (no response cache at all);
  *   - minimal (bench/minimal.ts): node:http + the same SQL and serializers, byte-identical bodies
  *     (checked on a sample of URLs before measuring).
  * Server CPU µs per request (user + system from /proc over the measured run ÷ requests) is the
@@ -165,6 +166,7 @@ async function main(): Promise<void> {
       const servers: Record<string, Running> = {
         default: await startOurs(ROOT, db, { cpus: hasTaskset() ? '0' : undefined, extra: [] }),
         cache0: await startOurs(ROOT, db, { cpus: hasTaskset() ? '0' : undefined, extra: ['--cache-bytes', '0'] }),
+        nocache: await startOurs(ROOT, db, { cpus: hasTaskset() ? '0' : undefined, extra: ['--cache-validator-bytes', '0'] }),
         minimal: await startMinimal(db),
       };
       if (o.beforeRoot !== undefined) servers.before = await startOurs(o.beforeRoot, o.beforeDb ?? db, { cpus: hasTaskset() ? '0' : undefined, extra: [] });
@@ -193,8 +195,8 @@ async function main(): Promise<void> {
           }
         }
         const rows = families.map((f) => {
-          const [d, c, m, b] = ['default', 'cache0', 'minimal', 'before'].map((n) => (raw[f.family][n] ? summary(raw[f.family][n]) : undefined));
-          return { family: f.family, rows: f.rows, default: d as Summary, cache0: c as Summary, minimal: m as Summary, before: b, raw: raw[f.family] };
+          const [d, c, m, b, n] = ['default', 'cache0', 'minimal', 'before', 'nocache'].map((k) => (raw[f.family][k] ? summary(raw[f.family][k]) : undefined));
+          return { family: f.family, rows: f.rows, default: d as Summary, cache0: c as Summary, minimal: m as Summary, before: b, nocache: n as Summary, raw: raw[f.family] };
         });
         let hot: Record<string, unknown>[] = [];
         if (o.hot) hot = await hotCase(servers.default, families, o, scratch);
@@ -202,11 +204,11 @@ async function main(): Promise<void> {
         const print = (s: string): void => { process.stdout.write(`${s}\n`); };
         print(`\n### Cold mix on ${basename(db)} (every URL seen once), ${o.connections} connections, --workers 1, median of ${o.runs} runs`
           + `${o.acceptEncoding === undefined ? ', no Accept-Encoding' : `, Accept-Encoding: ${o.acceptEncoding}`}\n`);
-        print('| route family | CPU µs/req minimal | ours default | ours --cache-bytes 0 | ours/minimal req/s per CPU (default) | default/0 miss cost | p99 ms minimal / default / 0 | req/s minimal / default / 0 |');
-        print('|---|---:|---:|---:|---:|---:|---:|---:|');
+        print('| route family | CPU µs/req minimal | ours default | ours --cache-bytes 0 | ours no cache | ours/minimal req/s per CPU (default) | default/0 miss cost | default/no cache | p99 ms minimal / default / 0 | req/s minimal / default / 0 |');
+        print('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
         for (const r of rows) {
-          print(`| ${r.family} | ${f0(r.minimal.cpuUs)} | ${f0(r.default.cpuUs)} | ${f0(r.cache0.cpuUs)} | ${pct(r.minimal.cpuUs / r.default.cpuUs)} | ${(r.default.cpuUs / r.cache0.cpuUs).toFixed(2)}× `
-            + `| ${r.minimal.p99.toFixed(1)} / ${r.default.p99.toFixed(1)} / ${r.cache0.p99.toFixed(1)} | ${f0(r.minimal.rps)} / ${f0(r.default.rps)} / ${f0(r.cache0.rps)} |`);
+          print(`| ${r.family} | ${f0(r.minimal.cpuUs)} | ${f0(r.default.cpuUs)} | ${f0(r.cache0.cpuUs)} | ${f0(r.nocache.cpuUs)} | ${pct(r.minimal.cpuUs / r.default.cpuUs)} | ${(r.default.cpuUs / r.cache0.cpuUs).toFixed(2)}× `
+            + `| ${(r.default.cpuUs / r.nocache.cpuUs).toFixed(2)}× | ${r.minimal.p99.toFixed(1)} / ${r.default.p99.toFixed(1)} / ${r.cache0.p99.toFixed(1)} | ${f0(r.minimal.rps)} / ${f0(r.default.rps)} / ${f0(r.cache0.rps)} |`);
         }
         if (o.beforeRoot !== undefined) {
           print(`\nBefore: ${o.beforeRoot} serving ${basename(o.beforeDb ?? db)} (default options), same runs:\n`);
@@ -217,7 +219,7 @@ async function main(): Promise<void> {
             print(`| ${r.family} | ${f0(b.cpuUs)} | ${f0(r.default.cpuUs)} | ${(r.default.cpuUs / b.cpuUs).toFixed(2)}× | ${(b.cpuUs / r.minimal.cpuUs).toFixed(2)}× | ${(r.default.cpuUs / r.minimal.cpuUs).toFixed(2)}× |`);
           }
         }
-        const errors = rows.reduce((a, r) => a + r.default.errors + r.cache0.errors + r.minimal.errors + (r.before?.errors ?? 0), 0);
+        const errors = rows.reduce((a, r) => a + r.default.errors + r.cache0.errors + r.nocache.errors + r.minimal.errors + (r.before?.errors ?? 0), 0);
         if (errors) print(`\n**${errors} failed requests during the runs.**`);
         if (hot.length) {
           print(`\n### Hot (one URL per family, repeated): ours (default, cache hits) vs bare node:http sending the same bytes, median of ${o.runs} runs\n`);
