@@ -42,7 +42,7 @@ export const SERVE_OPTIONS: Record<string, Options> = named({
   'request-timeout-ms': int({ min: 0 }, { default: SERVE_DEFAULTS.requestTimeoutMs, describe: 'A request must arrive completely within this (408 otherwise)' }),
   'headers-timeout-ms': int({ min: 0 }, { default: SERVE_DEFAULTS.headersTimeoutMs, describe: 'Request headers must arrive within this: slow clients are cut off (capped at --request-timeout-ms)' }),
   'keep-alive-timeout-ms': int({ min: 0 }, { default: SERVE_DEFAULTS.keepAliveTimeoutMs, describe: 'Idle keep-alive connections are closed after this' }),
-  'max-header-size': int({ min: 1 }, { default: SERVE_DEFAULTS.maxHeaderSize, describe: 'Request line + headers, bytes (431 beyond)' }),
+  'max-header-size': int({ min: 1 }, { default: SERVE_DEFAULTS.maxHeaderSize, describe: 'Request head but its target (method, version, headers), bytes: 431 beyond. The target has its own limit, --max-url-length (414), so a long query string gets 414 whatever this is' }),
   'max-url-length': int({ min: 1 }, { default: SERVE_DEFAULTS.maxUrlLength, describe: 'Request URL, bytes (414 beyond)' }),
   'max-lag-s': decimal({ above: 0 }, { defaultDescription: 'off', describe: '/ready answers 503 when the newest block is older than this many seconds (a stale replica leaves the load balancer); off by default' }),
   'commit-poll-ms': int({ min: 0 }, { default: SERVE_DEFAULTS.commitPollMs, describe: 'How often to look for a batch committed by `follow` to --db (PRAGMA data_version, microseconds each); 0 = never' }),

@@ -2,7 +2,7 @@ import cluster from 'node:cluster';
 import { readFileSync, readdirSync } from 'node:fs';
 import { createServer, IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { DEFAULT_LIMITS, Limits, onClientError, requestTimedOut } from '../http/limits';
+import { clientErrorHandler, DEFAULT_LIMITS, Limits, nodeHeaderLimit, requestTimedOut, withHeaderLimit } from '../http/limits';
 import { SERVE_DEFAULTS } from '../lib/defaults';
 
 export interface RunningServer {
@@ -95,14 +95,15 @@ export function listen(app: RequestListener, host: string, port: number, limits:
     const headersTimeout = Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs);
     const checkEvery = Math.max(100, Math.min(1_000, Math.floor(headersTimeout / 4)));
     const server = createServer({
-      maxHeaderSize: limits.maxHeaderSize,
+      // room for the target as well: maxHeaderSize is applied to the rest by withHeaderLimit
+      maxHeaderSize: nodeHeaderLimit(limits),
       requestTimeout: limits.requestTimeoutMs,
       headersTimeout,
       // Node checks the two timeouts on this interval (default 30 s, too coarse for them).
       connectionsCheckingInterval: checkEvery,
     });
     server.keepAliveTimeout = limits.keepAliveTimeoutMs;
-    server.on('clientError', onClientError);
+    server.on('clientError', clientErrorHandler(limits.maxUrlLength));
 
     // Open connections, oldest first. Node's own closeIdleConnections (which server.close()
     // calls) destroys a connection whose response has called end() but is still being written,
@@ -151,7 +152,7 @@ export function listen(app: RequestListener, host: string, port: number, limits:
         if (closing) req.socket.destroy();
       });
     });
-    server.on('request', app);
+    server.on('request', withHeaderLimit(limits.maxHeaderSize, app));
     server.closeIdleConnections = (): void => {
       // while closing, the drain check below decides (after its grace)
       if (closing) return;
