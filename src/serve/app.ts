@@ -303,7 +303,7 @@ function rootRouter(chains: ChainDirectory, metrics: Metrics, options: AppOption
       const list = chainEntries(chains);
       noStore(res).vary('Accept');
       if (options.explorer && req.accepts(['application/json', 'text/html']) === 'text/html') {
-        res.type('text/html; charset=utf-8').send(chainPickerHtml(list, base));
+        res.type('text/html; charset=utf-8').send(chainPickerHtml(list, base, listUrl(req, base)));
         return;
       }
       res.type('application/json').send(JSON.stringify({ chains: list }));
@@ -350,18 +350,29 @@ export function rootReadiness(chains: ChainDirectory, options: AppOptions, drain
 
 const htmlEscape = (t: string): string => t.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
-/** The explorer's chain picker: each chain's explorer, its VM and height. */
-function chainPickerHtml(list: ChainEntry[], base: string): string {
+/**
+ * The chain list's URL as this request reached it (scheme and Host as sent), for the picker's
+ * curl line: a Host that is not a plain host[:port] is not echoed into a shell command.
+ */
+function listUrl(req: IncomingMessage & { protocol?: string }, base: string): string {
+  const host = req.headers.host;
+  const safe = host !== undefined && /^[A-Za-z0-9.-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/.test(host) ? host : 'localhost';
+  return `${req.protocol === 'https' ? 'https' : 'http'}://${safe}${base}/`;
+}
+
+/** The explorer's chain picker: each chain's explorer, its VM and height; the explorer's top bar and column. */
+function chainPickerHtml(list: ChainEntry[], base: string, url: string): string {
   const rows = list.map((c) => `<li><a href="${htmlEscape(c.path)}">${htmlEscape(c.chain_id)}</a> <span class="muted">${htmlEscape(c.vm_type ?? 'not loaded')}${c.height === null ? '' : ` · height ${c.height}`}</span></li>`).join('\n');
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>indexer-api · chains</title><link rel="stylesheet" href="${base}/${list.length > 0 ? list[0].chain_id + '/' : ''}explorer/explorer.css"></head>
-<body><header><h1>Chains</h1></header><main>
+<body><header class="top"><span class="brand">indexer-api <span>chains</span></span></header>
+<main><h1>Chains</h1>
 <p>${list.length === 0 ? 'This replica serves no chain yet.' : `This replica serves ${list.length} chain${list.length === 1 ? '' : 's'}; each has its explorer, its API and Swagger UI under its own path.`}</p>
 <ul class="chains">
 ${rows}
 </ul>
-<p class="muted">As JSON: <code>curl -H 'Accept: application/json' ${htmlEscape(base)}/</code></p>
+<p class="muted">As JSON: <code>curl -H 'Accept: application/json' '${htmlEscape(url)}'</code></p>
 </main></body></html>`;
 }
 

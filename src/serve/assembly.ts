@@ -172,11 +172,12 @@ export async function assembleServeStack(o: ServeStackOptions): Promise<ServeSta
       };
       for (const c of chains.list()) onAdd(c, true);
       chains.on('add', (c: ServedChain) => onAdd(c));
-      chains.on('remove', (c: ServedChain, why?: string) => {
+      chains.on('remove', (c: ServedChain, why: string | undefined, shutdown: boolean) => {
         attached.get(c.holder)?.();
         attached.delete(c.holder);
         responseCache?.dropPart(c.id);
-        o.logger.info('chain removed', { chain: c.id, file: c.file, ...(why ? { reason: why } : {}) });
+        // stopping closes every chain: that is the 'stopped' line, not a chain leaving the replica
+        if (!shutdown) o.logger.info('chain removed', { chain: c.id, file: c.file, ...(why ? { reason: why } : {}) });
       });
       chains.on('refused', (file: string, error: string) => o.logger.error('snapshot file not served', { file, error }));
       for (const r of chains.refused()) o.logger.error('snapshot file not served', { file: r.file, error: r.error });

@@ -190,10 +190,11 @@ export class ChainSet extends EventEmitter {
     return chain;
   }
 
-  private remove(chain: ServedChain, why?: string): void {
+  /** `shutdown`: the replica is stopping (close()), no chain left it: listeners need not log it. */
+  private remove(chain: ServedChain, why?: string, shutdown = false): void {
     if (this.byId.get(chain.id) === chain) this.byId.delete(chain.id);
     if (this.byFile.get(chain.file) === chain) this.byFile.delete(chain.file);
-    this.emit('remove', chain, why);
+    this.emit('remove', chain, why, shutdown);
     chain.holder.close();
   }
 
@@ -258,6 +259,6 @@ export class ChainSet extends EventEmitter {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.timer);
-    for (const chain of [...this.byId.values()]) this.remove(chain);
+    for (const chain of [...this.byId.values()]) this.remove(chain, undefined, true);
   }
 }
