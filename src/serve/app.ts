@@ -14,7 +14,7 @@ import { createMetrics, methodNotAllowed, Metrics, opsRouter, readiness, Readine
 import { arrayQueryParameters, decodablePath, rollyticsQuery } from '../http/params';
 import { swaggerRouter } from '../http/swagger';
 import { normalizeUrl, underBase } from '../http/url';
-import { OpenApiDocument, validatorDocument } from './openapi';
+import { ApiGroups, apiGroupsOf, OpenApiDocument, servedDocument, validatorDocument } from './openapi';
 import { blockRouter } from '../routes/block/router';
 import { evmRouter, evmUnavailable } from '../routes/evm/router';
 import { nftRouter } from '../routes/nft/router';
@@ -221,8 +221,12 @@ function buildApp(args: AppArgs): { app: Express; observe: ObserveRequest } {
   // what is per chain — its readiness, the prefix Swagger UI and the explorer carry — is built once per chain
   app.use(perChain(chainOf, (chain) => Router().use(
     opsRouter({ ...readinessInputs(chain.holder, options, chain), metrics: ops }),
-    // the served document names the prefix (Swagger UI's "Try it out" calls go there)
-    swaggerRouter(JSON.stringify(chain.base === '' ? openapi : { ...openapi, servers: [{ url: chain.base }] }), chain.base),
+    // the served document names the prefix (Swagger UI's "Try it out" calls go there) and only
+    // the groups the chain's snapshot answers (no /evm- paths on Move and Wasm)
+    swaggerRouter({
+      variant: () => apiGroupsOf(chain.holder.current()?.meta),
+      json: (groups) => JSON.stringify(servedDocument(openapi, groups as ApiGroups, chain.base)),
+    }, chain.base),
     ...(options.explorer ? [explorerRouter(chain.base)] : []),
   )));
   app.use(takeSnapshot(chainOf), evmUnavailable());

@@ -9,7 +9,7 @@ import { metaValues } from './queries/base-rows';
 import { openStore, StoreError } from './store';
 import { quickCheck, quickCheckMessage } from './quick-check';
 import { checkSnapshotFile, schemaVersionError, SnapshotError } from './file-check';
-import { SCHEMA_VERSION } from './schema';
+import { EVM_INTERNAL_TXS_META_KEY, SCHEMA_VERSION } from './schema';
 import { WIRE_FORMAT_META_KEY, WIRE_FORMAT_VERSION, wireFormatOf } from '../wire/format';
 import { createHash, randomBytes } from 'node:crypto';
 import { statSync } from 'node:fs';
@@ -39,6 +39,8 @@ export interface SnapshotMeta {
   countCollections: number;
   /** the stored JSON's wire format (docs/api-contract.md#stored-wire-format): 1 = the text itself, 2 = packed rows */
   wireFormat: number;
+  /** EVM: the source indexes internal txs (false: its evm-internal-txs routes answer 404, and so do ours) */
+  evmInternalTxs: boolean;
 }
 
 export { SnapshotError };
@@ -188,6 +190,7 @@ function readMeta(db: Database.Database, file: string, opts: OpenOptions): { met
     countTxs: num('count_txs'),
     countCollections: num('count_collections'),
     wireFormat: wireFormatOf(kv.get(WIRE_FORMAT_META_KEY)),
+    evmInternalTxs: kv.get(EVM_INTERNAL_TXS_META_KEY) !== '0',
   };
   return { meta, evmCounts: { txs: num('count_evm_txs'), internalTxs: num('count_evm_internal_txs') } };
 }
