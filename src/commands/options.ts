@@ -55,6 +55,8 @@ export const SERVE_OPTIONS: Record<string, Options> = named({
   'slow-request-ms': int({ min: 0 }, { default: SERVE_DEFAULTS.slowRequestMs, describe: "Requests slower than this get a 'slow request' warn line (route, path with its parameters, ms)" }),
   'pull': { type: 'string', describe: 'URL of a manifest.json written by `publish`: download its file into --db (resumable, sha256 + quick_check verified) before serving, then poll it and hot-swap each newer file. /ready is 503 until the first good file is in place. One chain only: one --db, no --db-dir' },
   'pull-interval': duration({ default: SERVE_DEFAULTS.pullInterval, describe: 'How often --pull polls the manifest (30s, 500ms, 2m); failed downloads retry sooner, backing off up to this' }),
+  'start-height': int({ min: 1 }, { defaultDescription: 'off: /status is the file\'s', describe: 'A growing demo chain: /status says this height at start and one block more every --block-ms, up to the file\'s own height; every other answer is the whole file\'s, exact. A `follow` of this server reads one more block each time (docs/follow.md "Watch it work"). One chain, one process (--workers 1)' }),
+  'block-ms': int({ min: 10 }, { default: SERVE_DEFAULTS.blockMs, describe: 'With --start-height: one block more on /status this often, ms' }),
 });
 
 /**

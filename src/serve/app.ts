@@ -87,6 +87,8 @@ export interface AppOptions {
    * everything answers under this prefix, and a request outside it gets the JSON 404
    */
   baseUrl: string;
+  /** a growing demo chain (serve --start-height, src/serve/growth.ts): the /status body while it grows */
+  grownStatus?: (s: Snapshot) => string | undefined;
 }
 
 /** What createApp reports to and shares with the server around it; all optional. */
@@ -246,7 +248,7 @@ function buildApp(args: AppArgs): { app: Express; observe: ObserveRequest } {
     validateApiSpec: false,
     useRequestUrl: true,
   }) as RequestHandler[]);
-  app.use(statusRouter(), blockRouter(), txRouter(), evmRouter(), nftRouter(), richListRouter());
+  app.use(statusRouter(options.grownStatus), blockRouter(), txRouter(), evmRouter(), nftRouter(), richListRouter());
   app.use((req, res) => { uncacheable(res); sendError(res, 404, GRPC.NOT_FOUND, `not found: ${req.method} ${shown(req.path)}`); });
   const onError: ErrorRequestHandler = (err, _req, res, next) => { if (!res.headersSent) uncacheable(res); next(err); };
   app.use(onError, errorMiddleware(logError, (err, res) => {

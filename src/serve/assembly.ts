@@ -28,6 +28,7 @@ import { CommitWatch, registerLagMetrics, staleness, watchCommits } from './live
 import { loadOpenApi } from './openapi';
 import { FIRST_PACKED_WIRE_FORMAT, WIRE_FORMAT_VERSION } from '../wire/format';
 import { listen, RunningServer } from './server';
+import { Growth, growingStatus } from './growth';
 
 export interface ServeStackOptions {
   /** the snapshot file (a replica of one chain, served at the root) */
@@ -75,6 +76,8 @@ export interface ServeStackOptions {
    * cluster worker: reported to the primary, which answers it); undefined = none
    */
   opsPort: number | undefined;
+  /** a growing demo chain (serve --start-height, src/serve/growth.ts): /status from this height, a block every blockMs */
+  growth?: Growth;
 }
 
 export interface ServeStack {
@@ -144,6 +147,7 @@ export async function assembleServeStack(o: ServeStackOptions): Promise<ServeSta
       explorer: o.explorer, validateResponses: o.validateResponses, stale: staleness(o.maxLagS),
       slowRequestMs: o.slowRequestMs,
       notReady: () => (verifying ? 'verifying the snapshot (quick check)' : undefined),
+      grownStatus: o.growth === undefined ? undefined : growingStatus(o.growth),
     };
     // one file served: its events logged, its cache part kept in step, its watches started
     const attach = (h: SnapshotHolder, chain?: ServedChain): void => {
