@@ -1,4 +1,5 @@
 import type { Argv, CommandModule } from 'yargs';
+import { describeError } from './paths';
 import { buildInfo } from './version';
 
 /**
@@ -185,7 +186,8 @@ export async function main(argv: string[]): Promise<void> {
 
 if (require.main === module) {
   main(process.argv).catch((e: Error) => {
-    process.stderr.write(`indexer-api: ${e.message}\n`);
+    // a system error that got this far is worded (src/paths.ts): never ENOENT, EISDIR… to a person
+    process.stderr.write(`indexer-api: ${describeError(e)}\n`);
     process.exit(1);
   });
 }

@@ -9,13 +9,27 @@ import { announceFromPrimary, awaitPrimaryAnnouncement, StdoutGate, stdoutGate }
 import type { Snapshot } from '../snapshot/open';
 import { SERVE_OPTIONS } from './options';
 import { checkServeArgs, resolveServe, ServeArgs, ServeConfig } from './serve-config';
+import { checkInputDir, checkInputFile, checkOutputFile } from '../paths';
 
 /** How the command line names the listen address. */
 const CLI_NAMES = { host: '--host', port: '--port' };
 
+/**
+ * The paths of the command line, checked before anything starts (a cluster forks no worker for
+ * a path that cannot be served; src/paths.ts): --db-dir a directory that can be listed, --pull's
+ * --db a file that can be written, one --db a file that can be read. The files of a replica of
+ * several chains are not: one that does not open takes only its chain out.
+ */
+export function checkServePaths(c: Pick<ServeConfig, 'file' | 'chains' | 'pull'>): void {
+  if (c.chains?.dir !== undefined) checkInputDir('--db-dir', c.chains.dir);
+  else if (c.pull !== undefined) checkOutputFile('--db', c.file, true);
+  else if (c.chains === undefined) checkInputFile('--db', c.file, 'snapshot file');
+}
+
 /** Opens the snapshot (or the bundled demo), serves it until SIGTERM/SIGINT, then exits 0. */
 export async function runServe(c: ServeConfig): Promise<number> {
   const { file, workers } = c;
+  if (!cluster.isWorker) checkServePaths(c);
   // In a cluster every process writes to the same stdout: each line says whose it is.
   // --port 0: stdout's first line names the port the kernel picked (src/serve/listen-line.ts)
   const gate = c.stack.port === 0 && c.get === undefined ? stdoutGate() : undefined;

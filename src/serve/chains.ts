@@ -22,6 +22,7 @@ import { join, resolve } from 'node:path';
 import type { SnapshotHolder } from '../snapshot/holder';
 import type { Snapshot } from '../snapshot/open';
 import { EXPLORER_PAGES } from '../explorer/router';
+import { fsReason } from '../paths';
 
 /**
  * First path segments the server answers itself, at the root or under a chain: a chain id equal
@@ -172,7 +173,7 @@ export class ChainSet extends EventEmitter {
     try {
       return snapshotFilesIn(this.o.dir);
     } catch (e) {
-      if (this.byFile.size === 0 && this.notServed.size === 0) throw new ChainSetError(`--db-dir ${this.o.dir}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+      if (this.byFile.size === 0 && this.notServed.size === 0) throw new ChainSetError(`--db-dir ${this.o.dir}: ${fsReason(e)}`);
       return [...this.byFile.keys()];
     }
   }

@@ -1,3 +1,4 @@
+import { fsReason } from '../paths';
 import cluster from 'node:cluster';
 import { readFileSync, readdirSync } from 'node:fs';
 import { createServer, IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
@@ -68,8 +69,8 @@ export function listenErrorText(e: NodeJS.ErrnoException, host: string, port: nu
     case 'EADDRINUSE': return `${names.port} ${port}: address ${host}:${port} is already in use`;
     case 'EACCES': return `${names.port} ${port}: not allowed to listen on ${host}:${port} (a port below 1024 needs privileges)`;
     case 'ENOTFOUND': case 'EAI_AGAIN': case 'EADDRNOTAVAIL':
-      return `${names.host} ${host}: not an address of this machine (${e.code}; 127.0.0.1 for this machine only, 0.0.0.0 for every interface)`;
-    default: return `cannot listen on ${host}:${port} (${names.host}, ${names.port}): ${e.code ?? e.message}`;
+      return `${names.host} ${host}: not an address of this machine (127.0.0.1 for this machine only, 0.0.0.0 for every interface)`;
+    default: return `cannot listen on ${host}:${port} (${names.host}, ${names.port}): ${fsReason(e)}`;
   }
 }
 
