@@ -68,7 +68,7 @@ describe('rich list: pages at any offset (rank marks, schema v3)', function () {
 
   const offsets = (): number[] => {
     const around = [1, RANK_STEP - 1, RANK_STEP, RANK_STEP + 1, 2 * RANK_STEP - 1, 5 * RANK_STEP + 17, MAX_OFFSET - 1, MAX_OFFSET, MAX_OFFSET + 1,
-      total - RANK_STEP - 1, total - RANK_STEP, total - 11, total - 10, total - 1, total, total + 7];
+      total - RANK_STEP - 1, total - RANK_STEP, total - 11, total - 10, total - 1, total, total + 7, 2 ** 53 - 1];
     return [...new Set([0, ...around, ...around.map((n) => Math.floor(total / RANK_STEP) * RANK_STEP + (n % RANK_STEP))])].filter((n) => n >= 0).sort((a, b) => a - b);
   };
 
