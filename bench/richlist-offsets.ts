@@ -13,9 +13,10 @@ import { appOptions } from '../test/helpers/app-options';
  * at deep offsets, largest first and smallest first, over HTTP to an in-process server (no
  * response cache: every request runs the query), and the time to write the rank marks of every
  * denom again (what an import and a version-2 upgrade add; a refresh does it for the denoms it
- * changed), on a copy of the file.
+ * changed), on a copy of the file. With --v2, the same offsets up to 10,000 also on a copy
+ * without the marks (schema version 2: an offset skips that many index entries).
  *
- *   node build/bench/richlist-offsets.js --db FILE --denom DENOM [--reps 200] [--runs 3]
+ *   node build/bench/richlist-offsets.js --db FILE --denom DENOM [--reps 200] [--runs 3] [--v2]
  *
  * Medians over `reps` requests, each offset's run interleaved with the others; `runs` times.
  */
@@ -43,18 +44,35 @@ function get(url: string): Promise<{ status: number; ms: number; bytes: number }
 
 const median = (xs: number[]): number => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]; };
 
+const print = (s: string): void => { process.stdout.write(`${s}\n`); };
+
 async function main(): Promise<void> {
   const file = arg('db');
   const denom = arg('denom');
   const reps = Number(arg('reps', '200'));
   const runs = Number(arg('runs', '3'));
-  const print = (s: string): void => { process.stdout.write(`${s}\n`); };
+  await pages(file, denom, reps, runs, undefined);
+  if (process.argv.includes('--v2')) {
+    const copy = `${file}.bench-v2-${process.pid}`;
+    copyFileSync(file, copy);
+    try {
+      const db = openStore(copy, 'bulk', { mustExist: true });
+      try { db.exec("DROP TABLE richlist_ranks; UPDATE meta SET value = '2' WHERE key = 'schema_version'; PRAGMA user_version = 2;"); } finally { db.close(); }
+      await pages(copy, denom, reps, runs, 10_000);
+    } finally {
+      rmSync(copy, { force: true });
+    }
+  }
+  await marks(file, runs);
+}
+
+async function pages(file: string, denom: string, reps: number, runs: number, maxOffset: number | undefined): Promise<void> {
   const snapshot = openSnapshot(file);
   const total = Number(JSON.parse(snapshot.q.richlist.holders(denom, { limit: 1, offset: 0, reverse: true, countTotal: true }).pagination).total);
   const server = await listen(createApp({ snapshots: { current: () => snapshot }, openapi: loadOpenApi(), options: appOptions({ corsOrigin: '' }) }), '127.0.0.1', 0);
   try {
     print(`${file}: ${denom}, ${total.toLocaleString('en-US')} holders; schema version ${snapshot.meta.schemaVersion}`);
-    const offsets = [0, 10, 10_000, Math.floor(total / 2), total - 10].filter((n, i, a) => n >= 0 && n < total && a.indexOf(n) === i);
+    const offsets = [0, 10, 10_000, Math.floor(total / 2), total - 10].filter((n, i, a) => n >= 0 && n < total && a.indexOf(n) === i && (maxOffset === undefined || n <= maxOffset));
     const cases = offsets.flatMap((n) => [10, 100].flatMap((limit) => [true, false].map((reverse) => ({ n, limit, reverse }))));
     const url = (c: typeof cases[number]): string => `${server.url}/indexer/richlist/v1/${encodeURIComponent(denom)}?pagination.offset=${c.n}&pagination.limit=${c.limit}&pagination.reverse=${c.reverse}`;
     for (const c of cases) {
@@ -83,7 +101,10 @@ async function main(): Promise<void> {
     await server.close();
     snapshot.close();
   }
-  // the marks of every denom written again, on a copy (the file is not changed)
+}
+
+/** The marks of every denom written again, on a copy (the file is not changed). */
+async function marks(file: string, runs: number): Promise<void> {
   const copy = `${file}.bench-ranks-${process.pid}`;
   copyFileSync(file, copy);
   try {
