@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { cacheKey, etagOf, ResponseCache, type CacheState } from '../src/http/caching';
-import { acceptsGzip } from '../src/http/encoding';
+import { etagOf, ResponseCache, type CacheState } from '../src/http/caching';
+import { acceptsGzipCached } from '../src/http/encoding';
 import { normalizeUrl } from '../src/http/url';
 
 /** one state of one file, as a Snapshot shows it to the cache (no change records) */
@@ -8,7 +8,7 @@ const STATE: CacheState = { fileKey: 'bench', changeSeq: 0, changes: { seq: () =
 
 /**
  * What the response cache adds to a miss of a URL seen for the first time, in process, without
- * HTTP: the front's normalizeUrl + Accept-Encoding (what a browser sends) + adopt + get, then httpCaching's admit (doorkeeper) — against
+ * HTTP: the front's normalizeUrl + Accept-Encoding (what a browser sends) + lookup, then httpCaching's admit (doorkeeper) — against
  * the ETag hash every answer pays with or without the cache. Per URL, in µs, median of --runs.
  *
  *   node build/bench/miss-overhead.js --urls FILE [--runs 5]   (FILE: one path+query a line)
@@ -28,7 +28,7 @@ function main(argv: string[]): void {
     for (const u of urls) {
       cache.sync(STATE);
       const url = normalizeUrl(u);
-      if (cache.get(cacheKey(url, acceptsGzip('gzip, deflate, br'))) === undefined && cache.admit(url)) admitted++;
+      if (cache.part('').lookup(url, acceptsGzipCached('gzip, deflate, br')) < 0 && cache.admit(url)) admitted++;
     }
     cacheUs.push(Number(process.hrtime.bigint() - t) / 1e3 / urls.length);
     t = process.hrtime.bigint();

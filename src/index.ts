@@ -31,7 +31,7 @@ const LIBRARY_ARGS: ServeArgs = {
   logLevel: 'error',
   // a test runner collects the lines: JSON, whatever the terminal
   logFormat: 'json',
-  cacheMaxAge: SERVE_DEFAULTS.cacheMaxAge, cacheBytes: 16 * 1024 * 1024, cacheEntries: 10_000,
+  cacheMaxAge: SERVE_DEFAULTS.cacheMaxAge, cacheBytes: 16 * 1024 * 1024, cacheEntries: 10_000, cacheValidatorBytes: 4 * 1024 * 1024,
   watch: false, watchPollMs: 500,
   requestTimeoutMs: SERVE_DEFAULTS.requestTimeoutMs, headersTimeoutMs: SERVE_DEFAULTS.headersTimeoutMs,
   keepAliveTimeoutMs: SERVE_DEFAULTS.keepAliveTimeoutMs, maxHeaderSize: SERVE_DEFAULTS.maxHeaderSize, maxUrlLength: SERVE_DEFAULTS.maxUrlLength,

@@ -9,6 +9,7 @@
  * the option's default and description.
  */
 import type { Options } from 'yargs';
+import { formatByteSize, parseByteSize } from '../lib/bytes';
 import { parseDuration } from '../lib/duration';
 
 interface Rule {
@@ -23,6 +24,7 @@ interface Rule {
 const RULE = Symbol('numeric rule');
 const DURATION = Symbol('duration rule');
 const URL_RULE = Symbol('url rule');
+const BYTES_RULE = Symbol('byte size rule');
 
 /**
  * yargs-parser keeps the value of an option flagged `string` as typed even when it is also
@@ -79,6 +81,8 @@ export function named(table: Record<string, Options>): Record<string, Options> {
     const d = (o as { [DURATION]?: { zero?: string } })[DURATION];
     if (d) return [key, { ...o, coerce: (v: unknown) => parseDurationOption(`--${key}`, v, d.zero) }];
     if ((o as { [URL_RULE]?: true })[URL_RULE]) return [key, { ...o, coerce: (v: unknown) => parseHttpUrl(`--${key}`, v) }];
+    const size = (o as { [BYTES_RULE]?: { min: number } })[BYTES_RULE];
+    if (size) return [key, { ...o, coerce: (v: unknown) => parseByteSizeOption(`--${key}`, v, size.min) }];
     if (!rule) return [key, o];
     return [key, { ...o, coerce: (v: unknown) => parseNumber(`--${key}`, rule, v) }];
   }));
@@ -124,6 +128,26 @@ export function parseDurationOption(name: string, value: unknown, zero: string |
   if (ms === 0 && zero !== undefined) return 0;
   if (ms < MIN_DURATION_MS) throw new Error(`${name} must be ${wanted}, got ${JSON.stringify(String(v))}`);
   return ms;
+}
+
+/**
+ * A size in bytes (`64m`, `1g`, `512KiB`, or a whole number of bytes; src/lib/bytes.ts), ≥ min,
+ * read into bytes while yargs parses. `--help` shows the default with its unit.
+ */
+export function byteSize(range: { min: number }, o: Options & { default?: number }): Options {
+  const shown = o.default === undefined ? {} : { defaultDescription: formatByteSize(o.default) };
+  return { ...shown, ...o, type: 'string', requiresArg: true, [BYTES_RULE]: { min: range.min } } as unknown as Options;
+}
+
+export function parseByteSizeOption(name: string, value: unknown, min: number): number | undefined {
+  if (value === undefined) return undefined;
+  const v = Array.isArray(value) ? value[value.length - 1] as unknown : value;
+  if (typeof v === 'number' && Number.isSafeInteger(v) && v >= min) return v;
+  const n = parseByteSize(String(v));
+  if (n === undefined || n < min) {
+    throw new Error(`${name} must be a size of at least ${min} bytes: a whole number of bytes, or with a unit as in 64m, 1g, 512KiB (binary: 1k = 1024), got ${JSON.stringify(String(v))}`);
+  }
+  return n;
 }
 
 /** An http(s) URL option (a source's base URL), checked while yargs parses. */

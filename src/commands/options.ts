@@ -11,7 +11,7 @@ import { LOG_FORMATS, LOG_LEVELS, type LogLevel } from '../http/log';
 import { parseBaseUrl } from '../http/url';
 import { FOLLOW_DEFAULTS, HTTP_CLIENT_DEFAULTS, IMPORT_DEFAULTS, SERVE_DEFAULTS, SOURCE_DEFAULTS } from '../lib/defaults';
 import { VM_TYPES, type VmType } from '../lib/vm';
-import { choice, decimal, duration, httpUrl, int, named } from './numbers';
+import { byteSize, choice, decimal, duration, httpUrl, int, named } from './numbers';
 
 export { FOLLOW_DEFAULTS, HTTP_CLIENT_DEFAULTS, SERVE_DEFAULTS };
 
@@ -35,8 +35,9 @@ export const SERVE_OPTIONS: Record<string, Options> = named({
   'log-level': choice({ choices: LOG_LEVELS, default: 'info' as LogLevel, describe: 'Log lines on stdout: info logs one line per request; warn and error drop those' }),
   ...LOG_FORMAT_OPTION,
   'cache-max-age': int({ min: 0 }, { default: SERVE_DEFAULTS.cacheMaxAge, describe: 'Cache-Control max-age (seconds) of 200 lists and state (txs and blocks go immutable); each carries a strong ETag hashed from its bytes (docs/response-cache.md)' }),
-  'cache-bytes': int({ min: 0 }, { default: SERVE_DEFAULTS.cacheBytes, describe: 'In-process response cache of 200s (per worker, one budget for all chains), answered before Express: byte cap, least recently used out (0 = no cache)' }),
-  'cache-entries': int({ min: 0 }, { default: SERVE_DEFAULTS.cacheEntries, describe: 'Entry cap of the response cache (0 = no cache)' }),
+  'cache-bytes': byteSize({ min: 0 }, { default: SERVE_DEFAULTS.cacheBytes, describe: 'Bodies of 200s kept in memory per worker (one budget for all chains), answered before Express: byte cap (64m, 1g; binary units). A body goes to the keys asked for most; 0 = no body is kept — every GET runs its query, but an unchanged conditional GET is still a 304 from its validator (--cache-validator-bytes; docs/response-cache.md)' }),
+  'cache-entries': int({ min: 0 }, { default: SERVE_DEFAULTS.cacheEntries, describe: 'Most bodies kept per worker (0 = no body, as --cache-bytes 0)' }),
+  'cache-validator-bytes': byteSize({ min: 0 }, { default: SERVE_DEFAULTS.cacheValidatorBytes, describe: 'Validators kept per worker (≈ 85 bytes each: an answer\'s ETag and what it read), long after their bodies, so that an unchanged poll is a 304 without reading a row; every kept body also holds one. 0 = no response cache at all (no validator, no body)' }),
   'watch': { type: 'boolean', default: true, describe: 'Hot-swap when the file at --db (each --db, each file of --db-dir) is replaced (rename over it); SIGHUP always reloads. --no-watch to disable' },
   'watch-poll-ms': int({ min: 0 }, { default: SERVE_DEFAULTS.watchPollMs, describe: 'Stat poll interval backing up the file watch (0 = watch only); also how often --db-dir is looked at for added and removed files (every 2 s when 0 or with --no-watch)' }),
   'request-timeout-ms': int({ min: 0 }, { default: SERVE_DEFAULTS.requestTimeoutMs, describe: 'A request must arrive completely within this (408 otherwise)' }),

@@ -30,9 +30,10 @@ export interface ServeArgs {
   logFormat?: LogFormat;
   /** Cache-Control max-age of a 200, seconds */
   cacheMaxAge: number;
-  /** response cache caps; either 0 = no cache */
+  /** response cache: body caps (either 0 = no body kept) and the validators' budget (0 = no response cache) */
   cacheEntries: number;
   cacheBytes: number;
+  cacheValidatorBytes: number;
   /** reload when the file at --db is replaced, and the stat poll interval */
   watch: boolean;
   watchPollMs: number;
@@ -147,6 +148,7 @@ export function resolveServe(a: ServeArgs, snapshotFile: (demo: VmType) => strin
       cacheMaxAge: a.cacheMaxAge,
       cacheBytes: a.cacheBytes,
       cacheEntries: a.cacheEntries,
+      cacheValidatorBytes: a.cacheValidatorBytes,
       explorer: a.explorer,
       validateResponses: a.validateResponses ?? false,
       maxLagS: a.maxLagS,

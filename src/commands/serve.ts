@@ -234,7 +234,7 @@ async function answerOne(c: ServeConfig, path: string): Promise<number> {
   const stack = await assembleServeStack({
     ...c.stack, file: c.file, chains: c.chains, logger, host: '127.0.0.1', port: 0,
     // one request: nothing to cache, watch or hand to other workers, and no second port
-    cacheBytes: 0, cacheEntries: 0, watchPollMs: undefined, commitPollMs: 0, clusterWorker: false, opsPort: undefined,
+    cacheBytes: 0, cacheEntries: 0, cacheValidatorBytes: 0, watchPollMs: undefined, commitPollMs: 0, clusterWorker: false, opsPort: undefined,
   });
   try {
     // the quick check, when asked for, comes before the answer (a damaged file is refused, exit 1)

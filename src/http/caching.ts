@@ -2,6 +2,9 @@ import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { RequestHandler, Response } from 'express';
 import type { ChangeReader } from '../snapshot/changes';
+import {
+  DIGEST_BYTES, digestMatches, etagText, GZ, KeyHasher, KeyTable, MAX_TAGS, parseEtag, SLOT_BYTES, tagHash, WILD,
+} from './cache-table';
 import { snapshotOf } from './context';
 import { answerDeps } from './deps';
 import { requestAcceptsGzip } from './encoding';
@@ -15,14 +18,19 @@ import { requestAcceptsGzip } from './encoding';
  *   the same ETag across any number of batches and on every replica of the chain at the same
  *   state — followed, pulled or imported — so a conditional GET stays a 304 until the answer
  *   itself changes.
- * - Each cached 200 carries the tags of what it read (src/http/deps.ts; src/snapshot/changes.ts
- *   names them). When a new state of the same file is seen, the change records committed since
- *   drop exactly the entries holding a named tag (an index from tag to entries); the rest are
- *   answered as before. Another file (hot swap, pull) or a gap in the records empties the cache.
+ * - Each answer the cache keeps carries the tags of what it read (src/http/deps.ts;
+ *   src/snapshot/changes.ts names them) and the change sequence of the state it was computed on.
+ *   A new state of the same file applies the change records committed since: each named tag's
+ *   version moves to the record's sequence, and an answer is valid while every tag it read is no
+ *   newer than its own state. Another file (hot swap, pull) or a gap in the records empties the
+ *   chain's part.
  *
- * The response cache holds the 200s the Express pipeline computed — body bytes plus the exact
- * header block it sent — keyed by normalized URL and representation. It is answered from in
- * front of Express (src/http/front.ts); this module's middleware fills it.
+ * What is kept, per key (a chain, a normalized URL, a representation): its **validator** — the
+ * ETag sent and what the answer read — in the key table (src/http/cache-table.ts, its own budget,
+ * ≈ 85 bytes a key), and, when the byte budget and the admission policy allow, its **body**: the
+ * bytes and header block the Express pipeline sent. A validator outlives its body: a conditional
+ * GET whose ETag is the validator's is a 304 without reading a row (src/http/front.ts), a body
+ * also answers plain GETs. This module's middleware fills both; the front answers from them.
  */
 
 /** What the cache needs of a snapshot (src/snapshot/open.ts Snapshot). */
@@ -35,7 +43,7 @@ export interface CacheState {
 
 /** One cached 200: what the Express path sent, minus the per-request CORS headers. */
 export interface CachedResponse {
-  /** answered since it was stored or last given a second chance (see ResponseCache) */
+  /** answered since the CLOCK hand last passed it (see ResponseCache) */
   used?: boolean;
   body: Buffer;
   etag: string;
@@ -51,66 +59,101 @@ export interface CachedResponse {
   size: number;
 }
 
-/** Fixed overhead counted per entry (Map slot, entry object, header strings). */
+/** Fixed overhead counted per body (the entry object, its header lists). */
 const ENTRY_OVERHEAD = 256;
-/** tags whose last change is remembered for answers that finish on an older state (see set) */
-const RECENT_TAGS = 65_536;
+/**
+ * Request counts are halved after this many counted requests per body the cache can hold (and
+ * at least every AGE_MS): they measure recent demand (TinyLFU's sample window).
+ */
+const AGE_WINDOW_PER_BODY = 10;
+const MIN_AGE_WINDOW = 10_240;
+const AGE_MS = 60_000;
+/** default key-table budget (src/lib/defaults.ts SERVE_DEFAULTS.cacheValidatorBytes restates it for --help) */
+export const DEFAULT_VALIDATOR_BYTES = 32 * 1024 * 1024;
+/** slot flag: the key holds a body but its ETag is not one etagOf writes (no validator 304s) */
+const NO_VALIDATOR = 64;
 
-/** A stored entry: the answer, and the part (chain) whose state it is valid for. */
-interface Stored extends CachedResponse {
+/** A held body: the answer, where its key lives, and its id among the bodies. */
+interface Body extends CachedResponse {
+  h1: number;
+  h2: number;
   part: CachePart;
+  id: number;
 }
 
+/** What a store may keep (the admission decisions of httpCaching). */
+export interface Keep {
+  /** the body, if the byte budget and the admission policy let it in */
+  body: boolean;
+  /** the validator (without the body it is kept only when this is true) */
+  validator: boolean;
+}
+
+const KEEP_ALL: Keep = { body: true, validator: true };
+
 /**
- * 200 responses of the files being served, bounded by bytes (bodies + keys + a fixed
- * overhead per entry) and by entries, evicted in CLOCK order (an approximation of least
- * recently used that costs a hit nothing but a flag): a Map iterates in insertion order, so its
- * first key is the oldest; an entry answered since it was stored is moved to the end once
- * (its second chance) instead of being evicted.
+ * The response cache of one serving process: a key table of validators (bounded by
+ * `validatorBytes`) and the bodies of some of those keys (bounded by `maxBytes` and
+ * `maxEntries`), shared by every chain the process serves — one part per chain (`part(chainId)`,
+ * with its own file state and tag versions; a replica of one chain uses the part '').
  *
- * One budget, many parts: a replica serving several chains (serve --db a --db b) has one part per
- * chain (`part(chainId)`), each with its own state and tag index; entries of every part share
- * the byte and entry caps and the eviction order, and a change to one chain's file drops only
- * that part's entries. A replica of one chain uses the part '' — sync, get, set and admit here
- * are that part's.
- *
- * Validity (per part): the part reflects one state of one file (`sync`). A newer state of the
- * same file applies its change records — each named tag drops its entries through `byTag` — so
- * what remains is exactly what the new state would answer; a state whose records cannot all be
- * read (pruned, or a file written without them) empties the part; another file empties it and
- * forgets its state. An answer computed on an older state (a request in flight across a batch)
- * is stored only if none of the tags it read changed since that state.
+ * **Eviction.** Bodies are looked at in CLOCK order (a body answered since the hand last passed
+ * gets a second chance); a stale one (something it read changed) goes first. A new body takes
+ * the place of the bodies the hand offers only if its key was requested at least two times more
+ * recently than each of theirs (request counts per key in the table, halved every
+ * AGE_WINDOW_PER_BODY × capacity requests and every AGE_MS: TinyLFU's frequency-based admission
+ * with a margin). A population that polls in turn — every key asked for once a cycle, the worst
+ * case of least-recently-used eviction, which then never hits — keeps the bodies it has (they
+ * are asked for as often as any newcomer) instead of replacing each one just before it is asked
+ * for again: the share of polls answered from a body is the share of bodies that fit
+ * (docs/response-cache.md#eviction, test/serve/caching.test.ts). Validators are evicted in CLOCK
+ * order over the table, stale ones first, keys without a body before keys with one.
  */
 export class ResponseCache {
-  private readonly map = new Map<string, Stored>();
-  /**
-   * Walks the map from its oldest entry, kept between evictions: a fresh iterator would skip
-   * over every entry deleted since the map was last rehashed — O(entries) per eviction.
-   */
-  private cursor = this.map.entries();
+  readonly table: KeyTable;
+  readonly hasher = new KeyHasher();
+  private readonly bodies: (Body | undefined)[] = [];
+  private readonly freeIds: number[] = [];
+  private bodyHand = 0;
+  private bodyCount = 0;
   private used = 0;
   private readonly parts = new Map<string, CachePart>();
+  /** parts by index (the key table's part field); undefined: free */
+  private readonly partList: (CachePart | undefined)[] = [];
+  private readonly routeIds = new Map<string, number>();
+  private readonly routeNames: string[] = [];
+  private readonly templateIds = new Map<string, number>();
+  private readonly templateLists: (string | undefined)[][] = [];
   /** the part of a replica of one chain */
   private readonly root: CachePart;
   /** no single body larger than this is stored (a few huge pages must not flush everything) */
   readonly maxEntryBytes: number;
+  /** GET/HEAD answered from a held body (a 200, or a 304 on a matching If-None-Match) */
   hits = 0;
+  /** conditional GETs answered 304 from a validator alone (no body held, no row read) */
+  validatorHits = 0;
   misses = 0;
-  /** 200s not stored because their URL was seen for the first time (admission, see admit) */
+  /** answers whose body was not stored: a first sighting of the URL, or less asked for than what it would replace */
   notAdmitted = 0;
-  /** entries dropped because a change record named what they read */
+  /** keys dropped because a change record named what they read (found when next looked at) */
   invalidated = 0;
-  /** times a part's entries were emptied: another file, or a state without readable change records */
+  /** times a part's keys were emptied: another file, or a state without readable change records */
   flushes = 0;
   private readonly doorkeeper: Doorkeeper | undefined;
+  private readonly digest = new Uint8Array(DIGEST_BYTES);
+  private requests = 0;
+  private agedAt = Date.now();
 
   /**
-   * `admitOnSecondSight` (the default): a URL's 200 is stored only when the URL is requested
-   * the second time (TinyLFU's "doorkeeper"): a crawler's one-off URLs then cost a miss only a
-   * hash and a bit-set lookup, not a copy of the body, its header list and an eviction.
+   * `admitOnSecondSight` (the default): a URL's answer is kept only when the URL is requested the
+   * second time (TinyLFU's "doorkeeper") or revalidated with a matching ETag: a crawler's one-off
+   * URLs then cost a miss a hash and a bit-set lookup, not a copy of the body nor a validator.
+   * `validatorBytes`: the key table's budget — every key kept, with or without its body (0: no
+   * response cache at all).
    */
-  constructor(readonly maxBytes: number, readonly maxEntries = Infinity, admitOnSecondSight = true) {
+  constructor(readonly maxBytes: number, readonly maxEntries = Infinity, admitOnSecondSight = true, validatorBytes = DEFAULT_VALIDATOR_BYTES) {
     this.maxEntryBytes = Math.floor(maxBytes / 8);
+    this.table = new KeyTable(Math.floor(validatorBytes / SLOT_BYTES));
     this.doorkeeper = admitOnSecondSight ? new Doorkeeper(DOORKEEPER_BITS) : undefined;
     this.root = this.part('');
   }
@@ -118,37 +161,51 @@ export class ResponseCache {
   /** The part of chain `id` ('' for a replica of one chain), made on first use. */
   part(id: string): CachePart {
     let p = this.parts.get(id);
-    if (p === undefined) this.parts.set(id, p = new CachePart(this, id === '' ? '' : `${id}\u0001`));
+    if (p === undefined) {
+      let index = this.partList.indexOf(undefined);
+      if (index < 0) index = this.partList.push(undefined) - 1;
+      p = new CachePart(this, index);
+      this.partList[index] = p;
+      this.parts.set(id, p);
+    }
     return p;
   }
 
-  /** Forgets chain `id` (its file left the replica): its entries are dropped. */
+  /** Forgets chain `id` (its file left the replica): its keys and bodies are dropped. */
   dropPart(id: string): void {
     const p = this.parts.get(id);
     if (p === undefined || p === this.root) return;
     p.clear();
     this.parts.delete(id);
+    this.partList[p.index] = undefined;
   }
 
-  /**
-   * Whether a 200 for `key` should be stored: true when the key was seen before (or admission is
-   * off); a first sighting is remembered and answered false.
-   */
-  admitKey(key: string): boolean {
-    if (this.doorkeeper === undefined || this.doorkeeper.seen(key)) return true;
+  /** @internal whether a key was seen before (admission); a first sighting is remembered */
+  admitKey(h1: number, h2: number): boolean {
+    if (this.doorkeeper === undefined || this.doorkeeper.seen(h1, h2)) return true;
     this.notAdmitted++;
     return false;
   }
 
-  get size(): number { return this.map.size; }
+  /** bodies held */
+  get size(): number { return this.bodyCount; }
+  /** bytes counted against the body cap */
   get bytes(): number { return this.used; }
+  /** keys known: validators, with or without a body */
+  get validators(): number { return this.table.count; }
+  /** bytes of the key table (its slots) and of the parts' tag versions */
+  get validatorBytes(): number {
+    let b = this.table.bytes;
+    for (const p of this.parts.values()) b += p.versionBytes;
+    return b;
+  }
 
   /** The root part's (a replica of one chain): see CachePart. */
   admit(url: string): boolean { return this.root.admit(url); }
   sync(s: CacheState): void { this.root.sync(s); }
-  get(url: string): CachedResponse | undefined { return this.root.get(url); }
-  set(s: CacheState, url: string, entry: Omit<CachedResponse, 'size' | 'deps'>, deps: readonly string[] | undefined): void {
-    this.root.set(s, url, entry, deps);
+  get(key: string): CachedResponse | undefined { return this.root.get(key); }
+  set(s: CacheState, key: string, entry: Omit<CachedResponse, 'size' | 'deps'>, deps: readonly string[] | undefined): void {
+    this.root.set(s, key, entry, deps);
   }
 
   /** Empties every part and forgets their states (and the URLs seen once). */
@@ -162,72 +219,261 @@ export class ResponseCache {
     this.doorkeeper?.clear();
   }
 
-  /** @internal the entry under a full key, counted as a hit */
-  lookup(key: string): CachedResponse | undefined {
-    const e = this.map.get(key);
-    if (e === undefined) return undefined;
-    this.hits++;
-    e.used = true;
-    return e;
-  }
-
-  /** @internal stores under a full key, then evicts to the caps */
-  store(key: string, e: Stored): void {
-    this.remove(key);
-    this.map.set(key, e);
-    this.used += e.size;
-    while (this.map.size > this.maxEntries || this.used > this.maxBytes) {
-      let next = this.cursor.next();
-      if (next.done) { this.cursor = this.map.entries(); next = this.cursor.next(); }
-      const [k, old] = next.value as [string, Stored];
-      if (this.map.get(k) !== old) continue; // replaced since the cursor passed it: the new one is further on
-      if (old.used && k !== key) { this.map.delete(k); old.used = false; this.map.set(k, old); continue; }
-      this.remove(k);
-    }
-  }
-
-  /** @internal drops the entry under a full key from the map and from its part's index */
-  remove(key: string): void {
-    const e = this.map.get(key);
-    if (e === undefined) return;
-    this.map.delete(key);
-    this.used -= e.size;
-    e.part.unindex(key, e);
-  }
-}
-
-/**
- * One chain's share of a ResponseCache: the state its entries are valid for, its index from
- * change-record tag to entries, and the tags changed recently. Its entries live in the shared
- * map under its prefix (the chain id and U+0001, which no URL holds).
- */
-export class CachePart {
-  /** tag → keys of the entries that read it; `wild` holds entries of unknown deps */
-  private readonly byTag = new Map<string, Set<string>>();
-  private readonly wild = new Set<string>();
-  /** every key of this part (to empty it without walking the other parts' entries) */
-  private readonly keys = new Set<string>();
-  /** the state the entries are valid for */
-  private fileKey: string | undefined;
-  private seq = 0;
-  private last: CacheState | undefined;
-  /** tag → the change record that last named it, for records after `recentFloor` */
-  private readonly recent = new Map<string, number>();
-  private recentFloor = 0;
-
-  constructor(private readonly cache: ResponseCache, private readonly prefix: string) {}
-
-  get size(): number { return this.keys.size; }
-
-  /** Whether a 200 for `url` should be stored (ResponseCache.admitKey). */
-  admit(url: string): boolean {
-    return this.cache.admitKey(this.prefix + url);
+  /** @internal the held body of slot `i` */
+  bodyOf(i: number): CachedResponse | undefined {
+    const id = this.table.body[i];
+    return id < 0 ? undefined : this.bodies[id];
   }
 
   /**
-   * Brings the entries to state `s` (the snapshot a request is answered from): nothing when it
-   * is the state they are for (one comparison: the per-request cost), the change records since
-   * for a newer state of the same file, a flush for another file. An older state changes nothing.
+   * @internal the ETag to send when `ifNoneMatch` matches the validator of slot `i` (RFC 9110
+   * section 13.1.2: weak comparison, a list, `*`), else undefined.
+   */
+  matchValidator(i: number, ifNoneMatch: string): string | undefined {
+    const t = this.table;
+    const f = t.flags[i];
+    if ((f & NO_VALIDATOR) !== 0) return undefined;
+    const off = i * DIGEST_BYTES;
+    const gz = (f & GZ) !== 0;
+    const len = gz ? 32 : 29;
+    // one strong ETag, what browsers and fetch() send back: compared in place
+    if (ifNoneMatch.length === len) return tokenMatches(ifNoneMatch, 0, len, t.digest, off, gz) ? ifNoneMatch : undefined;
+    if (ifNoneMatch.trim() === '*') return etagText(t.digest, off, gz);
+    for (const raw of ifNoneMatch.split(TOKEN_SEPARATORS)) {
+      const token = raw.startsWith('W/') ? raw.slice(2) : raw;
+      if (token.length === len && tokenMatches(token, 0, len, t.digest, off, gz)) return token;
+    }
+    return undefined;
+  }
+
+  /** @internal the 304 header list of slot `i`'s validator (its ETag's value left to the caller: index 1 of the pair after 'ETag') */
+  template(i: number): (string | undefined)[] { return this.templateLists[this.table.tpl[i]]; }
+  /** @internal the route (its id) slot `i` answered */
+  routeIdOf(i: number): number { return this.table.route[i]; }
+  /** @internal the route pattern of a route id */
+  routeName(id: number): string { return this.routeNames[id]; }
+
+  /** @internal a request for slot `i`: its count, its CLOCK bit, and the counts' aging */
+  touch(i: number): void {
+    this.table.touch(i);
+    const id = this.table.body[i];
+    if (id >= 0) (this.bodies[id] as Body).used = true;
+    if (++this.requests >= Math.max(MIN_AGE_WINDOW, AGE_WINDOW_PER_BODY * this.bodyCount)) this.age();
+    else if ((this.requests & 1023) === 0 && Date.now() - this.agedAt >= AGE_MS) this.age();
+  }
+
+  private age(): void {
+    this.requests = 0;
+    this.agedAt = Date.now();
+    this.table.age();
+  }
+
+  /** @internal drops slot `i` and its body */
+  drop(i: number): void {
+    const p = this.partList[this.table.part[i]];
+    const id = this.table.body[i];
+    if (id >= 0) this.freeBody(id);
+    this.table.remove(i);
+    if (p !== undefined) p.count--;
+  }
+
+  /**
+   * @internal keeps `entry` for the key (h1, h2) of part `p`, computed on change sequence `asOf`,
+   * having read the tags `tags` (hashed; undefined: everything).
+   */
+  keep(p: CachePart, h1: number, h2: number, asOf: number, entry: Omit<CachedResponse, 'size' | 'deps'>, deps: readonly string[] | undefined,
+    tags: number[] | undefined, keep: Keep, seen: boolean): void {
+    const t = this.table;
+    let i = t.find(h1, h2, p.index);
+    const parsed = parseEtag(entry.etag, this.digest);
+    const size = entry.body.length + ENTRY_OVERHEAD;
+    const bodyFits = keep.body && size <= this.maxEntryBytes && this.maxEntries > 0;
+    if (i < 0) {
+      if (!(keep.validator && parsed) && !bodyFits) return;
+      i = t.slot(h1, h2, p.index, () => this.evictKey());
+      if (i < 0) return;
+      p.count++;
+      p.grow();
+      t.freq[i] = seen ? 2 : 1;
+    }
+    t.setValidator(i, asOf, this.digest, parsed?.gz ?? false, tags, this.routeId(entry.route), this.templateId(entry.headers304));
+    if (!parsed) t.flags[i] |= NO_VALIDATOR;
+    // the body held for an earlier answer of this key is not this one
+    const old = t.body[i];
+    if (old >= 0) this.freeBody(old);
+    const freq = t.freq[i];
+    if (!bodyFits || !this.makeRoom(size, freq)) {
+      if (bodyFits) this.notAdmitted++;
+      if (!parsed) this.drop(t.find(h1, h2, p.index));
+      return;
+    }
+    // makeRoom may have dropped stale keys, moving others in the table
+    i = t.find(h1, h2, p.index);
+    if (i < 0) return;
+    let id = this.freeIds.pop();
+    if (id === undefined) id = this.bodies.length;
+    const body: Body = { ...entry, deps, used: false, size, h1, h2, part: p, id };
+    this.bodies[id] = body;
+    t.body[i] = id;
+    this.bodyCount++;
+    p.bodies++;
+    this.used += size;
+  }
+
+  /**
+   * Frees bodies until one of `size` bytes fits: stale ones, then those the CLOCK hand offers if
+   * the newcomer's count (`freq`) beats each by at least 2. False (nothing freed but stale
+   * bodies) when it does not.
+   */
+  private makeRoom(size: number, freq: number): boolean {
+    const t = this.table;
+    const over = (): boolean => this.used + size > this.maxBytes || this.bodyCount + 1 > this.maxEntries;
+    if (!over()) return true;
+    const victims: number[] = [];
+    let freed = 0;
+    let count = 0;
+    let steps = 0;
+    const limit = 2 * this.bodies.length + 2;
+    while (this.used - freed + size > this.maxBytes || this.bodyCount - count + 1 > this.maxEntries) {
+      if (++steps > limit) return false;
+      if (this.bodyHand >= this.bodies.length) this.bodyHand = 0;
+      const b = this.bodies[this.bodyHand++];
+      if (b === undefined || victims.includes(b.id)) continue;
+      const i = t.find(b.h1, b.h2, b.part.index);
+      if (i < 0) continue;
+      if (!b.part.valid(i)) {
+        // stale: goes without a contest
+        this.invalidated++;
+        this.drop(i);
+        if (!over()) return true;
+        continue;
+      }
+      if (b.used) { b.used = false; continue; }
+      if (freq <= t.freq[i] + 1) return false;
+      victims.push(b.id);
+      freed += b.size;
+      count++;
+    }
+    for (const id of victims) this.freeBody(id);
+    return true;
+  }
+
+  /** Frees one slot of the key table (it is full): stale first, then CLOCK, keys without a body first. */
+  private evictKey(): void {
+    const t = this.table;
+    const cap = t.cap;
+    for (let steps = 0; steps < 3 * cap; steps++) {
+      if (t.hand >= cap) t.hand = 0;
+      const i = t.hand++;
+      if (t.h1[i] === 0) continue;
+      const p = this.partList[t.part[i]];
+      if (p === undefined || !p.valid(i)) {
+        if (p !== undefined) this.invalidated++;
+        this.drop(i);
+        return;
+      }
+      if (t.usedBit(i)) { t.clearUsed(i); continue; }
+      if (t.body[i] >= 0 && steps < cap) continue;
+      this.drop(i);
+      return;
+    }
+  }
+
+  private freeBody(id: number): void {
+    const b = this.bodies[id];
+    if (b === undefined) return;
+    this.bodies[id] = undefined;
+    this.freeIds.push(id);
+    this.bodyCount--;
+    b.part.bodies--;
+    this.used -= b.size;
+    const i = this.table.find(b.h1, b.h2, b.part.index);
+    if (i >= 0 && this.table.body[i] === id) this.table.body[i] = -1;
+  }
+
+  private routeId(route: string): number {
+    let id = this.routeIds.get(route);
+    if (id === undefined) {
+      id = this.routeNames.push(route) - 1;
+      this.routeIds.set(route, id);
+    }
+    return id;
+  }
+
+  /** The 304 header list with the ETag's value left out, interned (a handful per process). */
+  private templateId(headers304: string[]): number {
+    const list = headers304.map((h, n) => (n % 2 === 1 && headers304[n - 1].toLowerCase() === 'etag' ? undefined : h));
+    const key = list.map((h) => h ?? '\u0000').join('\u0001');
+    let id = this.templateIds.get(key);
+    if (id === undefined) {
+      id = this.templateLists.push(list) - 1;
+      this.templateIds.set(key, id);
+    }
+    return id;
+  }
+
+  /** @internal removes every key of part `p` */
+  sweep(p: CachePart): void {
+    if (p.count === 0) return;
+    this.table.forEach((i) => { if (this.table.part[i] === p.index) this.drop(i); });
+  }
+}
+
+/** Whether `text[at, at+len)` is the ETag `"<digest>"` (or `"<digest>-gz"` when gz). */
+function tokenMatches(text: string, at: number, len: number, digest: Uint8Array, off: number, gz: boolean): boolean {
+  if (text.charCodeAt(at) !== 34 || text.charCodeAt(at + len - 1) !== 34) return false;
+  if (gz && (text.charCodeAt(at + len - 4) !== 45 || text.charCodeAt(at + len - 3) !== 103 || text.charCodeAt(at + len - 2) !== 122)) return false;
+  return digestMatches(text, at + 1, digest, off);
+}
+
+/** tag versions per part: buckets of the tags' hashes, grown with the part's keys */
+const MIN_VERSION_BUCKETS = 1024;
+
+/**
+ * One chain's share of a ResponseCache: the state its keys are valid for, and its tag versions.
+ *
+ * Validity: the part reflects one state of one file (`sync`). A newer state of the same file
+ * applies its change records: each named tag's version (a bucket of its hash: two tags sharing
+ * a bucket only drop each other's answers, never keep one) becomes the record's sequence; a key
+ * computed on sequence S is valid while every tag it read has a version ≤ S — checked when the
+ * key is looked at, so a batch costs what its records name, not what the cache holds. A state
+ * whose records cannot all be read (pruned, or a file written without them) or that renders the
+ * rows again empties the part; another file empties it and forgets its state. An answer computed
+ * on an older state (a request in flight across a batch) is kept only if nothing it read changed
+ * since that state — the same rule.
+ */
+export class CachePart {
+  /** the state the keys are valid for */
+  private fileKey: string | undefined;
+  private seq = 0;
+  private last: CacheState | undefined;
+  /** keys computed before this sequence are not valid (the last flush) */
+  private floor = 0;
+  /** the last record applied: the version of what no tag names (answers of unknown deps) */
+  private wildSeq = 0;
+  private versions = new Uint32Array(MIN_VERSION_BUCKETS);
+  private mask = MIN_VERSION_BUCKETS - 1;
+  /** keys of this part in the table (its validators) */
+  count = 0;
+  /** bodies of this part held */
+  bodies = 0;
+
+  constructor(private readonly cache: ResponseCache, readonly index: number) {}
+
+  /** bodies held for this part */
+  get size(): number { return this.bodies; }
+  get versionBytes(): number { return this.versions.byteLength; }
+
+  /** Whether a 200 for `url` should be kept (ResponseCache.admitKey): seen before. */
+  admit(url: string): boolean {
+    const h1 = this.cache.hasher.hash(url, this.index * 2);
+    return this.cache.admitKey(h1, this.cache.hasher.h2);
+  }
+
+  /**
+   * Brings the keys to state `s` (the snapshot a request is answered from): nothing when it is
+   * the state they are for (one comparison: the per-request cost), the change records since for
+   * a newer state of the same file, a flush for another file. An older state changes nothing.
    */
   sync(s: CacheState): void {
     if (s === this.last) return;
@@ -235,7 +481,8 @@ export class CachePart {
       this.clear();
       this.fileKey = s.fileKey;
       this.seq = s.changeSeq;
-      this.recentFloor = s.changeSeq;
+      this.floor = s.changeSeq;
+      this.wildSeq = s.changeSeq;
       this.last = s;
       return;
     }
@@ -251,76 +498,106 @@ export class CachePart {
     // bytes (and ETag) may change, though the records name only the batch's own data
     const rerendered = this.last !== undefined && s.meta.wireFormat !== this.last.meta.wireFormat;
     if (records === undefined || rerendered) this.dropAll(s.changeSeq);
-    else for (const r of records) this.apply(r.seq, r.tags);
+    else {
+      for (const r of records) {
+        for (const tag of r.tags) {
+          const b = tagHash(tag) & this.mask;
+          this.versions[b] = r.seq;
+        }
+        this.wildSeq = r.seq;
+      }
+    }
     this.seq = s.changeSeq;
     this.last = s;
   }
 
-  /** The entry for `url` (counted as a hit), if any. Call sync first. */
-  get(url: string): CachedResponse | undefined {
-    return this.cache.lookup(this.prefix + url);
+  /**
+   * The slot of the key (`url`, gzip or identity) when the cache holds it valid for the current
+   * state, counting the request (Call sync first); -1 otherwise. A stale key is dropped here.
+   */
+  lookup(url: string, gzip: boolean): number {
+    const c = this.cache;
+    const h1 = c.hasher.hash(url, this.index * 2 + (gzip ? 1 : 0));
+    const i = c.table.find(h1, c.hasher.h2, this.index);
+    if (i < 0) return -1;
+    if (!this.valid(i)) {
+      c.invalidated++;
+      c.drop(i);
+      return -1;
+    }
+    c.touch(i);
+    return i;
+  }
+
+  /** The held body for key `key` (identity representation), counted as a hit; tests and tools. */
+  get(key: string): CachedResponse | undefined {
+    const i = this.lookup(key, false);
+    const body = i < 0 ? undefined : this.cache.bodyOf(i);
+    if (body !== undefined) this.cache.hits++;
+    return body;
+  }
+
+  /** Keeps the answer for `key` (identity) with its body and validator (tests and tools; the app uses keep). */
+  set(s: CacheState, key: string, entry: Omit<CachedResponse, 'size' | 'deps'>, deps: readonly string[] | undefined): void {
+    this.keep(s, key, false, entry, deps, KEEP_ALL, true);
   }
 
   /**
-   * Stores a 200 computed on state `s` that read `deps` (undefined: unknown). Ignored for another
-   * file, or for an older state when something it read changed since (or cannot be told).
+   * Keeps what `keep` allows of a 200 for (`url`, `gzip`) computed on state `s` that read `deps`
+   * (undefined: unknown). Ignored for another file, or for an older state when something it read
+   * changed since (or cannot be told). `seen`: the URL was requested before (admission).
    */
-  set(s: CacheState, url: string, entry: Omit<CachedResponse, 'size' | 'deps'>, deps: readonly string[] | undefined): void {
+  keep(s: CacheState, url: string, gzip: boolean, entry: Omit<CachedResponse, 'size' | 'deps'>, deps: readonly string[] | undefined, keep: Keep, seen: boolean): void {
     if (s.fileKey !== this.fileKey) return;
     this.sync(s);
+    if (s.changeSeq < this.floor) return;
+    const tags = deps === undefined || deps.length > MAX_TAGS ? undefined : deps.map(tagHash);
     if (s !== this.last) {
       // computed on an older state (or a commit of the same records whose changes are unknown)
-      if (s.changeSeq === this.seq || deps === undefined || s.changeSeq < this.recentFloor) return;
-      for (const d of deps) if ((this.recent.get(d) ?? 0) > s.changeSeq) return;
+      if (s.changeSeq === this.seq || tags === undefined || !this.unchangedSince(tags, s.changeSeq)) return;
     }
-    const key = this.prefix + url;
-    const size = entry.body.length + 2 * key.length + ENTRY_OVERHEAD;
-    if (size > this.cache.maxEntryBytes) return;
-    const stored: Stored = { ...entry, deps, used: false, size, part: this };
-    this.cache.remove(key);
-    this.keys.add(key);
-    if (deps === undefined) this.wild.add(key);
-    else for (const d of deps) {
-      let keys = this.byTag.get(d);
-      if (keys === undefined) this.byTag.set(d, keys = new Set());
-      keys.add(key);
-    }
-    this.cache.store(key, stored);
+    const c = this.cache;
+    const h1 = c.hasher.hash(url, this.index * 2 + (gzip ? 1 : 0));
+    c.keep(this, h1, c.hasher.h2, s.changeSeq, entry, deps, tags, keep, seen);
   }
 
-  /** @internal an entry of this part left the shared map: forget it in the indexes */
-  unindex(key: string, e: Stored): void {
-    this.keys.delete(key);
-    if (e.deps === undefined) { this.wild.delete(key); return; }
-    for (const d of e.deps) {
-      const keys = this.byTag.get(d);
-      if (keys === undefined) continue;
-      keys.delete(key);
-      if (keys.size === 0) this.byTag.delete(d);
-    }
+  /** @internal whether slot `i` (a key of this part) is valid for the current state */
+  valid(i: number): boolean {
+    const t = this.cache.table;
+    const asOf = t.asOf[i];
+    if (asOf < this.floor) return false;
+    const f = t.flags[i];
+    if ((f & WILD) !== 0) return this.wildSeq <= asOf;
+    const n = t.tagCount(i);
+    const v = this.versions;
+    const m = this.mask;
+    for (let k = 0; k < n; k++) if (v[t.tags[i * MAX_TAGS + k] & m] > asOf) return false;
+    return true;
   }
 
-  /** Drops the entries that read `tags` (one change record). */
-  private apply(seq: number, tags: readonly string[]): void {
-    for (const key of [...this.wild]) { this.cache.remove(key); this.cache.invalidated++; }
-    for (const t of tags) {
-      const keys = this.byTag.get(t);
-      if (keys !== undefined) for (const key of [...keys]) { this.cache.remove(key); this.cache.invalidated++; }
-      this.recent.set(t, seq);
-    }
-    if (this.recent.size > RECENT_TAGS) { this.recent.clear(); this.recentFloor = seq; }
+  /** @internal the tag versions grow with the keys (fewer tags sharing a bucket); old buckets carry over */
+  grow(): void {
+    if (this.count <= this.versions.length || this.versions.length >= 1 << 22) return;
+    const size = this.versions.length * 4;
+    const next = new Uint32Array(size);
+    // a tag's new bucket (hash & new mask) maps onto its old one (hash & old mask): same version or newer
+    for (let b = 0; b < size; b++) next[b] = this.versions[b & this.mask];
+    this.versions = next;
+    this.mask = size - 1;
   }
 
-  /** The entries, not the file: after changes that cannot be told (see sync). */
+  private unchangedSince(tags: number[], seq: number): boolean {
+    for (const t of tags) if (this.versions[t & this.mask] > seq) return false;
+    return true;
+  }
+
+  /** The keys, not the file: after changes that cannot be told (see sync). */
   private dropAll(seq: number): void {
     this.cache.flushes++;
-    this.clearEntries();
-    this.recent.clear();
-    this.recentFloor = seq;
-  }
-
-  private clearEntries(): void {
-    for (const key of [...this.keys]) this.cache.remove(key);
+    this.cache.sweep(this);
+    this.floor = seq;
+    this.wildSeq = seq;
+    this.versions.fill(0);
   }
 
   /**
@@ -329,14 +606,15 @@ export class CachePart {
    * leaves the filter to the others.
    */
   clear(): void {
-    if (this.keys.size > 0) this.cache.flushes++;
-    if (this.prefix === '') this.cache.forgetSeen();
-    this.clearEntries();
-    this.recent.clear();
+    if (this.count > 0) this.cache.flushes++;
+    if (this.index === 0) this.cache.forgetSeen();
+    this.cache.sweep(this);
     this.fileKey = undefined;
     this.last = undefined;
     this.seq = 0;
-    this.recentFloor = 0;
+    this.floor = 0;
+    this.wildSeq = 0;
+    this.versions.fill(0);
   }
 }
 
@@ -344,21 +622,19 @@ export class CachePart {
 const DOORKEEPER_BITS = 1 << 20;
 
 /**
- * A Bloom filter of URLs seen once (two probes from one 32-bit FNV-1a hash and its mix), reset
- * when a quarter of its bits are set so that old one-off URLs age out. A false "seen" only means
- * a one-off URL is stored, as without admission.
+ * A Bloom filter of URLs seen once (two probes, from the key's two hash lanes), reset when a
+ * quarter of its bits are set so that old one-off URLs age out. A false "seen" only means a
+ * one-off URL is kept, as without admission.
  */
 class Doorkeeper {
   private readonly bits: Uint32Array;
   private set = 0;
   constructor(private readonly size: number) { this.bits = new Uint32Array(size >>> 5); }
 
-  /** Whether `key` was seen since the last reset; records it. */
-  seen(key: string): boolean {
-    let h = 0x811c9dc5;
-    for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
-    const a = (h >>> 0) & (this.size - 1);
-    const b = (Math.imul(h ^ (h >>> 16), 0x85ebca6b) >>> 0) & (this.size - 1);
+  /** Whether the key (h1, h2) was seen since the last reset; records it. */
+  seen(h1: number, h2: number): boolean {
+    const a = h1 & (this.size - 1);
+    const b = h2 & (this.size - 1);
     const hadA = this.test(a);
     const hadB = this.test(b);
     if (hadA && hadB) return true;
@@ -397,22 +673,23 @@ export function etagSeed(s: { lineage: string; meta: { wireFormat: number } }): 
 const IMMUTABLE_MAX_AGE = 31_536_000;
 export const IMMUTABLE_CACHE_CONTROL = `public, max-age=${IMMUTABLE_MAX_AGE}, immutable`;
 
-const NO_CACHE = /(?:^|,)\s*?no-cache\s*?(?:,|$)/;
 /** `fresh` splits the If-None-Match list on spaces and commas */
 const TOKEN_SEPARATORS = /[ ,]+/;
 
 /**
  * Whether a request with these headers gets a 304 for a 200 with this ETag — the one conditional
- * GET decision (the response cache and sendJson both use it), the same as Express's `req.fresh`
- * (the `fresh` package): If-None-Match compared weakly, `*` matches,
- * `Cache-Control: no-cache` in the request forces a full answer, If-Modified-Since alone never
- * matches (we send no Last-Modified).
+ * GET decision (the response cache, its validators and sendJson all use it): If-None-Match
+ * compared weakly, `*` matches, If-Modified-Since alone never matches (we send no
+ * Last-Modified). A request's `Cache-Control: no-cache` does not force a 200: it asks the caches
+ * on the way to validate with the origin (RFC 9111 section 5.2.1.4), and this is the origin —
+ * its answer to a matching If-None-Match is a 304 (fetch() adds no-cache to every request that
+ * sets If-None-Match: docs/response-cache.md#conditional-get).
  */
-export function isFresh(ifNoneMatch: string | undefined, cacheControl: string | undefined, ifModifiedSince: string | undefined, etag: string): boolean {
+export function isFresh(ifNoneMatch: string | undefined, _cacheControl: string | undefined, ifModifiedSince: string | undefined, etag: string): boolean {
   if (!ifNoneMatch) return false;
-  if (cacheControl && NO_CACHE.test(cacheControl)) return false;
   // fresh: If-Modified-Since is checked against Last-Modified, which we never send → stale
   if (ifModifiedSince) return false;
+  if (ifNoneMatch === etag) return true;
   if (ifNoneMatch === '*') return true;
   for (const t of ifNoneMatch.split(TOKEN_SEPARATORS)) {
     if (t === etag || t === `W/${etag}` || `W/${t}` === etag) return true;
@@ -430,20 +707,15 @@ export function requestIsFresh(req: IncomingMessage, etag: string): boolean {
 const PER_REQUEST = new Set(['access-control-allow-origin', 'vary', 'connection']);
 
 /**
- * The response cache's key of a representation: the normalized URL, suffixed for gzip (each
- * representation is cached apart, as encoded bytes: a hit never compresses nor inflates).
- */
-export function cacheKey(url: string, gzip: boolean): string {
-  return gzip ? url + '\u0000gzip' : url;
-}
-
-/**
  * After the snapshot is chosen (snapshotOf, src/http/context.ts), before validation: sets the
  * Cache-Control of the handler's 200 (sendJson, src/http/send.ts, sets its ETag from the bytes and
  * makes a matching If-None-Match a 304; immutable routes get a long Cache-Control there; the
  * error handlers of src/serve/app.ts strip both again on an error), and with a response cache,
- * stores the 200 the route sends with the tags of what it read (src/http/deps.ts) in the part of
- * the request's chain (`partOf`; the root part for a replica of one chain).
+ * keeps the answer the route sends — its validator and, when admitted, its body — with the tags
+ * of what it read (src/http/deps.ts) in the part of the request's chain (`partOf`; the root
+ * part for a replica of one chain). Admission (crawler resistance): a URL requested before
+ * (second sight), or a revalidation whose ETag matched (the client holds this answer: it will
+ * ask again); anything else is not kept at all.
  */
 export function httpCaching(maxAge: number, cache?: ResponseCache, partOf: (req: IncomingMessage) => CachePart | undefined = () => cache?.part('')): RequestHandler {
   const cacheControl = `public, max-age=${maxAge}`;
@@ -455,9 +727,9 @@ export function httpCaching(maxAge: number, cache?: ResponseCache, partOf: (req:
     const part = cache && partOf(req);
     if (cache && part) {
       cache.misses++;
-      if (!part.admit(url)) { next(); return; }
-      const store = (body: Buffer): void => {
-        if (!req.route) return;
+      const seen = part.admit(url);
+      const store = (body: Buffer, revalidated: boolean): void => {
+        if (!req.route || (!seen && !revalidated)) return;
         const route = req.baseUrl + (req.route as { path: string }).path;
         const headers: string[] = [];
         const headers304: string[] = [];
@@ -474,12 +746,13 @@ export function httpCaching(maxAge: number, cache?: ResponseCache, partOf: (req:
           headers.push(name, String(value));
           if (lower !== 'content-type' && lower !== 'content-length' && lower !== 'content-encoding') headers304.push(name, String(value));
         }
-        part.set(snapshot, cacheKey(url, gzip), { body, etag: finalEtag, route, headers, headers304 }, answerDeps(req, snapshot));
+        part.keep(snapshot, url, gzip, { body, etag: finalEtag, route, headers, headers304 }, answerDeps(req, snapshot),
+          { body: seen, validator: true }, seen);
       };
-      captureBody(res, store);
-      // a revalidation answered 304 stores the 200 it stands for (sendJson): a client that always
-      // sends If-None-Match — a wallet polling — is then answered from the cache from its next poll
-      res.locals.storeAnswer = store;
+      captureBody(res, (body) => store(body, false));
+      // a revalidation answered 304 keeps the validator and offers the 200 it stands for (sendJson):
+      // a client that always sends If-None-Match — a wallet polling — is answered from memory from its next poll
+      res.locals.storeAnswer = (body: Buffer) => store(body, true);
     }
     next();
   };

@@ -21,6 +21,22 @@ export function requestAcceptsGzip(req: IncomingMessage): boolean {
   return v;
 }
 
+/** acceptsGzip of the Accept-Encoding values seen lately: a handful per client population */
+const recentAccepts = new Map<string, boolean>();
+const RECENT_ACCEPTS = 256;
+
+/** acceptsGzip(header), remembered per header value (the front asks for every request). */
+export function acceptsGzipCached(header: string | undefined): boolean {
+  if (header === undefined) return false;
+  let v = recentAccepts.get(header);
+  if (v === undefined) {
+    v = acceptsGzip(header);
+    if (recentAccepts.size >= RECENT_ACCEPTS) recentAccepts.clear();
+    recentAccepts.set(header, v);
+  }
+  return v;
+}
+
 /**
  * Whether `header` (Accept-Encoding) accepts gzip: a `gzip`, `x-gzip` or `*` member whose q is
  * not 0. An explicit `gzip;q=0` wins over `*`.

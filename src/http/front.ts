@@ -1,61 +1,133 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { Snapshot } from '../snapshot/open';
-import { CachePart, cacheKey, requestIsFresh } from './caching';
-import { requestAcceptsGzip, withVary } from './encoding';
+import { CachePart, isFresh, ResponseCache } from './caching';
+import { acceptsGzipCached, withVary } from './encoding';
 import type { CorsHeaders } from './cors';
 import { urlTooLong } from './limits';
 import type { ObserveRequest } from './observe';
+import type { Metrics, RouteSeries } from './ops';
 import { normalizeUrl } from './url';
 
+/** A chain as the front sees it: where its snapshot is, its part of the cache, its metric series. */
+export interface FrontSource {
+  snapshots: { current(): Snapshot | undefined };
+  part: CachePart;
+  /** the chain label of its metrics ('' for a replica of one chain) */
+  chain?: string;
+  /** the front's own: the metric series of its answers, by route and status (made on first use) */
+  series?: Map<number, RouteSeries>;
+}
+
 export interface FrontOptions {
+  cache: ResponseCache;
   /**
    * The request's chain: what it is answered from and its part of the response cache
    * (ResponseCache.part; the root part for a replica of one chain); undefined for requests the app
    * answers itself (outside every chain: the chain list, the root /ready).
    */
-  sourceOf(req: IncomingMessage): { snapshots: { current(): Snapshot | undefined }; part: CachePart } | undefined;
+  sourceOf(req: IncomingMessage): FrontSource | undefined;
   /** the app's CORS headers (src/http/cors.ts) */
   cors: CorsHeaders;
   /** the app's request limit (src/http/limits.ts): targets over it go to the app, which answers 414 */
   maxUrlLength: number;
   /** while true, everything goes to the app (which closes connections after each response) */
   draining: () => boolean;
-  /** the app's log line + metrics (src/http/observe.ts) */
+  /** the app's log line + metrics (src/http/observe.ts), used when request lines are logged */
   observe: ObserveRequest;
+  /** whether a line is logged per request (info): then answers are observed as the app observes them */
+  logsRequests: boolean;
+  /** the metrics the app counts requests in (without request lines: counted here directly) */
+  metrics: Metrics;
+  /** requests slower than this get a warn line (the app's observe writes it) */
+  slowRequestMs: number;
 }
 
+
 /**
- * The response cache, in front of the Express app. Not a second pipeline: each concern it
- * touches is the app's own module — the URL (url.ts normalizeUrl), the URL limit (limits.ts),
- * CORS (cors.ts corsHeaders), conditional GET (caching.ts requestIsFresh), log line and metrics
- * (observe.ts) — called here instead of through Express's middleware chain, which is most of
- * what a hit would cost. A GET or HEAD whose normalized URL has a cached 200 for the current
- * snapshot and the representation the request accepts (gzip or identity, caching.ts cacheKey)
- * is answered with the header block and body bytes the Express pipeline sent for it
- * (plus the request's CORS headers), a 304 when fresh, no body to a HEAD. Everything else goes
- * to `app` unchanged; its caching middleware (caching.ts httpCaching) stores the 200s.
+ * The response cache, in front of admission and the Express app (docs/response-cache.md,
+ * docs/reliability.md#overload): an answer from memory runs no query, so it waits for no turn.
+ * Not a second pipeline: each concern it touches is the app's own module — the URL (url.ts
+ * normalizeUrl), the URL limit (limits.ts), CORS (cors.ts corsHeaders), conditional GET
+ * (caching.ts isFresh and the validators' matchValidator), log line and metrics (observe.ts,
+ * ops.ts) — called here instead of through Express's middleware chain, which is most of what a
+ * hit would cost.
+ *
+ * A GET or HEAD whose normalized URL and representation (gzip or identity) the cache holds valid
+ * for the current snapshot is answered here:
+ * - with a held body: the header block and bytes the Express pipeline sent for it (plus the
+ *   request's CORS headers), or a 304 on a matching If-None-Match, no body to a HEAD;
+ * - with a validator alone: a 304 when If-None-Match matches its ETag. A validator never makes a
+ *   200: anything else goes on.
+ * Everything else goes to `next` (admission, then the app) unchanged; the app's caching
+ * middleware (caching.ts httpCaching) keeps what it answers.
  */
-export function cachedFront(app: RequestListener, o: FrontOptions): RequestListener {
-  const { sourceOf, maxUrlLength, draining, observe, cors } = o;
+export function cachedFront(next: RequestListener, o: FrontOptions): RequestListener {
+  const { cache, sourceOf, maxUrlLength, draining, observe, logsRequests, metrics } = o;
+  const slowNs = o.slowRequestMs * 1e6;
+  // Vary + CORS, as the Express path leaves them: the same list for every request of one CORS answer
+  let lastCors: string[] | undefined;
+  let lastPrefix: string[] = [];
+  const prefixOf = (origin: string | undefined): string[] => {
+    const c = o.cors(origin);
+    if (c !== lastCors) { lastCors = c; lastPrefix = withVary(c); }
+    return lastPrefix;
+  };
+  /** counts an answer given from memory (the request line, when logged, is the app's observe's) */
+  const count = (source: FrontSource, req: IncomingMessage, res: ServerResponse, route: number, status: number, started: bigint, bytes: number): void => {
+    if (logsRequests) {
+      observe(req, res, () => cache.routeName(route), () => bytes, started);
+      return;
+    }
+    const series = source.series ??= new Map();
+    const k = route * 2 + (status === 304 ? 1 : 0);
+    let s = series.get(k);
+    if (s === undefined) series.set(k, s = metrics.series('GET', cache.routeName(route), status, source.chain));
+    const ns = Number(process.hrtime.bigint() - started);
+    // a slow one (a process stalled) gets the app's warn line, and is counted there
+    if (ns >= slowNs) observe(req, res, () => cache.routeName(route), () => bytes, started);
+    else s.observe(ns / 1e9);
+  };
   return (req: IncomingMessage, res: ServerResponse) => {
     const method = req.method;
     const raw = req.url as string;
-    const source = (method === 'GET' || method === 'HEAD') && !urlTooLong(raw, maxUrlLength) ? sourceOf(req) : undefined;
+    if ((method !== 'GET' && method !== 'HEAD') || urlTooLong(raw, maxUrlLength) || draining()) { next(req, res); return; }
+    const source = sourceOf(req);
     const snapshot = source?.snapshots.current();
-    if (source === undefined || snapshot === undefined || draining()) { app(req, res); return; }
-    const cache = source.part;
-    cache.sync(snapshot);
-    const hit = cache.get(cacheKey(normalizeUrl(raw), requestAcceptsGzip(req)));
-    if (hit === undefined) { app(req, res); return; }
-    observe(req, res, () => hit.route, () => hit.body.length);
-    const c = withVary(cors(req.headers.origin));
-    if (requestIsFresh(req, hit.etag)) {
-      res.writeHead(304, c.concat(hit.headers304));
-      res.end();
-    } else {
-      res.writeHead(200, c.concat(hit.headers));
-      if (method === 'HEAD') res.end();
-      else res.end(hit.body);
+    if (source === undefined || snapshot === undefined) { next(req, res); return; }
+    const started = process.hrtime.bigint();
+    const part = source.part;
+    part.sync(snapshot);
+    const h = req.headers;
+    const i = part.lookup(normalizeUrl(raw), acceptsGzipCached(h['accept-encoding']));
+    if (i < 0) { next(req, res); return; }
+    const inm = h['if-none-match'];
+    const body = cache.bodyOf(i);
+    if (body !== undefined) {
+      cache.hits++;
+      const prefix = prefixOf(h.origin);
+      if (inm !== undefined && isFresh(inm, undefined, h['if-modified-since'], body.etag)) {
+        res.writeHead(304, prefix.concat(body.headers304));
+        res.end();
+        count(source, req, res, cache.routeIdOf(i), 304, started, 0);
+      } else {
+        res.writeHead(200, prefix.concat(body.headers));
+        if (method === 'HEAD') res.end();
+        else res.end(body.body);
+        count(source, req, res, cache.routeIdOf(i), 200, started, body.body.length);
+      }
+      return;
     }
+    // a validator alone answers only a matching conditional GET (If-Modified-Since: never fresh, isFresh)
+    if (inm === undefined || h['if-modified-since'] !== undefined) { next(req, res); return; }
+    const etag = cache.matchValidator(i, inm);
+    if (etag === undefined) { next(req, res); return; }
+    cache.validatorHits++;
+    const prefix = prefixOf(h.origin);
+    const tpl = cache.template(i);
+    const headers = prefix.slice();
+    for (let k = 0; k < tpl.length; k++) headers.push(tpl[k] ?? etag);
+    res.writeHead(304, headers);
+    res.end();
+    count(source, req, res, cache.routeIdOf(i), 304, started, 0);
   };
 }

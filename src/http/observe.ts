@@ -10,7 +10,7 @@ import type { Metrics } from './ops';
  * `bodyBytes`: the body's length when the response's headers were written as a raw list
  * (the cache's hits), else its Content-Length header.
  */
-export type ObserveRequest = (req: IncomingMessage, res: ServerResponse, route: () => string, bodyBytes?: () => number) => void;
+export type ObserveRequest = (req: IncomingMessage, res: ServerResponse, route: () => string, bodyBytes?: () => number, started?: bigint) => void;
 
 const contentLength = (res: ServerResponse): number => Number(res.getHeader('content-length') ?? 0);
 
@@ -24,8 +24,7 @@ const SLOW_PATH_CHARS = 300;
 export function requestObserver(logger: Logger, metrics: Metrics, slowRequestMs = Infinity, chainOf?: (req: IncomingMessage) => string): ObserveRequest {
   const logRequests = logger.enabled('info');
   const slowSeconds = slowRequestMs / 1000;
-  return (req, res, route, bodyBytes) => {
-    const started = process.hrtime.bigint();
+  return (req, res, route, bodyBytes, started = process.hrtime.bigint()) => {
     const method = req.method as string;
     // as sent: under --base-url, req.url has the prefix cut (src/serve/app.ts cutBase)
     const path = (req as IncomingMessage & { originalUrl?: string }).originalUrl ?? req.url as string;

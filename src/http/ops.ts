@@ -1,8 +1,9 @@
 import { Request, Response, Router } from 'express';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { Snapshot } from '../snapshot/open';
 import type { ResponseCache } from './caching';
 import { errorJson, GRPC, MethodNotAllowedError } from './errors';
+import { RequestMetrics } from './request-metrics';
 
 /**
  * Operations endpoints, mounted before the OpenAPI validator: `/health` (the process is up),
@@ -22,6 +23,8 @@ export interface Metrics {
   readonly registry: Registry;
   /** one finished (or aborted) request, by route pattern (src/http/observe.ts); `chain` counts only for a replica of several */
   observeRoute(method: string, route: string, status: number, seconds: number, chain?: string): void;
+  /** the series observeRoute counts (method, route, status, chain) in, for a caller that keeps it (the cache front) */
+  series(method: string, route: string, status: number, chain?: string): RouteSeries;
   swapped(): void;
   swapFailed(): void;
   /** a request met SQLITE_CORRUPT / IOERR / NOTADB (answered 503) */
@@ -31,6 +34,9 @@ export interface Metrics {
   /** where the queue gauge reads the requests waiting now */
   watchQueue(queued: () => number): void;
 }
+
+/** One request series: its counter and its latency histogram (seconds). */
+export interface RouteSeries { observe(seconds: number): void }
 
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
 
@@ -50,15 +56,8 @@ export function createMetrics(current: () => Snapshot | undefined, cache?: Respo
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const labelled = chains !== undefined;
-  const requests = new Counter({
-    name: 'indexer_api_http_requests_total', help: 'HTTP requests answered, by route pattern and status',
-    labelNames: (labelled ? ['method', 'route', 'status', 'chain'] : ['method', 'route', 'status']) as ['method', 'route', 'status'], registers: [registry],
-  });
-  const latency = new Histogram({
-    name: 'indexer_api_http_request_duration_seconds', help: 'Time from request to the last byte handed to the OS, by route pattern',
-    labelNames: (labelled ? ['method', 'route', 'chain'] : ['method', 'route']) as ['method', 'route'], buckets: LATENCY_BUCKETS, registers: [registry],
-  });
-  // aggregator: how --ops-port's cluster primary combines the workers' values (src/cluster.ts); one snapshot, not a sum
+  const requests = new RequestMetrics(registry, labelled, LATENCY_BUCKETS);
+  // aggregator: how --ops-port's cluster primary combines the workers' values (src/serve/cluster.ts); one snapshot, not a sum
   const snapshotGauge = (name: string, help: string, value: (s: Snapshot) => number, aggregator: 'max' | 'min' = 'max'): Gauge => new Gauge({
     name, help, registers: [registry], aggregator, labelNames: labelled ? ['chain_id'] : [],
     collect() {
@@ -104,19 +103,23 @@ export function createMetrics(current: () => Snapshot | undefined, cache?: Respo
   });
   if (cache) {
     new Counter({
-      name: 'indexer_api_response_cache_hits_total', help: 'Responses (200 or 304) answered from the in-process response cache', registers: [registry],
+      name: 'indexer_api_response_cache_hits_total', help: 'Responses (200 or 304) answered from a body held in the in-process response cache', registers: [registry],
       collect() { this.reset(); this.inc(cache.hits); },
+    });
+    new Counter({
+      name: 'indexer_api_response_cache_validator_hits_total', help: 'Conditional GETs answered 304 from a validator alone (no body held, no row read)', registers: [registry],
+      collect() { this.reset(); this.inc(cache.validatorHits); },
     });
     new Counter({
       name: 'indexer_api_response_cache_misses_total', help: 'GET/HEAD API requests the in-process response cache could not answer (computed by the app)', registers: [registry],
       collect() { this.reset(); this.inc(cache.misses); },
     });
     new Counter({
-      name: 'indexer_api_response_cache_not_admitted_total', help: '200s not stored because their URL was seen for the first time (admission on second sight)', registers: [registry],
+      name: 'indexer_api_response_cache_not_admitted_total', help: 'Answers whose body was not kept: their URL seen for the first time (admission on second sight), or asked for less than the bodies they would replace', registers: [registry],
       collect() { this.reset(); this.inc(cache.notAdmitted); },
     });
     new Counter({
-      name: 'indexer_api_response_cache_invalidated_total', help: 'Entries dropped because a write to the served file named what they read (change records, docs/response-cache.md)', registers: [registry],
+      name: 'indexer_api_response_cache_invalidated_total', help: 'Keys (validators and their bodies) dropped because a write to the served file named what they read (change records, docs/response-cache.md), counted when next looked at', registers: [registry],
       collect() { this.reset(); this.inc(cache.invalidated); },
     });
     new Counter({
@@ -124,32 +127,31 @@ export function createMetrics(current: () => Snapshot | undefined, cache?: Respo
       collect() { this.reset(); this.inc(cache.flushes); },
     });
     new Gauge({
-      name: 'indexer_api_response_cache_entries', help: 'Entries in the in-process response cache', registers: [registry],
+      name: 'indexer_api_response_cache_entries', help: 'Bodies held in the in-process response cache', registers: [registry],
       collect() { this.set(cache.size); },
     });
     new Gauge({
-      name: 'indexer_api_response_cache_bytes', help: 'Bytes counted against the response cache cap (bodies, keys, per-entry overhead)', registers: [registry],
+      name: 'indexer_api_response_cache_bytes', help: 'Bytes counted against the body cap --cache-bytes (bodies, per-body overhead)', registers: [registry],
       collect() { this.set(cache.bytes); },
     });
+    new Gauge({
+      name: 'indexer_api_response_cache_validators', help: 'Keys the response cache knows: validators (ETag + what the answer read), with or without a body', registers: [registry],
+      collect() { this.set(cache.validators); },
+    });
+    new Gauge({
+      name: 'indexer_api_response_cache_validator_bytes', help: 'Bytes of the key table (counted against --cache-validator-bytes) and of the tag versions', registers: [registry],
+      collect() { this.set(cache.validatorBytes); },
+    });
   }
-  // The labelled children, looked up once per (method, route, status) rather than by hashing a
-  // label object on every request; bounded: route patterns, Node's method list, status codes.
-  const children = new Map<string, { count: { inc(): void }; time: { observe(v: number): void } }>();
   const observeRoute = (method: string, route: string, status: number, seconds: number, chain = ''): void => {
-    const key = labelled ? `${method} ${status} ${route} ${chain}` : `${method} ${status} ${route}`;
-    let c = children.get(key);
-    if (c === undefined) {
-      c = labelled
-        ? { count: (requests as Counter).labels(method, route, String(status), chain), time: (latency as Histogram).labels(method, route, chain) }
-        : { count: requests.labels(method, route, String(status)), time: latency.labels(method, route) };
-      children.set(key, c);
-    }
-    c.count.inc();
-    c.time.observe(seconds);
+    requests.of(method, route, status, chain).observe(seconds);
   };
+  // the series itself: a caller that keeps it (the cache front) pays one array-slot update a request
+  const series = (method: string, route: string, status: number, chain = ''): RouteSeries => requests.of(method, route, status, chain);
   return {
     registry,
     observeRoute,
+    series,
     swapped: () => swaps.inc(),
     swapFailed: () => failed.inc(),
     storageError: (code) => storage.inc({ code }),

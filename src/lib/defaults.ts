@@ -23,10 +23,12 @@ export const SERVE_DEFAULTS = {
   shutdownTimeoutMs: 10_000,
   /** Cache-Control max-age of a 200, seconds */
   cacheMaxAge: 1,
-  /** response cache byte cap */
+  /** response cache byte cap (bodies) */
   cacheBytes: 64 * 1024 * 1024,
   /** response cache entry cap */
   cacheEntries: 100_000,
+  /** the response cache's key table (validators, each body's key too): bytes (src/http/caching.ts DEFAULT_VALIDATOR_BYTES) */
+  cacheValidatorBytes: 32 * 1024 * 1024,
   /** stat poll interval backing up the file watch, ms */
   watchPollMs: 2_000,
   /** how often to look for a batch committed by `follow`, ms */

@@ -1,11 +1,11 @@
 import type { IncomingMessage, RequestListener } from 'node:http';
 import express, { ErrorRequestHandler, Express, RequestHandler, Response, Router } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
-import { CachePart, httpCaching, ResponseCache } from '../http/caching';
+import { httpCaching, ResponseCache } from '../http/caching';
 import { explorerRouter } from '../explorer/router';
 import { cors, corsHeaders } from '../http/cors';
 import { varyOnEncoding } from '../http/encoding';
-import { cachedFront } from '../http/front';
+import { cachedFront, FrontSource } from '../http/front';
 import { errorJson, errorMiddleware, GRPC, sendError, shown, UnavailableError } from '../http/errors';
 import { urlLengthLimit, urlTooLong } from '../http/limits';
 import { errorFields, Logger, silentLogger } from '../http/log';
@@ -194,7 +194,7 @@ export function createApp(args: AppArgs): Express {
 }
 
 /** createApp, and the request observer it logs and counts with (the cached front shares it). */
-function buildApp(args: AppArgs): { app: Express; observe: ObserveRequest } {
+function buildApp(args: AppArgs): { app: Express; observe: ObserveRequest; metrics: Metrics } {
   const { openapi, options, logger = silentLogger, metrics, responseCache, chains } = args;
   const app = express();
   app.disable('x-powered-by');
@@ -256,7 +256,7 @@ function buildApp(args: AppArgs): { app: Express; observe: ObserveRequest } {
     const s = res.locals.snapshot;
     if (s) chainOf(res.req)?.holder.reportFault?.(s, err);
   }));
-  return { app, observe };
+  return { app, observe, metrics: ops };
 }
 
 /**
@@ -384,32 +384,40 @@ ${rows}
 
 /**
  * What the HTTP server runs: the Express app of createApp, behind the response cache
- * (src/http/front.ts) when `responseCache` is given — hits are answered without entering
- * Express, misses computed by the app and stored. `wrap` (admission, src/http/admission.ts)
- * goes around everything after the base URL and the chain's prefix are cut, so it sees the URL
- * the app routes and the request's chain (chainIdOf).
+ * (src/http/front.ts) when `responseCache` is given — answers from memory (a held body, or a
+ * validator's 304) are given without entering Express, misses computed by the app and kept.
+ * `wrap` (admission, src/http/admission.ts) goes around the app: after the base URL and the
+ * chain's prefix are cut (it sees the URL the app routes and the request's chain, chainIdOf) and
+ * after the cache, so an answer from memory — which runs no query — never waits for a turn
+ * (docs/reliability.md#overload).
  */
 export function createRequestListener(args: AppArgs, wrap: (inner: RequestListener) => RequestListener = (l) => l): RequestListener {
-  const { app, observe } = buildApp(args);
-  const { responseCache, options, chains } = args;
+  const { app, observe, metrics } = buildApp(args);
+  const { responseCache, options, chains, logger = silentLogger } = args;
   const { maxUrlLength } = options;
   const chainOf = chainResolver(args);
+  // what runs a query waits its turn (admission); what the cache answers from memory does not
+  const admitted = wrap(app);
   // each chain's source for the front, made once (a hit allocates nothing for it)
-  const sources = new WeakMap<ChainRoute, { snapshots: SnapshotSource; part: CachePart }>();
-  const front: RequestListener = !responseCache ? app : cachedFront(app, {
+  const sources = new WeakMap<ChainRoute, FrontSource>();
+  const front: RequestListener = !responseCache ? admitted : cachedFront(admitted, {
+    cache: responseCache,
     sourceOf: (req) => {
       const chain = chainOf(req);
       if (chain === undefined) return undefined;
       let source = sources.get(chain);
-      if (source === undefined) sources.set(chain, source = { snapshots: chain.holder, part: responseCache.part(chain.id) });
+      if (source === undefined) {
+        sources.set(chain, source = { snapshots: chain.holder, part: responseCache.part(chain.id), ...(chains ? { chain: chain.id } : {}) });
+      }
       return source;
     },
     cors: corsHeaders(options.corsOrigin), maxUrlLength,
     draining: options.draining ?? ((): boolean => false), observe,
+    logsRequests: logger.enabled('info'), metrics, slowRequestMs: options.slowRequestMs ?? Infinity,
   });
   const base = options.baseUrl;
   // outside the base URL: the app answers (a 404), through `wrap` like everything else
-  const inner = wrap((req, res) => (outsideBase.has(req) ? app : front)(req, res));
+  const inner: RequestListener = (req, res) => (outsideBase.has(req) ? admitted : front)(req, res);
   if (chains !== undefined) return cutChain(base, chains, inner, maxUrlLength);
   return base === '' ? inner : cutBase(base, inner, maxUrlLength);
 }

@@ -18,6 +18,7 @@ import { errorFields, Logger } from '../http/log';
 import { createMetrics, Metrics, MetricsChain, readiness } from '../http/ops';
 import { changeOf, OpsPort, reportEvery, startOpsPort } from '../http/ops-port';
 import cluster from 'node:cluster';
+import { SERVE_DEFAULTS } from '../lib/defaults';
 import { SnapshotHolder } from '../snapshot/holder';
 import type { Snapshot } from '../snapshot/open';
 import { checkPages } from '../snapshot/verify';
@@ -50,9 +51,11 @@ export interface ServeStackOptions {
   baseUrl: string;
   /** Cache-Control max-age of a 200, seconds */
   cacheMaxAge: number;
-  /** response cache caps; either 0 = no response cache */
+  /** response cache: body caps (either 0 = no body kept) */
   cacheBytes: number;
   cacheEntries: number;
+  /** the response cache's validators (its key table); 0 = no response cache; default SERVE_DEFAULTS' */
+  cacheValidatorBytes?: number;
   /** the built-in explorer at / */
   explorer: boolean;
   /** check every response against the OpenAPI document (tests) */
@@ -138,7 +141,8 @@ export async function assembleServeStack(o: ServeStackOptions): Promise<ServeSta
   };
   const checks: Promise<void>[] = [];
   try {
-    const responseCache = o.cacheEntries > 0 && o.cacheBytes > 0 ? new ResponseCache(o.cacheBytes, o.cacheEntries) : undefined;
+    const validatorBytes = o.cacheValidatorBytes ?? SERVE_DEFAULTS.cacheValidatorBytes;
+    const responseCache = validatorBytes > 0 ? new ResponseCache(o.cacheBytes, o.cacheEntries, true, validatorBytes) : undefined;
     const chainList = chains && ((): MetricsChain[] => chains.list().map((c) => ({ id: c.id, current: () => c.holder.current() })));
     metrics = createMetrics(() => holder?.current(), responseCache, chainList);
     registerLagMetrics(metrics.registry, () => holder?.current(), chainList);

@@ -139,21 +139,30 @@ export function listen(app: RequestListener, host: string, port: number, limits:
       if (conns.size > maxSockets) shed();
     });
     let requestsSeen = 0;
+    // one listener shared by every response (no closure per request): a response's 'close' fires once
+    function responseClosed(this: ServerResponse): void {
+      const socket = this.req.socket;
+      const c = conns.get(socket);
+      if (!c) return;
+      c.inFlight--;
+      if (c.inFlight > 0) return;
+      c.idleSince = Date.now();
+      c.bytesAtIdle = socket.bytesRead;
+      if (closing) socket.destroy();
+    }
+    // Node's header limit counts the target too (nodeHeaderLimit): --max-header-size is applied here to the rest
+    const serveApp = withHeaderLimit(limits.maxHeaderSize, app);
+    // one 'request' listener: with two, Node copies its listener array on every request
     server.on('request', (req: IncomingMessage, res: ServerResponse) => {
       requestsSeen++;
       const c = conns.get(req.socket);
-      if (!c) return;
-      c.inFlight++;
-      c.requests++;
-      res.once('close', () => {
-        c.inFlight--;
-        if (c.inFlight > 0) return;
-        c.idleSince = Date.now();
-        c.bytesAtIdle = req.socket.bytesRead;
-        if (closing) req.socket.destroy();
-      });
+      if (c) {
+        c.inFlight++;
+        c.requests++;
+        res.on('close', responseClosed);
+      }
+      serveApp(req, res);
     });
-    server.on('request', withHeaderLimit(limits.maxHeaderSize, app));
     server.closeIdleConnections = (): void => {
       // while closing, the drain check below decides (after its grace)
       if (closing) return;

@@ -1,11 +1,13 @@
 import { expect } from 'chai';
 import { copyFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
-import { CacheState, ResponseCache } from '../../src/http/caching';
+import { CacheState, etagOf, ResponseCache } from '../../src/http/caching';
 import type { ChangeRecord } from '../../src/snapshot/changes';
 import { DEMO, get, getJson, metric, eventually, serveTmp, ServeProcess, smallSnapshots, startServe } from './helpers';
 
 const BLOCKS = '/indexer/block/v1/blocks?pagination.limit=2';
+/** an ETag as etagOf writes them */
+const ETAG = etagOf('seed.2.', Buffer.from('{}'));
 
 /** Puts `from` at `db` the way a publisher does: a copy beside it, renamed over it. */
 function publish(from: string, db: string): void {
@@ -21,12 +23,12 @@ describe('serve: ETag, Cache-Control, 304 and the response cache', function () {
     let s: ServeProcess;
     let snapshotId: string;
     before(async () => {
-      s = await startServe(['--db', DEMO('wasm'), '--cache-max-age', '30', '--cache-bytes', '0']);
+      s = await startServe(['--db', DEMO('wasm'), '--cache-max-age', '30', '--cache-validator-bytes', '0']);
       snapshotId = (await getJson<{ snapshot_id: string }>(`${s.url}/ready`)).snapshot_id;
     });
     after(async () => { await s.stop(); });
 
-    it('has no response cache with --cache-bytes 0 (no cache metrics)', async () => {
+    it('has no response cache with --cache-validator-bytes 0 (no cache metrics)', async () => {
       expect((await get(`${s.url}/metrics`)).body).not.to.include('indexer_api_response_cache_');
     });
 
@@ -84,6 +86,51 @@ describe('serve: ETag, Cache-Control, 304 and the response cache', function () {
         expect(r.headers.etag, path).to.equal(undefined);
         expect(JSON.parse(r.body)).to.have.keys('code', 'message', 'details');
       }
+    });
+  });
+
+  describe('with --cache-bytes 0: no body kept, validators kept', () => {
+    let s: ServeProcess;
+    before(async () => { s = await startServe(['--db', DEMO('wasm'), '--cache-bytes', '0']); });
+    after(async () => { await s.stop(); });
+    const cacheMetric = async (name: string): Promise<number> => metric((await get(`${s.url}/metrics`)).body, name) as number;
+
+    it('computes every plain GET, and answers an unchanged conditional GET 304 from its validator', async () => {
+      const url = `${s.url}/indexer/tx/v1/txs?pagination.limit=5`;
+      const first = await get(url);
+      const etag = first.headers.etag as string;
+      for (let i = 0; i < 3; i++) expect((await get(url)).status).to.equal(200);
+      expect(await cacheMetric('indexer_api_response_cache_hits_total'), 'no body answered a plain GET').to.equal(0);
+      expect(await cacheMetric('indexer_api_response_cache_entries')).to.equal(0);
+      const validatorHits = await cacheMetric('indexer_api_response_cache_validator_hits_total');
+      const again = await get(url, { 'If-None-Match': etag });
+      expect(again.status).to.equal(304);
+      expect(again.headers.etag).to.equal(etag);
+      expect(again.headers['cache-control']).to.equal('public, max-age=1');
+      expect(await cacheMetric('indexer_api_response_cache_validator_hits_total')).to.equal(validatorHits + 1);
+      expect(await cacheMetric('indexer_api_response_cache_validators')).to.be.greaterThan(0);
+      expect(await cacheMetric('indexer_api_response_cache_validator_bytes')).to.be.greaterThan(0);
+      // a validator never makes a 200: the same URL without If-None-Match (or with another ETag) is computed
+      expect((await get(url, { 'If-None-Match': '"not-this-one"' })).status).to.equal(200);
+      expect(await cacheMetric('indexer_api_response_cache_validator_hits_total')).to.equal(validatorHits + 1);
+    });
+
+    it('answers a conditional GET that also says Cache-Control: no-cache (as fetch() sends it) 304 when the ETag matches', async () => {
+      const url = `${s.url}/indexer/block/v1/blocks?pagination.limit=3`;
+      const etag = (await get(url)).headers.etag as string;
+      await get(url);
+      for (let i = 0; i < 2; i++) {
+        const r = await get(url, { 'If-None-Match': etag, 'Cache-Control': 'no-cache', Pragma: 'no-cache' });
+        expect(r.status, `poll ${i}`).to.equal(304);
+        expect(r.headers.etag).to.equal(etag);
+      }
+      // Node's fetch() (undici) adds Cache-Control: no-cache and Pragma: no-cache to a request that sets If-None-Match
+      const full = await fetch(url);
+      const gzEtag = full.headers.get('etag') as string;
+      await full.arrayBuffer();
+      const node = await fetch(url, { headers: { 'If-None-Match': gzEtag } });
+      expect(node.status, 'Node\'s fetch() revalidating').to.equal(304);
+      expect(node.headers.get('etag')).to.equal(gzEtag);
     });
   });
 
@@ -231,7 +278,7 @@ describe('serve: ETag, Cache-Control, 304 and the response cache', function () {
   });
 
   describe('ResponseCache', () => {
-    const entry = (n: number) => ({ body: Buffer.alloc(n, 'x'), etag: '"e"', route: '/r', headers: [], headers304: [] });
+    const entry = (n: number) => ({ body: Buffer.alloc(n, 'x'), etag: ETAG, route: '/r', headers: [], headers304: [] });
     const s1 = liveFile('f1').state();
     const cache = (maxBytes: number, maxEntries?: number): ResponseCache => {
       const c = new ResponseCache(maxBytes, maxEntries, false);
@@ -239,28 +286,35 @@ describe('serve: ETag, Cache-Control, 304 and the response cache', function () {
       return c;
     };
 
-    it('evicts the least recently used entry beyond its entry count', () => {
+    it('keeps its bodies beyond its entry count for the keys asked for most: a newcomer takes the place of one asked for at least 2 times less', () => {
       const c = cache(1 << 20, 2);
       c.set(s1, 'a', entry(1), []);
       c.set(s1, 'b', entry(1), []);
-      expect(c.get('a')).not.to.equal(undefined); // a is now the most recent
-      c.set(s1, 'c', entry(1), []);
-      expect(c.get('b')).to.equal(undefined);
       expect(c.get('a')).not.to.equal(undefined);
-      expect(c.get('c')).not.to.equal(undefined);
+      c.set(s1, 'c', entry(1), []);
+      expect(c.get('c'), 'asked for as often as the bodies held: not kept').to.equal(undefined);
       expect(c.size).to.equal(2);
+      // c is asked for again and again: it beats b (asked for once), never a while a keeps up
+      for (let i = 0; i < 3; i++) c.get('c');
+      c.get('a');
+      c.set(s1, 'c', entry(1), []);
+      expect(c.get('c')).not.to.equal(undefined);
+      expect(c.get('a')).not.to.equal(undefined);
+      expect(c.get('b')).to.equal(undefined);
+      expect(c.size).to.equal(2);
+      expect(c.validators, 'b lost its body, not its validator').to.equal(3);
     });
 
-    it('keeps entries under its byte cap, least recently used out, and skips a body over 1/8 of the cap', () => {
+    it('keeps bodies under its byte cap, and skips a body over 1/8 of the cap', () => {
       const c = cache(8 * 1000);
       for (let i = 0; i < 20; i++) c.set(s1, `k${i}`, entry(400), ['tip']);
       expect(c.bytes).to.be.at.most(8000);
       expect(c.size).to.be.within(10, 19);
-      expect(c.get('k0')).to.equal(undefined);
-      expect(c.get('k19')).not.to.equal(undefined);
+      expect(c.get('k0')).not.to.equal(undefined);
+      expect(c.get('k19'), 'a newcomer asked for no more than the bodies held').to.equal(undefined);
       c.set(s1, 'huge', entry(1000), []);
       expect(c.get('huge')).to.equal(undefined);
-      expect(c.get('k19')).not.to.equal(undefined);
+      expect(c.get('k0')).not.to.equal(undefined);
     });
 
     it('replaces an entry stored again under the same key without double-counting its bytes', () => {
@@ -289,7 +343,7 @@ describe('serve: ETag, Cache-Control, 304 and the response cache', function () {
   });
 
   describe('ResponseCache across writes to the same file (change records)', () => {
-    const entry = () => ({ body: Buffer.from('{}'), etag: '"e"', route: '/r', headers: [], headers304: [] });
+    const entry = () => ({ body: Buffer.from('{}'), etag: ETAG, route: '/r', headers: [], headers304: [] });
 
     it('drops exactly the entries whose tags a write names, and keeps the rest', () => {
       const f = liveFile('f');

@@ -11,7 +11,7 @@ import { execFile, spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ResponseCache, type CacheState } from '../../src/http/caching';
+import { etagOf, ResponseCache, type CacheState } from '../../src/http/caching';
 import { DEFAULT_LIMITS } from '../../src/http/limits';
 import { createLogger } from '../../src/http/log';
 import { SERVE_DEFAULTS } from '../../src/lib/defaults';
@@ -202,7 +202,7 @@ describe('serve: many chains in one replica', function () {
       fileKey, changeSeq, meta: { snapshotId: `${fileKey}-${changeSeq}`, wireFormat: 2 },
       changes: { seq: () => changeSeq, since: (from: number, to: number) => records.filter((r) => r.seq > from && r.seq <= to) } as unknown as CacheState['changes'],
     });
-    const entry = (body: string): { body: Buffer; etag: string; route: string; headers: string[]; headers304: string[] } => ({ body: Buffer.from(body), etag: '"e"', route: '/r', headers: [], headers304: [] });
+    const entry = (body: string): { body: Buffer; etag: string; route: string; headers: string[]; headers304: string[] } => ({ body: Buffer.from(body), etag: etagOf('seed.2.', Buffer.from(body)), route: '/r', headers: [], headers304: [] });
 
     it('a change record or another file of one chain drops only that chain\'s entries', () => {
       const cache = new ResponseCache(1 << 20, Infinity, false);
@@ -231,17 +231,25 @@ describe('serve: many chains in one replica', function () {
       expect(cache.bytes).to.equal(0);
     });
 
-    it('the byte cap is one budget: entries of every chain count against it and are evicted in one order', () => {
+    it('the byte cap is one budget: bodies of every chain count against it and are evicted in one order', () => {
       const cache = new ResponseCache(64 * 1024, Infinity, false);
       const parts = ['a', 'b', 'c'].map((id) => cache.part(id));
       const states = parts.map((_, i) => state(`f${i}`, 1));
       parts.forEach((p, i) => p.sync(states[i]));
       for (let n = 0; n < 60; n++) parts[n % 3].set(states[n % 3], `/u${n}`, entry('x'.repeat(2000)), [`t${n}`]);
       expect(cache.bytes).to.be.at.most(64 * 1024);
-      // the oldest went first, whichever chain they were of; the newest of every chain are kept
-      expect(parts[0].get('/u0')).to.equal(undefined);
-      for (let n = 57; n < 60; n++) expect(parts[n % 3].get(`/u${n}`), `u${n}`).to.not.equal(undefined);
-      expect(parts.reduce((sum, p) => sum + p.size, 0)).to.equal(cache.size);
+      const held = cache.size;
+      expect(held).to.be.within(20, 59);
+      // every chain holds bodies of the one budget, and keeps a validator for every answer
+      for (const p of parts) expect(p.size).to.be.greaterThan(0);
+      expect(parts.reduce((sum, p) => sum + p.size, 0)).to.equal(held);
+      expect(cache.validators).to.equal(60);
+      // a newcomer of chain c asked for more than the bodies held takes one's place, of whichever chain
+      for (let i = 0; i < 3; i++) expect(parts[2].get('/u59'), 'no body yet').to.equal(undefined);
+      parts[2].set(states[2], '/u59', entry('x'.repeat(2000)), ['t59']);
+      expect(parts[2].get('/u59')).to.not.equal(undefined);
+      expect(cache.size).to.equal(held);
+      expect(cache.bytes).to.be.at.most(64 * 1024);
     });
 
     it('end to end: a hot swap of one chain\'s file leaves the other chain\'s cached answers hits', async () => {

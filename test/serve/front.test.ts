@@ -132,6 +132,67 @@ for (const vm of ['move', 'wasm', 'evm'] as const) {
   }
 }
 
+for (const vm of ['move', 'evm'] as const) {
+  for (const corsOrigin of ['*', 'https://app.example,*.wallet.example']) {
+    describe(`response cache validators (no body held): byte-identical 304s (${vm}, --cors-origin ${corsOrigin})`, function () {
+      this.timeout(60_000);
+      let snapshot: Snapshot;
+      let plain: RunningServer;
+      let cached: RunningServer;
+      let cache: ResponseCache;
+      before(async () => {
+        snapshot = openSnapshot(DEMO(vm));
+        const snapshots = { current: () => snapshot };
+        const openapi = loadOpenApi();
+        // no byte for bodies: every key is a validator alone
+        cache = new ResponseCache(0, Infinity, false);
+        plain = await listen(createApp({ snapshots, openapi, options: appOptions({ corsOrigin }) }), '127.0.0.1', 0);
+        cached = await listen(createRequestListener({ snapshots, openapi, options: appOptions({ corsOrigin }), responseCache: cache }), '127.0.0.1', 0);
+      });
+      after(async () => {
+        await plain.close();
+        await cached.close();
+        snapshot.close();
+      });
+
+      for (const path of urlsOf(DEMO(vm))) {
+        it(`a conditional GET or HEAD of ${path} is the Express path's 304; anything else goes to Express`, async () => {
+          for (const accept of [{}, { 'Accept-Encoding': 'gzip, deflate, br' }] as Record<string, string>[]) {
+            const first = await exchange(cached.url, 'GET', path, accept);
+            expect(first, 'the miss (computed by Express)').to.equal(await exchange(plain.url, 'GET', path, accept));
+            const etag = etagIn(first);
+            const fresh: [string, Record<string, string>][] = [
+              ['GET', { ...accept, 'If-None-Match': etag }],
+              ['GET', { ...accept, 'If-None-Match': `"other", W/${etag}`, Origin: 'https://app.example' }],
+              ['GET', { ...accept, 'If-None-Match': etag, 'Cache-Control': 'no-cache', Origin: 'https://x.wallet.example' }],
+              ['GET', { ...accept, 'If-None-Match': '*', Origin: 'https://elsewhere.example' }],
+              ['HEAD', { ...accept, 'If-None-Match': etag }],
+            ];
+            for (const [method, headers] of fresh) {
+              const hits = cache.validatorHits;
+              const got = await exchange(cached.url, method, path, headers);
+              const what = `${method} ${JSON.stringify(headers)}`;
+              expect(got, what).to.match(/^HTTP\/1.1 304 Not Modified\r\n/);
+              expect(cache.validatorHits, `${what} is a validator hit`).to.equal(hits + 1);
+              expect(got, what).to.equal(await exchange(plain.url, method, path, headers));
+            }
+            // a validator never makes a 200: these are Express's to answer
+            for (const [method, headers] of [
+              ['GET', accept], ['HEAD', accept], ['GET', { ...accept, 'If-None-Match': '"something-else"' }],
+              ['GET', { ...accept, 'If-None-Match': etag, 'If-Modified-Since': 'Sat, 01 Jan 2000 00:00:00 GMT' }],
+            ] as [string, Record<string, string>][]) {
+              const hits = cache.validatorHits + cache.hits;
+              const got = await exchange(cached.url, method, path, headers);
+              expect(cache.validatorHits + cache.hits, `${method} ${JSON.stringify(headers)} is not answered from memory`).to.equal(hits);
+              expect(got).to.equal(await exchange(plain.url, method, path, headers));
+            }
+          }
+        });
+      }
+    });
+  }
+}
+
 describe('normalizeUrl', () => {
   it('collapses leading slashes and drops one trailing slash of the path, leaving the query alone', () => {
     const cases: [string, string][] = [
