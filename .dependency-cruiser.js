@@ -10,7 +10,7 @@
 const LAYERS = [
   // [rank, name, path, never]
   [0, 'lib', '^src/lib/'],
-  [0, 'platform', '^src/(assets|sqlite|version)\\.ts$'],
+  [0, 'platform', '^src/(assets|sqlite|version|paths)\\.ts$'],
   [1, 'wire', '^src/wire/'],
   // the snapshot file: its store (the only opener), its reads, its one writer
   [2, 'snapshot', '^src/snapshot/'],

@@ -5,7 +5,7 @@ VMS := move wasm evm
 DEMO_DBS := $(foreach vm,$(VMS),fixtures/demo/$(vm).sqlite)
 CLI := node bin/indexer-api
 
-.PHONY: all deps build fixtures lint test test-unit test-faults serve binary image pack bench clean help
+.PHONY: all deps build fixtures lint test test-unit test-faults serve demo-live binary image pack bench clean help
 
 all: build fixtures ## Install dependencies, compile, build the demo snapshots
 
@@ -67,6 +67,9 @@ test-faults: build fixtures ## Run the fault suite (test/faults/: kills, bad fil
 
 serve: build fixtures ## Serve the three bundled demos as one replica on http://127.0.0.1:8080, each chain under /{chain_id}/ (DEMO=move|wasm|evm: that one alone at the root; PORT=9000 for another port)
 	$(CLI) serve $(if $(DEMO),--demo $(DEMO),--db fixtures/demo/move.sqlite --db fixtures/demo/wasm.sqlite --db fixtures/demo/evm.sqlite)$(if $(PORT), --port $(PORT))
+
+demo-live: build fixtures ## Watch follow, the explorer and the live cache at work: a demo chain growing a block a second, a replica following it, served with the explorer on http://127.0.0.1:8080 (DEMO=move|wasm|evm, PORT, START=height [100], BLOCK_MS [1000]; scripts/demo-live.sh)
+	scripts/demo-live.sh
 
 binary: build fixtures ## Build the single executable dist/indexer-api (offline, Node SEA; see docs/binary.md)
 	node scripts/build-binary.js

@@ -1,4 +1,4 @@
--- indexer-api snapshot schema v2: tables. Applied by `import` to an empty file before the bulk
+-- indexer-api snapshot schema v3: tables. Applied by `import` to an empty file before the bulk
 -- load; secondary indexes come after the load (002-indexes.sql). A snapshot is immutable once
 -- written. Tables are shaped for the read paths (DESIGN.md): every list is one index range scan
 -- in its page order, payloads are stored as the exact JSON served — each `json` column a packed
@@ -156,6 +156,19 @@ CREATE TABLE richlist (
 CREATE TABLE richlist_denoms (
   denom        TEXT PRIMARY KEY,
   holder_count INTEGER NOT NULL
+) WITHOUT ROWID;
+
+-- Rank marks (schema v3): every RANK_STEP-th holder of each rich list from the top (rank 0,
+-- RANK_STEP, 2·RANK_STEP, … in the default order, largest first), so a page at any offset is a
+-- seek to the nearest mark and fewer than RANK_STEP index entries skipped (src/snapshot/richlist-ranks.ts,
+-- docs/api-contract.md#deep-offsets). Written with the rich list: at import, and for each denom
+-- whose holders a follow refresh changes, in the same transaction.
+CREATE TABLE richlist_ranks (
+  denom      TEXT NOT NULL,
+  rank       INTEGER NOT NULL,
+  amount_key TEXT NOT NULL,
+  account    BLOB NOT NULL,
+  PRIMARY KEY (denom, rank)
 ) WITHOUT ROWID;
 
 -- EVM bank denom (lower-cased) → ERC-20 contract: replaces rollytics' by_denom node query (§7).

@@ -1,4 +1,4 @@
--- indexer-api snapshot schema v2: secondary indexes, built once after the bulk load.
+-- indexer-api snapshot schema v3: secondary indexes, built once after the bulk load.
 -- Each one serves a route's page order (see bench/README.md "which index serves which route").
 
 CREATE UNIQUE INDEX accounts_by_addr ON accounts (addr);

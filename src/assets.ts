@@ -1,3 +1,4 @@
+import { fsReason } from './paths';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
@@ -79,7 +80,7 @@ export function materialize(name: string, bytes: Buffer): string {
     // A read-only root (a container without its cache volume) makes Node's recursive mkdir say
     // only "ENOENT … mkdir": name the directory, why it is written and how to choose another.
     const err = e as NodeJS.ErrnoException;
-    throw new Error(`cannot write ${name} into the cache directory ${dir} (${err.code ?? err.message}): `
+    throw new Error(`cannot write ${name} into the cache directory ${dir} (${fsReason(err)}): `
       + 'the single executable unpacks it there before use; set XDG_CACHE_HOME to a writable directory (in the container image: a volume at /cache)');
   }
   return file;

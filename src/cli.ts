@@ -1,4 +1,5 @@
 import type { Argv, CommandModule } from 'yargs';
+import { describeError } from './paths';
 import { buildInfo } from './version';
 
 /**
@@ -64,9 +65,9 @@ const COMMAND_HINTS: Record<string, string> = {
  */
 export function usageMessage(msg: string, known: readonly string[] = [], args: readonly string[] = []): string {
   const missing = /^Not enough arguments following: (\S+)$/.exec(msg);
-  if (missing) return `--${missing[1]} needs a value`;
+  if (missing) return fromEnvironment(`--${missing[1]} needs a value`, args);
   const choice = /^Invalid values:\s+Argument: (\S+), Given: (.*), Choices: (.*)$/s.exec(msg);
-  if (choice) return `--${choice[1]} must be one of ${choice[3].trim()}, got ${choice[2]}`;
+  if (choice) return fromEnvironment(`--${choice[1]} must be one of ${choice[3].trim()}, got ${choice[2]}`, args);
   const unknown = /^Unknown arguments?: (.*)$/s.exec(msg);
   if (unknown) {
     const names = unknown[1].split(', ');
@@ -80,7 +81,27 @@ export function usageMessage(msg: string, known: readonly string[] = [], args: r
       return `unknown option ${typed}${near === undefined ? '' : ` (did you mean --${negated ? 'no-' : ''}${near}?)`}`;
     }).join('; ');
   }
-  return msg;
+  return fromEnvironment(msg, args);
+}
+
+/** INDEXER_API_<OPTION>: the environment variable of an option (yargs' .env('INDEXER_API')). */
+export function envNameOf(option: string): string {
+  return `INDEXER_API_${option.replace(/-/g, '_').toUpperCase()}`;
+}
+
+/**
+ * A message about an option (`--port must be …`) whose value came from its environment variable,
+ * not from the command line, names the variable: `INDEXER_API_PORT (--port) must be …` — the
+ * user typed no --port to look for.
+ */
+export function fromEnvironment(msg: string, args: readonly string[], env: NodeJS.ProcessEnv = process.env): string {
+  const m = /^--([a-z][a-z0-9-]*)\b/.exec(msg);
+  if (!m) return msg;
+  const option = m[1];
+  const typed = args.some((a) => a === `--${option}` || a.startsWith(`--${option}=`) || a === `--no-${option}`);
+  const variable = envNameOf(option);
+  if (typed || env[variable] === undefined) return msg;
+  return `${variable} (--${option})${msg.slice(m[0].length)}`;
 }
 
 /** The known option nearest to `name` by edit distance, when near enough to be a typo of it. */
@@ -165,7 +186,8 @@ export async function main(argv: string[]): Promise<void> {
 
 if (require.main === module) {
   main(process.argv).catch((e: Error) => {
-    process.stderr.write(`indexer-api: ${e.message}\n`);
+    // a system error that got this far is worded (src/paths.ts): never ENOENT, EISDIR… to a person
+    process.stderr.write(`indexer-api: ${describeError(e)}\n`);
     process.exit(1);
   });
 }

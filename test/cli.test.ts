@@ -255,7 +255,28 @@ describe('indexer-api (the command line)', function () {
         child.on('close', (code, signal) => resolve({ code, signal, stdout: '', stderr }));
       });
       expect(r.code).to.equal(2);
-      expect(r.stderr).to.contain('--port must be a whole number from 0 to 65535, got "http"');
+      // named by its variable: the command line has no --port to look for
+      expect(r.stderr).to.contain('indexer-api: INDEXER_API_PORT (--port) must be a whole number from 0 to 65535, got "http"\n');
+    });
+
+    it('the variable is named for every kind of check, and the flag when the flag was typed', async () => {
+      const { fromEnvironment, usageMessage } = await import('../src/cli');
+      const env = { INDEXER_API_PORT: 'abc', INDEXER_API_DEMO: 'foo', INDEXER_API_INTERVAL: '0' };
+      expect(fromEnvironment('--port must be a whole number from 0 to 65535, got "abc"', ['serve'], env))
+        .to.equal('INDEXER_API_PORT (--port) must be a whole number from 0 to 65535, got "abc"');
+      expect(fromEnvironment('--port must be a whole number from 0 to 65535, got "x"', ['serve', '--port', 'x'], env))
+        .to.equal('--port must be a whole number from 0 to 65535, got "x"');
+      expect(fromEnvironment('--interval must be a duration like 2s, got "0"', ['follow', '--interval=0'], env)).to.match(/^--interval /);
+      expect(fromEnvironment('--interval must be a duration like 2s, got "0"', ['follow'], env)).to.match(/^INDEXER_API_INTERVAL \(--interval\) /);
+      expect(fromEnvironment('--host must be …', ['serve'], env)).to.equal('--host must be …');
+      const prev = process.env.INDEXER_API_DEMO;
+      process.env.INDEXER_API_DEMO = 'foo';
+      try {
+        expect(usageMessage('Invalid values:\n  Argument: demo, Given: "foo", Choices: "move", "wasm", "evm"', [], ['serve']))
+          .to.equal('INDEXER_API_DEMO (--demo) must be one of "move", "wasm", "evm", got "foo"');
+      } finally {
+        if (prev === undefined) delete process.env.INDEXER_API_DEMO; else process.env.INDEXER_API_DEMO = prev;
+      }
     });
 
     it('--help still labels the numeric options [number] (their text reaches the check unparsed)', async () => {

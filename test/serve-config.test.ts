@@ -32,8 +32,8 @@ describe('serve options resolved once (src/commands/serve-config.ts)', () => {
     expect(c.stack.slowRequestMs).to.equal(SERVE_DEFAULTS.slowRequestMs);
     expect(c.shutdownTimeoutMs).to.equal(SERVE_DEFAULTS.shutdownTimeoutMs);
     expect(c.pull).to.equal(undefined);
-    // every field of the stack's settings is decided (maxLagS and opsPort are off by default)
-    for (const [k, v] of Object.entries(c.stack)) if (!['maxLagS', 'opsPort'].includes(k)) expect(v, k).to.not.equal(undefined);
+    // every field of the stack's settings is decided (maxLagS, opsPort and a growing chain are off by default)
+    for (const [k, v] of Object.entries(c.stack)) if (!['maxLagS', 'opsPort', 'growth'].includes(k)) expect(v, k).to.not.equal(undefined);
   });
 
   it('reads what was typed: durations in ms, --no-watch as no file watch, --get as one process', () => {
@@ -42,6 +42,13 @@ describe('serve options resolved once (src/commands/serve-config.ts)', () => {
     expect(c.pull).to.deep.equal({ url: 'http://o/manifest.json', intervalMs: 120_000 });
     expect(c.stack.watchPollMs).to.equal(undefined);
     expect(c.workers).to.equal(1);
+  });
+
+  it('a growing demo chain: --start-height and --block-ms become the stack\'s growth, in one process', () => {
+    const c = resolveServe(parsed(['--start-height', '300', '--block-ms', '500', '--workers', '4']), (vm) => `demo-${vm}.sqlite`);
+    expect(c.stack.growth).to.deep.equal({ startHeight: 300, blockMs: 500 });
+    expect(c.workers).to.equal(1);
+    expect(resolveServe(parsed(['--start-height', '300']), () => 'x').stack.growth).to.deep.equal({ startHeight: 300, blockMs: SERVE_DEFAULTS.blockMs });
   });
 
   it('refuses, while parsing, --ops-port equal to --port and --pull without --db, naming both options', () => {

@@ -14,6 +14,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, unlinkSync } from 'node:fs';
 import { basename } from 'node:path';
 import { canonicalAddress } from '../lib/address';
+import { checkInputFile } from '../paths';
 import { syncAndRename, tempPathBeside } from '../snapshot/store';
 import { canonicalCopy } from '../snapshot/writer';
 import { tableDigests } from '../snapshot/digest';
@@ -77,10 +78,12 @@ export function finalizeDeterministic(loaded: string, out: string): void {
 }
 
 export async function runCut(o: CutOptions): Promise<ImportResult> {
-  const { ensureOutDir, importWith, resolveImport } = await import('./import-run');
+  const { checkImportPaths, ensureOutDir, importWith, resolveImport } = await import('./import-run');
   const c = resolveImport(o);
   if ((o.fromSnapshot === undefined) === (o.fromApi === undefined)) throw new Error('a cut reads from one source: --from-api URL or --from-snapshot FILE');
-  if (existsSync(o.out) && !o.force) throw new Error(`refusing to overwrite ${o.out} (pass --force to replace it)`);
+  // the paths, before the source is served (src/paths.ts)
+  if (o.fromSnapshot !== undefined) checkInputFile('--from-snapshot', o.fromSnapshot, 'snapshot file');
+  checkImportPaths(o);
   ensureOutDir(o.out);
   const facts = o.fromSnapshot !== undefined ? snapshotFacts(o.fromSnapshot) : undefined;
   const prefix = facts?.prefix ?? c.bech32Prefix;

@@ -13,6 +13,7 @@ import { RichListRefresher, WriteLock } from '../follow/richlist-refresh';
 import { CollectionsAudit } from '../follow/collections-audit';
 import { cleanStaleTemps, runImport } from './import';
 import { FOLLOW_OPTIONS } from './options';
+import { checkInputFile, checkOutputFile, checkWritableFile, describeError } from '../paths';
 
 /** `follow`'s options as the command line resolved them: every field filled, every check done (src/commands/options.ts). */
 export interface FollowOptions extends SourceOptions {
@@ -43,10 +44,23 @@ export interface FollowOptions extends SourceOptions {
 }
 
 /**
+ * The paths, before any work (src/paths.ts): --db a snapshot file this process may read and
+ * write in a folder it may write (the -wal, -shm and lock files go beside it), or — missing —
+ * one it may create; the files read (--validators, --denom-contracts) files that can be read.
+ */
+export function checkFollowPaths(o: Pick<FollowOptions, 'db' | 'validators' | 'denomContracts'>): void {
+  if (existsSync(o.db)) checkWritableFile('--db', o.db, 'snapshot file');
+  else checkOutputFile('--db', o.db, true);
+  if (o.validators !== undefined) checkInputFile('--validators', o.validators);
+  if (o.denomContracts !== undefined) checkInputFile('--denom-contracts', o.denomContracts);
+}
+
+/**
  * Follows the source into --db until SIGINT/SIGTERM (exit 0) or a source that went backwards
  * (exit 1). A missing --db is first built by an ordinary import.
  */
 export async function runFollow(o: FollowOptions): Promise<number> {
+  checkFollowPaths(o);
   const logger = createLogger('info', (t) => { process.stderr.write(t); }, {}, o.logFormat);
   const log = (line: string): void => { if (!o.quiet || !line.startsWith('follow: heights')) logger.info(line); };
   const { interval: intervalMs, maxBackoff: maxBackoffMs, richlistInterval: richListIntervalMs, collectionsAuditInterval: auditIntervalMs } = o;
@@ -137,7 +151,7 @@ export const followCommand: CommandModule<object, Omit<FollowOptions, 'logFormat
       const denoms = argv.denoms?.flatMap((d) => String(d).split(',')).map((d) => d.trim()).filter((d) => d !== '');
       process.exitCode = await runFollow({ ...argv, denoms, logFormat: argv.logFormat ?? defaultLogFormat(process.stderr) });
     } catch (e) {
-      process.stderr.write(`indexer-api follow: ${(e as Error).message}\n`);
+      process.stderr.write(`indexer-api follow: ${describeError(e)}\n`);
       process.exitCode = 1;
     }
   },

@@ -1,5 +1,6 @@
 import type { CommandModule } from 'yargs';
 import { choice, int, named } from './numbers';
+import { checkOutputDir, describeError } from '../paths';
 import { GenerateProgress, GenerateSummary, generateDump } from '../generate';
 import { DEMO_TXS, GENERATE_DEFAULTS, PRESETS, Preset, SCALE_TXS, VM_TYPES, VmType } from '../generate/params';
 
@@ -39,6 +40,8 @@ function terminalProgress(): { update: (p: GenerateProgress) => void; done: () =
 
 /** Generates a synthetic chain dump; returns what was written (the CLI prints one line of it). */
 export async function runGenerate(o: GenerateOptions): Promise<GenerateSummary & { seconds: number }> {
+  // the dump directory, before any work (src/paths.ts)
+  checkOutputDir('--out', o.out, 'name the dump directory to write (it is created if missing)');
   const started = process.hrtime.bigint();
   const progress = !o.quiet && process.stderr.isTTY === true ? terminalProgress() : undefined;
   try {
@@ -82,7 +85,7 @@ export const generateCommand: CommandModule<object, GenerateOptions> = {
       const summary = await runGenerate(argv);
       if (!argv.quiet) process.stderr.write(describeSummary(summary) + '\n');
     } catch (e) {
-      process.stderr.write(`indexer-api generate: ${(e as Error).message}\n`);
+      process.stderr.write(`indexer-api generate: ${describeError(e)}\n`);
       process.exitCode = 1;
     }
   },

@@ -20,6 +20,7 @@ import { parseDuration } from '../lib/duration';
 import { openSnapshotFile } from '../snapshot/open';
 import { prepareTipQueries } from '../snapshot/queries/tip';
 import { cleanStaleTemps, ensureParentDir, tempPathBeside } from '../snapshot/store';
+import { checkFreeSpace, checkInputDir, checkInputFile, checkOutputFile } from '../paths';
 
 export { cleanStaleTemps };
 
@@ -132,8 +133,6 @@ export function ensureOutDir(out: string): void {
 async function openSource(o: ImportConfig, progress: StageProgress): Promise<{ source: ImportSource; base?: BaseInfo }> {
   let source: ImportSource;
   if (o.fromDump !== undefined) {
-    // said here, in the option's words: the loader would report it as a bad record of the dump
-    if (!isDirectory(o.fromDump)) throw new Error(`--from-dump ${o.fromDump}: ${existsSync(o.fromDump) ? 'not a directory' : 'no such directory'}`);
     source = { ...dumpSource(o.fromDump), lineBased: true, close: async () => undefined };
   } else {
     const prefix = o.bech32Prefix;
@@ -191,9 +190,26 @@ export async function runImport(o: ImportOptions): Promise<ImportResult> {
   return importWith(resolveImport(o));
 }
 
+/**
+ * The paths of an import, before any work (src/paths.ts), in the option's words — the loader
+ * would report a missing dump as a bad record of it, and a directory at --out only at the final
+ * rename: the dump a directory that can be read, the files read (--base, --validators,
+ * --denom-contracts) files that can be read, --out a file that may be written (not a directory,
+ * not there without --force, its folder writable or creatable), and room beside it for a copy of
+ * --base.
+ */
+export function checkImportPaths(o: Pick<ImportOptions, 'fromDump' | 'base' | 'validators' | 'denomContracts' | 'out' | 'force'>): void {
+  if (o.fromDump !== undefined) checkInputDir('--from-dump', o.fromDump);
+  if (o.base !== undefined) checkInputFile('--base', o.base, 'snapshot file');
+  if (o.validators !== undefined) checkInputFile('--validators', o.validators);
+  if (o.denomContracts !== undefined) checkInputFile('--denom-contracts', o.denomContracts);
+  checkOutputFile('--out', o.out, o.force ? true : '--force');
+  if (o.base !== undefined) checkFreeSpace('--out', o.out, statSync(o.base).size, `the copy of --base ${o.base}`);
+}
+
 /** runImport on a resolved config (the command's handler resolves first: a bad option is named before any work). */
 export async function importWith(o: ImportConfig): Promise<ImportResult> {
-  if (existsSync(o.out) && !o.force) throw new Error(`refusing to overwrite ${o.out} (pass --force to replace it)`);
+  checkImportPaths(o);
   const started = process.hrtime.bigint();
   ensureOutDir(o.out);
   cleanStaleTemps(o.out);
@@ -257,8 +273,4 @@ export async function importWith(o: ImportConfig): Promise<ImportResult> {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }
-}
-
-function isDirectory(path: string): boolean {
-  try { return statSync(path).isDirectory(); } catch { return false; }
 }

@@ -3,6 +3,7 @@ import { DumpError } from '../records/dump-error';
 import { canonicalAddress } from '../lib/address';
 import { ImportOptions, runImport } from './import-run';
 import { IMPORT_OPTIONS } from './options';
+import { describeError } from '../paths';
 
 // `runImport` and its types live in ./import-run (no yargs), so that the fixture cut (./cut)
 // can run an import without an import cycle through this command module.
@@ -71,7 +72,7 @@ export const importCommand: CommandModule<object, ImportOptions> = {
         process.stderr.write(`indexer-api: wrote ${r.out} (${r.chainId}, ${r.vmType}): ${n} in ${r.seconds.toFixed(1)} s\n`);
       }
     } catch (e) {
-      const msg = e instanceof DumpError ? `bad dump record: ${e.message}` : (e as Error).message;
+      const msg = e instanceof DumpError ? `bad dump record: ${e.message}` : describeError(e);
       process.stderr.write(`indexer-api import: ${msg}\n`);
       process.exitCode = 1;
     }

@@ -43,7 +43,7 @@ export const SERVE_OPTIONS: Record<string, Options> = named({
   'request-timeout-ms': int({ min: 0 }, { default: SERVE_DEFAULTS.requestTimeoutMs, describe: 'A request must arrive completely within this (408 otherwise)' }),
   'headers-timeout-ms': int({ min: 0 }, { default: SERVE_DEFAULTS.headersTimeoutMs, describe: 'Request headers must arrive within this: slow clients are cut off (capped at --request-timeout-ms)' }),
   'keep-alive-timeout-ms': int({ min: 0 }, { default: SERVE_DEFAULTS.keepAliveTimeoutMs, describe: 'Idle keep-alive connections are closed after this' }),
-  'max-header-size': int({ min: 1 }, { default: SERVE_DEFAULTS.maxHeaderSize, describe: 'Request line + headers, bytes (431 beyond)' }),
+  'max-header-size': int({ min: 1 }, { default: SERVE_DEFAULTS.maxHeaderSize, describe: 'Request head but its target (method, version, headers), bytes: 431 beyond. The target has its own limit, --max-url-length (414), so a long query string gets 414 whatever this is' }),
   'max-url-length': int({ min: 1 }, { default: SERVE_DEFAULTS.maxUrlLength, describe: 'Request URL, bytes (414 beyond)' }),
   'max-lag-s': decimal({ above: 0 }, { defaultDescription: 'off', describe: '/ready answers 503 when the newest block is older than this many seconds (a stale replica leaves the load balancer); off by default' }),
   'commit-poll-ms': int({ min: 0 }, { default: SERVE_DEFAULTS.commitPollMs, describe: 'How often to look for a batch committed by `follow` to --db (PRAGMA data_version, microseconds each); 0 = never' }),
@@ -56,6 +56,8 @@ export const SERVE_OPTIONS: Record<string, Options> = named({
   'slow-request-ms': int({ min: 0 }, { default: SERVE_DEFAULTS.slowRequestMs, describe: "Requests slower than this get a 'slow request' warn line (route, path with its parameters, ms)" }),
   'pull': { type: 'string', describe: 'URL of a manifest.json written by `publish`: download its file into --db (resumable, sha256 + quick_check verified) before serving, then poll it and hot-swap each newer file. /ready is 503 until the first good file is in place. One chain only: one --db, no --db-dir' },
   'pull-interval': duration({ default: SERVE_DEFAULTS.pullInterval, describe: 'How often --pull polls the manifest (30s, 500ms, 2m); failed downloads retry sooner, backing off up to this' }),
+  'start-height': int({ min: 1 }, { defaultDescription: 'off: /status is the file\'s', describe: 'A growing demo chain: /status says this height at start and one block more every --block-ms, up to the file\'s own height; every other answer is the whole file\'s, exact. A `follow` of this server reads one more block each time (docs/follow.md "Watch it work"). One chain, one process (--workers 1)' }),
+  'block-ms': int({ min: 10 }, { default: SERVE_DEFAULTS.blockMs, describe: 'With --start-height: one block more on /status this often, ms' }),
 });
 
 /**

@@ -1,4 +1,7 @@
+import { statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import type { CommandModule } from 'yargs';
+import { checkFreeSpace, checkInputFile, checkOutputDir } from '../paths';
 import { createLogger, defaultLogFormat, type LogFormat } from '../http/log';
 import { choice, int, named } from './numbers';
 import { LOG_FORMAT_OPTION } from './options';
@@ -14,7 +17,20 @@ export interface PublishCommandOptions {
   logFormat: LogFormat;
 }
 
+/**
+ * The paths, before any work (src/paths.ts): --db a snapshot file that can be read, --to a
+ * directory that can be written (or made), with room on its device for the copy and its gzip.
+ */
+export function checkPublishPaths(o: Pick<PublishCommandOptions, 'db' | 'to' | 'compress'>): void {
+  checkInputFile('--db', o.db, 'snapshot file');
+  checkOutputDir('--to', o.to, 'name the directory to publish into (it is created if missing)');
+  // the VACUUM INTO copy is at most the file; its gzip (≈80 % of it, docs/scaling.md) comes beside it
+  const size = statSync(o.db).size;
+  checkFreeSpace('--to', o.to, o.compress === 'none' ? size : Math.ceil(size * 1.8), `a copy of ${o.db}${o.compress === 'none' ? '' : ' and its gzip'}`);
+}
+
 export async function runPublish(o: PublishCommandOptions): Promise<PublishResult> {
+  checkPublishPaths(o);
   const started = Date.now();
   const logger = createLogger('info', (t) => { process.stderr.write(t); }, {}, o.logFormat);
   try {
@@ -47,6 +63,12 @@ export const publishCommand: CommandModule<object, Omit<PublishCommandOptions, '
       'compress': choice({ choices: ['auto', 'gzip', 'none'] as const, default: 'auto' as Compression, describe: 'gzip the file: auto = only when it saves ≥ 10 % of the bytes' }),
     }))
     .option('quiet', { type: 'boolean', default: false, describe: 'No progress lines on stderr' })
+    .check((a) => {
+      if (typeof a.to === 'string' && typeof a.db === 'string' && resolve(a.to) === resolve(a.db)) {
+        throw new Error(`--to ${a.to} is the snapshot file itself (--db ${a.db}): name a directory to publish into, e.g. ${join(dirname(a.db), 'published')}`);
+      }
+      return true;
+    })
     .example('$0 publish --db chain.sqlite --to /srv/snapshots', 'then: serve --pull http://origin/snapshots/manifest.json --db local.sqlite') as never,
   handler: async (argv) => {
     // resolved here, once: unset, text on a terminal and JSON otherwise

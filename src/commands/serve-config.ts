@@ -7,6 +7,7 @@
 import { defaultLogFormat, type LogFormat, type LogLevel } from '../http/log';
 import type { VmType } from '../lib/vm';
 import type { ServeStackOptions } from '../serve/assembly';
+import { SERVE_DEFAULTS } from '../lib/defaults';
 
 /** `serve`'s options as yargs gives them: each with its default, each value already checked. */
 export interface ServeArgs {
@@ -67,6 +68,9 @@ export interface ServeArgs {
   slowRequestMs: number;
   /** check every response against the OpenAPI document (the library's contract tests) */
   validateResponses?: boolean;
+  /** a growing demo chain: /status from this height, one block more every blockMs (src/serve/growth.ts) */
+  startHeight?: number;
+  blockMs?: number;
 }
 
 /** What the serve stack (src/serve/assembly.ts) is built from, every field decided, but what each process adds. */
@@ -92,8 +96,14 @@ export interface ServeConfig {
  * Checks between options, made while yargs parses (a usage error, exit 2): each names both
  * options and what was given.
  */
-export function checkServeArgs(a: Pick<ServeArgs, 'port' | 'opsPort' | 'pull' | 'db' | 'dbDir'>): void {
+export function checkServeArgs(a: Pick<ServeArgs, 'port' | 'opsPort' | 'pull' | 'db' | 'dbDir' | 'startHeight' | 'blockMs'>, typed: readonly string[] = []): void {
   const dbs = dbFiles(a.db);
+  if (a.startHeight !== undefined) {
+    const what = a.dbDir !== undefined ? `--db-dir ${a.dbDir}` : dbs.length > 1 ? `${dbs.length} --db files` : a.pull !== undefined ? `--pull ${a.pull}` : undefined;
+    if (what !== undefined) throw new Error(`--start-height grows one chain from one file, not ${what}`);
+  } else if (typed.some((t) => t === '--block-ms' || t.startsWith('--block-ms='))) {
+    throw new Error('--block-ms goes with --start-height (the height a growing demo chain starts at)');
+  }
   if (a.dbDir !== undefined && dbs.length > 0) throw new Error(`--db-dir ${a.dbDir} and --db ${dbs.join(' --db ')}: give the files one way (--db-dir serves every *.sqlite file of the directory)`);
   if (a.pull !== undefined && a.dbDir !== undefined) throw new Error(`--pull serves one chain: it keeps one --db file current, not --db-dir ${a.dbDir}`);
   if (a.pull !== undefined && dbs.length > 1) throw new Error(`--pull serves one chain: it keeps one --db file current, not ${dbs.length} (--db ${dbs.join(' --db ')})`);
@@ -121,7 +131,8 @@ export function resolveServe(a: ServeArgs, snapshotFile: (demo: VmType) => strin
     chains: a.dbDir !== undefined ? { files: [], dir: a.dbDir } : dbs.length > 1 ? { files: dbs } : undefined,
     pull: a.pull === undefined ? undefined : { url: a.pull, intervalMs: a.pullInterval },
     get: a.get,
-    workers: a.get !== undefined ? 1 : a.workers,
+    // a growing chain's height is one process's clock (src/serve/growth.ts)
+    workers: a.get !== undefined || a.startHeight !== undefined ? 1 : a.workers,
     logLevel: a.logLevel,
     logFormat: a.logFormat ?? defaultLogFormat(process.stdout),
     shutdownTimeoutMs: a.shutdownTimeoutMs,
@@ -147,6 +158,7 @@ export function resolveServe(a: ServeArgs, snapshotFile: (demo: VmType) => strin
       admission: { maxQueued: a.maxQueued, maxQueuedPerClient: a.maxQueuedPerClient, maxWaitMs: a.maxQueueWaitMs, clientIpHeader: a.clientIpHeader },
       slowRequestMs: a.slowRequestMs,
       opsPort: a.opsPort,
+      growth: a.startHeight === undefined ? undefined : { startHeight: a.startHeight, blockMs: a.blockMs ?? SERVE_DEFAULTS.blockMs },
     },
   };
 }

@@ -9,13 +9,27 @@ import { announceFromPrimary, awaitPrimaryAnnouncement, StdoutGate, stdoutGate }
 import type { Snapshot } from '../snapshot/open';
 import { SERVE_OPTIONS } from './options';
 import { checkServeArgs, resolveServe, ServeArgs, ServeConfig } from './serve-config';
+import { checkInputDir, checkInputFile, checkOutputFile } from '../paths';
 
 /** How the command line names the listen address. */
 const CLI_NAMES = { host: '--host', port: '--port' };
 
+/**
+ * The paths of the command line, checked before anything starts (a cluster forks no worker for
+ * a path that cannot be served; src/paths.ts): --db-dir a directory that can be listed, --pull's
+ * --db a file that can be written, one --db a file that can be read. The files of a replica of
+ * several chains are not: one that does not open takes only its chain out.
+ */
+export function checkServePaths(c: Pick<ServeConfig, 'file' | 'chains' | 'pull'>): void {
+  if (c.chains?.dir !== undefined) checkInputDir('--db-dir', c.chains.dir);
+  else if (c.pull !== undefined) checkOutputFile('--db', c.file, true);
+  else if (c.chains === undefined) checkInputFile('--db', c.file, 'snapshot file');
+}
+
 /** Opens the snapshot (or the bundled demo), serves it until SIGTERM/SIGINT, then exits 0. */
 export async function runServe(c: ServeConfig): Promise<number> {
   const { file, workers } = c;
+  if (!cluster.isWorker) checkServePaths(c);
   // In a cluster every process writes to the same stdout: each line says whose it is.
   // --port 0: stdout's first line names the port the kernel picked (src/serve/listen-line.ts)
   const gate = c.stack.port === 0 && c.get === undefined ? stdoutGate() : undefined;
@@ -189,6 +203,9 @@ async function serve(file: string, c: ServeConfig, logger: Logger, gate?: Stdout
   if (!cluster.isWorker) gate?.open(stack.url);
   puller?.start();
   const first = stack.holder?.current();
+  if (c.stack.growth !== undefined && first !== undefined) {
+    logger.info('growing demo chain: /status advances one block per interval', { from: c.stack.growth.startHeight, to: first.meta.height, block_ms: c.stack.growth.blockMs });
+  }
   logger.info('listening', { url: stack.url, pid: process.pid, ...(stack.chains
     ? { chains: stack.chains.list().map((ch) => ch.id) }
     : first ? describe(first) : { file, pull: c.pull?.url }) });
@@ -238,12 +255,13 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
   describe: 'Serve the read API from a snapshot file',
   builder: (y) => y
     .options(SERVE_OPTIONS)
-    .check((a) => { checkServeArgs(a as unknown as ServeArgs); return true; })
+    .check((a) => { checkServeArgs(a as unknown as ServeArgs, process.argv); return true; })
     .example('$0 serve', 'serve the bundled Move demo on http://127.0.0.1:8080')
     .example('$0 serve --db chain.sqlite --host 0.0.0.0 --port 8080', 'serve a snapshot to the network')
     .example('$0 serve --db fixture.sqlite --port 0 --workers 1', 'CI: a free port, named on the first line of stdout')
     .example('$0 serve --pull http://origin/snapshots/manifest.json --db /var/lib/indexer-api/local.sqlite', 'a replica that keeps itself current from a `publish` directory')
     .example('$0 serve --db minimove-1.sqlite --base-url /minimove-1/', 'behind a proxy that keeps the prefix: http://HOST:8080/minimove-1/indexer/…')
-    .example('$0 serve --demo evm --get /status', 'print /status of the EVM demo and exit') as never,
+    .example('$0 serve --demo evm --get /status', 'print /status of the EVM demo and exit')
+    .example('$0 serve --demo move --start-height 300 --block-ms 1000 --port 9000', 'a demo chain growing a block a second, for `follow --from-api http://127.0.0.1:9000` (make demo-live)') as never,
   handler: async (argv) => { process.exitCode = await runServe(resolveServe(argv, demoSnapshotPath)); },
 };

@@ -25,7 +25,22 @@ function describeValidatorError(item: ValidatorErrorItem | undefined, req: Param
   if (!m || !item) return undefined;
   const name = m[2];
   const raw = m[1] === 'query' ? rawQueryValue(req.originalUrl, name) : rawPathValue(req, name);
-  return invalidValue(name, raw ?? '', item.message ?? 'is invalid').message;
+  return invalidValue(name, raw ?? '', exactBounds(item.message ?? 'is invalid')).message;
+}
+
+/** 2^63 − 1, the int64 bound of openapi.yaml (a height), which JSON and YAML read as the double 2^63. */
+const INT64_MAX_TEXT = '9223372036854775807';
+
+/**
+ * A bound in an Ajv message as a whole number: Ajv prints the schema's double, so the int64
+ * maximum 9223372036854775807 reads `must be <= 9223372036854776000` (a float's digits).
+ */
+export function exactBounds(message: string): string {
+  return message.replace(/(must be [<>]=? )(\d+(?:\.\d+)?(?:e\+?\d+)?)$/, (all, lead: string, num: string) => {
+    const n = Number(num);
+    if (Number.isSafeInteger(n) || !Number.isInteger(n)) return all;
+    return lead + (n === 2 ** 63 ? INT64_MAX_TEXT : BigInt(n).toString());
+  });
 }
 
 /**

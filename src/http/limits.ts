@@ -1,10 +1,12 @@
 import type { RequestHandler } from 'express';
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { SERVE_DEFAULTS } from '../lib/defaults';
 import { errorJson, GRPC, sendError } from './errors';
 
 /**
- * Request limits. Node enforces the socket-level ones (src/serve/server.ts): `maxHeaderSize` (431),
+ * Request limits. Node enforces the socket-level ones (src/serve/server.ts): `maxHeaderSize` (431;
+ * see nodeHeaderLimit for how the target is kept out of it),
  * `headersTimeout` (a client that trickles its headers is cut off), `requestTimeout`,
  * `keepAliveTimeout`. The URL length limit is ours, so the client gets a JSON 414.
  */
@@ -16,7 +18,7 @@ export interface Limits {
   headersTimeoutMs: number;
   /** idle keep-alive connections are closed after this, ms */
   keepAliveTimeoutMs: number;
-  /** request line + headers, bytes (Node's maxHeaderSize; beyond it: 431) */
+  /** request line + headers, bytes (Node's maxHeaderSize; beyond it: 431, or 414 when the target alone is past maxUrlLength) */
   maxHeaderSize: number;
   /** request target, bytes (beyond it: 414) */
   maxUrlLength: number;
@@ -35,6 +37,35 @@ export function urlTooLong(url: string, max: number): boolean {
   return url.length > max;
 }
 
+/**
+ * Node counts the request line, target included, into its maxHeaderSize: a 20 KiB query string
+ * would be a 431 from Node before our 414 could answer it. So Node is given room for the target
+ * too (this sum), and `maxHeaderSize` is applied here to the rest — method, version and headers
+ * (withHeaderLimit). Only a request past both together is refused by Node (clientErrorHandler).
+ */
+export function nodeHeaderLimit(l: Pick<Limits, 'maxHeaderSize' | 'maxUrlLength'>): number {
+  return l.maxHeaderSize + l.maxUrlLength;
+}
+
+/** The bytes of a request's head but its target: `GET  HTTP/1.1\r\n`, each `Name: value\r\n`, the blank line. */
+export function headBytesWithoutTarget(req: IncomingMessage): number {
+  let n = req.method === undefined ? 0 : req.method.length + 12;
+  const raw = req.rawHeaders;
+  for (let i = 0; i + 1 < raw.length; i += 2) n += raw[i].length + raw[i + 1].length + 4;
+  return n + 2;
+}
+
+/** The listener behind `maxHeaderSize` (see nodeHeaderLimit): a head past it gets the 431 Node would give. */
+export function withHeaderLimit(maxHeaderSize: number, inner: RequestListener): RequestListener {
+  return (req: IncomingMessage, res: ServerResponse) => {
+    if (headBytesWithoutTarget(req) <= maxHeaderSize) { inner(req, res); return; }
+    const body = errorJson(GRPC.INVALID_ARGUMENT, 'request headers are too large');
+    res.shouldKeepAlive = false;
+    res.writeHead(431, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), 'Cache-Control': 'no-store', Connection: 'close' });
+    res.end(body);
+  };
+}
+
 export function urlLengthLimit(max: number): RequestHandler {
   return (req, res, next) => {
     if (urlTooLong(req.url, max)) {
@@ -46,19 +77,50 @@ export function urlLengthLimit(max: number): RequestHandler {
   };
 }
 
-const REASONS: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' };
+const REASONS: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 414: 'URI Too Long', 431: 'Request Header Fields Too Large' };
+
+/**
+ * The request target's length as far as `raw` (the bytes Node's parser stopped in) shows it:
+ * `exact` when the whole request line is there; a lower bound when the line runs past the end
+ * of what arrived; undefined when `raw` does not begin with a request line (the line came in an
+ * earlier packet).
+ */
+export function targetLength(raw: Buffer | undefined): { length: number; exact: boolean } | undefined {
+  if (raw === undefined) return undefined;
+  const m = /^[A-Z]{1,20} /.exec(raw.subarray(0, 21).toString('latin1'));
+  if (!m) return undefined;
+  const start = m[0].length;
+  const eol = raw.indexOf(10, start);
+  if (eol < 0) return { length: raw.length - start, exact: false };
+  // `GET /path HTTP/1.1\r\n`: the target ends at the last space of the line
+  const line = raw.subarray(start, raw[eol - 1] === 13 ? eol - 1 : eol);
+  const sp = line.lastIndexOf(32);
+  return { length: sp < 0 ? line.length : sp, exact: true };
+}
 
 /**
  * Node's answer to a request it could not parse or that came too slowly, with our JSON error
- * body instead of an empty one; the connection is closed either way.
+ * body instead of an empty one; the connection is closed either way. Node counts the request
+ * line into --max-header-size: a request whose target alone is past --max-url-length gets the
+ * target's own answer, 414 (as it would below Node's limit, urlLengthLimit), not 431.
  */
-export function onClientError(err: NodeJS.ErrnoException, socket: Socket): void {
-  if (!socket.writable || err.code === 'ECONNRESET') { socket.destroy(); return; }
-  let status = 400;
-  let message = `malformed request: ${err.code ?? err.message}`;
-  if (err.code === 'HPE_HEADER_OVERFLOW') { status = 431; message = 'request headers are too large'; }
-  else if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') { status = 408; message = 'request not received in time'; }
-  endWith(socket, status, message);
+export function clientErrorHandler(maxUrlLength: number): (err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Socket) => void {
+  return (err, socket) => {
+    if (!socket.writable || err.code === 'ECONNRESET') { socket.destroy(); return; }
+    let status = 400;
+    let message = `malformed request: ${err.code ?? err.message}`;
+    if (err.code === 'HPE_HEADER_OVERFLOW') {
+      const target = targetLength(err.rawPacket);
+      if (target !== undefined && target.length > maxUrlLength) {
+        status = 414;
+        message = `request URL is ${target.exact ? '' : 'more than '}${target.length} bytes, the limit is ${maxUrlLength}`;
+      } else {
+        status = 431;
+        message = 'request headers are too large';
+      }
+    } else if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') { status = 408; message = 'request not received in time'; }
+    endWith(socket, status, message);
+  };
 }
 
 /** A connection that sent no request within the header timeout (src/serve/server.ts): 408, closed. */

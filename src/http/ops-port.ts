@@ -1,3 +1,4 @@
+import { fsReason } from '../paths';
 import { Worker } from 'node:worker_threads';
 
 /**
@@ -71,7 +72,7 @@ function opsThread(): void {
     if (m === 'close') { server.close(() => process.exit(0)); server.closeAllConnections(); return; }
     state = m;
   });
-  server.once('error', (e: NodeJS.ErrnoException) => { parentPort?.postMessage({ error: e.code ?? e.message }); });
+  server.once('error', (e: NodeJS.ErrnoException) => { parentPort?.postMessage({ error: fsReason(e) }); });
   server.listen(d.port, d.host, () => {
     const a = server.address() as import('node:net').AddressInfo;
     parentPort?.postMessage({ listening: `http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}` });
@@ -90,7 +91,7 @@ export function startOpsPort(host: string, port: number): Promise<OpsPort> {
     worker.once('message', (m: { listening?: string; error?: string }) => {
       if (m.error !== undefined) {
         void worker.terminate();
-        reject(new Error(`cannot listen on ${host}:${port} (--ops-port): ${m.error === 'EADDRINUSE' ? 'address in use' : m.error}`));
+        reject(new Error(`cannot listen on ${host}:${port} (--ops-port): ${m.error}`));
         return;
       }
       resolve({

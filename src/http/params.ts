@@ -43,8 +43,9 @@ export function pathInt(req: Request, name: string): number {
   const raw = String(req.params[name]);
   if (!/^[+-]?[0-9]+$/.test(raw)) throw invalidValue(name, raw, 'must be a valid integer');
   const n = BigInt(raw);
-  if (n > INT64_MAX || n < -INT64_MAX - 1n) throw invalidValue(name, raw, 'must be a valid integer');
-  if (n < 1n) throw invalidValue(name, String(n), 'must be a positive integer');
+  // Go's ParseInt range, said as the validator says a bound (src/http/errors.ts exactBounds)
+  if (n > INT64_MAX) throw invalidValue(name, raw, `must be <= ${INT64_MAX}`);
+  if (n < 1n) throw invalidValue(name, n < -INT64_MAX - 1n ? raw : String(n), 'must be a positive integer');
   return n > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER + 1 : Number(n);
 }
 

@@ -29,15 +29,36 @@ function sharedAsset(file: string, type: string): RequestHandler {
 }
 
 /**
- * /swagger/doc.json (the enforced document) and a Swagger UI page at /swagger, all precompressed
- * (src/http/static.ts). Under serve --base-url the routes are the same (the prefix is cut before
- * routing) and the page's links carry `base`.
+ * The OpenAPI document a router serves: `variant()` names the one that fits the chain now (its
+ * VM, what its source indexes: src/serve/openapi.ts servedDocument), `json(variant)` renders it —
+ * once per variant, each precompressed apart.
  */
-export function swaggerRouter(docJson: string, base = ''): Router {
+export interface SwaggerDocs {
+  variant(): string;
+  json(variant: string): string;
+}
+
+/**
+ * /swagger/doc.json (the enforced document, without the groups the chain does not answer) and a
+ * Swagger UI page at /swagger and /swagger/index.html (rollytics mounts the UI at /swagger/*), all
+ * precompressed (src/http/static.ts). Under serve --base-url the routes are the same (the prefix
+ * is cut before routing) and the page's links carry `base`.
+ */
+export function swaggerRouter(d: SwaggerDocs, base = ''): Router {
   const router = Router();
-  router.get('/swagger/doc.json', staticFile(() => docJson, 'application/json; charset=utf-8'));
-  router.get('/swagger', staticFile(() => page(base), 'text/html; charset=utf-8'));
+  const byVariant = new Map<string, RequestHandler>();
+  router.get('/swagger/doc.json', (req, res, next) => {
+    const v = d.variant();
+    let h = byVariant.get(v);
+    if (h === undefined) byVariant.set(v, h = staticFile(() => d.json(v), 'application/json; charset=utf-8'));
+    h(req, res, next);
+  });
+  const ui = staticFile(() => page(base), 'text/html; charset=utf-8');
+  router.get(UI_PATHS, ui);
   for (const [file, type] of Object.entries(ASSETS)) router.get(`/swagger/${file}`, sharedAsset(file, type));
-  router.all(['/swagger', '/swagger/doc.json', ...Object.keys(ASSETS).map((f) => `/swagger/${f}`)], methodNotAllowed);
+  router.all([...UI_PATHS, '/swagger/doc.json', ...Object.keys(ASSETS).map((f) => `/swagger/${f}`)], methodNotAllowed);
   return router;
 }
+
+/** Where the UI page answers: ours at /swagger, rollytics' (fiber-swagger at /swagger/*) at /swagger/index.html. */
+const UI_PATHS = ['/swagger', '/swagger/index.html'];

@@ -15,7 +15,7 @@ export const SERVE_DEFAULTS = {
   headersTimeoutMs: 10_000,
   /** idle keep-alive connections are closed after this, ms */
   keepAliveTimeoutMs: 5_000,
-  /** request line + headers, bytes (431 beyond) */
+  /** the request head but its target (method, version, headers), bytes (431 beyond) */
   maxHeaderSize: 16_384,
   /** request target, bytes (414 beyond) */
   maxUrlLength: 8_192,
@@ -35,6 +35,8 @@ export const SERVE_DEFAULTS = {
   commitPollMs: 100,
   /** poll interval of --pull */
   pullInterval: '30s',
+  /** a growing demo chain (serve --start-height): one block this often, ms */
+  blockMs: 1_000,
   /** requests waiting in one serving process beyond which a request gets 503 at once (src/http/admission.ts) */
   maxQueued: 256,
   /** requests one client may have waiting in one process */

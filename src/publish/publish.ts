@@ -5,7 +5,6 @@ import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import { openSnapshotFile } from '../snapshot/open';
 import { compactCopy } from '../snapshot/store';
-import { SCHEMA_VERSION } from '../snapshot/schema';
 import { fsyncPath, hashFile } from './files';
 import { DATA_FILE_RE, Manifest, MANIFEST_NAME } from './manifest';
 
@@ -44,8 +43,8 @@ export async function publishSnapshot(o: PublishOptions): Promise<PublishResult>
   // Refuses (with the open check's one line) anything `serve` would refuse.
   const snapshot = openSnapshotFile(o.db);
   const meta = snapshot.meta;
-  // openSnapshotFile refused any other schema version
-  const schemaVersion = SCHEMA_VERSION;
+  // one openSnapshotFile reads (a version-2 file is published as it is: replicas read it too)
+  const schemaVersion = meta.schemaVersion;
   snapshot.close();
   mkdirSync(o.to, { recursive: true });
   const tmp = join(o.to, `.publish-${process.pid}-${randomBytes(4).toString('hex')}`);

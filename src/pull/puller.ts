@@ -8,7 +8,7 @@ import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { fsyncPath, hashFile } from '../publish/files';
 import { Manifest, parseManifest } from '../publish/manifest';
-import { SCHEMA_VERSION } from '../snapshot/schema';
+import { READABLE_SCHEMA_VERSIONS, readableSchema } from '../snapshot/schema';
 import { quickCheckFile } from './check';
 import { downloadRanged } from './download';
 
@@ -73,8 +73,8 @@ export class Puller extends EventEmitter {
     const res = await fetch(this.o.manifestUrl, { signal, cache: 'no-store', headers: { 'cache-control': 'no-cache' } });
     if (res.status !== 200) throw new Error(`${this.o.manifestUrl}: HTTP ${res.status}`);
     const m = parseManifest(await res.text(), this.o.manifestUrl);
-    if (m.schema_version !== SCHEMA_VERSION) {
-      throw new Error(`${this.o.manifestUrl} offers schema version ${m.schema_version}; this indexer-api reads version ${SCHEMA_VERSION}`);
+    if (!readableSchema(m.schema_version)) {
+      throw new Error(`${this.o.manifestUrl} offers schema version ${m.schema_version}; this indexer-api reads versions ${READABLE_SCHEMA_VERSIONS.join(' and ')}`);
     }
     return m;
   }

@@ -50,6 +50,13 @@ export class Fields {
     return v;
   }
 
+  /** A JSON boolean. */
+  bool(field: string): boolean {
+    const v = this.obj[field];
+    if (typeof v !== 'boolean') throw this.error(field, v === undefined ? 'missing' : `must be true or false, got ${describe(v)}`);
+    return v;
+  }
+
   /** A JSON integer ≥ 0 within 2^53, or a decimal string of one. */
   uint(field: string, opts: { optional?: number; min?: number } = {}): number {
     const v = this.obj[field];

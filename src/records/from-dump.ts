@@ -14,6 +14,7 @@ import { openTxParsing } from './parse/pool';
 import { heapTrimmer } from './heap';
 import { outputSize, TxJob, TxRows } from './parse/tx';
 import { NO_OWNER, SnapshotWriter } from '../snapshot/writer';
+import { EVM_INTERNAL_TXS_META_KEY } from '../snapshot/schema';
 
 import { VM_TYPES, type VmType } from '../lib/vm';
 
@@ -170,6 +171,8 @@ interface MetaRecord extends Meta {
   source: string;
   height?: number;
   internalTxHeight?: number;
+  /** EVM: false when the source does not index internal txs (rollytics' internal-tx extension off); absent: as before (a new file: indexed) */
+  evmInternalTxs?: boolean;
   /** absent on top of a base: the base's stays (follow refreshes the rich list apart from the blocks) */
   richListHeight?: number;
   /** rollytics' /status extension fields given in the dump (src/wire/status.ts) */
@@ -198,12 +201,13 @@ const STAGES: readonly Stage[] = [
   recordKind<MetaRecord>({
     name: 'meta',
     fields: ['chain_id', 'vm_type', 'bech32_prefix', 'version', 'commit_hash', 'source', 'height', 'internal_tx_height', 'rich_list_height',
-      ...STATUS_EXTENSIONS],
+      'evm_internal_txs', ...STATUS_EXTENSIONS],
     required: () => true,
     parse(f, s) {
       if (s.hasMeta) throw f.error('(line)', 'meta.ndjson must hold exactly one record');
       const vm = f.string('vm_type');
       if (!VM_TYPES.includes(vm as VmType)) throw f.error('vm_type', `must be one of ${VM_TYPES.join(', ')}, got ${describe(vm)}`);
+      if (f.has('evm_internal_txs') && vm !== 'evm') throw f.error('evm_internal_txs', `is for EVM chains (this is a ${vm} chain)`);
       const prefix = f.string('bech32_prefix', { nonEmpty: true });
       if (!/^[a-z0-9]+$/.test(prefix)) throw f.error('bech32_prefix', `must be lower-case letters and digits, got ${describe(prefix)}`);
       return {
@@ -214,6 +218,7 @@ const STAGES: readonly Stage[] = [
         height: f.has('height') ? f.uint('height') : undefined,
         // Absent: computed from evm_internal_txs at the end (src/snapshot/evm-writer.ts finishEvm).
         internalTxHeight: f.has('internal_tx_height') ? f.uint('internal_tx_height') : undefined,
+        evmInternalTxs: f.has('evm_internal_txs') ? f.bool('evm_internal_txs') : undefined,
         richListHeight: f.has('rich_list_height') || !s.writer.base ? f.uint('rich_list_height', { optional: 0 }) : undefined,
         // rollytics' /status extension fields: recorded when given, served as recorded (src/wire/status.ts).
         extensions: STATUS_EXTENSIONS.filter((k) => f.has(k)).map((k): [string, number] => [k, f.int(k, STATUS_EXTENSION_MIN[k])]),
@@ -230,6 +235,7 @@ const STAGES: readonly Stage[] = [
       writer.setMeta('source', r.source);
       if (r.height !== undefined) writer.setMeta('height', r.height);
       if (r.internalTxHeight !== undefined) writer.setMeta('internal_tx_height', r.internalTxHeight);
+      if (r.evmInternalTxs !== undefined) writer.setMeta(EVM_INTERNAL_TXS_META_KEY, r.evmInternalTxs ? 1 : 0);
       if (r.richListHeight !== undefined) writer.setMeta('rich_list_height', r.richListHeight);
       for (const [k, v] of r.extensions) writer.setMeta(k, v);
     },

@@ -14,7 +14,7 @@ import { createMetrics, methodNotAllowed, Metrics, opsRouter, readiness, Readine
 import { arrayQueryParameters, decodablePath, rollyticsQuery } from '../http/params';
 import { swaggerRouter } from '../http/swagger';
 import { normalizeUrl, underBase } from '../http/url';
-import { OpenApiDocument, validatorDocument } from './openapi';
+import { ApiGroups, apiGroupsOf, OpenApiDocument, servedDocument, validatorDocument } from './openapi';
 import { blockRouter } from '../routes/block/router';
 import { evmRouter, evmUnavailable } from '../routes/evm/router';
 import { nftRouter } from '../routes/nft/router';
@@ -87,6 +87,8 @@ export interface AppOptions {
    * everything answers under this prefix, and a request outside it gets the JSON 404
    */
   baseUrl: string;
+  /** a growing demo chain (serve --start-height, src/serve/growth.ts): the /status body while it grows */
+  grownStatus?: (s: Snapshot) => string | undefined;
 }
 
 /** What createApp reports to and shares with the server around it; all optional. */
@@ -221,8 +223,12 @@ function buildApp(args: AppArgs): { app: Express; observe: ObserveRequest; metri
   // what is per chain — its readiness, the prefix Swagger UI and the explorer carry — is built once per chain
   app.use(perChain(chainOf, (chain) => Router().use(
     opsRouter({ ...readinessInputs(chain.holder, options, chain), metrics: ops }),
-    // the served document names the prefix (Swagger UI's "Try it out" calls go there)
-    swaggerRouter(JSON.stringify(chain.base === '' ? openapi : { ...openapi, servers: [{ url: chain.base }] }), chain.base),
+    // the served document names the prefix (Swagger UI's "Try it out" calls go there) and only
+    // the groups the chain's snapshot answers (no /evm- paths on Move and Wasm)
+    swaggerRouter({
+      variant: () => apiGroupsOf(chain.holder.current()?.meta),
+      json: (groups) => JSON.stringify(servedDocument(openapi, groups as ApiGroups, chain.base)),
+    }, chain.base),
     ...(options.explorer ? [explorerRouter(chain.base)] : []),
   )));
   app.use(takeSnapshot(chainOf), evmUnavailable());
@@ -242,7 +248,7 @@ function buildApp(args: AppArgs): { app: Express; observe: ObserveRequest; metri
     validateApiSpec: false,
     useRequestUrl: true,
   }) as RequestHandler[]);
-  app.use(statusRouter(), blockRouter(), txRouter(), evmRouter(), nftRouter(), richListRouter());
+  app.use(statusRouter(options.grownStatus), blockRouter(), txRouter(), evmRouter(), nftRouter(), richListRouter());
   app.use((req, res) => { uncacheable(res); sendError(res, 404, GRPC.NOT_FOUND, `not found: ${req.method} ${shown(req.path)}`); });
   const onError: ErrorRequestHandler = (err, _req, res, next) => { if (!res.headersSent) uncacheable(res); next(err); };
   app.use(onError, errorMiddleware(logError, (err, res) => {
@@ -303,7 +309,7 @@ function rootRouter(chains: ChainDirectory, metrics: Metrics, options: AppOption
       const list = chainEntries(chains);
       noStore(res).vary('Accept');
       if (options.explorer && req.accepts(['application/json', 'text/html']) === 'text/html') {
-        res.type('text/html; charset=utf-8').send(chainPickerHtml(list, base));
+        res.type('text/html; charset=utf-8').send(chainPickerHtml(list, base, listUrl(req, base)));
         return;
       }
       res.type('application/json').send(JSON.stringify({ chains: list }));
@@ -350,18 +356,29 @@ export function rootReadiness(chains: ChainDirectory, options: AppOptions, drain
 
 const htmlEscape = (t: string): string => t.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
-/** The explorer's chain picker: each chain's explorer, its VM and height. */
-function chainPickerHtml(list: ChainEntry[], base: string): string {
+/**
+ * The chain list's URL as this request reached it (scheme and Host as sent), for the picker's
+ * curl line: a Host that is not a plain host[:port] is not echoed into a shell command.
+ */
+function listUrl(req: IncomingMessage & { protocol?: string }, base: string): string {
+  const host = req.headers.host;
+  const safe = host !== undefined && /^[A-Za-z0-9.-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/.test(host) ? host : 'localhost';
+  return `${req.protocol === 'https' ? 'https' : 'http'}://${safe}${base}/`;
+}
+
+/** The explorer's chain picker: each chain's explorer, its VM and height; the explorer's top bar and column. */
+function chainPickerHtml(list: ChainEntry[], base: string, url: string): string {
   const rows = list.map((c) => `<li><a href="${htmlEscape(c.path)}">${htmlEscape(c.chain_id)}</a> <span class="muted">${htmlEscape(c.vm_type ?? 'not loaded')}${c.height === null ? '' : ` · height ${c.height}`}</span></li>`).join('\n');
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>indexer-api · chains</title><link rel="stylesheet" href="${base}/${list.length > 0 ? list[0].chain_id + '/' : ''}explorer/explorer.css"></head>
-<body><header><h1>Chains</h1></header><main>
+<body><header class="top"><span class="brand">indexer-api <span>chains</span></span></header>
+<main><h1>Chains</h1>
 <p>${list.length === 0 ? 'This replica serves no chain yet.' : `This replica serves ${list.length} chain${list.length === 1 ? '' : 's'}; each has its explorer, its API and Swagger UI under its own path.`}</p>
 <ul class="chains">
 ${rows}
 </ul>
-<p class="muted">As JSON: <code>curl -H 'Accept: application/json' ${htmlEscape(base)}/</code></p>
+<p class="muted">As JSON: <code>curl -H 'Accept: application/json' '${htmlEscape(url)}'</code></p>
 </main></body></html>`;
 }
 

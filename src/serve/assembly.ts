@@ -29,6 +29,7 @@ import { CommitWatch, registerLagMetrics, staleness, watchCommits } from './live
 import { loadOpenApi } from './openapi';
 import { FIRST_PACKED_WIRE_FORMAT, WIRE_FORMAT_VERSION } from '../wire/format';
 import { listen, RunningServer } from './server';
+import { Growth, growingStatus } from './growth';
 
 export interface ServeStackOptions {
   /** the snapshot file (a replica of one chain, served at the root) */
@@ -78,6 +79,8 @@ export interface ServeStackOptions {
    * cluster worker: reported to the primary, which answers it); undefined = none
    */
   opsPort: number | undefined;
+  /** a growing demo chain (serve --start-height, src/serve/growth.ts): /status from this height, a block every blockMs */
+  growth?: Growth;
 }
 
 export interface ServeStack {
@@ -148,6 +151,7 @@ export async function assembleServeStack(o: ServeStackOptions): Promise<ServeSta
       explorer: o.explorer, validateResponses: o.validateResponses, stale: staleness(o.maxLagS),
       slowRequestMs: o.slowRequestMs,
       notReady: () => (verifying ? 'verifying the snapshot (quick check)' : undefined),
+      grownStatus: o.growth === undefined ? undefined : growingStatus(o.growth),
     };
     // one file served: its events logged, its cache part kept in step, its watches started
     const attach = (h: SnapshotHolder, chain?: ServedChain): void => {
@@ -176,11 +180,12 @@ export async function assembleServeStack(o: ServeStackOptions): Promise<ServeSta
       };
       for (const c of chains.list()) onAdd(c, true);
       chains.on('add', (c: ServedChain) => onAdd(c));
-      chains.on('remove', (c: ServedChain, why?: string) => {
+      chains.on('remove', (c: ServedChain, why: string | undefined, shutdown: boolean) => {
         attached.get(c.holder)?.();
         attached.delete(c.holder);
         responseCache?.dropPart(c.id);
-        o.logger.info('chain removed', { chain: c.id, file: c.file, ...(why ? { reason: why } : {}) });
+        // stopping closes every chain: that is the 'stopped' line, not a chain leaving the replica
+        if (!shutdown) o.logger.info('chain removed', { chain: c.id, file: c.file, ...(why ? { reason: why } : {}) });
       });
       chains.on('refused', (file: string, error: string) => o.logger.error('snapshot file not served', { file, error }));
       for (const r of chains.refused()) o.logger.error('snapshot file not served', { file: r.file, error: r.error });

@@ -22,6 +22,7 @@ import { join, resolve } from 'node:path';
 import type { SnapshotHolder } from '../snapshot/holder';
 import type { Snapshot } from '../snapshot/open';
 import { EXPLORER_PAGES } from '../explorer/router';
+import { fsReason } from '../paths';
 
 /**
  * First path segments the server answers itself, at the root or under a chain: a chain id equal
@@ -172,7 +173,7 @@ export class ChainSet extends EventEmitter {
     try {
       return snapshotFilesIn(this.o.dir);
     } catch (e) {
-      if (this.byFile.size === 0 && this.notServed.size === 0) throw new ChainSetError(`--db-dir ${this.o.dir}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+      if (this.byFile.size === 0 && this.notServed.size === 0) throw new ChainSetError(`--db-dir ${this.o.dir}: ${fsReason(e)}`);
       return [...this.byFile.keys()];
     }
   }
@@ -190,10 +191,11 @@ export class ChainSet extends EventEmitter {
     return chain;
   }
 
-  private remove(chain: ServedChain, why?: string): void {
+  /** `shutdown`: the replica is stopping (close()), no chain left it: listeners need not log it. */
+  private remove(chain: ServedChain, why?: string, shutdown = false): void {
     if (this.byId.get(chain.id) === chain) this.byId.delete(chain.id);
     if (this.byFile.get(chain.file) === chain) this.byFile.delete(chain.file);
-    this.emit('remove', chain, why);
+    this.emit('remove', chain, why, shutdown);
     chain.holder.close();
   }
 
@@ -258,6 +260,6 @@ export class ChainSet extends EventEmitter {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.timer);
-    for (const chain of [...this.byId.values()]) this.remove(chain);
+    for (const chain of [...this.byId.values()]) this.remove(chain, undefined, true);
   }
 }

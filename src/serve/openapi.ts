@@ -25,6 +25,39 @@ export function loadOpenApi(): OpenApiDocument {
   return yaml.load(readTextAsset('openapi.yaml')) as OpenApiDocument;
 }
 
+/**
+ * Which of the API's groups a snapshot answers (src/routes/evm/router.ts evmUnavailable): every
+ * one on EVM; on EVM without internal-tx indexing all but evm-internal-txs; on Move and Wasm none
+ * of the EVM groups.
+ */
+export type ApiGroups = 'all' | 'no-internal-txs' | 'no-evm';
+
+export function apiGroupsOf(meta: { vmType: string; evmInternalTxs: boolean } | undefined): ApiGroups {
+  if (meta === undefined) return 'all';
+  if (meta.vmType !== 'evm') return 'no-evm';
+  return meta.evmInternalTxs ? 'all' : 'no-internal-txs';
+}
+
+const EVM_GROUP = /^\/indexer\/tx\/v1\/(evm-txs|evm-internal-txs)(\/|$)/;
+
+/**
+ * The document /swagger/doc.json serves for a chain: openapi.yaml without the paths the chain
+ * answers 404 (rollytics' doc.json of a Move or Wasm chain has no /evm- paths), without the `evm`
+ * tag once no path carries it, and naming `base` (the chain's prefix) in `servers`. The validator
+ * keeps the whole document: the groups a chain lacks are answered 404 before it runs.
+ */
+export function servedDocument(doc: OpenApiDocument, groups: ApiGroups, base: string): OpenApiDocument {
+  let out: OpenApiDocument = base === '' ? doc : { ...doc, servers: [{ url: base }] };
+  if (groups === 'all') return out;
+  const paths = Object.fromEntries(Object.entries(doc.paths as Record<string, unknown>).filter(([p]) => {
+    const m = EVM_GROUP.exec(p);
+    return m === null || (groups === 'no-internal-txs' && m[1] === 'evm-txs');
+  }));
+  out = { ...out, paths };
+  if (groups === 'no-evm' && Array.isArray(doc.tags)) out.tags = (doc.tags as { name?: string }[]).filter((t) => t.name !== 'evm');
+  return out;
+}
+
 const dereferenced = new WeakMap<OpenApiDocument, Map<boolean, OpenApiDocument>>();
 
 /**

@@ -1,8 +1,9 @@
+import { fsReason } from '../paths';
 import cluster from 'node:cluster';
 import { readFileSync, readdirSync } from 'node:fs';
 import { createServer, IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { DEFAULT_LIMITS, Limits, onClientError, requestTimedOut } from '../http/limits';
+import { clientErrorHandler, DEFAULT_LIMITS, Limits, nodeHeaderLimit, requestTimedOut, withHeaderLimit } from '../http/limits';
 import { SERVE_DEFAULTS } from '../lib/defaults';
 
 export interface RunningServer {
@@ -68,8 +69,8 @@ export function listenErrorText(e: NodeJS.ErrnoException, host: string, port: nu
     case 'EADDRINUSE': return `${names.port} ${port}: address ${host}:${port} is already in use`;
     case 'EACCES': return `${names.port} ${port}: not allowed to listen on ${host}:${port} (a port below 1024 needs privileges)`;
     case 'ENOTFOUND': case 'EAI_AGAIN': case 'EADDRNOTAVAIL':
-      return `${names.host} ${host}: not an address of this machine (${e.code}; 127.0.0.1 for this machine only, 0.0.0.0 for every interface)`;
-    default: return `cannot listen on ${host}:${port} (${names.host}, ${names.port}): ${e.code ?? e.message}`;
+      return `${names.host} ${host}: not an address of this machine (127.0.0.1 for this machine only, 0.0.0.0 for every interface)`;
+    default: return `cannot listen on ${host}:${port} (${names.host}, ${names.port}): ${fsReason(e)}`;
   }
 }
 
@@ -95,14 +96,15 @@ export function listen(app: RequestListener, host: string, port: number, limits:
     const headersTimeout = Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs);
     const checkEvery = Math.max(100, Math.min(1_000, Math.floor(headersTimeout / 4)));
     const server = createServer({
-      maxHeaderSize: limits.maxHeaderSize,
+      // room for the target as well: maxHeaderSize is applied to the rest by withHeaderLimit
+      maxHeaderSize: nodeHeaderLimit(limits),
       requestTimeout: limits.requestTimeoutMs,
       headersTimeout,
       // Node checks the two timeouts on this interval (default 30 s, too coarse for them).
       connectionsCheckingInterval: checkEvery,
     });
     server.keepAliveTimeout = limits.keepAliveTimeoutMs;
-    server.on('clientError', onClientError);
+    server.on('clientError', clientErrorHandler(limits.maxUrlLength));
 
     // Open connections, oldest first. Node's own closeIdleConnections (which server.close()
     // calls) destroys a connection whose response has called end() but is still being written,
@@ -148,6 +150,8 @@ export function listen(app: RequestListener, host: string, port: number, limits:
       c.bytesAtIdle = socket.bytesRead;
       if (closing) socket.destroy();
     }
+    // Node's header limit counts the target too (nodeHeaderLimit): --max-header-size is applied here to the rest
+    const serveApp = withHeaderLimit(limits.maxHeaderSize, app);
     // one 'request' listener: with two, Node copies its listener array on every request
     server.on('request', (req: IncomingMessage, res: ServerResponse) => {
       requestsSeen++;
@@ -157,7 +161,7 @@ export function listen(app: RequestListener, host: string, port: number, limits:
         c.requests++;
         res.on('close', responseClosed);
       }
-      app(req, res);
+      serveApp(req, res);
     });
     server.closeIdleConnections = (): void => {
       // while closing, the drain check below decides (after its grace)

@@ -1,5 +1,5 @@
 import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
-import { SCHEMA_VERSION } from './schema';
+import { READABLE_SCHEMA_VERSIONS, readableSchema, SCHEMA_VERSION } from './schema';
 
 /**
  * The checks of a snapshot file that need no SQLite: its path, its 100-byte SQLite header, its
@@ -46,15 +46,18 @@ export function checkSnapshotFile(file: string): Buffer {
   return header;
 }
 
-/** The refusal of a snapshot whose user_version is not this build's schema version. */
+/** The refusal of a snapshot whose user_version is not a schema version this build reads. */
 export function schemaVersionError(version: number, file: string): SnapshotError {
+  const reads = `this indexer-api reads versions ${READABLE_SCHEMA_VERSIONS.join(' and ')}`;
   return new SnapshotError(version === 0
     ? `not an indexer-api snapshot (or its import did not finish): ${file}`
-    : `snapshot schema version ${version}, this indexer-api reads version ${SCHEMA_VERSION} (re-import it): ${file}`);
+    : version > SCHEMA_VERSION
+      ? `snapshot schema version ${version}, newer than ${reads}: use the indexer-api that built it: ${file}`
+      : `snapshot schema version ${version}, ${reads} (re-import it): ${file}`);
 }
 
 /** checkSnapshotFile plus the schema version as the header records it. */
 export function checkSnapshotHeader(file: string): void {
   const version = checkSnapshotFile(file).readUInt32BE(USER_VERSION_AT);
-  if (version !== SCHEMA_VERSION) throw schemaVersionError(version, file);
+  if (!readableSchema(version)) throw schemaVersionError(version, file);
 }

@@ -9,7 +9,7 @@ import { metaValues } from './queries/base-rows';
 import { openStore, StoreError } from './store';
 import { quickCheck, quickCheckMessage } from './quick-check';
 import { checkSnapshotFile, schemaVersionError, SnapshotError } from './file-check';
-import { SCHEMA_VERSION } from './schema';
+import { EVM_INTERNAL_TXS_META_KEY, READABLE_SCHEMA_VERSIONS, readableSchema } from './schema';
 import { WIRE_FORMAT_META_KEY, WIRE_FORMAT_VERSION, wireFormatOf } from '../wire/format';
 import { createHash, randomBytes } from 'node:crypto';
 import { statSync } from 'node:fs';
@@ -39,6 +39,10 @@ export interface SnapshotMeta {
   countCollections: number;
   /** the stored JSON's wire format (docs/api-contract.md#stored-wire-format): 1 = the text itself, 2 = packed rows */
   wireFormat: number;
+  /** EVM: the source indexes internal txs (false: its evm-internal-txs routes answer 404, and so do ours) */
+  evmInternalTxs: boolean;
+  /** PRAGMA user_version: 3 has the rich list's rank marks, 2 (still served) has not (src/snapshot/schema.ts) */
+  schemaVersion: number;
 }
 
 export { SnapshotError };
@@ -155,7 +159,7 @@ function beginRead(db: Database.Database): void {
 /** The checked meta of the state `db` reads (its read transaction begun). */
 function readMeta(db: Database.Database, file: string, opts: OpenOptions): { meta: SnapshotMeta; evmCounts: EvmCounts } {
   const version = db.pragma('user_version', { simple: true }) as number;
-  if (version !== SCHEMA_VERSION) {
+  if (!readableSchema(version)) {
     throw schemaVersionError(version, file);
   }
   if (opts.verify) {
@@ -167,8 +171,8 @@ function readMeta(db: Database.Database, file: string, opts: OpenOptions): { met
   checkWireFormat(wireFormatOf(kv.get(WIRE_FORMAT_META_KEY)), file, opts);
   // user_version is the file's shape; meta schema_version is what the import wrote: both must agree.
   const metaVersion = kv.get('schema_version');
-  if (metaVersion !== undefined && metaVersion !== String(SCHEMA_VERSION)) {
-    throw new SnapshotError(`snapshot meta schema_version is ${JSON.stringify(metaVersion).slice(0, 40)}, this indexer-api reads version ${SCHEMA_VERSION} (re-import it): ${file}`);
+  if (metaVersion !== undefined && metaVersion !== String(version)) {
+    throw new SnapshotError(`snapshot meta schema_version is ${JSON.stringify(metaVersion).slice(0, 40)}, its user_version ${version} (this indexer-api reads versions ${READABLE_SCHEMA_VERSIONS.join(' and ')}; re-import it): ${file}`);
   }
   const num = (k: string): number => Number(kv.get(k) ?? 0);
   const meta: SnapshotMeta = {
@@ -188,6 +192,8 @@ function readMeta(db: Database.Database, file: string, opts: OpenOptions): { met
     countTxs: num('count_txs'),
     countCollections: num('count_collections'),
     wireFormat: wireFormatOf(kv.get(WIRE_FORMAT_META_KEY)),
+    evmInternalTxs: kv.get(EVM_INTERNAL_TXS_META_KEY) !== '0',
+    schemaVersion: version,
   };
   return { meta, evmCounts: { txs: num('count_evm_txs'), internalTxs: num('count_evm_internal_txs') } };
 }
@@ -223,6 +229,7 @@ export function openSnapshot(file: string, opts: OpenOptions = {}): Snapshot {
       get countCollections(): number { return c.meta.countCollections; },
       get vmType(): VmType { return c.meta.vmType; },
       get prefix(): string { return c.meta.prefix; },
+      get schemaVersion(): number { return c.meta.schemaVersion; },
     };
     const liveEvm: EvmCounts = {
       get txs(): number { return c.evm.txs; },

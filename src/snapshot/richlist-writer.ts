@@ -11,6 +11,7 @@ import { resolve } from 'node:path';
 import { denomTag, recordChange, TIP } from './changes';
 import type Database from 'better-sqlite3';
 import { openStore, tempPathBeside } from './store';
+import { ensureRanks, writeRanks } from './richlist-ranks';
 
 const STAGING_SQL = `
   CREATE TABLE theirs (denom TEXT NOT NULL, account BLOB NOT NULL, amount_key TEXT NOT NULL, PRIMARY KEY (denom, account)) WITHOUT ROWID;
@@ -177,6 +178,8 @@ function finishRichList(db: Database.Database, height: number): void {
   set.run('snapshot_id', randomBytes(16).toString('hex'));
   // the denoms whose holders moved, and /status (rich_list_height): src/snapshot/changes.ts
   const denoms = db.prepare('SELECT denom FROM stage.came UNION SELECT denom FROM stage.gone').pluck().all() as string[];
+  // their rank marks, in the same transaction (a version-2 file gets every denom's: src/snapshot/richlist-ranks.ts)
+  if (!ensureRanks(db)) writeRanks(db, denoms);
   recordChange(db, 'richlist', height, [TIP, ...denoms.map(denomTag)]);
 }
 

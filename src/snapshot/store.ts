@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { openDatabase } from '../sqlite';
+import { fsReason } from '../paths';
 
 /**
  * - `read`: read-only, the file must exist (serve, checks, copies, probes);
@@ -91,7 +92,11 @@ export function openStore(file: string, mode: OpenMode, o: OpenOptions = {}): Da
 
 function named(file: string, e: unknown, atOpen = true): StoreError {
   const err = e as NodeJS.ErrnoException;
-  return new StoreError(file, err.message ?? String(e), err.code, atOpen);
+  // SQLite's "unable to open database file" says neither which nor why
+  const reason = err.code === 'SQLITE_CANTOPEN'
+    ? 'cannot be opened: check that it exists and this user may read it (and, to write it or read a -wal beside it, write it and its directory)'
+    : err.message ?? String(e);
+  return new StoreError(file, reason, err.code, atOpen);
 }
 
 /**
@@ -103,7 +108,7 @@ export function ensureParentDir(file: string): void {
   try {
     mkdirSync(dir, { recursive: true });
   } catch (e) {
-    throw new StoreError(file, `cannot create the directory of ${file} (${dir}): ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, (e as NodeJS.ErrnoException).code);
+    throw new StoreError(file, `cannot create the directory of ${file} (${dir}): ${fsReason(e)}`, (e as NodeJS.ErrnoException).code);
   }
 }
 
@@ -145,7 +150,11 @@ export function cleanStaleTemps(target: string, ownToo = false): string[] {
 export function syncAndRename(temp: string, target: string): void {
   const fd = openSync(temp, 'r');
   try { fsyncSync(fd); } finally { closeSync(fd); }
-  renameSync(temp, target);
+  try {
+    renameSync(temp, target);
+  } catch (e) {
+    throw new StoreError(target, `cannot put the finished file in place at ${target}: ${fsReason(e)}`, (e as NodeJS.ErrnoException).code);
+  }
   const dirFd = openSync(dirname(resolve(target)), 'r');
   try { fsyncSync(dirFd); } finally { closeSync(dirFd); }
 }

@@ -8,6 +8,7 @@ import { openStore, syncAndRename, tempPathBeside } from './store';
 import { EvmDelta, finishEvm, newEvmDelta } from './evm-writer';
 import { bringWireFormatCurrent } from './rerender';
 import { INDEXES_SQL, SCHEMA_VERSION, schemaSql, TABLES_SQL } from './schema';
+import { ensureRanks, writeRanks } from './richlist-ranks';
 import { prepareTipQueries } from './queries/tip';
 import { accountTag, ANY_TX, collectionTag, COLLECTIONS, denomTag, heightTag, INTERNAL_TXS, ownerTag, recordChange, TIP } from './changes';
 
@@ -576,6 +577,7 @@ export class SnapshotWriter {
           FROM (SELECT account_id, sum(nft_count) AS n, count(*) AS c FROM account_collections GROUP BY account_id) AS k
           WHERE k.account_id = accounts.id;
         INSERT INTO richlist_denoms (denom, holder_count) SELECT denom, count(*) FROM richlist GROUP BY denom;`);
+      writeRanks(db, 'all');
       step('collections');
       this.renderCollections(meta.prefix);
       db.exec('COMMIT');
@@ -585,6 +587,8 @@ export class SnapshotWriter {
       if (this.replaced.has('richlist')) {
         db.exec('INSERT INTO richlist_denoms (denom, holder_count) SELECT denom, count(*) FROM richlist GROUP BY denom');
       }
+      // a version-2 base gets its rank marks (all of them) here; otherwise a delivered rich list's are written again
+      if (!ensureRanks(db) && this.replaced.has('richlist')) writeRanks(db, 'all');
       step('collections');
       this.applyNftState(meta.partial ?? new Set(), meta.completeCollections ?? new Set());
       this.renderCollections(meta.prefix, 'temp.touched_collections');

@@ -327,6 +327,8 @@ interface Crawl {
   fullNftReason?: string;
   /** with changedTokensOnly: collections (lower-case hex) whose tokens were read whole (a burn) */
   completeCollections: ReadonlySet<string>;
+  /** EVM: whether the source indexes internal txs (Crawler.internalTxs) */
+  internalTxs?: boolean;
 }
 
 /**
@@ -379,7 +381,7 @@ async function crawlInto(staging: Staging, http: HttpClient, concurrency: number
   if (vmType === 'evm') await (evm ?? crawler.evmTxs());
   if (richList) await crawler.richList(vmType, denomContracts);
   const completeCollections = changedTokensOnly ? crawler.completeCollections : new Set<string>();
-  return { status, vmType, from, to, denomContracts, changedTokensOnly, fullNftReason, completeCollections };
+  return { status, vmType, from, to, denomContracts, changedTokensOnly, fullNftReason, completeCollections, internalTxs: crawler.internalTxs };
 }
 
 /**
@@ -846,12 +848,31 @@ class Crawler {
     });
   }
 
-  /** EVM txs and internal txs, block by block (only blocks with cosmos txs can hold any). */
+  /**
+   * Whether the source indexes EVM internal txs: rollytics with its internal-tx extension off
+   * answers 404 on the whole evm-internal-txs group ("evm routes are not available on this
+   * chain"), so does an indexer-api replica of such a source. Asked once per crawl (evmTxs).
+   */
+  internalTxs?: boolean;
+
+  private async indexesInternalTxs(): Promise<boolean> {
+    try {
+      await this.http.get('/indexer/tx/v1/evm-internal-txs?pagination.limit=1&pagination.count_total=false');
+      return true;
+    } catch (e) {
+      if (e instanceof HttpError && e.status === 404) return false;
+      throw e;
+    }
+  }
+
+  /** EVM txs and internal txs (when the source indexes them), block by block (only blocks with cosmos txs can hold any). */
   async evmTxs(): Promise<void> {
     const { db, progress } = this;
     const heights = db.prepare('SELECT height FROM blocks WHERE tx_count > 0 ORDER BY height').pluck().all() as number[];
     const groups = [['evm-txs', 'evm_txs', 'txs'], ['evm-internal-txs', 'evm_internal_txs', 'internal_txs']] as const;
+    const indexed = this.inflight.start(this.indexesInternalTxs().then((yes) => { this.internalTxs = yes; return yes; }));
     const crawlGroup = async ([group, table, itemsKey]: (typeof groups)[number]): Promise<void> => {
+      if (group === 'evm-internal-txs' && !await indexed) return;
       progress?.stage(`crawl ${group}`);
       const ins = db.prepare(`INSERT OR IGNORE INTO ${table} (height, pos, text) VALUES (?, ?, ?)`);
       await forEachConcurrent(heights, this.concurrency, async (height) => {
@@ -869,6 +890,7 @@ class Crawler {
     };
     if (!this.o.overlap) {
       for (const g of groups) await crawlGroup(g);
+      await indexed;
       return;
     }
     // both groups at once (the client bounds the requests in flight); the EVM txs' failure first
@@ -970,6 +992,8 @@ function sourceFromStaging(db: Database.Database, c: Crawl, o: ApiSourceOptions,
       version: c.status.version ?? 'dev', commit_hash: c.status.commit_hash ?? 'unknown', source: `api ${base}`,
       ...(c.to === c.status.height ? { height: c.status.height } : {}),
       internal_tx_height: c.status.internal_tx_height ?? 0,
+      // recorded on every crawl of an EVM source: an extension turned on (or off) later is seen by the next batch
+      ...(c.vmType === 'evm' && c.internalTxs !== undefined ? { evm_internal_txs: c.internalTxs } : {}),
       ...(o.withoutRichList ? {} : { rich_list_height: c.status.rich_list_height ?? 0 }),
       // rollytics' cleanup progress, passed on as the source shows it (the loader checks the values)
       ...Object.fromEntries(STATUS_EXTENSIONS.filter((k) => c.status[k] !== undefined).map((k) => [k, c.status[k]])),

@@ -3,6 +3,7 @@
  * per-request timeouts and retries with exponential backoff (and jitter) on 5xx, 429, timeouts
  * and network errors. Any other non-200 answer fails at once, naming the URL.
  */
+import { fsReason } from '../paths';
 
 /**
  * The client's settings, every one decided: resolved once from the command's options
@@ -125,7 +126,7 @@ export class HttpClient {
         if (e instanceof HttpError) throw e;
         const err = e as Error & { cause?: { code?: string; message?: string } };
         last = err.name === 'TimeoutError' || err.name === 'AbortError' ? `timed out after ${this.timeoutMs} ms`
-          : `${err.message}${err.cause ? ` (${err.cause.code ?? err.cause.message})` : ''}`;
+          : `${err.message}${err.cause ? ` (${fsReason(err.cause)})` : ''}`;
       } finally {
         this.release();
       }

@@ -7,6 +7,7 @@ import { runImport } from '../../src/commands/import';
 import { generateDump } from '../../src/generate/index';
 import { openDatabase } from '../../src/sqlite';
 import { openSnapshot } from '../../src/snapshot/open';
+import { RANK_STEP } from '../../src/snapshot/richlist-ranks';
 import { DEMO } from '../serve/helpers';
 import { demoCuts, differences, growingSource, sleep, startFollow } from '../follow/helpers';
 
@@ -20,9 +21,11 @@ function heightOf(file: string): number {
 
 /**
  * What a reader of `file` sees of the rich list: a digest of its rows (denom, account, amount),
- * whether richlist_denoms counts them right, and whether a build beside was left in the file.
+ * whether richlist_denoms counts them right and the rank marks are those of these rows (every
+ * RANK_STEP-th holder from the top: src/snapshot/richlist-ranks.ts), and whether a build beside
+ * was left in the file.
  */
-function richListOf(file: string): { digest: string; countsAgree: boolean; leftover: boolean } {
+function richListOf(file: string): { digest: string; countsAgree: boolean; marksAgree: boolean; leftover: boolean } {
   const db = openDatabase(file, { readonly: true, fileMustExist: true });
   try {
     const h = createHash('sha256');
@@ -32,7 +35,12 @@ function richListOf(file: string): { digest: string; countsAgree: boolean; lefto
     const off = db.prepare(`SELECT count(*) FROM (SELECT denom, count(*) AS n FROM richlist GROUP BY denom) r
       FULL JOIN richlist_denoms d USING (denom) WHERE r.n IS NOT d.holder_count`).pluck().get() as number;
     const leftover = db.prepare("SELECT count(*) FROM sqlite_master WHERE name IN ('richlist_next', 'richlist_old')").pluck().get() as number;
-    return { digest: h.digest('hex').slice(0, 16), countsAgree: off === 0, leftover: leftover > 0 };
+    const marks = (sql: string): string => JSON.stringify(db.prepare(sql).raw().all());
+    const marksAgree = marks('SELECT denom, rank, amount_key, hex(account) FROM richlist_ranks ORDER BY denom, rank') === marks(`
+      SELECT denom, rn - 1, amount_key, hex(account) FROM (SELECT denom, amount_key, account,
+        row_number() OVER (PARTITION BY denom ORDER BY amount_key DESC, account DESC) AS rn FROM richlist)
+      WHERE (rn - 1) % ${RANK_STEP} = 0 ORDER BY denom, rn`);
+    return { digest: h.digest('hex').slice(0, 16), countsAgree: off === 0, marksAgree, leftover: leftover > 0 };
   } finally {
     db.close();
   }
@@ -49,6 +57,7 @@ function withRichListOf(a: string, from: string, b: string): void {
     db.prepare('ATTACH DATABASE ? AS f').run(from);
     db.exec(`DELETE FROM richlist; INSERT INTO richlist SELECT * FROM f.richlist;
       DELETE FROM richlist_denoms; INSERT INTO richlist_denoms SELECT * FROM f.richlist_denoms;
+      DELETE FROM richlist_ranks; INSERT INTO richlist_ranks SELECT * FROM f.richlist_ranks;
       UPDATE meta SET value = '${Date.now()}' WHERE key = 'snapshot_id';`);
     db.exec('DETACH DATABASE f');
   } finally {
@@ -140,6 +149,7 @@ describe('follow under kill -9', function () {
           const seen = richListOf(db);
           expect(states.has(seen.digest), `kill ${i + 1}: the rich list is one of the source's states, not a mix`).to.equal(true);
           expect(seen.countsAgree, `kill ${i + 1}: richlist_denoms counts the rows`).to.equal(true);
+          expect(seen.marksAgree, `kill ${i + 1}: the rank marks are the rows'`).to.equal(true);
           if (seen.leftover) leftBeside++;
           expect(heightOf(db), `kill ${i + 1}`).to.be.within(360, 400);
         }

@@ -31,6 +31,7 @@ import { openSnapshot } from '../../src/snapshot/open';
 import { DEMO, metric, startServe, type ServeProcess } from '../serve/helpers';
 import { eventually, growingSource, sleep, startFollow, type FollowProcess, type GrowingSource } from './helpers';
 import { appOptions } from '../helpers/app-options';
+import { writeRanks } from '../../src/snapshot/richlist-ranks';
 
 interface Answer { status: number; etag: string | undefined; body: string }
 
@@ -90,6 +91,8 @@ function writeRichList(file: string, accounts: Buffer[], [height, v]: [number, n
     for (const [account, amount] of rows) ins.run(DENOM, amountKey(amount), account);
     db.prepare('INSERT INTO richlist_denoms (denom, holder_count) VALUES (?, ?)').run(DENOM, rows.length);
     db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('rich_list_height', ?)").run(String(height));
+    // and its rank marks, as an import writes them with the list (src/snapshot/richlist-ranks.ts)
+    writeRanks(db, [DENOM]);
     db.exec('COMMIT');
   } finally {
     db.close();

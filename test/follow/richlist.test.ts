@@ -9,6 +9,7 @@ import { openDatabase } from '../../src/sqlite';
 import { openSnapshot } from '../../src/snapshot/open';
 import { RichListReader, RichListRefresher, WriteLock } from '../../src/follow/richlist-refresh';
 import { StopFlag } from '../../src/follow/follower';
+import { RANK_STEP } from '../../src/snapshot/richlist-ranks';
 import { DEMO } from '../serve/helpers';
 import { differences, growingSource, startFollow } from './helpers';
 
@@ -101,6 +102,38 @@ describe('follow: the rich list, refreshed apart from the block batches', functi
     }
   });
 
+  it('a version-2 file (no rank marks) followed becomes version 3 with its first batch: marks of every denom, user_version and meta in one transaction', async () => {
+    const tmp = mkdtempSync(join(tmpdir(), 'indexer-api-follow-ranks-'));
+    const cuts = await evmCuts(tmp, [390]);
+    const src = await growingSource(cuts[0][1]);
+    const db = join(tmp, 'live.sqlite');
+    await runImport({ fromApi: src.url, out: db, force: true, quiet: true, json: false, denoms: denoms(DEMO('evm')) });
+    const v2 = openDatabase(db, { fileMustExist: true });
+    v2.exec("DROP TABLE richlist_ranks; UPDATE meta SET value = '2' WHERE key = 'schema_version'; PRAGMA user_version = 2;");
+    v2.close();
+    const follow = startFollow(['--db', db, '--from-api', src.url, '--interval', '50ms', '--batch-blocks', '10']);
+    try {
+      await follow.until('start', /following /);
+      src.show(DEMO('evm'));
+      await follow.until('height 400', /heights \d+\.\.400 /);
+      expect(await follow.stop('SIGTERM')).to.deep.equal({ code: 0, signal: null });
+    } finally {
+      await follow.stop('SIGKILL');
+      await src.close();
+    }
+    const d = openDatabase(db, { readonly: true, fileMustExist: true });
+    try {
+      expect(d.pragma('user_version', { simple: true })).to.equal(3);
+      expect(d.prepare("SELECT value FROM meta WHERE key = 'schema_version'").pluck().get()).to.equal('3');
+      const marks = (sql: string): string => JSON.stringify(d.prepare(sql).raw().all());
+      expect(marks('SELECT denom, rank, amount_key, hex(account) FROM richlist_ranks ORDER BY denom, rank')).to.equal(marks(`
+        SELECT denom, rn - 1, amount_key, hex(account) FROM (SELECT denom, amount_key, account,
+          row_number() OVER (PARTITION BY denom ORDER BY amount_key DESC, account DESC) AS rn FROM richlist)
+        WHERE (rn - 1) % ${RANK_STEP} = 0 ORDER BY denom, rn`));
+      expect(d.prepare('SELECT count(DISTINCT denom) FROM richlist_ranks').pluck().get()).to.equal(denoms(DEMO('evm')).length);
+    } finally { d.close(); }
+  });
+
   it('a change bigger than --swap rows is built beside in chunks and swapped in at once: a reader sees the old rich list or the new one, never a mix', async () => {
     const tmp = mkdtempSync(join(tmpdir(), 'indexer-api-follow-richlist-swap-'));
     // the EVM demo chain's file, its rich list replaced by the refresh
@@ -142,7 +175,14 @@ describe('follow: the rich list, refreshed apart from the block batches', functi
     expect(after).to.equal(`${before.size} 401 ${before.size}`);
     const d = openDatabase(file, { readonly: true });
     try {
-      expect(d.prepare("SELECT name FROM sqlite_master WHERE name LIKE 'richlist_%'").pluck().all()).to.deep.equal(['richlist_denoms']);
+      expect(d.prepare("SELECT name FROM sqlite_master WHERE name LIKE 'richlist_%' ORDER BY name").pluck().all()).to.deep.equal(['richlist_denoms', 'richlist_ranks']);
+      // the swap wrote the new list's rank marks in its transaction (src/snapshot/richlist-ranks.ts)
+      const marks = (sql: string): string => JSON.stringify(d.prepare(sql).raw().all());
+      expect(marks(`SELECT denom, rank, amount_key, hex(account) FROM richlist_ranks ORDER BY denom, rank`)).to.equal(marks(`
+        SELECT denom, rn - 1, amount_key, hex(account) FROM (SELECT denom, amount_key, account,
+          row_number() OVER (PARTITION BY denom ORDER BY amount_key DESC, account DESC) AS rn FROM richlist)
+        WHERE (rn - 1) % ${RANK_STEP} = 0 ORDER BY denom, rn`));
+      expect(d.prepare('SELECT count(*) FROM richlist_ranks').pluck().get()).to.be.greaterThan(0);
       // wire format 2 stores no holder JSON: the amount is the row's amount_key (src/lib/amount.ts)
       const key = d.prepare('SELECT amount_key FROM richlist WHERE denom = ? AND account = ?').pluck();
       const amount = (denom: string, account: Buffer): string | undefined => {

@@ -146,4 +146,14 @@ describe('GET /indexer/block/v1/blocks/:height', () => {
       expect(res.body.message).to.contain('height').and.contain(bad);
     });
   }
+
+  it('names the int64 bound as the integer it is, not a float (99999999999999999999 → at most 9223372036854775807)', async () => {
+    const t = await makeTestApp('move');
+    for (const path of ['/indexer/block/v1/blocks/99999999999999999999', '/indexer/tx/v1/txs/by_height/9223372036854775808']) {
+      const res = await t.api.get(path);
+      expect(res.status, res.text).to.equal(400);
+      expect(res.body.message, path).to.match(/must be <= 9223372036854775807\)$/);
+      expect(res.body.message).to.not.contain('9223372036854776000');
+    }
+  });
 });

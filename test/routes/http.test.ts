@@ -53,12 +53,40 @@ describe('HTTP: paths as clients write them', () => {
     expect(res.headers['access-control-allow-methods']).to.match(/\bGET\b/);
   });
 
-  it('serves the enforced OpenAPI document at /swagger/doc.json', async () => {
-    const t = await makeTestApp('move');
-    const res = await t.api.get('/swagger/doc.json');
-    expect(res.status).to.equal(200);
-    expect(res.headers['content-type']).to.match(/^application\/json/);
-    expect(res.body).to.deep.equal(JSON.parse(JSON.stringify(loadOpenApi())));
+  it('serves the enforced OpenAPI document at /swagger/doc.json: whole on EVM, without the /evm- paths on Move and Wasm (as rollytics)', async () => {
+    const whole = JSON.parse(JSON.stringify(loadOpenApi())) as { paths: Record<string, unknown>; tags: { name: string }[] };
+    const evmPaths = Object.keys(whole.paths).filter((p) => p.startsWith('/indexer/tx/v1/evm-'));
+    expect(evmPaths).to.have.length(8);
+    const evm = await (await makeTestApp('evm')).api.get('/swagger/doc.json');
+    expect(evm.status).to.equal(200);
+    expect(evm.headers['content-type']).to.match(/^application\/json/);
+    expect(evm.body).to.deep.equal(whole);
+    for (const vm of ['move', 'wasm'] as const) {
+      const t = await makeTestApp(vm);
+      const res = await t.api.get('/swagger/doc.json');
+      expect(res.status).to.equal(200);
+      const doc = res.body as typeof whole;
+      expect(Object.keys(doc.paths)).to.deep.equal(Object.keys(whole.paths).filter((p) => !evmPaths.includes(p)));
+      expect(doc.tags.map((x) => x.name)).to.not.include('evm');
+      // and the validator still has them: the EVM groups answer the JSON 404, as before
+      for (const p of ['/indexer/tx/v1/evm-txs', '/indexer/tx/v1/evm-internal-txs/by_height/1?pagination.limit=abc']) {
+        const r = await t.api.get(p);
+        expect(r.status, p).to.equal(404);
+        expect(r.body.message).to.contain('evm routes are not available on this chain');
+      }
+    }
+  });
+
+  it('serves the Swagger UI at /swagger and at /swagger/index.html (where rollytics mounts it)', async () => {
+    const t = await makeTestApp('wasm');
+    const a = await t.api.get('/swagger');
+    const b = await t.api.get('/swagger/index.html');
+    expect(a.status).to.equal(200);
+    expect(b.status).to.equal(200);
+    expect(b.headers['content-type']).to.match(/^text\/html/);
+    expect(b.text).to.equal(a.text);
+    expect(b.text).to.contain('/swagger/doc.json');
+    expect((await t.api.post('/swagger/index.html')).status).to.equal(405);
   });
 
   it('answers application/json with a compact body and no trailing newline', async () => {

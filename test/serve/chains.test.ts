@@ -7,7 +7,7 @@
  * building under `http://host/{chain_id}` pages as at the root. Real servers on 127.0.0.1.
  */
 import { expect } from 'chai';
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -89,6 +89,14 @@ describe('serve: many chains in one replica', function () {
       for (const id of Object.values(IDS)) expect(html.body).to.contain(`href="/${id}/"`);
       const css = /href="([^"]+\.css)"/.exec(html.body)?.[1] as string;
       expect((await get(origin + css)).status, css).to.equal(200);
+      // the heading in the explorer's column (main), under its top bar
+      expect(html.body).to.match(/<header class="top">[^]*<\/header>\s*<main><h1>Chains<\/h1>/);
+      // the hint is a command that runs as printed: the full URL this request reached
+      const hint = /<code>(curl [^<]+)<\/code>/.exec(html.body)?.[1].replace(/&#39;/g, "'") as string;
+      expect(hint).to.equal(`curl -H 'Accept: application/json' '${origin}/'`);
+      // run by a shell, asynchronously: this process serves the answer
+      const out = await new Promise<string>((done, fail) => execFile('sh', ['-c', hint], (e, stdout) => (e ? fail(e) : done(stdout))));
+      expect(JSON.parse(out)).to.deep.equal(list);
     });
 
     it('every route family answers under /{chain_id}/ the same status and bytes as a replica of that chain alone', async () => {
@@ -364,6 +372,10 @@ describe('serve: many chains in one replica', function () {
         expect(await logged('chain added')).to.include({ chain: IDS.wasm });
         expect(await logged('chain removed')).to.include({ chain: IDS.move });
       } finally { await s.close(1000); }
+      // stopping is not a chain leaving the replica: no 'chain removed' for the chains still served
+      await new Promise((done) => setTimeout(done, 50));
+      const removed = lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'chain removed');
+      expect(removed.map((l) => l.chain)).to.deep.equal([IDS.move]);
     });
   });
 

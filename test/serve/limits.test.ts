@@ -45,6 +45,25 @@ describe('serve: request limits', function () {
       expect(JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4))).to.deep.equal({ code: 3, message: 'request headers are too large', details: [] });
     });
 
+    it('answers 414, not 431, to a 20 KiB query string (the request line alone is past --max-header-size): the target\'s own limit wins', async () => {
+      const r = await get(`${s.url}/status?x=${'a'.repeat(20 * 1024)}`);
+      expect(r.status).to.equal(414);
+      expect(JSON.parse(r.body)).to.deep.equal({ code: 3, message: `request URL is ${'/status?x='.length + 20 * 1024} bytes, the limit is 8192`, details: [] });
+      // sent in two writes, the line cut before its end: what arrived is enough to say 414
+      const sock = await open(s.url);
+      const reply = readAll(sock);
+      sock.write(`GET /status?x=${'a'.repeat(10_000)}`);
+      await new Promise((done) => setTimeout(done, 50));
+      sock.write(`${'a'.repeat(10_000)} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n`);
+      const text = await reply;
+      expect(text).to.match(/^HTTP\/1\.1 414 URI Too Long\r\n/);
+      expect(JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)).message).to.equal(`request URL is ${'/status?x='.length + 20_000} bytes, the limit is 8192`);
+      // past both limits together Node's parser stops it: still 414, read from the bytes it saw
+      const huge = await get(`${s.url}/status?x=${'a'.repeat(100 * 1024)}`);
+      expect(huge.status).to.equal(414);
+      expect(JSON.parse(huge.body).message).to.match(/^request URL is (more than )?\d+ bytes, the limit is 8192$/);
+    });
+
     it('still serves normal requests', async () => {
       expect((await get(`${s.url}/status`)).status).to.equal(200);
     });
@@ -58,6 +77,8 @@ describe('serve: request limits', function () {
       const r = await get(`${s.url}/status`, { 'X-Big': 'b'.repeat(5000) });
       expect(r.status).to.equal(431);
       expect(JSON.parse(r.body)).to.include({ code: 3 });
+      // a target within --max-url-length whose headers overflow: 431
+      expect((await get(`${s.url}/status?x=${'a'.repeat(50)}`, { 'X-Big': 'b'.repeat(5000) })).status).to.equal(431);
     } finally {
       await s.stop();
     }

@@ -9,13 +9,17 @@ import { evmTxResponse } from '../../wire/evm';
 const EVM_PATH = /^\/indexer\/tx\/v1\/(evm-txs|evm-internal-txs)(\/|$)/i;
 
 /**
- * The EVM groups exist only on EVM snapshots. Elsewhere the whole sub-tree answers 404 for any
- * method and any parameters (rollytics: "evm routes are not available on this chain"), before
- * the request validator could turn a bad parameter into a 400.
+ * The EVM groups exist only on EVM snapshots, and evm-internal-txs only where the source indexes
+ * internal txs (rollytics' internal-tx extension; meta evm_internal_txs, src/snapshot/schema.ts).
+ * Elsewhere the whole sub-tree answers 404 for any method and any parameters (rollytics: "evm
+ * routes are not available on this chain"), before the request validator could turn a bad
+ * parameter into a 400.
  */
 export function evmUnavailable(): RequestHandler {
   return (req, res, next) => {
-    if (!EVM_PATH.test(req.path) || snapshotOf(res).q.evm) { next(); return; }
+    const m = EVM_PATH.exec(req.path);
+    const s = m === null ? undefined : snapshotOf(res);
+    if (s === undefined || (s.q.evm && (s.meta.evmInternalTxs || m?.[1].toLowerCase() !== 'evm-internal-txs'))) { next(); return; }
     res.setHeader('Cache-Control', 'no-store');
     sendError(res, 404, GRPC.NOT_FOUND, `not found: ${req.method} ${shown(req.path)} (evm routes are not available on this chain)`);
   };
