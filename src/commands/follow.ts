@@ -67,12 +67,14 @@ export async function runFollow(o: FollowOptions): Promise<number> {
       log(`follow: imported ${r.out} in ${r.seconds.toFixed(1)} s`);
     }
     if (stop.stopped) return 0;
-    useWal(o.db, log);
+    // Read-only first: a file that is not a snapshot of this build is refused in serve's words
+    // before anything is written to it (no switch to WAL, no index; docs/reliability.md).
     const snap = openSnapshotFile(o.db, { currentWireFormatOnly: true });
     const { vmType, prefix } = snap.meta;
     snap.close();
     if (o.vmType !== undefined && o.vmType !== vmType) throw new Error(`--vm-type ${o.vmType} but ${o.db} is a ${vmType} snapshot`);
     if (o.bech32Prefix !== undefined && o.bech32Prefix !== prefix) throw new Error(`--bech32-prefix ${o.bech32Prefix} but ${o.db} uses ${prefix}`);
+    useWal(o.db, log);
     const source = openFollowSource({ ...sourceOptionsOf(o), vmType, bech32Prefix: prefix, db: o.db, http: resolveHttp(o),
       statusVersion: o.statusVersion, statusCommit: o.statusCommit });
     const lock = new WriteLock();

@@ -10,12 +10,15 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { openDatabase } from '../sqlite';
+import { checkSnapshotHeader } from './file-check';
 
 /**
  * - `read`: read-only, the file must exist (serve, checks, copies, probes);
  * - `liveRead`: read-only on a file another process may be writing (the commit watch);
  * - `inPlace`: the live file written in place in WAL mode, readers reading on (follow);
- *   waits up to 5 s for another connection's write (this process's rich-list refresh);
+ *   waits up to 5 s for another connection's write (this process's rich-list refresh). Only an
+ *   indexer-api snapshot of this schema is opened so: anything else (a plain SQLite file, an
+ *   empty or truncated one) is refused with serve's words before a byte of it is written;
  * - `bulk`: a new or copied temporary file beside the target, loaded without a journal and
  *   renamed over the target at the end (import, cut, import --base);
  * - `scratch`: a throw-away file (a crawl's or a rich-list refresh's staging), never renamed.
@@ -68,6 +71,9 @@ export class StoreError extends Error {
 export function openStore(file: string, mode: OpenMode, o: OpenOptions = {}): Database.Database {
   const readonly = mode === 'read' || mode === 'liveRead';
   const mustExist = o.mustExist ?? (readonly || mode === 'inPlace');
+  // Written in place only if it is a snapshot: SQLite would otherwise switch a stranger's file
+  // to WAL, or make an empty file a database, at the first pragma (throws SnapshotError).
+  if (mode === 'inPlace') checkSnapshotHeader(file);
   if (!mustExist) ensureParentDir(file);
   let db: Database.Database;
   try {
