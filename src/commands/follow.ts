@@ -4,7 +4,7 @@ import type { CommandModule } from 'yargs';
 import { resolveHttp, sourceOptionsOf, type SourceOptions } from '../sources/options';
 import { createLogger, defaultLogFormat, type LogFormat } from '../http/log';
 import { openSnapshotFile } from '../snapshot/open';
-import { acquireWriterLock, type WriterLock } from '../snapshot/store';
+import { acquireWriterLock, StoreError, type WriterLock } from '../snapshot/store';
 import { Follower, SourceWentBackwards, StopFlag } from '../follow/follower';
 import { useWal } from '../snapshot/writer';
 import { createFollowMetrics, listenMetrics } from '../follow/metrics';
@@ -42,6 +42,48 @@ export interface FollowOptions extends SourceOptions {
   logFormat: LogFormat;
 }
 
+/** How often follow tries again to switch --db to WAL mode while another process reads it, ms. */
+const WAL_RETRY_MS = 1_000;
+/**
+ * How long each try waits for the lock, ms: a reader's momentary lock passes within it, and new
+ * readers (serve's requests) are held back no longer than this while a try waits.
+ */
+const WAL_TRY_MS = 200;
+/** A "still waiting" line this often, ms. */
+const WAL_REMIND_MS = 60_000;
+
+/**
+ * Switches --db to WAL mode (and builds the indexes follow needs), waiting for as long as it
+ * takes: the switch needs the file to itself, and a `serve` started beside it on a
+ * rollback-journal file (an import's) reads all of it for its start-up check — about 7 s per GB
+ * (docs/reliability.md), 40 minutes at 100 GB. SQLite alone would give up after 5 s with
+ * "database is locked". Resolves false when stopped (SIGINT / SIGTERM) while waiting.
+ */
+async function switchToWal(file: string, stop: StopFlag, log: (line: string) => void): Promise<boolean> {
+  const started = Date.now();
+  let said: number | undefined;
+  for (;;) {
+    try {
+      useWal(file, log, WAL_TRY_MS);
+      if (said !== undefined) log(`follow: ${file} is in WAL mode now (waited ${((Date.now() - started) / 1000).toFixed(1)} s for the other process's read to end)`);
+      return true;
+    } catch (e) {
+      if (!(e instanceof StoreError && e.code?.startsWith('SQLITE_BUSY'))) throw e;
+    }
+    const now = Date.now();
+    if (said === undefined) {
+      said = now;
+      log(`follow: waiting for ${file}: another process is reading it (a serve's start-up check reads the whole file, about 7 s per GB), `
+        + `and switching it to WAL mode, so that serve reads on while follow writes, needs it alone for a moment; trying again every ${WAL_RETRY_MS / 1000} s`);
+    } else if (now - said >= WAL_REMIND_MS) {
+      said = now;
+      log(`follow: still waiting for ${file} (${Math.round((now - started) / 1000)} s): another process is reading it; switching it to WAL mode needs it alone`);
+    }
+    await stop.sleep(WAL_RETRY_MS);
+    if (stop.stopped) return false;
+  }
+}
+
 /**
  * Follows the source into --db until SIGINT/SIGTERM (exit 0) or a source that went backwards
  * (exit 1). A missing --db is first built by an ordinary import.
@@ -74,7 +116,7 @@ export async function runFollow(o: FollowOptions): Promise<number> {
     snap.close();
     if (o.vmType !== undefined && o.vmType !== vmType) throw new Error(`--vm-type ${o.vmType} but ${o.db} is a ${vmType} snapshot`);
     if (o.bech32Prefix !== undefined && o.bech32Prefix !== prefix) throw new Error(`--bech32-prefix ${o.bech32Prefix} but ${o.db} uses ${prefix}`);
-    useWal(o.db, log);
+    if (!(await switchToWal(o.db, stop, log))) return 0;
     const source = openFollowSource({ ...sourceOptionsOf(o), vmType, bech32Prefix: prefix, db: o.db, http: resolveHttp(o),
       statusVersion: o.statusVersion, statusCommit: o.statusCommit });
     const lock = new WriteLock();

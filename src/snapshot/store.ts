@@ -37,7 +37,8 @@ const PRAGMAS: Record<OpenMode, readonly string[]> = {
   // + 64 MiB of cache keep a served file's hot pages in memory
   read: ['query_only = ON', 'mmap_size = 1073741824', 'cache_size = -65536'],
   liveRead: [],
-  inPlace: ['journal_mode = WAL', 'synchronous = NORMAL', 'temp_store = MEMORY', 'cache_size = -65536', `busy_timeout = ${BUSY_TIMEOUT_MS}`],
+  // busy_timeout first: the switch to WAL waits for it too (it needs the file to itself)
+  inPlace: [`busy_timeout = ${BUSY_TIMEOUT_MS}`, 'journal_mode = WAL', 'synchronous = NORMAL', 'temp_store = MEMORY', 'cache_size = -65536'],
   // 96 MiB: holds the pages the load keeps revisiting (the tx_accounts b-tree of a 1M-tx chain
   // is ≈46 MB; txs are appended), and keeps the import under 500 MB with parser threads.
   bulk: ['journal_mode = OFF', 'synchronous = OFF', 'locking_mode = EXCLUSIVE', 'temp_store = MEMORY', 'cache_size = -98304'],
@@ -52,6 +53,11 @@ export interface OpenOptions {
   mustExist?: boolean;
   /** scratch files shared by two connections (the refresh's staging is attached by the live connection) */
   shared?: boolean;
+  /**
+   * inPlace: how long to wait for another connection's lock, ms (default 5 s); a wait that
+   * runs out throws a StoreError with code SQLITE_BUSY (follow's switch to WAL waits its own way)
+   */
+  busyTimeoutMs?: number;
 }
 
 /** An open or pragma error, with the file it is about (SQLite's own text names none). */
@@ -82,7 +88,8 @@ export function openStore(file: string, mode: OpenMode, o: OpenOptions = {}): Da
     throw named(file, e);
   }
   try {
-    const pragmas = mode === 'scratch' && o.shared ? SHARED_SCRATCH : PRAGMAS[mode];
+    let pragmas = mode === 'scratch' && o.shared ? SHARED_SCRATCH : PRAGMAS[mode];
+    if (mode === 'inPlace' && o.busyTimeoutMs !== undefined) pragmas = pragmas.map((p) => (p.startsWith('busy_timeout') ? `busy_timeout = ${o.busyTimeoutMs}` : p));
     if (mode === 'bulk') db.unsafeMode(true);
     for (const p of pragmas) db.pragma(p);
     if (mode === 'bulk') db.unsafeMode(false);
