@@ -7,7 +7,7 @@ import { openSnapshotFile } from '../snapshot/open';
 import { acquireWriterLock, StoreError, type WriterLock } from '../snapshot/store';
 import { Follower, SourceWentBackwards, StopFlag } from '../follow/follower';
 import { useWal } from '../snapshot/writer';
-import { createFollowMetrics, listenMetrics } from '../follow/metrics';
+import { createFollowMetrics, followReadiness, listenMetrics } from '../follow/metrics';
 import { openFollowSource } from '../follow/source';
 import { RichListRefresher, WriteLock } from '../follow/richlist-refresh';
 import { CollectionsAudit } from '../follow/collections-audit';
@@ -35,6 +35,8 @@ export interface FollowOptions extends SourceOptions {
   batchBlocks: number;
   metricsPort?: number;
   metricsHost: string;
+  /** --metrics-port's /ready: 503 once the follower has not advanced for longer than this, ms */
+  maxStall: number;
   /** longest wait between retries, ms */
   maxBackoff: number;
   quiet: boolean;
@@ -91,6 +93,8 @@ async function switchToWal(file: string, stop: StopFlag, log: (line: string) => 
 export async function runFollow(o: FollowOptions): Promise<number> {
   const logger = createLogger('info', (t) => { process.stderr.write(t); }, {}, o.logFormat);
   const log = (line: string): void => { if (!o.quiet || !line.startsWith('follow: heights')) logger.info(line); };
+  // a failing source, rich list or audit: warnings, so that an operator filtering for them sees a follower that stopped advancing
+  const warn = (line: string): void => logger.warn(line);
   const { interval: intervalMs, maxBackoff: maxBackoffMs, richlistInterval: richListIntervalMs, collectionsAuditInterval: auditIntervalMs } = o;
   const stop = new StopFlag();
   const onSignal = (): void => stop.stop();
@@ -120,20 +124,22 @@ export async function runFollow(o: FollowOptions): Promise<number> {
     const source = openFollowSource({ ...sourceOptionsOf(o), vmType, bech32Prefix: prefix, db: o.db, http: resolveHttp(o),
       statusVersion: o.statusVersion, statusCommit: o.statusCommit });
     const lock = new WriteLock();
-    follower = new Follower({ db: o.db, source, intervalMs, batchBlocks: o.batchBlocks, maxBackoffMs, log, lock });
+    follower = new Follower({ db: o.db, source, intervalMs, batchBlocks: o.batchBlocks, maxBackoffMs, log, warn, lock });
     const f = follower;
     const refresher = source.richList && richListIntervalMs > 0
-      ? new RichListRefresher({ db: o.db, reader: source.richList, intervalMs: richListIntervalMs, vmType, prefix, lock, log, maxBackoffMs,
+      ? new RichListRefresher({ db: o.db, reader: source.richList, intervalMs: richListIntervalMs, vmType, prefix, lock, log, warn, maxBackoffMs,
         swapRows: o.richlistSwapRows, chunkRows: o.richlistChunkRows })
       : undefined;
     const audit = auditIntervalMs > 0
-      ? new CollectionsAudit({ db: o.db, lister: source.collections, intervalMs: auditIntervalMs, maxBackoffMs, log,
+      ? new CollectionsAudit({ db: o.db, lister: source.collections, intervalMs: auditIntervalMs, maxBackoffMs, log, warn,
         caughtUp: () => f.state.height >= f.state.sourceHeight && f.state.sourceHeight > 0, recheck: (hexes) => { for (const h of hexes) f.recheck.add(h); } })
       : undefined;
     if (o.metricsPort !== undefined) {
-      metrics = await listenMetrics(createFollowMetrics(f.state, Date.now, refresher?.state, audit?.state), o.metricsPort, o.metricsHost);
+      metrics = await listenMetrics(createFollowMetrics(f.state, Date.now, refresher?.state, audit?.state), o.metricsPort, o.metricsHost,
+        followReadiness(f.state, o.maxStall));
       const a = metrics.address();
-      log(`follow: metrics on http://${o.metricsHost}:${typeof a === 'object' && a ? a.port : o.metricsPort}/metrics`);
+      const at = `http://${o.metricsHost}:${typeof a === 'object' && a ? a.port : o.metricsPort}`;
+      log(`follow: metrics on ${at}/metrics; ${at}/ready answers 503 once follow has not advanced for ${o.maxStall / 1000} s (--max-stall)`);
     }
     log(`follow: following ${source.describe} into ${o.db} from height ${f.state.height} every ${intervalMs} ms`);
     if (refresher) log(`follow: refreshing the rich list from ${source.richList?.describe} every ${richListIntervalMs} ms`);

@@ -112,6 +112,7 @@ export const FOLLOW_OPTIONS: Record<string, Options> = named({
   'batch-blocks': int({ min: 1 }, { default: FOLLOW_DEFAULTS.batchBlocks, describe: 'At most this many heights per batch (one write transaction; catching up takes several)' }),
   'metrics-port': int({ min: 0, max: 65535 }, { defaultDescription: 'off', describe: 'Serve Prometheus metrics (source height, our height, lag in blocks and seconds) on this port (0: any free port)' }),
   'metrics-host': { type: 'string', default: FOLLOW_DEFAULTS.metricsHost, describe: 'Address of --metrics-port' },
+  'max-stall': duration({ default: FOLLOW_DEFAULTS.maxStall, describe: '--metrics-port also answers /ready: 503 (with the last failure) once the follower has not advanced for longer than this — its source failing, every poll — and 200 otherwise; indexer_api_follow_stalled_seconds is the figure' }),
   'max-backoff': duration({ default: FOLLOW_DEFAULTS.maxBackoff, describe: 'Longest wait between retries while the source fails (the wait doubles from --interval)' }),
   'quiet': { type: 'boolean', default: false, describe: 'No line per batch (failures, start and stop are still logged)' },
   ...LOG_FORMAT_OPTION,

@@ -60,7 +60,7 @@ describe('snapshot store (src/snapshot/store.ts)', () => {
       const lock = acquireWriterLock(file);
       try {
         const o: FollowOptions = {
-          db: file, fromApi: 'http://127.0.0.1:1/', interval: 1000, batchBlocks: 1, metricsHost: '127.0.0.1', maxBackoff: 1000, quiet: true,
+          db: file, fromApi: 'http://127.0.0.1:1/', interval: 1000, batchBlocks: 1, metricsHost: '127.0.0.1', maxStall: 60_000, maxBackoff: 1000, quiet: true,
           richlistInterval: 0, richlistSwapRows: 1000, richlistChunkRows: 1000, collectionsAuditInterval: 0, logFormat: 'text', concurrency: 1, timeout: 1000, statusVersion: 'dev', statusCommit: 'unknown',
         };
         let err: Error | undefined;
@@ -114,7 +114,7 @@ describe('snapshot store (src/snapshot/store.ts)', () => {
       const junk = join(dir, 'random.sqlite');
       writeFileSync(junk, 'this is not a database\n'.repeat(50));
       const o: FollowOptions = {
-        db: junk, fromApi: 'http://127.0.0.1:1/', interval: 1000, batchBlocks: 1, metricsHost: '127.0.0.1', maxBackoff: 1000, quiet: true,
+        db: junk, fromApi: 'http://127.0.0.1:1/', interval: 1000, batchBlocks: 1, metricsHost: '127.0.0.1', maxStall: 60_000, maxBackoff: 1000, quiet: true,
         richlistInterval: 0, richlistSwapRows: 1000, richlistChunkRows: 1000, collectionsAuditInterval: 0, logFormat: 'text', concurrency: 1, timeout: 1000, statusVersion: 'dev', statusCommit: 'unknown',
       };
       let err: Error | undefined;
