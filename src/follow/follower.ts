@@ -166,7 +166,7 @@ export class Follower {
         const msg = (e instanceof DumpError ? `bad record: ${dumpErrorText(e, false)}` : (e as Error).message).split('\n')[0];
         this.state.lastError = msg;
         const stalled = stalledMs(this.state, Date.now());
-        (this.o.warn ?? this.o.log)(`follow: ${msg} (failure ${this.state.failing}${stalled >= 1000 ? `, not advanced for ${(stalled / 1000).toFixed(0)} s` : ''}; `
+        (this.o.warn ?? this.o.log)(`follow: ${msg} (failure ${this.state.failing}${stalled >= 1000 ? `; not advanced for ${(stalled / 1000).toFixed(0)} s` : ''}; `
           + `retrying in ${(wait / 1000).toFixed(1)} s; the snapshot is unchanged)`);
         await stop.sleep(wait);
         continue;
