@@ -9,15 +9,15 @@ import { createGunzip } from 'node:zlib';
 import { fsyncPath, hashFile } from '../publish/files';
 import { Manifest, parseManifest } from '../publish/manifest';
 import { SCHEMA_VERSION } from '../snapshot/schema';
-import { quickCheckFile } from './check';
+import { CheckedFile, quickCheckFile } from './check';
 import { downloadRanged } from './download';
 
 /**
  * `serve --pull`: keeps the file at --db equal to what a publish directory's manifest names
  * (docs/scaling.md). Each newer manifest's file is downloaded (resumable) next to --db,
  * checked — transferred sha256, decompressed sha256 and size, PRAGMA quick_check in a child,
- * height — and only then renamed over --db and handed to `install` (the hot swap). Any failure
- * leaves --db and what is serving untouched and is retried with backoff.
+ * height — and only then renamed over --db and handed to `install` (the hot swap). Any
+ * failure leaves --db and what is serving untouched and is retried with backoff.
  *
  * Events: 'installed' (manifest, PullStats), 'failed' (error, retryInMs), 'skipped' (manifest,
  * why) — a manifest older than what is serving is never installed.
@@ -35,8 +35,8 @@ export interface PullerOptions {
   minBackoffMs?: number;
   fetchTimeoutMs?: number;
   idleTimeoutMs?: number;
-  /** how a downloaded file is checked (default: quickCheckFile); resolves with its height */
-  check?: (file: string, signal?: AbortSignal) => Promise<number>;
+  /** how a downloaded file is checked (default: quickCheckFile); resolves with its height and chain id */
+  check?: (file: string, signal?: AbortSignal) => Promise<CheckedFile>;
 }
 
 export interface PullStats {
@@ -146,8 +146,8 @@ export class Puller extends EventEmitter {
       } else {
         renameSync(part, ready);
       }
-      const height = await (this.o.check ?? quickCheckFile)(ready, this.stop.signal);
-      if (height !== m.height) throw new Error(`${url}: the file's height is ${height}, the manifest says ${m.height}`);
+      const found = await (this.o.check ?? quickCheckFile)(ready, this.stop.signal);
+      if (found.height !== m.height) throw new Error(`${url}: the file's height is ${found.height}, the manifest says ${m.height}`);
       fsyncPath(ready);
       return ready;
     } catch (e) {

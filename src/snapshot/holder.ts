@@ -14,6 +14,12 @@ import { endRead, OpenOptions, openSnapshot, renewSnapshot, Snapshot } from './o
  * A snapshot that fails at run time (SQLITE_CORRUPT / IOERR / NOTADB on a request) is marked
  * faulty() — the replica takes itself out of rotation — until a good swap replaces it.
  *
+ * What it refused — the file at the path, and anything a caller notes — is notServed(), until
+ * a good swap (or the caller) clears it: /ready lists it.
+ *
+ * The check of the file being served (its start-up check, a file just added to `serve
+ * --db-dir`) runs through checkCurrent(); checking() is true meanwhile (/ready answers 503).
+ *
  * A new state of the same file (a follow batch committed in place, src/serve/live.ts) is not
  * opened: it is begun on a spare connection whose statements are prepared (renewSnapshot in
  * ./open.ts). The holder keeps at most one spare: the connection of a retired state of the
@@ -34,6 +40,12 @@ export interface HolderOptions extends OpenOptions {
   open?: (file: string, opts: OpenOptions) => Snapshot;
   /** run on a new file after it opened, before it is swapped in; rejects (SnapshotError) to refuse it */
   check?: (file: string) => Promise<void>;
+}
+
+/** A file not served, and why (the `files_not_served` of /ready). */
+export interface RefusedFile {
+  file: string;
+  error: string;
 }
 
 export interface WatchOptions {
@@ -83,6 +95,12 @@ export class SnapshotHolder extends EventEmitter {
   private spare: Snapshot | undefined;
   /** states that met a storage error: their connection is not reused */
   private readonly broken = new WeakSet<Snapshot>();
+  /** the file at the path, refused (cleared by the next swap) */
+  private refusedHere: RefusedFile | undefined;
+  /** refusals a caller noted (note()), by key */
+  private readonly notes = new Map<string, RefusedFile>();
+  /** the snapshot whose check (checkCurrent) is running */
+  private checkingNow: Snapshot | undefined;
   swaps = 0;
   /** new states begun on the spare connection instead of opening the file (a follow batch) */
   renewed = 0;
@@ -156,6 +174,39 @@ export class SnapshotHolder extends EventEmitter {
 
   current(): Snapshot | undefined {
     return this.snapshot;
+  }
+
+  /** What was not served, and why: the file at the path if it was refused, and what callers noted. */
+  notServed(): RefusedFile[] {
+    return [...(this.refusedHere === undefined ? [] : [this.refusedHere]), ...this.notes.values()];
+  }
+
+  /** Notes (or, with undefined, clears) a refusal under `key` that notServed() lists (serve --pull: a manifest). */
+  note(key: string, refused: RefusedFile | undefined): void {
+    if (refused === undefined) this.notes.delete(key);
+    else this.notes.set(key, refused);
+  }
+
+  /** The file being served is being checked (checkCurrent): it must not take traffic yet. */
+  checking(): boolean {
+    return this.checkingNow !== undefined && this.checkingNow === this.snapshot;
+  }
+
+  /**
+   * Runs the holder's check on the file being served — its start-up check, or that of a file
+   * just added to a replica — with checking() true meanwhile. Rejects with the check's error (the
+   * caller decides: serve stops, a replica of several drops the chain). Without a check, or
+   * with nothing served, resolves at once.
+   */
+  async checkCurrent(): Promise<void> {
+    const s = this.snapshot;
+    if (s === undefined || this.opts.check === undefined) return;
+    this.checkingNow = s;
+    try {
+      await this.opts.check(this.file);
+    } finally {
+      if (this.checkingNow === s) this.checkingNow = undefined;
+    }
   }
 
   /** current(), held open until release(): a swap never closes a snapshot a request is using. */
@@ -236,6 +287,7 @@ export class SnapshotHolder extends EventEmitter {
     }
     this.seen = id;
     this.snapshot = next;
+    this.refusedHere = undefined;
     this.swaps++;
     this.fault = undefined;
     if (this.spare !== undefined && this.spare.fileKey !== next.fileKey) this.closeSpare();
@@ -247,6 +299,7 @@ export class SnapshotHolder extends EventEmitter {
   private refuse(id: string | undefined, e: unknown, reason: string): false {
     this.seen = id;
     this.failedSwaps++;
+    this.refusedHere = { file: this.file, error: e instanceof Error ? e.message : String(e) };
     this.emit('refused', e, reason);
     return false;
   }

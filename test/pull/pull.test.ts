@@ -196,7 +196,7 @@ function place(from: string, to: string): void {
     let err: Error | undefined;
     try { await p.syncOnce(); } catch (e) { err = e as Error; }
     p.close();
-    expect(err?.message, err?.message).to.match(/^quick check failed: .*(?:invalid page number|database disk image is malformed)/);
+    expect(err?.message, err?.message).to.match(/^check failed: .*(?:invalid page number|database disk image is malformed)/);
     expect(installs).to.equal(0);
     let exists = true;
     try { statSync(db); } catch { exists = false; }
