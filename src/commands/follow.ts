@@ -8,7 +8,8 @@ import { acquireWriterLock, StoreError, type WriterLock } from '../snapshot/stor
 import { Follower, SourceWentBackwards, StopFlag } from '../follow/follower';
 import { useWal } from '../snapshot/writer';
 import { createFollowMetrics, followReadiness, listenMetrics } from '../follow/metrics';
-import { openFollowSource } from '../follow/source';
+import { openFollowSource, sourceChainId } from '../follow/source';
+import { pinnedChainError } from '../snapshot/file-check';
 import { RichListRefresher, WriteLock } from '../follow/richlist-refresh';
 import { CollectionsAudit } from '../follow/collections-audit';
 import { cleanStaleTemps, runImport } from './import';
@@ -42,6 +43,8 @@ export interface FollowOptions extends SourceOptions {
   quiet: boolean;
   /** the log on stderr (src/http/log.ts) */
   logFormat: LogFormat;
+  /** follow only this chain: --db and the source must both be it */
+  expectChainId?: string;
 }
 
 /** How often follow tries again to switch --db to WAL mode while another process reads it, ms. */
@@ -108,6 +111,13 @@ export async function runFollow(o: FollowOptions): Promise<number> {
     writerLock = acquireWriterLock(o.db);
     cleanStaleTemps(o.db);
     if (!existsSync(o.db)) {
+      if (o.expectChainId !== undefined) {
+        // asked before anything is imported: a source of another chain never becomes --db
+        const theirs = await sourceChainId({ ...sourceOptionsOf(o), http: resolveHttp(o) });
+        if (theirs !== undefined && theirs !== o.expectChainId) {
+          throw new Error(`the source is chain ${JSON.stringify(theirs)}, not ${JSON.stringify(o.expectChainId)} (--expect-chain-id): not importing it into ${o.db}`);
+        }
+      }
       log(`follow: ${o.db} does not exist; importing from the source first`);
       const r = await runImport({ ...sourceOptionsOf(o), out: o.db, force: false, quiet: o.quiet, json: false, signalExitCode: 0 });
       log(`follow: imported ${r.out} in ${r.seconds.toFixed(1)} s`);
@@ -116,8 +126,9 @@ export async function runFollow(o: FollowOptions): Promise<number> {
     // Read-only first: a file that is not a snapshot of this build is refused in serve's words
     // before anything is written to it (no switch to WAL, no index; docs/reliability.md).
     const snap = openSnapshotFile(o.db, { currentWireFormatOnly: true });
-    const { vmType, prefix } = snap.meta;
+    const { vmType, prefix, chainId } = snap.meta;
     snap.close();
+    if (o.expectChainId !== undefined && chainId !== o.expectChainId) throw pinnedChainError(o.db, chainId, o.expectChainId, '--expect-chain-id');
     if (o.vmType !== undefined && o.vmType !== vmType) throw new Error(`--vm-type ${o.vmType} but ${o.db} is a ${vmType} snapshot`);
     if (o.bech32Prefix !== undefined && o.bech32Prefix !== prefix) throw new Error(`--bech32-prefix ${o.bech32Prefix} but ${o.db} uses ${prefix}`);
     if (!(await switchToWal(o.db, stop, log))) return 0;

@@ -54,6 +54,7 @@ export const SERVE_OPTIONS: Record<string, Options> = named({
   'ops-port': int({ min: 0, max: 65535 }, { defaultDescription: 'off', describe: 'Also answer /health, /ready and /metrics on this port, from a thread (or the cluster primary) that runs no query, so they answer at once while every worker is busy; deploy/ probes it. Off by default' }),
   'slow-request-ms': int({ min: 0 }, { default: SERVE_DEFAULTS.slowRequestMs, describe: "Requests slower than this get a 'slow request' warn line (route, path with its parameters, ms)" }),
   'pull': { type: 'string', describe: 'URL of a manifest.json written by `publish`: download its file into --db (resumable, sha256 + quick_check verified) before serving, then poll it and hot-swap each newer file. /ready is 503 until the first good file is in place. One chain only: one --db, no --db-dir' },
+  'expect-chain-id': { type: 'string', requiresArg: true, defaultDescription: 'the chain of the first file served', describe: 'Serve only this chain: a --db (or a --pull manifest, or a file renamed over --db) of another chain is refused from the start. Without it the chain of the first file served is kept: a replica never changes chains unless told (docs/scaling.md). One chain only: one --db or --pull, not several' },
   'pull-interval': duration({ default: SERVE_DEFAULTS.pullInterval, describe: 'How often --pull polls the manifest (30s, 500ms, 2m); failed downloads retry sooner, backing off up to this' }),
 });
 
@@ -103,6 +104,7 @@ export const IMPORT_OPTIONS: Record<string, Options> = named({
 
 export const FOLLOW_OPTIONS: Record<string, Options> = named({
   'db': { type: 'string', demandOption: true, describe: 'Snapshot file to keep current (created by an import from the source if missing); serve it with `serve --db` at the same time' },
+  'expect-chain-id': { type: 'string', requiresArg: true, defaultDescription: 'the chain of --db', describe: 'Follow only this chain: a --db of another chain is refused before anything is written, and a source of another chain before anything is imported or appended (without it: the chain of --db; a source of another chain is always refused)' },
   ...SOURCE_OPTIONS,
   'interval': duration({ default: FOLLOW_DEFAULTS.interval, describe: 'Poll interval when caught up (2s, 500ms, 1m; at least 50ms: 0 would poll without pause)' }),
   'richlist-interval': duration({ zero: 'never', default: FOLLOW_DEFAULTS.richlistInterval, describe: 'How often the rich list is read whole and its changed rows written, apart from the block batches (60s, 5m; 0: never). From an API: the --denoms rich lists' }),

@@ -54,6 +54,8 @@ export interface ServeArgs {
   pull?: string;
   /** poll interval of --pull, ms (a duration option, src/commands/numbers.ts) */
   pullInterval: number;
+  /** serve (and pull) only this chain */
+  expectChainId?: string;
   /** admission (src/http/admission.ts): requests waiting per process, per client, and for how long */
   maxQueued: number;
   maxQueuedPerClient: number;
@@ -91,8 +93,12 @@ export interface ServeConfig {
  * Checks between options, made while yargs parses (a usage error, exit 2): each names both
  * options and what was given.
  */
-export function checkServeArgs(a: Pick<ServeArgs, 'port' | 'opsPort' | 'pull' | 'db' | 'dbDir'>): void {
+export function checkServeArgs(a: Pick<ServeArgs, 'port' | 'opsPort' | 'pull' | 'db' | 'dbDir' | 'expectChainId'>): void {
   const dbs = dbFiles(a.db);
+  if (a.expectChainId !== undefined && (a.dbDir !== undefined || dbs.length > 1)) {
+    throw new Error(`--expect-chain-id ${a.expectChainId} pins the one chain of a replica of one (--db FILE or --pull), not ${a.dbDir !== undefined ? `--db-dir ${a.dbDir}` : `${dbs.length} --db files`}: a replica of several keeps each file's chain from its first open`);
+  }
+  if (a.expectChainId === '') throw new Error('--expect-chain-id needs a chain id, got ""');
   if (a.dbDir !== undefined && dbs.length > 0) throw new Error(`--db-dir ${a.dbDir} and --db ${dbs.join(' --db ')}: give the files one way (--db-dir serves every *.sqlite file of the directory)`);
   if (a.pull !== undefined && a.dbDir !== undefined) throw new Error(`--pull serves one chain: it keeps one --db file current, not --db-dir ${a.dbDir}`);
   if (a.pull !== undefined && dbs.length > 1) throw new Error(`--pull serves one chain: it keeps one --db file current, not ${dbs.length} (--db ${dbs.join(' --db ')})`);
@@ -145,6 +151,7 @@ export function resolveServe(a: ServeArgs, snapshotFile: (demo: VmType) => strin
       admission: { maxQueued: a.maxQueued, maxQueuedPerClient: a.maxQueuedPerClient, maxWaitMs: a.maxQueueWaitMs, clientIpHeader: a.clientIpHeader },
       slowRequestMs: a.slowRequestMs,
       opsPort: a.opsPort,
+      expectChainId: a.expectChainId,
     },
   };
 }

@@ -131,6 +131,8 @@ export class Follower {
   /** our own read connection (the file's writer opens per batch) */
   private readonly db: Database.Database;
   private readonly tip: TipQueries;
+  /** the source's chain id was compared with ours (once, at the first poll that reached it) */
+  private chainChecked = false;
 
   constructor(private readonly o: FollowerOptions) {
     if (!existsSync(o.db)) throw new Error(`snapshot not found: ${o.db}`);
@@ -192,6 +194,11 @@ export class Follower {
     const src = this.o.source;
     const head = await src.head();
     st.sourceHeight = head;
+    if (!this.chainChecked) {
+      // another chain is refused from the first poll, not only once its blocks disagree with ours
+      await this.refuseAnotherChain();
+      this.chainChecked = true;
+    }
     if (head < ours.tip.height) {
       await this.refuseAnotherChain();
       throw new SourceWentBackwards(`source ${src.describe} is at height ${head}, below this snapshot's ${ours.tip.height} (${this.o.db}); not following a source that went backwards`);

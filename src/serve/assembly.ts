@@ -23,7 +23,7 @@ import type { Snapshot } from '../snapshot/open';
 import { checkPages } from '../snapshot/verify';
 import { chainIdOf, createRequestListener, readinessInputs, rootReadiness } from './app';
 import { ChainSet, ServedChain } from './chains';
-import { tellPrimary, WorkerMessage } from './cluster';
+import { PrimaryMessage, tellPrimary, WorkerMessage } from './cluster';
 import { CommitWatch, registerLagMetrics, staleness, watchCommits } from './live';
 import { loadOpenApi } from './openapi';
 import { FIRST_PACKED_WIRE_FORMAT, WIRE_FORMAT_VERSION } from '../wire/format';
@@ -63,6 +63,11 @@ export interface ServeStackOptions {
    * when done); a file that arrives later (a hot swap, a file added to --db-dir) is always checked
    */
   verifyAtStart: boolean;
+  /**
+   * serve only this chain (serve --expect-chain-id; a replica of one): a file of another chain is
+   * refused at start and at every swap. Without it, the chain of the first file is kept.
+   */
+  expectChainId?: string;
   /** hot-swap when the file at the path is replaced, with this stat poll (ms); undefined = no file watch */
   watchPollMs: number | undefined;
   /** look for a batch another writer (`follow`) committed every this many ms; 0 = never */
@@ -107,6 +112,15 @@ export interface ServeStack {
   close(timeoutMs: number): Promise<boolean>;
 }
 
+/**
+ * How a replica of one chain tells the operator to serve another chain from its file: it never
+ * changes chains unless told (docs/scaling.md).
+ */
+export const ONE_CHAIN_HINT = (id: string): string => `a replica never changes chains unless told: to serve ${JSON.stringify(id)}, restart serve with --expect-chain-id ${id}`;
+
+/** The same for a file of a replica of several chains. */
+const CHAIN_FILE_HINT = (id: string): string => `a served file keeps its chain: to serve ${JSON.stringify(id)} from it, take it out of --db-dir and put it back, or restart serve`;
+
 /** Opens the snapshot(s) (unless given a holder), builds the app and listens; nothing is left open if it throws. */
 export async function assembleServeStack(o: ServeStackOptions): Promise<ServeStack> {
   // Every file is quick-checked on a worker thread before it is ready: a replacement before it
@@ -114,12 +128,15 @@ export async function assembleServeStack(o: ServeStackOptions): Promise<ServeSta
   // ready; verifyAtStart decides whether the files there at start are checked too.
   const chains = o.chains === undefined ? undefined : ChainSet.open({
     files: o.chains.files, dir: o.chains.dir, base: o.baseUrl,
-    open: (file) => SnapshotHolder.open(file, { check: checkPages }),
+    open: (file) => SnapshotHolder.open(file, { check: checkPages, otherChainHint: CHAIN_FILE_HINT }),
     // --watch-poll-ms, or every 2 s when it is 0 (watch only) or --no-watch: files come and go in --db-dir either way
     rescanMs: o.watchPollMs || DIR_RESCAN_MS,
     checkAtStart: o.verifyAtStart,
   });
-  const holder = chains ? undefined : o.holder ?? SnapshotHolder.open(o.file, { check: checkPages });
+  const holder = chains ? undefined : o.holder ?? SnapshotHolder.open(o.file, {
+    check: checkPages, otherChainHint: ONE_CHAIN_HINT,
+    ...(o.expectChainId === undefined ? {} : { pin: { chainId: o.expectChainId, by: '--expect-chain-id' } }),
+  });
   // started before anything listens: /ready (and the ops port's first report) says 'checking' from the start
   const startCheck = holder !== undefined && o.verifyAtStart && holder.current() !== undefined ? startUpCheck(holder, o.logger) : undefined;
   // a failure is the caller's to act on (below, `verified`); never an unhandled rejection
@@ -352,7 +369,9 @@ function logHolderEvents(holder: SnapshotHolder, logger: Logger, metrics: Metric
   holder.on('fault', onFault);
   holder.on('closed', onClosed);
   holder.on('watch-error', onWatchError);
-  const onWorkerFault = (m: WorkerMessage): void => {
+  const onWorkerFault = (m: WorkerMessage | PrimaryMessage): void => {
+    // the primary's puller refused a manifest (or no longer does): /ready lists it
+    if (m?.indexerApi === 'note') { holder.note(m.key, m.refused); return; }
     const s = holder.current();
     if (m?.indexerApi !== 'fault' || !s || s.meta.snapshotId !== m.snapshotId) return;
     holder.reportFault(s, Object.assign(new Error(m.message), { code: m.code, fromWorker: true as const }));

@@ -16,6 +16,9 @@
  *   (unless `checkAtStart` is off: serve --no-verify) and whenever a file is added. While it runs
  *   the chain is listed but not ready (its /ready and its API answer 503); a file that fails is
  *   dropped and listed with its reason, and tried again once it changes.
+ * - A file replaced under the same name by one of another chain is refused (the holder's: a
+ *   served file never changes chains); to serve that chain, the file leaves the directory
+ *   (or gets another name) and comes back.
  * - `--db-dir`: every `*.sqlite` file of the directory (not dot files: import's and pull's
  *   temporaries) is a chain; the directory is looked at again every `dirPollMs` — a file added
  *   is served, a file removed stops being served, no restart.
@@ -200,10 +203,6 @@ export class ChainSet extends EventEmitter {
     const fp = fingerprint(statOrUndefined(file));
     const started = process.hrtime.bigint();
     const checking = check ? holder.checkCurrent() : Promise.resolve();
-    // a file replaced by one of another chain: served under its new id, if it can be
-    holder.on('swap', (next: Snapshot) => {
-      if (next.meta.chainId !== chain.id && this.byFile.get(file) === chain) this.renamed(chain, next.meta.chainId);
-    });
     this.emit('add', chain);
     if (!check) return Promise.resolve();
     return checking.then(() => {
@@ -220,17 +219,6 @@ export class ChainSet extends EventEmitter {
     if (this.byFile.get(chain.file) === chain) this.byFile.delete(chain.file);
     this.emit('remove', chain, why);
     chain.holder.close();
-  }
-
-  private renamed(chain: ServedChain, id: string): void {
-    const why = chainIdProblem(id) ?? (this.byId.has(id) ? `chain id ${JSON.stringify(id)} is already served from ${this.byId.get(id)?.file}` : undefined);
-    this.remove(chain, `its file now holds chain ${JSON.stringify(id)}`);
-    if (why !== undefined) {
-      this.refuse(chain.file, `${chain.file}: chain id ${JSON.stringify(id)} cannot be served: ${why}`);
-      return;
-    }
-    // reopened: the old holder (and what it emitted to) is gone with the old chain id
-    this.tryOpen(chain.file);
   }
 
   /** Lists `file` as not served (`fp`: what it looked like; it is tried again once that changes). */

@@ -27,6 +27,33 @@ export type WorkerMessage =
   /** --ops-port: this worker's readiness and metrics (prom-client's JSON), once a second */
   | { indexerApi: 'ops'; at: number; ready: boolean; readyBody: string; metrics: unknown[] };
 
+/**
+ * What the primary tells the workers: a refusal noted under `key` (serve --pull: a manifest of
+ * another chain, `refused` undefined once cleared), for the holder's notServed() — so /ready of
+ * every worker lists it.
+ */
+export type PrimaryMessage = { indexerApi: 'note'; key: string; refused?: { file: string; error: string } };
+
+/** The primary's newest note of each key: sent to each worker once it listens, and to all when one changes. */
+export class PrimaryNotes {
+  private readonly last = new Map<string, PrimaryMessage>();
+  private readonly listeners = new Set<(m: PrimaryMessage) => void>();
+
+  set(key: string, refused: { file: string; error: string } | undefined): void {
+    const m: PrimaryMessage = { indexerApi: 'note', key, ...(refused === undefined ? {} : { refused }) };
+    this.last.set(key, m);
+    for (const l of this.listeners) l(m);
+  }
+
+  all(): PrimaryMessage[] {
+    return [...this.last.values()];
+  }
+
+  onChange(l: (m: PrimaryMessage) => void): void {
+    this.listeners.add(l);
+  }
+}
+
 /** In a worker: tells the primary (see WorkerMessage); resolves once sent. */
 export function tellPrimary(m: WorkerMessage): Promise<void> {
   return new Promise((resolve) => {
@@ -45,6 +72,8 @@ export interface PrimaryOptions {
   ops?: { host: string; port: number };
   /** --base-url (parseBaseUrl's form): the "serving … on URL" line names it */
   baseUrl?: string;
+  /** what the workers are told (PrimaryNotes) */
+  notes?: PrimaryNotes;
 }
 
 /** A worker that dies sooner than this after its start counts toward the restart back-off. */
@@ -101,7 +130,7 @@ async function primaryOps(at: { host: string; port: number }, logger: Logger): P
   };
 }
 
-function runWorkers({ file, workers, logger, shutdownTimeoutMs, baseUrl = '' }: PrimaryOptions, onOps?: (w: Worker, m: Extract<WorkerMessage, { indexerApi: 'ops' }>) => void): Promise<number> {
+function runWorkers({ file, workers, logger, shutdownTimeoutMs, baseUrl = '', notes }: PrimaryOptions, onOps?: (w: Worker, m: Extract<WorkerMessage, { indexerApi: 'ops' }>) => void): Promise<number> {
   if (isSingleExecutable()) {
     // fork() runs execPath with [exec, ...args]; a single executable ignores a script path but
     // sees it as its first argument, so the first argument is passed there instead.
@@ -162,7 +191,12 @@ function runWorkers({ file, workers, logger, shutdownTimeoutMs, baseUrl = '' }: 
         fatal = true;
       }
     });
+    notes?.onChange((m) => {
+      for (const w of Object.values(cluster.workers ?? {})) if (w?.isConnected()) w.send(m);
+    });
     cluster.on('listening', (w, addr) => {
+      // a worker listens once its stack is assembled (its message handler in place): what it must know
+      for (const m of notes?.all() ?? []) if (w.isConnected()) w.send(m);
       if (anyListening) return;
       anyListening = true;
       const host = addr.addressType === 6 || String(addr.address).includes(':') ? `[${addr.address}]` : addr.address;
