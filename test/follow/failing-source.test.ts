@@ -82,7 +82,8 @@ describe('follow: a failing source is a warning; --metrics-port says how long fo
     src = await growingSource(at.get(250) as string);
     proxy = new Proxy(src.url);
     await proxy.start();
-    const f = startFollow(['--db', db, '--from-api', `http://127.0.0.1:${proxy.port}`, '--interval', '100ms', '--max-backoff', '300ms',
+    // --timeout 5000: a request stuck on a loaded machine fails in 5 s, not the default 30 s
+    const f = startFollow(['--db', db, '--from-api', `http://127.0.0.1:${proxy.port}`, '--interval', '100ms', '--max-backoff', '300ms', '--timeout', '5000',
       '--metrics-port', '0', '--max-stall', '2s', '--richlist-interval', '0', '--collections-audit-interval', '0']);
     follow = f;
     const ops = (await f.until('the metrics line', /metrics on (http:\/\/[\d.:]+)\/metrics/))[1];
@@ -93,7 +94,9 @@ describe('follow: a failing source is a warning; --metrics-port says how long fo
     await eventually('caught up', 30_000, async () => ((await ready()).body.source_height === 250 ? true : undefined));
     expect(await ready()).to.deep.include({ status: 200 });
 
-    const warned = async (what: string, re: RegExp): Promise<Line> => eventually(what, 30_000, async () => linesOf(f).find((l) => re.test(l.msg)));
+    // a line that does not come fails with follow's log (what it said instead)
+    const warned = async (what: string, re: RegExp): Promise<Line> => eventually(what, 60_000, async () => linesOf(f).find((l) => re.test(l.msg)))
+      .catch((e: Error) => { throw new Error(`${e.message}; follow's log ends: ${f.stderr.slice(-3000)}`); });
     proxy.mode = 'not JSON';
     const notJson = await warned('not JSON', /^follow: GET http:\/\/127\.0\.0\.1:\d+\/status: not JSON \(failure 1;/);
     expect(notJson.level).to.equal('warn');
