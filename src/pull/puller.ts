@@ -124,8 +124,10 @@ export class Puller extends EventEmitter {
     return m;
   }
 
-  /** Whether `m` should replace what is serving: another file, not older. */
+  /** Whether `m` should replace what is serving: another file of this replica's chain, not older. */
   needs(m: Manifest): boolean {
+    // another chain never replaces anything (syncOnce refuses it, and says so)
+    if (this.otherChain(m) !== undefined) return false;
     const h = this.o.localHeight();
     // Nothing serving (no file, or one that does not open, whatever the sidecar says): pull.
     if (h === undefined) return true;

@@ -10,7 +10,9 @@ import type { Logger } from '../http/log';
  * The primary forks first and loads nothing else — no snapshot, no HTTP stack — so that the
  * workers start at once (cold start). A worker that cannot start sends the reason
  * (WorkerMessage 'fatal') instead of printing it, and the primary prints it once; a worker
- * about to listen sends what it serves ('serving'), for the primary's one line on stderr; one
+ * whose files passed their start-up check sends what it serves ('serving'); the primary's one
+ * line on stderr comes once every worker has (each checks the files itself, and until its check
+ * passes a chain of a replica of several answers 503 on that worker); one
  * that meets a damaged file sends 'fault', which the primary passes to the others.
  */
 
@@ -141,6 +143,8 @@ function runWorkers({ file, workers, logger, shutdownTimeoutMs, baseUrl = '', no
     let anyListening = false;
     let fatal = false;
     let serving: Extract<WorkerMessage, { indexerApi: 'serving' }> | undefined;
+    /** the workers that said they serve (a worker restarted before it did is another worker) */
+    const servingWorkers = new Set<number>();
     let listeningAt: string | undefined;
     let crashes = 0;
     const started = new Map<Worker, number>();
@@ -162,7 +166,7 @@ function runWorkers({ file, workers, logger, shutdownTimeoutMs, baseUrl = '', no
     };
 
     const announce = (): void => {
-      if (!serving || !listeningAt) return;
+      if (!serving || !listeningAt || servingWorkers.size < workers) return;
       // a replica of several chains says what it serves (`what`, src/commands/serve.ts)
       process.stderr.write(`indexer-api: serving ${serving.what ?? `${file} (${serving.chainId}, ${serving.vmType}, height ${serving.height})`} `
         + `on ${listeningAt} (${workers} workers)\n`);
@@ -173,7 +177,12 @@ function runWorkers({ file, workers, logger, shutdownTimeoutMs, baseUrl = '', no
         for (const other of Object.values(cluster.workers ?? {})) if (other && other !== w && other.isConnected()) other.send(m);
         return;
       }
-      if (m?.indexerApi === 'serving' && !serving) { serving = m; announce(); }
+      if (m?.indexerApi === 'serving') {
+        const first = servingWorkers.size < workers;
+        servingWorkers.add(w.id);
+        serving ??= m;
+        if (first) announce();
+      }
       if (m?.indexerApi === 'refused') {
         if (!fatal) process.stderr.write(`indexer-api: ${m.message}\n`);
         fatal = true;

@@ -123,11 +123,18 @@ function place(from: string, to: string): void {
     expect(origin.access().filter((a) => a.request.includes(other.file))).to.deep.equal([]);
     expect(shaOf(db)).to.equal(before);
     expect(await getJson(`${r.url}/status`)).to.include({ chain_id: first.chain_id, height: versions[0].height });
+    // restarted meanwhile: the manifest's higher height does not make it drop its own file
+    await r.stop();
+    const again = await startServe(['--pull', `${origin.url}/manifest.json`, '--pull-interval', '300ms', '--db', db]);
+    replicas.push(again);
+    expect((await get(`${again.url}/ready`)).status).to.equal(200);
+    await again.line('the refusal again', (l) => l.msg === 'manifest refused: it names another chain; still serving the current file');
+    expect(await getJson(`${again.url}/status`)).to.include({ chain_id: first.chain_id, height: versions[0].height });
     // its own chain again (the directory started over once more): accepted, pulled, nothing listed
     await publishSnapshot({ db: versions[1].file, to: dir, keep: 3, compress: 'auto', newChain: true });
-    await eventually('the newer file of its chain', async () => (await getJson(`${r.url}/status`)).height === versions[1].height || undefined);
-    expect(JSON.parse((await get(`${r.url}/ready`)).body)).to.not.have.property('files_not_served');
-    await r.stop();
+    await eventually('the newer file of its chain', async () => (await getJson(`${again.url}/status`)).height === versions[1].height || undefined);
+    expect(JSON.parse((await get(`${again.url}/ready`)).body)).to.not.have.property('files_not_served');
+    await again.stop();
   });
 
   it('--workers 2: the primary refuses a manifest of another chain, and /ready of every worker lists it', async () => {
