@@ -8,7 +8,13 @@ import { buildInfo } from './version';
  * `--help` loads none of them. `describe` is what the top-level help lists; test/cli.test.ts
  * checks it against each command module's own.
  */
-export const COMMANDS: readonly { name: string; describe: string; load(): CommandModule<object, never> }[] = [
+export const COMMANDS: readonly {
+  name: string;
+  /** the command with its positional arguments, as yargs takes it (default: the name alone) */
+  signature?: string;
+  describe: string;
+  load(): CommandModule<object, never>;
+}[] = [
   {
     name: 'serve',
     describe: 'Serve the read API from a snapshot file',
@@ -34,6 +40,13 @@ export const COMMANDS: readonly { name: string; describe: string; load(): Comman
     load: () => (require('./commands/follow') as typeof import('./commands/follow')).followCommand as CommandModule<object, never>,
   },
   {
+    name: 'check',
+    signature: 'check [file..]',
+    describe: 'Check snapshot files as serve does before serving one (open + quick check of every page), offline: exit 0 if all pass, 1 if one does not',
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only when the command runs (see above)
+    load: () => (require('./commands/check') as typeof import('./commands/check')).checkCommand as CommandModule<object, never>,
+  },
+  {
     name: 'generate',
     describe: 'Write a synthetic, deterministic Initia rollup chain as an NDJSON dump (for demos and benchmarks)',
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only when the command runs (see above)
@@ -43,7 +56,7 @@ export const COMMANDS: readonly { name: string; describe: string; load(): Comman
 
 function lazy(c: (typeof COMMANDS)[number]): CommandModule<object, never> {
   return {
-    command: c.name,
+    command: c.signature ?? c.name,
     describe: c.describe,
     builder: (y: Argv) => (c.load().builder as (y: Argv) => Argv)(y) as Argv<never>,
     handler: (argv) => c.load().handler(argv),
@@ -57,6 +70,7 @@ const COMMAND_HINTS: Record<string, string> = {
   export: "'indexer-api publish --db FILE --to DIR' copies a snapshot out",
   cut: "a fixture is cut with 'indexer-api import --from-snapshot FILE --accounts ADDR,... --out FILE' (docs/ci.md)",
   explorer: "'indexer-api serve' serves the explorer at / (open http://127.0.0.1:8080/ in a browser)",
+  verify: "'indexer-api check FILE' checks a snapshot file as serve does before serving it",
 };
 
 /**
@@ -165,7 +179,7 @@ export async function main(argv: string[]): Promise<void> {
   for (const c of COMMANDS) y = y.command(lazy(c));
   await y
     .env('INDEXER_API')
-    .demandCommand(1, 'Name a command: serve, import, follow, publish or generate (see --help).')
+    .demandCommand(1, 'Name a command: serve, import, follow, publish, check or generate (see --help).')
     .strict()
     .version(`${info.version} (commit ${info.commit})`)
     .alias('version', 'v')

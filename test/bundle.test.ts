@@ -9,6 +9,7 @@ import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CommandModule } from 'yargs';
 import { COMMANDS } from '../src/cli';
+import { checkCommand } from '../src/commands/check';
 import { followCommand } from '../src/commands/follow';
 import { generateCommand } from '../src/commands/generate';
 import { importCommand } from '../src/commands/import';
@@ -118,11 +119,14 @@ process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(repor
       publish: publishCommand as CommandModule<object, never>,
       import: importCommand as CommandModule<object, never>,
       follow: followCommand as CommandModule<object, never>,
+      check: checkCommand as CommandModule<object, never>,
       generate: generateCommand as CommandModule<object, never>,
     };
     expect(COMMANDS.map((c) => c.name)).to.deep.equal(Object.keys(modules));
     for (const c of COMMANDS) {
       expect(c.describe, c.name).to.equal(modules[c.name].describe);
+      // the command and its positionals as the module declares them (`check [file..]`)
+      expect(c.signature ?? c.name, c.name).to.equal(modules[c.name].command);
       expect(c.load(), c.name).to.equal(modules[c.name]);
     }
   });

@@ -231,7 +231,7 @@ describe('indexer-api (the command line)', function () {
       [['follow', '--db', 'x.sqlite', '--from-api', 'http://127.0.0.1:9', '--intervl', '2s'], 'indexer-api: unknown option --intervl (did you mean --interval?)'],
       [['serve', '--prot', '9000'], 'indexer-api: unknown option --prot (did you mean --port?)'],
       [['import', '--from-dump', 'd', '--out', 'x.sqlite', '--zzzzzz'], 'indexer-api: unknown option --zzzzzz'],
-      [['help', 'nope'], 'indexer-api: unknown command "nope" (commands: serve, publish, import, follow, generate)'],
+      [['help', 'nope'], 'indexer-api: unknown command "nope" (commands: serve, publish, import, follow, check, generate)'],
     ];
     for (const [args, line] of cases) {
       it(args.join(' '), async () => {
@@ -241,9 +241,9 @@ describe('indexer-api (the command line)', function () {
 
     it('an unknown command names itself, the commands, and for `pull` the serve option that pulls', async () => {
       expect(await usage(['pull'])).to.equal(
-        'indexer-api: unknown command "pull": a replica pulls with \'indexer-api serve --pull URL/manifest.json --db FILE\' (commands: serve, publish, import, follow, generate)',
+        'indexer-api: unknown command "pull": a replica pulls with \'indexer-api serve --pull URL/manifest.json --db FILE\' (commands: serve, publish, import, follow, check, generate)',
       );
-      expect(await usage(['srve', '--db', 'x'])).to.equal('indexer-api: unknown command "srve" (commands: serve, publish, import, follow, generate)');
+      expect(await usage(['srve', '--db', 'x'])).to.equal('indexer-api: unknown command "srve" (commands: serve, publish, import, follow, check, generate)');
     });
 
     it('a bad value from the environment is a usage error too', async () => {

@@ -32,8 +32,8 @@ describe('serve options resolved once (src/commands/serve-config.ts)', () => {
     expect(c.stack.slowRequestMs).to.equal(SERVE_DEFAULTS.slowRequestMs);
     expect(c.shutdownTimeoutMs).to.equal(SERVE_DEFAULTS.shutdownTimeoutMs);
     expect(c.pull).to.equal(undefined);
-    // every field of the stack's settings is decided (maxLagS, opsPort and a growing chain are off by default)
-    for (const [k, v] of Object.entries(c.stack)) if (!['maxLagS', 'opsPort', 'growth'].includes(k)) expect(v, k).to.not.equal(undefined);
+    // every field of the stack's settings is decided (maxLagS, opsPort, a growing chain and expectChainId are off by default)
+    for (const [k, v] of Object.entries(c.stack)) if (!['maxLagS', 'opsPort', 'growth', 'expectChainId'].includes(k)) expect(v, k).to.not.equal(undefined);
   });
 
   it('reads what was typed: durations in ms, --no-watch as no file watch, --get as one process', () => {

@@ -12,6 +12,8 @@ export interface PublishCommandOptions {
   to: string;
   keep: number;
   compress: Compression;
+  /** start --to over with the chain of --db, whatever its manifest names */
+  newChain: boolean;
   quiet: boolean;
   /** the progress lines on stderr (src/http/log.ts) */
   logFormat: LogFormat;
@@ -35,7 +37,7 @@ export async function runPublish(o: PublishCommandOptions): Promise<PublishResul
   const logger = createLogger('info', (t) => { process.stderr.write(t); }, {}, o.logFormat);
   try {
     return await publishSnapshot({
-      db: o.db, to: o.to, keep: o.keep, compress: o.compress,
+      db: o.db, to: o.to, keep: o.keep, compress: o.compress, newChain: o.newChain,
       onPhase: o.quiet ? undefined : (p) => logger.info(`publish: ${p}`, { seconds: Number(((Date.now() - started) / 1000).toFixed(1)) }),
     });
   } finally {
@@ -62,6 +64,7 @@ export const publishCommand: CommandModule<object, Omit<PublishCommandOptions, '
       ...LOG_FORMAT_OPTION,
       'compress': choice({ choices: ['auto', 'gzip', 'none'] as const, default: 'auto' as Compression, describe: 'gzip the file: auto = only when it saves ≥ 10 % of the bytes' }),
     }))
+    .option('new-chain', { type: 'boolean', default: false, describe: 'Publish into a directory whose manifest.json names another chain (or is not a manifest), starting it over with the chain of --db. Without it that is refused: the replicas pulling the directory serve its chain (and refuse another one until restarted with --expect-chain-id)' })
     .option('quiet', { type: 'boolean', default: false, describe: 'No progress lines on stderr' })
     .check((a) => {
       if (typeof a.to === 'string' && typeof a.db === 'string' && resolve(a.to) === resolve(a.db)) {

@@ -56,6 +56,8 @@ export interface ServeArgs {
   pull?: string;
   /** poll interval of --pull, ms (a duration option, src/commands/numbers.ts) */
   pullInterval: number;
+  /** serve (and pull) only this chain */
+  expectChainId?: string;
   /** admission (src/http/admission.ts): requests waiting per process, per client, and for how long */
   maxQueued: number;
   maxQueuedPerClient: number;
@@ -96,7 +98,7 @@ export interface ServeConfig {
  * Checks between options, made while yargs parses (a usage error, exit 2): each names both
  * options and what was given.
  */
-export function checkServeArgs(a: Pick<ServeArgs, 'port' | 'opsPort' | 'pull' | 'db' | 'dbDir' | 'startHeight' | 'blockMs'>, typed: readonly string[] = []): void {
+export function checkServeArgs(a: Pick<ServeArgs, 'port' | 'opsPort' | 'pull' | 'db' | 'dbDir' | 'startHeight' | 'blockMs' | 'expectChainId'>, typed: readonly string[] = []): void {
   const dbs = dbFiles(a.db);
   if (a.startHeight !== undefined) {
     const what = a.dbDir !== undefined ? `--db-dir ${a.dbDir}` : dbs.length > 1 ? `${dbs.length} --db files` : a.pull !== undefined ? `--pull ${a.pull}` : undefined;
@@ -104,6 +106,10 @@ export function checkServeArgs(a: Pick<ServeArgs, 'port' | 'opsPort' | 'pull' | 
   } else if (typed.some((t) => t === '--block-ms' || t.startsWith('--block-ms='))) {
     throw new Error('--block-ms goes with --start-height (the height a growing demo chain starts at)');
   }
+  if (a.expectChainId !== undefined && (a.dbDir !== undefined || dbs.length > 1)) {
+    throw new Error(`--expect-chain-id ${a.expectChainId} pins the one chain of a replica of one (--db FILE or --pull), not ${a.dbDir !== undefined ? `--db-dir ${a.dbDir}` : `${dbs.length} --db files`}: a replica of several keeps each file's chain from its first open`);
+  }
+  if (a.expectChainId === '') throw new Error('--expect-chain-id needs a chain id, got ""');
   if (a.dbDir !== undefined && dbs.length > 0) throw new Error(`--db-dir ${a.dbDir} and --db ${dbs.join(' --db ')}: give the files one way (--db-dir serves every *.sqlite file of the directory)`);
   if (a.pull !== undefined && a.dbDir !== undefined) throw new Error(`--pull serves one chain: it keeps one --db file current, not --db-dir ${a.dbDir}`);
   if (a.pull !== undefined && dbs.length > 1) throw new Error(`--pull serves one chain: it keeps one --db file current, not ${dbs.length} (--db ${dbs.join(' --db ')})`);
@@ -159,6 +165,7 @@ export function resolveServe(a: ServeArgs, snapshotFile: (demo: VmType) => strin
       slowRequestMs: a.slowRequestMs,
       opsPort: a.opsPort,
       growth: a.startHeight === undefined ? undefined : { startHeight: a.startHeight, blockMs: a.blockMs ?? SERVE_DEFAULTS.blockMs },
+      expectChainId: a.expectChainId,
     },
   };
 }

@@ -57,17 +57,19 @@ async function runClusterPrimary(c: ServeConfig, logger: Logger, gate: StdoutGat
     await preflight(c);
     return runPrimary(primary);
   }
-  const { pullBeforeFork } = await import('../pull/serve-pull');
-  const puller = await pullBeforeFork(c.file, pullOptions(c), logger);
+  const [{ pullBeforeFork, PULL_NOTE }, { PrimaryNotes }] = await Promise.all([import('../pull/serve-pull'), import('../serve/cluster')]);
+  // a manifest of another chain, refused: every worker's /ready lists it
+  const notes = new PrimaryNotes();
+  const puller = await pullBeforeFork(c.file, pullOptions(c), logger, (r) => notes.set(PULL_NOTE, r));
   try {
     await preflight(c);
-    return await runPrimary(primary);
+    return await runPrimary({ ...primary, notes });
   } finally { puller.close(); }
 }
 
-function pullOptions(c: ServeConfig): { pull: string; pullIntervalMs: number; verify: boolean } {
+function pullOptions(c: ServeConfig): { pull: string; pullIntervalMs: number; verify: boolean; expectChainId?: string } {
   const pull = c.pull as NonNullable<ServeConfig['pull']>;
-  return { pull: pull.url, pullIntervalMs: pull.intervalMs, verify: c.stack.verifyAtStart };
+  return { pull: pull.url, pullIntervalMs: pull.intervalMs, verify: c.stack.verifyAtStart, expectChainId: c.stack.expectChainId };
 }
 
 /**
@@ -137,10 +139,11 @@ async function openStack(file: string, c: ServeConfig, logger: Logger): Promise<
   const { assembleServeStack } = await import('../serve/assembly');
   const settings = { ...c.stack, file, chains: c.chains, logger, clusterWorker: cluster.isWorker };
   if (c.pull === undefined || cluster.isWorker) return { stack: await assembleServeStack(settings) };
-  const [{ holderForPull }, { SnapshotHolder }, { checkPages }] = await Promise.all([
-    import('../pull/serve-pull'), import('../snapshot/holder'), import('../snapshot/verify'),
+  const [{ holderForPull }, { SnapshotHolder }, { checkPages }, { ONE_CHAIN_HINT }] = await Promise.all([
+    import('../pull/serve-pull'), import('../snapshot/holder'), import('../snapshot/verify'), import('../serve/assembly'),
   ]);
-  const { holder, puller } = await holderForPull(file, pullOptions(c), SnapshotHolder, logger, checkPages);
+  const pin = c.stack.expectChainId === undefined ? {} : { pin: { chainId: c.stack.expectChainId, by: '--expect-chain-id' } };
+  const { holder, puller } = await holderForPull(file, pullOptions(c), SnapshotHolder, logger, { check: checkPages, otherChainHint: ONE_CHAIN_HINT, ...pin });
   return { stack: await assembleServeStack({ ...settings, holder }), puller };
 }
 

@@ -35,6 +35,8 @@ export interface CollectionsAuditOptions {
   intervalMs: number;
   maxBackoffMs: number;
   log: (line: string) => void;
+  /** a failed audit's line (follow: level warn); default `log` */
+  warn?: (line: string) => void;
   /** whether the follower is caught up with the source (comparing is meaningful only then) */
   caughtUp: () => boolean;
   /** hands the differing collections to the next batch */
@@ -76,7 +78,7 @@ export class CollectionsAudit {
         this.state.failures++;
         failing++;
         const wait = Math.min(this.o.maxBackoffMs, Math.max(this.o.intervalMs / 10, 1000) * 2 ** (failing - 1));
-        this.o.log(`follow: collections audit failed: ${(e as Error).message.split('\n')[0]} (retrying in ${(wait / 1000).toFixed(1)} s)`);
+        (this.o.warn ?? this.o.log)(`follow: collections audit failed: ${(e as Error).message.split('\n')[0]} (retrying in ${(wait / 1000).toFixed(1)} s)`);
         await stop.sleep(wait);
         continue;
       }

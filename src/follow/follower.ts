@@ -43,6 +43,19 @@ export interface FollowState {
   failures: number;
   /** consecutive failures of the current step */
   failing: number;
+  /**
+   * Unix ms of the last poll that succeeded — a batch applied, or the source had nothing new —
+   * (the follower's start before its first): while `failing`, the follower has not advanced
+   * since (stalledMs)
+   */
+  lastSuccessMs?: number;
+  /** the last failure's line, until a poll succeeds again */
+  lastError?: string;
+}
+
+/** How long the follower has not advanced, ms: since its last successful poll while its polls fail, else 0. */
+export function stalledMs(state: FollowState, now: number): number {
+  return state.failing > 0 && state.lastSuccessMs !== undefined ? Math.max(0, now - state.lastSuccessMs) : 0;
 }
 
 export interface FollowerOptions {
@@ -54,6 +67,11 @@ export interface FollowerOptions {
   /** the longest wait between retries of a failing step */
   maxBackoffMs: number;
   log: (line: string) => void;
+  /**
+   * a failing source's line (follow: level warn, so that an operator filtering for warnings sees
+   * a follower that stopped advancing); default `log`
+   */
+  warn?: (line: string) => void;
   /** held while a batch writes (shared with the rich-list refresh, src/follow/richlist-refresh.ts) */
   lock?: WriteLock;
 }
@@ -104,7 +122,7 @@ function stopwatch(from: bigint): () => number {
 }
 
 export class Follower {
-  readonly state: FollowState = { sourceHeight: 0, height: 0, newestBlockMs: 0, batches: 0, failures: 0, failing: 0 };
+  readonly state: FollowState = { sourceHeight: 0, height: 0, newestBlockMs: 0, batches: 0, failures: 0, failing: 0, lastSuccessMs: Date.now() };
   /**
    * collections (lower-case hex) the next batch reads whatever its txs name: the collections
    * audit found them different from the source (src/follow/collections-audit.ts)
@@ -113,6 +131,8 @@ export class Follower {
   /** our own read connection (the file's writer opens per batch) */
   private readonly db: Database.Database;
   private readonly tip: TipQueries;
+  /** the source's chain id was compared with ours (once, at the first poll that reached it) */
+  private chainChecked = false;
 
   constructor(private readonly o: FollowerOptions) {
     if (!existsSync(o.db)) throw new Error(`snapshot not found: ${o.db}`);
@@ -133,15 +153,23 @@ export class Follower {
       let progressed = false;
       try {
         progressed = await this.step(stop);
-        if (this.state.failing > 0) this.o.log(`follow: source ${this.o.source.describe} answers again`);
+        if (this.state.failing > 0) {
+          this.o.log(`follow: source ${this.o.source.describe} answers again after ${this.state.failing} failure${this.state.failing === 1 ? '' : 's'} `
+            + `(${((Date.now() - (this.state.lastSuccessMs ?? Date.now())) / 1000).toFixed(1)} s without advancing)`);
+        }
         this.state.failing = 0;
+        this.state.lastSuccessMs = Date.now();
+        this.state.lastError = undefined;
       } catch (e) {
         if (e instanceof SourceWentBackwards) throw e;
         this.state.failures++;
         this.state.failing++;
         const wait = Math.min(this.o.maxBackoffMs, Math.max(this.o.intervalMs, 250) * 2 ** (this.state.failing - 1));
-        const msg = e instanceof DumpError ? `bad record: ${dumpErrorText(e, false)}` : (e as Error).message;
-        this.o.log(`follow: ${msg.split('\n')[0]} (failure ${this.state.failing}; retrying in ${(wait / 1000).toFixed(1)} s; the snapshot is unchanged)`);
+        const msg = (e instanceof DumpError ? `bad record: ${dumpErrorText(e, false)}` : (e as Error).message).split('\n')[0];
+        this.state.lastError = msg;
+        const stalled = stalledMs(this.state, Date.now());
+        (this.o.warn ?? this.o.log)(`follow: ${msg} (failure ${this.state.failing}${stalled >= 1000 ? `; not advanced for ${(stalled / 1000).toFixed(0)} s` : ''}; `
+          + `retrying in ${(wait / 1000).toFixed(1)} s; the snapshot is unchanged)`);
         await stop.sleep(wait);
         continue;
       }
@@ -166,6 +194,11 @@ export class Follower {
     const src = this.o.source;
     const head = await src.head();
     st.sourceHeight = head;
+    if (!this.chainChecked) {
+      // another chain is refused from the first poll, not only once its blocks disagree with ours
+      await this.refuseAnotherChain();
+      this.chainChecked = true;
+    }
     if (head < ours.tip.height) {
       await this.refuseAnotherChain();
       throw new SourceWentBackwards(`source ${src.describe} is at height ${head}, below this snapshot's ${ours.tip.height} (${this.o.db}); not following a source that went backwards`);

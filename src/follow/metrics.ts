@@ -1,11 +1,14 @@
 /**
  * `follow --metrics-port`: the follower's state as Prometheus metrics (docs/follow.md#lag),
  * through prom-client like serve's /metrics (src/http/ops.ts), with the same Node process
- * metrics; a bare HTTP listener answers GET /metrics and 404 to anything else.
+ * metrics; and /ready — 503 once the follower has not advanced for longer than --max-stall, so a
+ * probe or an alert sees a follower whose source fails — and /health. A bare HTTP listener:
+ * anything else is a 404.
  */
 import { createServer, Server } from 'node:http';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
-import type { FollowState } from './follower';
+import { errorJson, GRPC } from '../lib/api-errors';
+import { stalledMs, type FollowState } from './follower';
 import type { RichListState } from './richlist-refresh';
 import type { CollectionsAuditState } from './collections-audit';
 
@@ -28,6 +31,9 @@ export function createFollowMetrics(state: FollowState, now: () => number = Date
     () => (state.newestBlockMs ? (now() - state.newestBlockMs) / 1000 : 0));
   counter('indexer_api_follow_batches_total', 'Batches committed', () => state.batches);
   counter('indexer_api_follow_failures_total', 'Failed polls or batches (source errors)', () => state.failures);
+  gauge('indexer_api_follow_consecutive_failures', 'Failed polls or batches since the last one that succeeded (0: the last succeeded)', () => state.failing);
+  gauge('indexer_api_follow_stalled_seconds', 'Seconds the follower has not advanced: since its last successful poll (a batch applied, or nothing new at the source) while its polls fail; 0 while they succeed',
+    () => stalledMs(state, now()) / 1000);
   if (richList) {
     const r = richList;
     gauge('indexer_api_follow_richlist_height', 'The height our rich list reflects (meta rich_list_height, /status rich_list_height)', () => r.height);
@@ -45,10 +51,36 @@ export function createFollowMetrics(state: FollowState, now: () => number = Date
   return registry;
 }
 
-/** Listens on host:port (0: any free port) and answers GET /metrics with `registry`. */
-export function listenMetrics(registry: Registry, port: number, host: string): Promise<Server> {
+/**
+ * /ready of the follower: 200 while it advances (or has not for at most `maxStallMs`), 503 with
+ * how long it has not and its last failure once longer. The body names its heights either way.
+ */
+export function followReadiness(state: FollowState, maxStallMs: number, now: () => number = Date.now): () => { ready: boolean; body: string } {
+  return () => {
+    const stalled = stalledMs(state, now());
+    const figures = { height: state.height, source_height: state.sourceHeight, stalled_seconds: Math.round(stalled / 1000), consecutive_failures: state.failing,
+      ...(state.lastError === undefined ? {} : { last_failure: state.lastError }) };
+    if (stalled > maxStallMs) {
+      const why = `follow has not advanced for ${Math.round(stalled / 1000)} s (over --max-stall ${maxStallMs / 1000} s): ${state.failing} failure${state.failing === 1 ? '' : 's'} in a row, the last: ${state.lastError ?? 'unknown'}`;
+      return { ready: false, body: JSON.stringify({ ...(JSON.parse(errorJson(GRPC.UNAVAILABLE, why)) as object), ...figures }) };
+    }
+    return { ready: true, body: JSON.stringify({ status: 'following', ...figures }) };
+  };
+}
+
+/**
+ * Listens on host:port (0: any free port) and answers GET /metrics with `registry`, /ready with
+ * `ready` (followReadiness), /health with 200.
+ */
+export function listenMetrics(registry: Registry, port: number, host: string, ready?: () => { ready: boolean; body: string }): Promise<Server> {
   const server = createServer((req, res) => {
-    if (req.url !== '/metrics') {
+    const path = (req.url ?? '').split('?')[0];
+    if (path === '/health' || (path === '/ready' && ready)) {
+      const r = path === '/health' ? { ready: true, body: '{"status":"ok"}' } : (ready as () => { ready: boolean; body: string })();
+      res.writeHead(r.ready ? 200 : 503, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end(req.method === 'HEAD' ? undefined : r.body);
+      return;
+    }
+    if (path !== '/metrics') {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
       return;
     }

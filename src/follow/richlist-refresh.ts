@@ -91,6 +91,8 @@ export interface RefresherOptions {
   prefix: string;
   lock: WriteLock;
   log: (line: string) => void;
+  /** a failed refresh's line (follow: level warn); default `log` */
+  warn?: (line: string) => void;
   /** more changed rows than this: built beside and swapped in (follow --richlist-swap-rows) */
   swapRows: number;
   /** rows per chunk of the diff and of a build beside (follow --richlist-chunk-rows) */
@@ -127,7 +129,7 @@ export class RichListRefresher {
         this.state.failures++;
         failing++;
         const wait = Math.min(this.o.maxBackoffMs, Math.max(this.o.intervalMs, 1000) * 2 ** (failing - 1));
-        this.o.log(`follow: rich list: ${(e as Error).message.split('\n')[0]} (failure ${failing}; retrying in ${(wait / 1000).toFixed(1)} s; the rich list is unchanged)`);
+        (this.o.warn ?? this.o.log)(`follow: rich list: ${(e as Error).message.split('\n')[0]} (failure ${failing}; retrying in ${(wait / 1000).toFixed(1)} s; the rich list is unchanged)`);
         await stop.sleep(wait);
         continue;
       }

@@ -193,6 +193,29 @@ function postgresSource(o: FollowSourceOptions & { fromPostgres: string }): Foll
   };
 }
 
+/**
+ * The source's chain id, asked once before anything is read from it (follow --expect-chain-id
+ * before its first import): /status of an API, the `block` table of a database.
+ */
+export async function sourceChainId(o: SourceOptions & { http: HttpOptions }): Promise<string | undefined> {
+  if (o.fromApi !== undefined) {
+    const base = o.fromApi.replace(/\/+$/, '');
+    const http = new HttpClient(base, { ...o.http, concurrency: 1, rate: undefined });
+    let s: { chain_id?: unknown };
+    try { s = JSON.parse(await http.get('/status')) as typeof s; } catch (e) {
+      throw e instanceof SyntaxError ? new Error(`GET ${base}/status: not JSON`) : e;
+    }
+    return typeof s.chain_id === 'string' ? s.chain_id : undefined;
+  }
+  if (o.fromPostgres === undefined) throw new Error('name exactly one source: --from-api URL or --from-postgres DSN');
+  const tip = postgresHead(o.fromPostgres, o.chainId);
+  try {
+    return await tip.chainId();
+  } finally {
+    await tip.close();
+  }
+}
+
 export function openFollowSource(o: FollowSourceOptions): FollowSource {
   if ((o.fromApi === undefined) === (o.fromPostgres === undefined)) throw new Error('name exactly one source: --from-api URL or --from-postgres DSN');
   return o.fromApi !== undefined ? apiSource({ ...o, fromApi: o.fromApi }) : postgresSource({ ...o, fromPostgres: o.fromPostgres as string });

@@ -164,18 +164,28 @@ export interface ReadinessInputs {
   current: () => Snapshot | undefined; draining: () => boolean;
   /** serve --max-lag-s (src/serve/live.ts): why the snapshot is too old to be ready, if it is */
   stale?: (s: Snapshot) => string | undefined;
-  /** why the loaded snapshot must not take traffic yet (being verified, found damaged), if so */
+  /** why the loaded snapshot must not take traffic yet (being checked, found damaged), if so */
   notReady?: () => string | undefined;
+  /** files refused and why (a replacement that failed its check or is of another chain; a manifest of another chain) */
+  notServed?: () => { file: string; error: string }[];
 }
 
-/** /ready's answer: 200 with the snapshot served, or 503 with why not. */
-export function readiness({ current, draining, stale, notReady = () => undefined }: ReadinessInputs): { ready: boolean; body: string } {
+/**
+ * /ready's answer: 200 with the snapshot served, or 503 with why not; either way the files
+ * refused (`files_not_served`), when there are any — the snapshot served is then an older one.
+ */
+export function readiness({ current, draining, stale, notReady = () => undefined, notServed }: ReadinessInputs): { ready: boolean; body: string } {
+  const refused = notServed?.() ?? [];
+  const extra = refused.length === 0 ? undefined : { files_not_served: refused };
+  const fail = (why: string): { ready: false; body: string } => ({
+    ready: false, body: extra === undefined ? errorJson(GRPC.UNAVAILABLE, why) : JSON.stringify({ ...(JSON.parse(errorJson(GRPC.UNAVAILABLE, why)) as object), ...extra }),
+  });
   const s = current();
-  if (!s) return { ready: false, body: errorJson(GRPC.UNAVAILABLE, 'no snapshot is loaded') };
-  if (draining()) return { ready: false, body: errorJson(GRPC.UNAVAILABLE, 'shutting down') };
+  if (!s) return fail('no snapshot is loaded');
+  if (draining()) return fail('shutting down');
   const why = notReady() ?? stale?.(s);
-  if (why) return { ready: false, body: errorJson(GRPC.UNAVAILABLE, why) };
-  return { ready: true, body: JSON.stringify({ status: 'ready', snapshot_id: s.meta.snapshotId, height: s.meta.height }) };
+  if (why) return fail(why);
+  return { ready: true, body: JSON.stringify({ status: 'ready', snapshot_id: s.meta.snapshotId, height: s.meta.height, ...extra }) };
 }
 
 export function opsRouter(o: ReadinessInputs & { metrics: Metrics }): Router {

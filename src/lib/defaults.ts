@@ -75,6 +75,8 @@ export const FOLLOW_DEFAULTS = {
   maxBackoff: '60s',
   /** address of --metrics-port */
   metricsHost: '127.0.0.1',
+  /** --metrics-port's /ready answers 503 once the follower has not advanced for longer than this */
+  maxStall: '60s',
   /** the rich list is read whole, so apart from the batches at this cadence (docs/follow.md "The rich list") */
   richlistInterval: '60s',
   /** a refresh changing more rich-list rows than this builds the new list beside and swaps it in */

@@ -1,18 +1,22 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, utimesSync, writeFileSync, createReadStream, createWriteStream } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync, createReadStream, createWriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import { openSnapshotFile } from '../snapshot/open';
 import { compactCopy } from '../snapshot/store';
 import { fsyncPath, hashFile } from './files';
-import { DATA_FILE_RE, Manifest, MANIFEST_NAME } from './manifest';
+import { DATA_FILE_RE, Manifest, MANIFEST_NAME, parseManifest } from './manifest';
 
 /**
  * `publish`: a consistent copy of a snapshot into a directory any static host can serve, under
  * a content-addressed name, then DIR/manifest.json replaced atomically (docs/scaling.md).
  * Replicas (`serve --pull`) only ever read a data file the manifest names, and a data file is
  * complete before the manifest names it, so a replica never sees a half-written file.
+ *
+ * A directory is one chain's: publishing a snapshot of another chain over a manifest that names
+ * one is refused (its replicas would switch chains — they refuse it too), unless `newChain`
+ * says to start the directory over.
  */
 
 export type Compression = 'auto' | 'gzip' | 'none';
@@ -26,6 +30,26 @@ export interface PublishOptions {
   compress: Compression;
   /** one line per phase (copy, hash, compress, manifest) */
   onPhase?: (phase: string) => void;
+  /** publish --new-chain: start DIR over with the chain of `db`, whatever its manifest names */
+  newChain?: boolean;
+}
+
+/** Refuses to publish chain `chainId` into `dir` when its manifest names another chain (or is no manifest). */
+function checkSameChain(dir: string, chainId: string, db: string): void {
+  const path = join(dir, MANIFEST_NAME);
+  let text: string;
+  try { text = readFileSync(path, 'utf8'); } catch { return; } // a new directory
+  const restart = `; to start ${dir} over with chain ${JSON.stringify(chainId)}, pass --new-chain (its replicas then refuse it until restarted with --expect-chain-id ${chainId})`;
+  let m: Manifest;
+  try {
+    m = parseManifest(text, path);
+  } catch (e) {
+    throw new Error(`${(e as Error).message}: not publishing over it${restart}`);
+  }
+  if (m.chain_id !== chainId) {
+    throw new Error(`${path} names chain ${JSON.stringify(m.chain_id)} (height ${m.height}), ${db} is chain ${JSON.stringify(chainId)}: `
+      + `not publishing another chain into a directory whose replicas serve ${JSON.stringify(m.chain_id)}${restart}`);
+  }
 }
 
 export interface PublishResult {
@@ -46,6 +70,7 @@ export async function publishSnapshot(o: PublishOptions): Promise<PublishResult>
   // one openSnapshotFile reads (a version-2 file is published as it is: replicas read it too)
   const schemaVersion = meta.schemaVersion;
   snapshot.close();
+  if (!o.newChain) checkSameChain(o.to, meta.chainId, o.db);
   mkdirSync(o.to, { recursive: true });
   const tmp = join(o.to, `.publish-${process.pid}-${randomBytes(4).toString('hex')}`);
   try {

@@ -2,17 +2,24 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { isSingleExecutable, ROOT } from '../assets';
 
+/** What the check of a downloaded file found in it. */
+export interface CheckedFile {
+  height: number;
+  chainId: string;
+}
+
 /**
- * PRAGMA quick_check of a downloaded file, in a child process so the serving process's event
- * loop is not blocked while it reads the whole file: the child is this same program,
- * `serve --db FILE --verify --get /status` (opens the file exactly as serve will, runs
- * quick_check, answers /status). Resolves with the file's /status height.
+ * The check every file passes before `serve` serves it (src/snapshot/verify.ts checkSnapshot:
+ * opened as serve opens it, then PRAGMA quick_check of every page), on a downloaded file, in a
+ * child process so the serving process's event loop is not blocked while it reads the whole
+ * file: the child is this same program, `indexer-api check --json FILE`. Resolves with the
+ * file's height and chain id; rejects with the check's one line.
  */
-export function quickCheckFile(file: string, signal?: AbortSignal): Promise<number> {
+export function quickCheckFile(file: string, signal?: AbortSignal): Promise<CheckedFile> {
   const self = isSingleExecutable() ? [] : [join(ROOT, 'bin', 'indexer-api')];
-  // The child must not inherit INDEXER_API_PULL & co. and start pulling itself.
+  // The child must not inherit INDEXER_API_* options meant for the serving process.
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('INDEXER_API_')));
-  const args = [...self, 'serve', '--db', file, '--verify', '--get', '/status', '--workers', '1', '--no-watch', '--log-level', 'error'];
+  const args = [...self, 'check', '--json', file];
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'], signal });
     let out = '';
@@ -21,14 +28,14 @@ export function quickCheckFile(file: string, signal?: AbortSignal): Promise<numb
     child.stderr.on('data', (d: Buffer) => { err += d.toString(); });
     child.on('error', reject);
     child.on('close', (code) => {
-      if (code !== 0) { reject(new Error(`quick check failed: ${(err.trim() || out.trim()).split('\n').pop() ?? `exit ${code}`}`)); return; }
-      try {
-        const height = (JSON.parse(out) as { height?: unknown }).height;
-        if (typeof height !== 'number') throw new Error('no height');
-        resolve(height);
-      } catch (e) {
-        reject(new Error(`quick check: unexpected /status from the checked file: ${out.slice(0, 200)}`));
+      let r: { ok?: unknown; error?: unknown; height?: unknown; chain_id?: unknown } | undefined;
+      try { r = JSON.parse(out.trim().split('\n').pop() ?? '') as typeof r; } catch { r = undefined; }
+      if (r?.ok === false) { reject(new Error(`check failed: ${String(r.error)}`)); return; }
+      if (code !== 0 || r?.ok !== true || typeof r.height !== 'number' || typeof r.chain_id !== 'string') {
+        reject(new Error(`check failed: ${(err.trim() || out.trim()).split('\n').pop() || `exit ${code}`}`));
+        return;
       }
+      resolve({ height: r.height, chainId: r.chain_id });
     });
   });
 }

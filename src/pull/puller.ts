@@ -9,18 +9,25 @@ import { createGunzip } from 'node:zlib';
 import { fsyncPath, hashFile } from '../publish/files';
 import { Manifest, parseManifest } from '../publish/manifest';
 import { READABLE_SCHEMA_VERSIONS, readableSchema } from '../snapshot/schema';
-import { quickCheckFile } from './check';
+import { CheckedFile, quickCheckFile } from './check';
 import { downloadRanged } from './download';
 
 /**
  * `serve --pull`: keeps the file at --db equal to what a publish directory's manifest names
  * (docs/scaling.md). Each newer manifest's file is downloaded (resumable) next to --db,
  * checked — transferred sha256, decompressed sha256 and size, PRAGMA quick_check in a child,
- * height — and only then renamed over --db and handed to `install` (the hot swap). Any failure
- * leaves --db and what is serving untouched and is retried with backoff.
+ * height, chain id — and only then renamed over --db and handed to `install` (the hot swap). Any
+ * failure leaves --db and what is serving untouched and is retried with backoff.
+ *
+ * A replica never changes chains unless told to: a manifest naming another chain than the one
+ * it serves (or was pinned to, `expectChainId`; or last pulled, the sidecar's) is refused —
+ * nothing is downloaded, the current file keeps serving — until the manifest names its chain
+ * again.
  *
  * Events: 'installed' (manifest, PullStats), 'failed' (error, retryInMs), 'skipped' (manifest,
- * why) — a manifest older than what is serving is never installed.
+ * why) — a manifest older than what is serving is never installed —, 'refused' (manifest, why,
+ * RefusedFile: a manifest of another chain, once per manifest), 'accepted' (manifest: the
+ * manifest names this replica's chain again after a refusal).
  */
 
 export interface PullerOptions {
@@ -29,14 +36,24 @@ export interface PullerOptions {
   intervalMs: number;
   /** height of the snapshot serving now; undefined while none is */
   localHeight: () => number | undefined;
+  /** chain id of the snapshot serving now; undefined while none is */
+  localChainId?: () => string | undefined;
+  /** pull only this chain (serve --expect-chain-id) */
+  expectChainId?: string;
   /** called after the verified file was renamed over --db; false = the swap was refused */
   install: (m: Manifest) => boolean | Promise<boolean>;
   /** first retry delay; doubles per failure up to intervalMs (default 1 s) */
   minBackoffMs?: number;
   fetchTimeoutMs?: number;
   idleTimeoutMs?: number;
-  /** how a downloaded file is checked (default: quickCheckFile); resolves with its height */
-  check?: (file: string, signal?: AbortSignal) => Promise<number>;
+  /** how a downloaded file is checked (default: quickCheckFile); resolves with its height and chain id */
+  check?: (file: string, signal?: AbortSignal) => Promise<CheckedFile>;
+}
+
+/** A manifest's file not pulled, and why (serve's /ready lists it). */
+export interface RefusedFile {
+  file: string;
+  error: string;
 }
 
 export interface PullStats {
@@ -53,12 +70,40 @@ export class Puller extends EventEmitter {
   private readonly stop = new AbortController();
   private failures = 0;
   private lastSkipped: string | undefined;
+  /** the manifest refused (another chain), until one of this replica's chain comes */
+  private refusal: (RefusedFile & { sha256: string }) | undefined;
+  /** the chain id of the file a pull installed last (the sidecar), when --db still exists */
+  private installedChain: string | undefined;
 
   constructor(private readonly o: PullerOptions) {
     super();
     // --db pulled/local.sqlite in a fresh folder: the download goes beside --db
     ensureParentDir(o.db);
-    this.installedSha = this.readSidecar()?.sha256;
+    const sidecar = this.readSidecar();
+    this.installedSha = sidecar?.sha256;
+    this.installedChain = sidecar?.chain_id;
+  }
+
+  /** The manifest refused now (another chain), if one is. */
+  refused(): RefusedFile | undefined {
+    return this.refusal && { file: this.refusal.file, error: this.refusal.error };
+  }
+
+  /** The chain this replica takes, and who said so: the pin, the file serving, or the file it last pulled. */
+  private expectedChain(): { id: string; by: string } | undefined {
+    if (this.o.expectChainId !== undefined) return { id: this.o.expectChainId, by: ' (--expect-chain-id)' };
+    const serving = this.o.localChainId?.();
+    if (serving !== undefined) return { id: serving, by: '' };
+    if (this.installedChain !== undefined) return { id: this.installedChain, by: ` (the chain last pulled into ${this.o.db})` };
+    return undefined;
+  }
+
+  /** Why `m` must not be pulled: it names another chain than this replica's. */
+  private otherChain(m: Manifest): string | undefined {
+    const want = this.expectedChain();
+    if (want === undefined || m.chain_id === want.id) return undefined;
+    return `${this.o.manifestUrl} names chain ${JSON.stringify(m.chain_id)} (height ${m.height}), but this replica serves chain ${JSON.stringify(want.id)}${want.by}: `
+      + `not pulled, the current file keeps serving (a replica never changes chains unless told: to serve ${JSON.stringify(m.chain_id)}, restart serve with --expect-chain-id ${m.chain_id})`;
   }
 
   private get sidecar(): string { return `${this.o.db}.manifest.json`; }
@@ -79,8 +124,10 @@ export class Puller extends EventEmitter {
     return m;
   }
 
-  /** Whether `m` should replace what is serving: another file, not older. */
+  /** Whether `m` should replace what is serving: another file of this replica's chain, not older. */
   needs(m: Manifest): boolean {
+    // another chain never replaces anything (syncOnce refuses it, and says so)
+    if (this.otherChain(m) !== undefined) return false;
     const h = this.o.localHeight();
     // Nothing serving (no file, or one that does not open, whatever the sidecar says): pull.
     if (h === undefined) return true;
@@ -95,9 +142,20 @@ export class Puller extends EventEmitter {
     return false;
   }
 
-  /** One poll: fetch the manifest and, if it names a newer file, download, check, install. */
-  async syncOnce(): Promise<'installed' | 'current'> {
+  /** One poll: fetch the manifest and, if it names a newer file of this replica's chain, download, check, install. */
+  async syncOnce(): Promise<'installed' | 'current' | 'refused'> {
     const m = await this.fetchManifest();
+    const other = this.otherChain(m);
+    if (other !== undefined) {
+      const first = this.refusal?.sha256 !== m.sha256;
+      this.refusal = { file: new URL(m.file, this.o.manifestUrl).toString(), error: other, sha256: m.sha256 };
+      if (first) this.emit('refused', m, other, this.refused());
+      return 'refused';
+    }
+    if (this.refusal !== undefined) {
+      this.refusal = undefined;
+      this.emit('accepted', m);
+    }
     if (!this.needs(m)) return 'current';
     const started = Date.now();
     const got = await this.fetchAndCheck(m);
@@ -107,6 +165,7 @@ export class Puller extends EventEmitter {
     writeFileSync(`${this.sidecar}.tmp`, `${JSON.stringify(m, null, 2)}\n`);
     renameSync(`${this.sidecar}.tmp`, this.sidecar);
     this.installedSha = m.sha256;
+    this.installedChain = m.chain_id;
     const stats = { ...this.lastDownload, ms: Date.now() - started };
     if (!(await this.o.install(m))) throw new Error(`the verified file for height ${m.height} was refused by the hot swap`);
     this.emit('installed', m, stats);
@@ -146,8 +205,10 @@ export class Puller extends EventEmitter {
       } else {
         renameSync(part, ready);
       }
-      const height = await (this.o.check ?? quickCheckFile)(ready, this.stop.signal);
-      if (height !== m.height) throw new Error(`${url}: the file's height is ${height}, the manifest says ${m.height}`);
+      const found = await (this.o.check ?? quickCheckFile)(ready, this.stop.signal);
+      if (found.height !== m.height) throw new Error(`${url}: the file's height is ${found.height}, the manifest says ${m.height}`);
+      // the manifest's chain was accepted above; the file must be of that chain too
+      if (found.chainId !== m.chain_id) throw new Error(`${url}: the file is chain ${JSON.stringify(found.chainId)}, the manifest says ${JSON.stringify(m.chain_id)}`);
       fsyncPath(ready);
       return ready;
     } catch (e) {

@@ -35,6 +35,10 @@ export interface SnapshotSource {
   /** a request on `snapshot` met a storage error (SnapshotHolder takes the snapshot out of rotation) */
   reportFault?(snapshot: Snapshot, error: Error): void;
   faulty?(): Error | undefined;
+  /** the file served is being checked (its start-up check; a file just added): not ready yet */
+  checking?(): boolean;
+  /** files refused (a damaged or other-chain replacement, a manifest of another chain), and why: /ready lists them */
+  notServed?(): { file: string; error: string }[];
 }
 
 /**
@@ -47,8 +51,6 @@ export interface ChainRoute {
   /** where it answers: the base URL, and `/{id}` for one of several (no trailing slash) */
   readonly base: string;
   readonly holder: SnapshotSource;
-  /** its start-up check is running (its /ready answers 503) */
-  readonly verifying?: boolean;
 }
 
 /** The chains of a replica serving several (src/serve/chains.ts ChainSet). */
@@ -57,7 +59,7 @@ export interface ChainDirectory {
   find(id: string): ChainRoute | undefined;
   /** every chain, by id */
   list(): ChainRoute[];
-  /** files not served, and why (the root /ready lists them) */
+  /** files not served, and why (/ and the root /ready list them) */
   refused(): { file: string; error: string }[];
 }
 
@@ -139,8 +141,13 @@ function notUnderBase(base: string): RequestHandler {
 /** Which snapshot this request is answered from (res.locals, src/http/context.ts), held until the response is done (hot swap). */
 function takeSnapshot(chainOf: (req: IncomingMessage) => ChainRoute | undefined): RequestHandler {
   return (req, res, next) => {
-    const snapshots = chainOf(req)?.holder;
+    const chain = chainOf(req);
+    const snapshots = chain?.holder;
     if (!snapshots) { next(new UnavailableError('no chain is served here')); return; }
+    // One of several chains is served once its file passed its check: the root /ready, 200 while
+    // another chain is ready, would not keep a balancer from sending its requests here. (A
+    // replica of one answers while its start-up check runs, its /ready 503.)
+    if (chain.id !== '' && snapshots.checking?.()) { next(new UnavailableError(`chain ${chain.id}: its snapshot file is being checked (quick check); try again shortly`)); return; }
     const snapshot = snapshots.acquire ? snapshots.acquire() : snapshots.current();
     if (!snapshot) { next(new UnavailableError('no snapshot is loaded')); return; }
     res.locals.snapshot = snapshot;
@@ -178,15 +185,19 @@ function chainResolver(args: AppArgs): (req: IncomingMessage) => ChainRoute | un
  * What /ready answers from (src/http/ops.ts readiness), on the app's port or the operations port;
  * `chain`: one chain of a replica serving several (its own start-up check).
  */
-export function readinessInputs(snapshots: SnapshotSource, options: AppOptions, chain?: ChainRoute): ReadinessInputs {
+export function readinessInputs(snapshots: SnapshotSource, options: AppOptions): ReadinessInputs {
   return {
     current: () => snapshots.current(),
     draining: options.draining ?? ((): boolean => false),
     stale: options.stale,
-    notReady: () => (chain?.verifying ? 'verifying the snapshot (quick check)' : undefined) ?? options.notReady?.()
+    notReady: () => (snapshots.checking?.() ? CHECKING : undefined) ?? options.notReady?.()
       ?? (snapshots.faulty?.() ? 'snapshot file is damaged; waiting for a good file' : undefined),
+    notServed: snapshots.notServed?.bind(snapshots),
   };
 }
+
+/** /ready's reason while the file served is being checked. */
+const CHECKING = 'checking the snapshot file (quick check)';
 
 /** Builds the Express app over a snapshot source; it never listens (see src/serve/server.ts). */
 export function createApp(args: AppArgs): Express {
@@ -222,7 +233,7 @@ function buildApp(args: AppArgs): { app: Express; observe: ObserveRequest; metri
   }
   // what is per chain — its readiness, the prefix Swagger UI and the explorer carry — is built once per chain
   app.use(perChain(chainOf, (chain) => Router().use(
-    opsRouter({ ...readinessInputs(chain.holder, options, chain), metrics: ops }),
+    opsRouter({ ...readinessInputs(chain.holder, options), metrics: ops }),
     // the served document names the prefix (Swagger UI's "Try it out" calls go there) and only
     // the groups the chain's snapshot answers (no /evm- paths on Move and Wasm)
     swaggerRouter({
@@ -284,13 +295,15 @@ function isApiPath(url: string): boolean {
   return url.startsWith('/indexer/') || url === '/status' || url.startsWith('/status?');
 }
 
-/** One chain in the root's list. */
-interface ChainEntry { chain_id: string; vm_type: string | null; height: number | null; path: string }
+/** One chain in the root's list: `ready` as its own /ready, and why not. */
+interface ChainEntry { chain_id: string; vm_type: string | null; height: number | null; path: string; ready: boolean; not_ready?: string }
 
-function chainEntries(chains: ChainDirectory): ChainEntry[] {
+function chainEntries(chains: ChainDirectory, options: AppOptions): ChainEntry[] {
   return chains.list().map((c) => {
     const s = c.holder.current();
-    return { chain_id: c.id, vm_type: s?.meta.vmType ?? null, height: s?.meta.height ?? null, path: `${c.base}/` };
+    const r = readiness(readinessInputs(c.holder, options));
+    const why = r.ready ? undefined : (JSON.parse(r.body) as { message?: string }).message;
+    return { chain_id: c.id, vm_type: s?.meta.vmType ?? null, height: s?.meta.height ?? null, path: `${c.base}/`, ready: r.ready, ...(why === undefined ? {} : { not_ready: why }) };
   });
 }
 
@@ -306,13 +319,15 @@ function rootRouter(chains: ChainDirectory, metrics: Metrics, options: AppOption
   const noStore = (res: Response): Response => res.set('Cache-Control', 'no-store');
   const router = Router()
     .get('/', (req, res) => {
-      const list = chainEntries(chains);
+      const list = chainEntries(chains, options);
+      // a file that does not open, failed its check or was refused is listed with its reason
+      const refused = chains.refused();
       noStore(res).vary('Accept');
       if (options.explorer && req.accepts(['application/json', 'text/html']) === 'text/html') {
-        res.type('text/html; charset=utf-8').send(chainPickerHtml(list, base, listUrl(req, base)));
+        res.type('text/html; charset=utf-8').send(chainPickerHtml(list, refused, base, listUrl(req, base)));
         return;
       }
-      res.type('application/json').send(JSON.stringify({ chains: list }));
+      res.type('application/json').send(JSON.stringify({ chains: list, ...(refused.length === 0 ? {} : { files_not_served: refused }) }));
     })
     .get('/health', (_req, res) => { noStore(res).type('application/json').send('{"status":"ok"}'); })
     .get('/ready', (_req, res) => {
@@ -340,7 +355,7 @@ export function rootReadiness(chains: ChainDirectory, options: AppOptions, drain
   const breakdown: Record<string, unknown> = {};
   let any = false;
   for (const c of chains.list()) {
-    const r = readiness(readinessInputs(c.holder, options, c));
+    const r = readiness(readinessInputs(c.holder, options));
     any ||= r.ready;
     breakdown[c.id] = JSON.parse(r.body) as unknown;
   }
@@ -366,9 +381,15 @@ function listUrl(req: IncomingMessage & { protocol?: string }, base: string): st
   return `${req.protocol === 'https' ? 'https' : 'http'}://${safe}${base}/`;
 }
 
-/** The explorer's chain picker: each chain's explorer, its VM and height; the explorer's top bar and column. */
-function chainPickerHtml(list: ChainEntry[], base: string, url: string): string {
-  const rows = list.map((c) => `<li><a href="${htmlEscape(c.path)}">${htmlEscape(c.chain_id)}</a> <span class="muted">${htmlEscape(c.vm_type ?? 'not loaded')}${c.height === null ? '' : ` · height ${c.height}`}</span></li>`).join('\n');
+/** The explorer's chain picker: each chain's explorer, its VM and height, whether it is ready; the files not served and why; the explorer's top bar and column. */
+function chainPickerHtml(list: ChainEntry[], refused: { file: string; error: string }[], base: string, url: string): string {
+  const rows = list.map((c) => `<li><a href="${htmlEscape(c.path)}">${htmlEscape(c.chain_id)}</a> <span class="muted">${htmlEscape(c.vm_type ?? 'not loaded')}${c.height === null ? '' : ` · height ${c.height}`}</span>`
+    + `${c.ready ? '' : ` <strong class="not-ready">not ready: ${htmlEscape(c.not_ready ?? '')}</strong>`}</li>`).join('\n');
+  const notServed = refused.length === 0 ? '' : `<h2>Files not served</h2>
+<ul class="not-served">
+${refused.map((r) => `<li><code>${htmlEscape(r.file)}</code>: ${htmlEscape(r.error)}</li>`).join('\n')}
+</ul>
+`;
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>indexer-api · chains</title><link rel="stylesheet" href="${base}/${list.length > 0 ? list[0].chain_id + '/' : ''}explorer/explorer.css"></head>
@@ -378,7 +399,7 @@ function chainPickerHtml(list: ChainEntry[], base: string, url: string): string 
 <ul class="chains">
 ${rows}
 </ul>
-<p class="muted">As JSON: <code>curl -H 'Accept: application/json' '${htmlEscape(url)}'</code></p>
+${notServed}<p class="muted">As JSON: <code>curl -H 'Accept: application/json' '${htmlEscape(url)}'</code></p>
 </main></body></html>`;
 }
 

@@ -24,7 +24,7 @@ import type { Snapshot } from '../snapshot/open';
 import { checkPages } from '../snapshot/verify';
 import { chainIdOf, createRequestListener, readinessInputs, rootReadiness } from './app';
 import { ChainSet, ServedChain } from './chains';
-import { tellPrimary, WorkerMessage } from './cluster';
+import { PrimaryMessage, tellPrimary, WorkerMessage } from './cluster';
 import { CommitWatch, registerLagMetrics, staleness, watchCommits } from './live';
 import { loadOpenApi } from './openapi';
 import { FIRST_PACKED_WIRE_FORMAT, WIRE_FORMAT_VERSION } from '../wire/format';
@@ -62,8 +62,16 @@ export interface ServeStackOptions {
   validateResponses: boolean;
   /** /ready answers 503 when the newest block is older than this many seconds; undefined = never */
   maxLagS: number | undefined;
-  /** quick-check the file on a thread once listening, /ready 503 meanwhile (`verified` settles when done) */
+  /**
+   * quick-check the file(s) there at start on a thread, /ready 503 meanwhile (`verified` settles
+   * when done); a file that arrives later (a hot swap, a file added to --db-dir) is always checked
+   */
   verifyAtStart: boolean;
+  /**
+   * serve only this chain (serve --expect-chain-id; a replica of one): a file of another chain is
+   * refused at start and at every swap. Without it, the chain of the first file is kept.
+   */
+  expectChainId?: string;
   /** hot-swap when the file at the path is replaced, with this stat poll (ms); undefined = no file watch */
   watchPollMs: number | undefined;
   /** look for a batch another writer (`follow`) committed every this many ms; 0 = never */
@@ -110,19 +118,36 @@ export interface ServeStack {
   close(timeoutMs: number): Promise<boolean>;
 }
 
+/**
+ * How a replica of one chain tells the operator to serve another chain from its file: it never
+ * changes chains unless told (docs/scaling.md).
+ */
+export const ONE_CHAIN_HINT = (id: string): string => `a replica never changes chains unless told: to serve ${JSON.stringify(id)}, restart serve with --expect-chain-id ${id}`;
+
+/** The same for a file of a replica of several chains. */
+const CHAIN_FILE_HINT = (id: string): string => `a served file keeps its chain: to serve ${JSON.stringify(id)} from it, take it out of --db-dir and put it back, or restart serve`;
+
 /** Opens the snapshot(s) (unless given a holder), builds the app and listens; nothing is left open if it throws. */
 export async function assembleServeStack(o: ServeStackOptions): Promise<ServeStack> {
-  // Every replacement is quick-checked on a worker thread before it is swapped in (the old file
-  // serves meanwhile); verifyAtStart only decides whether the first file is checked too.
+  // Every file is quick-checked on a worker thread before it is ready: a replacement before it
+  // is swapped in (the old file serves meanwhile), a file added to --db-dir before its chain is
+  // ready; verifyAtStart decides whether the files there at start are checked too.
   const chains = o.chains === undefined ? undefined : ChainSet.open({
     files: o.chains.files, dir: o.chains.dir, base: o.baseUrl,
-    open: (file) => SnapshotHolder.open(file, { check: checkPages }),
+    open: (file) => SnapshotHolder.open(file, { check: checkPages, otherChainHint: CHAIN_FILE_HINT }),
     // --watch-poll-ms, or every 2 s when it is 0 (watch only) or --no-watch: files come and go in --db-dir either way
     rescanMs: o.watchPollMs || DIR_RESCAN_MS,
+    checkAtStart: o.verifyAtStart,
   });
-  const holder = chains ? undefined : o.holder ?? SnapshotHolder.open(o.file, { check: checkPages });
+  const holder = chains ? undefined : o.holder ?? SnapshotHolder.open(o.file, {
+    check: checkPages, otherChainHint: ONE_CHAIN_HINT,
+    ...(o.expectChainId === undefined ? {} : { pin: { chainId: o.expectChainId, by: '--expect-chain-id' } }),
+  });
+  // started before anything listens: /ready (and the ops port's first report) says 'checking' from the start
+  const startCheck = holder !== undefined && o.verifyAtStart && holder.current() !== undefined ? startUpCheck(holder, o.logger) : undefined;
+  // a failure is the caller's to act on (below, `verified`); never an unhandled rejection
+  startCheck?.catch(() => {});
   let draining = false;
-  let verifying = holder !== undefined && o.verifyAtStart && holder.current() !== undefined;
   let metrics: Metrics;
   let running: RunningServer;
   let ops: { port?: OpsPort; stop(): void } | undefined;
@@ -139,7 +164,6 @@ export async function assembleServeStack(o: ServeStackOptions): Promise<ServeSta
     chains?.close();
     holder?.close();
   };
-  const checks: Promise<void>[] = [];
   try {
     const validatorBytes = o.cacheValidatorBytes ?? SERVE_DEFAULTS.cacheValidatorBytes;
     const responseCache = validatorBytes > 0 ? new ResponseCache(o.cacheBytes, o.cacheEntries, true, validatorBytes) : undefined;
@@ -150,7 +174,6 @@ export async function assembleServeStack(o: ServeStackOptions): Promise<ServeSta
       corsOrigin: o.corsOrigin, baseUrl: o.baseUrl, cacheMaxAge: o.cacheMaxAge, maxUrlLength: o.limits.maxUrlLength, draining: () => draining,
       explorer: o.explorer, validateResponses: o.validateResponses, stale: staleness(o.maxLagS),
       slowRequestMs: o.slowRequestMs,
-      notReady: () => (verifying ? 'verifying the snapshot (quick check)' : undefined),
       grownStatus: o.growth === undefined ? undefined : growingStatus(o.growth),
     };
     // one file served: its events logged, its cache part kept in step, its watches started
@@ -167,19 +190,12 @@ export async function assembleServeStack(o: ServeStackOptions): Promise<ServeSta
       const onAdd = (c: ServedChain, atStart = false): void => {
         attach(c.holder, c);
         const s = c.holder.current();
-        if (!atStart) o.logger.info('chain added', { chain: c.id, file: c.file, height: s?.meta.height, vm_type: s?.meta.vmType });
-        if (o.verifyAtStart && atStart) {
-          c.verifying = true;
-          checks.push(startUpCheck(c.file, o.logger, c.id).then(() => { c.verifying = false; }, (e: unknown) => {
-            c.verifying = false;
-            // a chain whose file fails its check is out; the others serve on
-            o.logger.error('chain not served: its snapshot failed the start-up check', { chain: c.id, file: c.file, error: e instanceof Error ? e.message : String(e) });
-            c.holder.reportFault(c.holder.current() as Snapshot, e instanceof Error ? e : new Error(String(e)));
-          }));
-        }
+        // not ready until its check passed ('snapshot verified'); one that fails is dropped, listed at / and /ready
+        if (!atStart) o.logger.info('chain added', { chain: c.id, file: c.file, height: s?.meta.height, vm_type: s?.meta.vmType, checking: c.holder.checking() });
       };
       for (const c of chains.list()) onAdd(c, true);
       chains.on('add', (c: ServedChain) => onAdd(c));
+      chains.on('checked', (c: ServedChain, ms: number) => o.logger.info('snapshot verified', { chain: c.id, file: c.file, ms }));
       chains.on('remove', (c: ServedChain, why: string | undefined, shutdown: boolean) => {
         attached.get(c.holder)?.();
         attached.delete(c.holder);
@@ -207,10 +223,8 @@ export async function assembleServeStack(o: ServeStackOptions): Promise<ServeSta
     await teardown();
     throw e;
   }
-  const verified = chains ? Promise.all(checks).then(() => undefined)
-    : verifying ? startUpCheck(o.file, o.logger).finally(() => { verifying = false; }) : Promise.resolve();
-  // a failure is the caller's to act on (serve stops, --get refuses); never an unhandled rejection
-  verified.catch(() => {});
+  // a failure is the caller's to act on (serve stops, --get refuses)
+  const verified = chains ? chains.checked() : startCheck ?? Promise.resolve();
 
   const address = running.server.address();
   let closed: Promise<boolean> | undefined;
@@ -302,14 +316,14 @@ async function startOps(o: ServeStackOptions, metrics: Metrics, ready: () => { r
 }
 
 /**
- * The start-up quick check reads the whole file (≈10 s per GB, docs/reliability.md): it runs on
- * a thread while the server listens with /ready 503.
+ * The start-up quick check reads the whole file (≈7 s per GB, docs/reliability.md): it runs on
+ * a thread while the server listens with /ready 503 (the holder's checking()).
  */
-async function startUpCheck(file: string, logger: Logger, chain?: string): Promise<void> {
+async function startUpCheck(holder: SnapshotHolder, logger: Logger): Promise<void> {
   const started = process.hrtime.bigint();
-  const where = chain === undefined ? { file } : { chain, file };
+  const where = { file: holder.file };
   try {
-    await checkPages(file);
+    await holder.checkCurrent();
   } catch (e) {
     logger.error('snapshot failed its start-up check', { ...where, error: e instanceof Error ? e.message : String(e) });
     throw e;
@@ -364,7 +378,9 @@ function logHolderEvents(holder: SnapshotHolder, logger: Logger, metrics: Metric
   holder.on('fault', onFault);
   holder.on('closed', onClosed);
   holder.on('watch-error', onWatchError);
-  const onWorkerFault = (m: WorkerMessage): void => {
+  const onWorkerFault = (m: WorkerMessage | PrimaryMessage): void => {
+    // the primary's puller refused a manifest (or no longer does): /ready lists it
+    if (m?.indexerApi === 'note') { holder.note(m.key, m.refused); return; }
     const s = holder.current();
     if (m?.indexerApi !== 'fault' || !s || s.meta.snapshotId !== m.snapshotId) return;
     holder.reportFault(s, Object.assign(new Error(m.message), { code: m.code, fromWorker: true as const }));

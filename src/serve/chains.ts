@@ -9,9 +9,16 @@
  *   segment and not one the server answers itself (RESERVED_SEGMENTS). Two files of one chain
  *   id, an unsafe or a reserved id are refused at start with one error naming the files.
  * - A file that does not open (missing, damaged, not a snapshot) takes only itself out: it is
- *   logged once, listed in the root /ready breakdown, and tried again when it changes. Only when
+ *   logged once, listed at / and in the root /ready, and tried again when it changes. Only when
  *   no file at all opens at start does serve refuse to start (`--db` files; an empty `--db-dir`
  *   is a replica waiting for its first file).
+ * - Every file is checked before it is ready (its holder's check, the quick check): at start
+ *   (unless `checkAtStart` is off: serve --no-verify) and whenever a file is added. While it runs
+ *   the chain is listed but not ready (its /ready and its API answer 503); a file that fails is
+ *   dropped and listed with its reason, and tried again once it changes.
+ * - A file replaced under the same name by one of another chain is refused (the holder's: a
+ *   served file never changes chains); to serve that chain, the file leaves the directory
+ *   (or gets another name) and comes back.
  * - `--db-dir`: every `*.sqlite` file of the directory (not dot files: import's and pull's
  *   temporaries) is a chain; the directory is looked at again every `dirPollMs` — a file added
  *   is served, a file removed stops being served, no restart.
@@ -19,7 +26,7 @@
 import { EventEmitter } from 'node:events';
 import { readdirSync, Stats, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { SnapshotHolder } from '../snapshot/holder';
+import type { RefusedFile, SnapshotHolder } from '../snapshot/holder';
 import type { Snapshot } from '../snapshot/open';
 import { EXPLORER_PAGES } from '../explorer/router';
 import { fsReason } from '../paths';
@@ -51,15 +58,9 @@ export interface ServedChain {
   readonly holder: SnapshotHolder;
   /** where the chain answers: the base URL and `/{id}` (no trailing slash) */
   readonly base: string;
-  /** its start-up quick check (serve --verify) is running: its /ready answers 503 */
-  verifying: boolean;
 }
 
-/** A file that is not served, and why (the root /ready breakdown lists them). */
-export interface RefusedFile {
-  file: string;
-  error: string;
-}
+export type { RefusedFile };
 
 export interface ChainSetOptions {
   /** --db files, in the order given */
@@ -72,6 +73,8 @@ export interface ChainSetOptions {
   open(file: string): SnapshotHolder;
   /** how often the directory (and files that did not open) are looked at again, ms; 0 = never */
   rescanMs: number;
+  /** check the files there at start too (serve --verify); a file added later is always checked */
+  checkAtStart: boolean;
 }
 
 /** Thrown at start: the files cannot be served together (one message naming the files). */
@@ -95,9 +98,9 @@ export function snapshotFilesIn(dir: string): string[] {
 }
 
 /**
- * The chains being served. Events: 'add' (chain), 'remove' (chain), 'refused' (file, error
- * message: a file that did not open or whose chain id cannot be served; once per change of the
- * file).
+ * The chains being served. Events: 'add' (chain), 'remove' (chain, why), 'refused' (file, error
+ * message: a file that did not open, failed its check or whose chain id cannot be served; once
+ * per change of the file), 'checked' (chain, ms: its file passed its check, it is ready).
  */
 export class ChainSet extends EventEmitter {
   private readonly byId = new Map<string, ServedChain>();
@@ -105,6 +108,7 @@ export class ChainSet extends EventEmitter {
   private readonly notServed = new Map<string, RefusedFile & { fingerprint: string }>();
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
+  private readonly startChecks: Promise<void>[] = [];
 
   private constructor(private readonly o: ChainSetOptions) { super(); }
 
@@ -144,7 +148,7 @@ export class ChainSet extends EventEmitter {
       for (const c of opened) c.holder.close();
       throw e;
     }
-    for (const c of opened) set.add(c.file, c.holder, c.id);
+    for (const c of opened) set.startChecks.push(set.add(c.file, c.holder, c.id, o.checkAtStart));
     if (o.rescanMs > 0) {
       set.timer = setInterval(() => set.rescan(), o.rescanMs);
       set.timer.unref();
@@ -162,9 +166,18 @@ export class ChainSet extends EventEmitter {
     return [...this.byId.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   }
 
-  /** Files not served now, and why. */
+  /**
+   * Files not served now, and why: those that did not open or failed their check, and those a
+   * chain's holder refused (a replacement that is damaged or of another chain; the chain serves
+   * its previous file meanwhile).
+   */
   refused(): RefusedFile[] {
-    return [...this.notServed.values()].map(({ file, error }) => ({ file, error }));
+    return [...[...this.notServed.values()].map(({ file, error }) => ({ file, error })), ...this.list().flatMap((c) => c.holder.notServed())];
+  }
+
+  /** Settles when the checks of the files there at start have ended (a failure drops its chain; never rejects). */
+  checked(): Promise<void> {
+    return Promise.all(this.startChecks).then(() => undefined);
   }
 
   /** The files to serve: the --db files, or the directory's snapshot files. */
@@ -178,17 +191,28 @@ export class ChainSet extends EventEmitter {
     }
   }
 
-  private add(file: string, holder: SnapshotHolder, id: string): ServedChain {
-    const chain: ServedChain = { id, file, holder, base: `${this.o.base}/${id}`, verifying: false };
+  /**
+   * Serves `holder` as chain `id` — not ready until its file passed its check (`check`); a file
+   * that fails it is dropped and listed with its reason. Resolves when the check has ended.
+   */
+  private add(file: string, holder: SnapshotHolder, id: string, check: boolean): Promise<void> {
+    const chain: ServedChain = { id, file, holder, base: `${this.o.base}/${id}` };
     this.byId.set(id, chain);
     this.byFile.set(file, chain);
     this.notServed.delete(file);
-    // a file replaced by one of another chain: served under its new id, if it can be
-    holder.on('swap', (next: Snapshot) => {
-      if (next.meta.chainId !== chain.id && this.byFile.get(file) === chain) this.renamed(chain, next.meta.chainId);
-    });
+    // what was checked: a file replaced meanwhile is the holder's to check (its hot swap)
+    const fp = fingerprint(statOrUndefined(file));
+    const started = process.hrtime.bigint();
+    const checking = check ? holder.checkCurrent() : Promise.resolve();
     this.emit('add', chain);
-    return chain;
+    if (!check) return Promise.resolve();
+    return checking.then(() => {
+      if (this.byFile.get(file) === chain) this.emit('checked', chain, Math.round(Number(process.hrtime.bigint() - started) / 1e6));
+    }, (e: unknown) => {
+      if (this.closed || this.byFile.get(file) !== chain) return;
+      this.remove(chain, 'its file failed its check');
+      this.refuse(file, e instanceof Error ? e.message : String(e), fp);
+    });
   }
 
   /** `shutdown`: the replica is stopping (close()), no chain left it: listeners need not log it. */
@@ -199,19 +223,8 @@ export class ChainSet extends EventEmitter {
     chain.holder.close();
   }
 
-  private renamed(chain: ServedChain, id: string): void {
-    const why = chainIdProblem(id) ?? (this.byId.has(id) ? `chain id ${JSON.stringify(id)} is already served from ${this.byId.get(id)?.file}` : undefined);
-    this.remove(chain, `its file now holds chain ${JSON.stringify(id)}`);
-    if (why !== undefined) {
-      this.refuse(chain.file, `${chain.file}: chain id ${JSON.stringify(id)} cannot be served: ${why}`);
-      return;
-    }
-    // reopened: the old holder (and what it emitted to) is gone with the old chain id
-    this.tryOpen(chain.file);
-  }
-
-  private refuse(file: string, error: string): void {
-    const fp = fingerprint(statOrUndefined(file));
+  /** Lists `file` as not served (`fp`: what it looked like; it is tried again once that changes). */
+  private refuse(file: string, error: string, fp = fingerprint(statOrUndefined(file))): void {
     const before = this.notServed.get(file);
     this.notServed.set(file, { file, error, fingerprint: fp });
     if (before?.error !== error) this.emit('refused', file, error);
@@ -232,7 +245,7 @@ export class ChainSet extends EventEmitter {
       this.refuse(file, `${file}: chain id ${JSON.stringify(id)} cannot be served: ${why}`);
       return;
     }
-    this.add(file, holder, id);
+    void this.add(file, holder, id, true);
   }
 
   /**

@@ -10,7 +10,9 @@ import type { Logger } from '../http/log';
  * The primary forks first and loads nothing else — no snapshot, no HTTP stack — so that the
  * workers start at once (cold start). A worker that cannot start sends the reason
  * (WorkerMessage 'fatal') instead of printing it, and the primary prints it once; a worker
- * about to listen sends what it serves ('serving'), for the primary's one line on stderr; one
+ * whose files passed their start-up check sends what it serves ('serving'); the primary's one
+ * line on stderr comes once every worker has (each checks the files itself, and until its check
+ * passes a chain of a replica of several answers 503 on that worker); one
  * that meets a damaged file sends 'fault', which the primary passes to the others.
  */
 
@@ -26,6 +28,33 @@ export type WorkerMessage =
   | { indexerApi: 'fault'; snapshotId: string; code?: string; message: string }
   /** --ops-port: this worker's readiness and metrics (prom-client's JSON), once a second */
   | { indexerApi: 'ops'; at: number; ready: boolean; readyBody: string; metrics: unknown[] };
+
+/**
+ * What the primary tells the workers: a refusal noted under `key` (serve --pull: a manifest of
+ * another chain, `refused` undefined once cleared), for the holder's notServed() — so /ready of
+ * every worker lists it.
+ */
+export type PrimaryMessage = { indexerApi: 'note'; key: string; refused?: { file: string; error: string } };
+
+/** The primary's newest note of each key: sent to each worker once it listens, and to all when one changes. */
+export class PrimaryNotes {
+  private readonly last = new Map<string, PrimaryMessage>();
+  private readonly listeners = new Set<(m: PrimaryMessage) => void>();
+
+  set(key: string, refused: { file: string; error: string } | undefined): void {
+    const m: PrimaryMessage = { indexerApi: 'note', key, ...(refused === undefined ? {} : { refused }) };
+    this.last.set(key, m);
+    for (const l of this.listeners) l(m);
+  }
+
+  all(): PrimaryMessage[] {
+    return [...this.last.values()];
+  }
+
+  onChange(l: (m: PrimaryMessage) => void): void {
+    this.listeners.add(l);
+  }
+}
 
 /** In a worker: tells the primary (see WorkerMessage); resolves once sent. */
 export function tellPrimary(m: WorkerMessage): Promise<void> {
@@ -45,6 +74,8 @@ export interface PrimaryOptions {
   ops?: { host: string; port: number };
   /** --base-url (parseBaseUrl's form): the "serving … on URL" line names it */
   baseUrl?: string;
+  /** what the workers are told (PrimaryNotes) */
+  notes?: PrimaryNotes;
 }
 
 /** A worker that dies sooner than this after its start counts toward the restart back-off. */
@@ -101,7 +132,7 @@ async function primaryOps(at: { host: string; port: number }, logger: Logger): P
   };
 }
 
-function runWorkers({ file, workers, logger, shutdownTimeoutMs, baseUrl = '' }: PrimaryOptions, onOps?: (w: Worker, m: Extract<WorkerMessage, { indexerApi: 'ops' }>) => void): Promise<number> {
+function runWorkers({ file, workers, logger, shutdownTimeoutMs, baseUrl = '', notes }: PrimaryOptions, onOps?: (w: Worker, m: Extract<WorkerMessage, { indexerApi: 'ops' }>) => void): Promise<number> {
   if (isSingleExecutable()) {
     // fork() runs execPath with [exec, ...args]; a single executable ignores a script path but
     // sees it as its first argument, so the first argument is passed there instead.
@@ -112,6 +143,8 @@ function runWorkers({ file, workers, logger, shutdownTimeoutMs, baseUrl = '' }: 
     let anyListening = false;
     let fatal = false;
     let serving: Extract<WorkerMessage, { indexerApi: 'serving' }> | undefined;
+    /** the workers that said they serve (a worker restarted before it did is another worker) */
+    const servingWorkers = new Set<number>();
     let listeningAt: string | undefined;
     let crashes = 0;
     const started = new Map<Worker, number>();
@@ -133,7 +166,7 @@ function runWorkers({ file, workers, logger, shutdownTimeoutMs, baseUrl = '' }: 
     };
 
     const announce = (): void => {
-      if (!serving || !listeningAt) return;
+      if (!serving || !listeningAt || servingWorkers.size < workers) return;
       // a replica of several chains says what it serves (`what`, src/commands/serve.ts)
       process.stderr.write(`indexer-api: serving ${serving.what ?? `${file} (${serving.chainId}, ${serving.vmType}, height ${serving.height})`} `
         + `on ${listeningAt} (${workers} workers)\n`);
@@ -144,7 +177,12 @@ function runWorkers({ file, workers, logger, shutdownTimeoutMs, baseUrl = '' }: 
         for (const other of Object.values(cluster.workers ?? {})) if (other && other !== w && other.isConnected()) other.send(m);
         return;
       }
-      if (m?.indexerApi === 'serving' && !serving) { serving = m; announce(); }
+      if (m?.indexerApi === 'serving') {
+        const first = servingWorkers.size < workers;
+        servingWorkers.add(w.id);
+        serving ??= m;
+        if (first) announce();
+      }
       if (m?.indexerApi === 'refused') {
         if (!fatal) process.stderr.write(`indexer-api: ${m.message}\n`);
         fatal = true;
@@ -162,7 +200,12 @@ function runWorkers({ file, workers, logger, shutdownTimeoutMs, baseUrl = '' }: 
         fatal = true;
       }
     });
+    notes?.onChange((m) => {
+      for (const w of Object.values(cluster.workers ?? {})) if (w?.isConnected()) w.send(m);
+    });
     cluster.on('listening', (w, addr) => {
+      // a worker listens once its stack is assembled (its message handler in place): what it must know
+      for (const m of notes?.all() ?? []) if (w.isConnected()) w.send(m);
       if (anyListening) return;
       anyListening = true;
       const host = addr.addressType === 6 || String(addr.address).includes(':') ? `[${addr.address}]` : addr.address;

@@ -56,6 +56,11 @@ export function schemaVersionError(version: number, file: string): SnapshotError
       : `snapshot schema version ${version}, ${reads} (re-import it): ${file}`);
 }
 
+/** A file of another chain than the one a replica was told to serve (`by`: who said, e.g. `--expect-chain-id`). */
+export function pinnedChainError(file: string, found: string, want: string, by: string): SnapshotError {
+  return new SnapshotError(`snapshot is chain ${JSON.stringify(found)}, not ${JSON.stringify(want)} (${by}): ${file}`);
+}
+
 /** checkSnapshotFile plus the schema version as the header records it. */
 export function checkSnapshotHeader(file: string): void {
   const version = checkSnapshotFile(file).readUInt32BE(USER_VERSION_AT);

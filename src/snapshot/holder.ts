@@ -1,7 +1,8 @@
 import { EventEmitter } from 'node:events';
 import { FSWatcher, Stats, statSync, watch } from 'node:fs';
 import { basename, dirname } from 'node:path';
-import { endRead, OpenOptions, openSnapshot, renewSnapshot, Snapshot } from './open';
+import { pinnedChainError } from './file-check';
+import { endRead, OpenOptions, openSnapshot, renewSnapshot, Snapshot, SnapshotError } from './open';
 
 /**
  * The snapshot being served, and hot swap (docs/architecture.md#serve): on reload() — SIGHUP, or the
@@ -13,6 +14,15 @@ import { endRead, OpenOptions, openSnapshot, renewSnapshot, Snapshot } from './o
  *
  * A snapshot that fails at run time (SQLITE_CORRUPT / IOERR / NOTADB on a request) is marked
  * faulty() — the replica takes itself out of rotation — until a good swap replaces it.
+ *
+ * A holder serves one chain: the chain its first file holds (or the `pin`, from the start). A
+ * file of another chain at the path is refused like a damaged one (docs/scaling.md: a replica
+ * never changes chains unless told to). What it refused — the file at the path, and anything
+ * a caller notes (serve --pull: a manifest of another chain) — is notServed(), until a good swap
+ * (or the caller) clears it: /ready lists it.
+ *
+ * The check of the file being served (its start-up check, a file just added to `serve
+ * --db-dir`) runs through checkCurrent(); checking() is true meanwhile (/ready answers 503).
  *
  * A new state of the same file (a follow batch committed in place, src/serve/live.ts) is not
  * opened: it is begun on a spare connection whose statements are prepared (renewSnapshot in
@@ -34,6 +44,19 @@ export interface HolderOptions extends OpenOptions {
   open?: (file: string, opts: OpenOptions) => Snapshot;
   /** run on a new file after it opened, before it is swapped in; rejects (SnapshotError) to refuse it */
   check?: (file: string) => Promise<void>;
+  /** serve only this chain, from the first file on (`by` names who asked, e.g. `--expect-chain-id`) */
+  pin?: { chainId: string; by: string };
+  /**
+   * what the refusal of a file of another chain tells the operator to do (the new chain's id given),
+   * e.g. "restart serve with --expect-chain-id NEW to serve it"
+   */
+  otherChainHint?: (chainId: string) => string;
+}
+
+/** A file not served, and why (the `files_not_served` of /ready). */
+export interface RefusedFile {
+  file: string;
+  error: string;
 }
 
 export interface WatchOptions {
@@ -83,20 +106,53 @@ export class SnapshotHolder extends EventEmitter {
   private spare: Snapshot | undefined;
   /** states that met a storage error: their connection is not reused */
   private readonly broken = new WeakSet<Snapshot>();
+  /** the chain this holder serves: the pin, else its first file's */
+  private chainId: string | undefined;
+  /** the file at the path, refused (cleared by the next swap) */
+  private refusedHere: RefusedFile | undefined;
+  /** refusals a caller noted (note()), by key */
+  private readonly notes = new Map<string, RefusedFile>();
+  /** the snapshot whose check (checkCurrent) is running */
+  private checkingNow: Snapshot | undefined;
   swaps = 0;
   /** new states begun on the spare connection instead of opening the file (a follow batch) */
   renewed = 0;
   failedSwaps = 0;
 
-  private constructor(readonly file: string, private readonly opts: HolderOptions) { super(); }
+  private constructor(readonly file: string, private readonly opts: HolderOptions) {
+    super();
+    this.chainId = opts.pin?.chainId;
+  }
 
-  /** Opens the first snapshot; throws SnapshotError (serve refuses to start) if it cannot. */
+  /**
+   * Opens the first snapshot; throws SnapshotError (serve refuses to start) if it cannot, or if
+   * it is not of the pinned chain.
+   */
   static open(file: string, opts: HolderOptions = {}): SnapshotHolder {
     const holder = new SnapshotHolder(file, opts);
     const st = statOrUndefined(file);
-    holder.snapshot = holder.openFile();
+    const s = holder.openFile();
+    const other = holder.otherChain(s);
+    if (other !== undefined) {
+      s.close();
+      throw other;
+    }
+    holder.snapshot = s;
+    holder.chainId ??= s.meta.chainId;
     holder.seen = st && identity(st);
     return holder;
+  }
+
+  /** The refusal of `s` when it holds a chain other than the one served (or pinned). */
+  private otherChain(s: Snapshot): SnapshotError | undefined {
+    const want = this.chainId;
+    const found = s.meta.chainId;
+    if (want === undefined || found === want) return undefined;
+    const pin = this.opts.pin;
+    if (pin !== undefined && this.snapshot === undefined) return pinnedChainError(s.file, found, want, pin.by);
+    const hint = this.opts.otherChainHint?.(found);
+    return new SnapshotError(`snapshot is now chain ${JSON.stringify(found)}, but this replica serves chain ${JSON.stringify(want)} from this file: `
+      + `not swapped in${hint === undefined ? '' : ` (${hint})`}: ${s.file}`);
   }
 
   /** A holder with nothing loaded yet (`serve --pull` before its first file): reload() fills it. */
@@ -158,6 +214,39 @@ export class SnapshotHolder extends EventEmitter {
     return this.snapshot;
   }
 
+  /** What was not served, and why: the file at the path if it was refused, and what callers noted. */
+  notServed(): RefusedFile[] {
+    return [...(this.refusedHere === undefined ? [] : [this.refusedHere]), ...this.notes.values()];
+  }
+
+  /** Notes (or, with undefined, clears) a refusal under `key` that notServed() lists (serve --pull: a manifest). */
+  note(key: string, refused: RefusedFile | undefined): void {
+    if (refused === undefined) this.notes.delete(key);
+    else this.notes.set(key, refused);
+  }
+
+  /** The file being served is being checked (checkCurrent): it must not take traffic yet. */
+  checking(): boolean {
+    return this.checkingNow !== undefined && this.checkingNow === this.snapshot;
+  }
+
+  /**
+   * Runs the holder's check on the file being served — its start-up check, or that of a file
+   * just added to a replica — with checking() true meanwhile. Rejects with the check's error (the
+   * caller decides: serve stops, a replica of several drops the chain). Without a check, or
+   * with nothing served, resolves at once.
+   */
+  async checkCurrent(): Promise<void> {
+    const s = this.snapshot;
+    if (s === undefined || this.opts.check === undefined) return;
+    this.checkingNow = s;
+    try {
+      await this.opts.check(this.file);
+    } finally {
+      if (this.checkingNow === s) this.checkingNow = undefined;
+    }
+  }
+
   /** current(), held open until release(): a swap never closes a snapshot a request is using. */
   acquire(): Snapshot | undefined {
     const s = this.snapshot;
@@ -210,6 +299,12 @@ export class SnapshotHolder extends EventEmitter {
       return this.refuse(id, e, reason);
     }
     const previous = this.snapshot;
+    // another chain at the path: refused before its check (a replica never changes chains unless told)
+    const other = this.otherChain(next);
+    if (other !== undefined) {
+      next.close();
+      return this.refuse(id, other, reason);
+    }
     if (previous && id !== undefined && sameInode(id, this.seen) && next.meta.snapshotId === previous.meta.snapshotId) {
       // the same file with the same data (e.g. a follower's WAL checkpoint moved its mtime)
       this.seen = id;
@@ -236,6 +331,8 @@ export class SnapshotHolder extends EventEmitter {
     }
     this.seen = id;
     this.snapshot = next;
+    this.chainId ??= next.meta.chainId;
+    this.refusedHere = undefined;
     this.swaps++;
     this.fault = undefined;
     if (this.spare !== undefined && this.spare.fileKey !== next.fileKey) this.closeSpare();
@@ -247,6 +344,7 @@ export class SnapshotHolder extends EventEmitter {
   private refuse(id: string | undefined, e: unknown, reason: string): false {
     this.seen = id;
     this.failedSwaps++;
+    this.refusedHere = { file: this.file, error: e instanceof Error ? e.message : String(e) };
     this.emit('refused', e, reason);
     return false;
   }

@@ -11,12 +11,15 @@ import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, readdirSync, readF
 import { basename, dirname, join, resolve } from 'node:path';
 import { openDatabase } from '../sqlite';
 import { fsReason } from '../paths';
+import { checkSnapshotHeader } from './file-check';
 
 /**
  * - `read`: read-only, the file must exist (serve, checks, copies, probes);
  * - `liveRead`: read-only on a file another process may be writing (the commit watch);
  * - `inPlace`: the live file written in place in WAL mode, readers reading on (follow);
- *   waits up to 5 s for another connection's write (this process's rich-list refresh);
+ *   waits up to 5 s for another connection's write (this process's rich-list refresh). Only an
+ *   indexer-api snapshot of this schema is opened so: anything else (a plain SQLite file, an
+ *   empty or truncated one) is refused with serve's words before a byte of it is written;
  * - `bulk`: a new or copied temporary file beside the target, loaded without a journal and
  *   renamed over the target at the end (import, cut, import --base);
  * - `scratch`: a throw-away file (a crawl's or a rich-list refresh's staging), never renamed.
@@ -35,7 +38,8 @@ const PRAGMAS: Record<OpenMode, readonly string[]> = {
   // + 64 MiB of cache keep a served file's hot pages in memory
   read: ['query_only = ON', 'mmap_size = 1073741824', 'cache_size = -65536'],
   liveRead: [],
-  inPlace: ['journal_mode = WAL', 'synchronous = NORMAL', 'temp_store = MEMORY', 'cache_size = -65536', `busy_timeout = ${BUSY_TIMEOUT_MS}`],
+  // busy_timeout first: the switch to WAL waits for it too (it needs the file to itself)
+  inPlace: [`busy_timeout = ${BUSY_TIMEOUT_MS}`, 'journal_mode = WAL', 'synchronous = NORMAL', 'temp_store = MEMORY', 'cache_size = -65536'],
   // 96 MiB: holds the pages the load keeps revisiting (the tx_accounts b-tree of a 1M-tx chain
   // is ≈46 MB; txs are appended), and keeps the import under 500 MB with parser threads.
   bulk: ['journal_mode = OFF', 'synchronous = OFF', 'locking_mode = EXCLUSIVE', 'temp_store = MEMORY', 'cache_size = -98304'],
@@ -50,6 +54,11 @@ export interface OpenOptions {
   mustExist?: boolean;
   /** scratch files shared by two connections (the refresh's staging is attached by the live connection) */
   shared?: boolean;
+  /**
+   * inPlace: how long to wait for another connection's lock, ms (default 5 s); a wait that
+   * runs out throws a StoreError with code SQLITE_BUSY (follow's switch to WAL waits its own way)
+   */
+  busyTimeoutMs?: number;
 }
 
 /** An open or pragma error, with the file it is about (SQLite's own text names none). */
@@ -69,6 +78,9 @@ export class StoreError extends Error {
 export function openStore(file: string, mode: OpenMode, o: OpenOptions = {}): Database.Database {
   const readonly = mode === 'read' || mode === 'liveRead';
   const mustExist = o.mustExist ?? (readonly || mode === 'inPlace');
+  // Written in place only if it is a snapshot: SQLite would otherwise switch a stranger's file
+  // to WAL, or make an empty file a database, at the first pragma (throws SnapshotError).
+  if (mode === 'inPlace') checkSnapshotHeader(file);
   if (!mustExist) ensureParentDir(file);
   let db: Database.Database;
   try {
@@ -77,7 +89,8 @@ export function openStore(file: string, mode: OpenMode, o: OpenOptions = {}): Da
     throw named(file, e);
   }
   try {
-    const pragmas = mode === 'scratch' && o.shared ? SHARED_SCRATCH : PRAGMAS[mode];
+    let pragmas = mode === 'scratch' && o.shared ? SHARED_SCRATCH : PRAGMAS[mode];
+    if (mode === 'inPlace' && o.busyTimeoutMs !== undefined) pragmas = pragmas.map((p) => (p.startsWith('busy_timeout') ? `busy_timeout = ${o.busyTimeoutMs}` : p));
     if (mode === 'bulk') db.unsafeMode(true);
     for (const p of pragmas) db.pragma(p);
     if (mode === 'bulk') db.unsafeMode(false);

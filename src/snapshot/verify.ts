@@ -2,7 +2,9 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { isSingleExecutable } from '../assets';
-import { openSnapshot, SnapshotError } from './open';
+import { statSync } from 'node:fs';
+import { pinnedChainError } from './file-check';
+import { openSnapshot, SnapshotError, type SnapshotMeta } from './open';
 import { quickCheck, quickCheckMessage, QuickCheckResult } from './quick-check';
 
 export { quickCheck, quickCheckMessage, QuickCheckResult };
@@ -11,8 +13,10 @@ export { quickCheck, quickCheckMessage, QuickCheckResult };
  * "Is this file a snapshot we can serve?" — everything `serve` checks when it opens a file
  * (SQLite header, size, user_version, meta schema_version, required meta, every statement
  * prepares) plus SQLite's `PRAGMA quick_check` over every page (O(file size): docs/reliability.md
- * has the cost per GB). Used by `serve` on start and on every hot swap, and by anyone who
- * received a file (e.g. a download, after its sha256) before putting it in place.
+ * has the cost per GB). The one check every file passes before it is served, however it arrives
+ * (docs/reliability.md): `serve` at start, on every hot swap and for a file added to --db-dir
+ * (checkPages after its open), `serve --pull` on a download (`indexer-api check` in a child),
+ * `indexer-api check` offline, and anyone who received a file (e.g. a download, after its sha256).
  */
 
 const THREAD_SCRIPT = join(__dirname, 'verify-thread.js');
@@ -39,12 +43,36 @@ export async function checkPages(file: string): Promise<void> {
   if (r.problems > 0) throw new SnapshotError(quickCheckMessage(file, r));
 }
 
+/** What a checked file holds. */
+export interface CheckedSnapshot {
+  file: string;
+  meta: SnapshotMeta;
+  bytes: number;
+  /** the whole check, ms */
+  ms: number;
+}
+
+/**
+ * Checks a snapshot file completely, as `serve` does before serving it: opens it (every
+ * statement prepared), optionally that it is chain `expectChainId`, then the quick check off
+ * the calling thread. Resolves with its meta; rejects with a SnapshotError whose message is the
+ * one line serve prints (naming the file and the first problem).
+ */
+export async function checkSnapshot(file: string, o: { expectChainId?: string } = {}): Promise<CheckedSnapshot> {
+  const started = process.hrtime.bigint();
+  const s = openSnapshot(file);
+  const meta = s.meta;
+  s.close();
+  if (o.expectChainId !== undefined && meta.chainId !== o.expectChainId) throw pinnedChainError(file, meta.chainId, o.expectChainId, '--expect-chain-id');
+  await checkPages(file);
+  return { file, meta, bytes: statSync(file).size, ms: Number(process.hrtime.bigint() - started) / 1e6 };
+}
+
 /**
  * Verifies a snapshot file completely; resolves when it can be served, rejects with a
  * SnapshotError whose message is one line naming the file and the (first) problem. The quick
  * check runs off the calling thread.
  */
 export async function verifySnapshotFile(file: string): Promise<void> {
-  openSnapshot(file).close();
-  await checkPages(file);
+  await checkSnapshot(file);
 }

@@ -651,11 +651,14 @@ const FOLLOW_INDEXES = ['nfts_by_object'];
 /**
  * Puts a finished snapshot file in WAL mode (a header flag, persistent; a no-op when it is) and
  * builds the indexes of FOLLOW_INDEXES it lacks, with the schema's own text (a followed file
- * stays table-for-table and index-for-index equal to a fresh import).
+ * stays table-for-table and index-for-index equal to a fresh import). The switch needs the file
+ * to itself: while another connection reads a rollback-journal file (a serve's start-up check
+ * reads all of it) it throws a StoreError with code SQLITE_BUSY after `busyTimeoutMs` (default
+ * 5 s), the file unchanged; the caller decides how long to keep trying (src/commands/follow.ts).
  */
-export function useWal(file: string, log?: (line: string) => void): void {
+export function useWal(file: string, log?: (line: string) => void, busyTimeoutMs?: number): void {
   // inPlace puts the file in WAL mode (a header flag, persistent)
-  const db = openStore(file, 'inPlace');
+  const db = openStore(file, 'inPlace', { busyTimeoutMs });
   try {
     const has = db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'index' AND name = ?").pluck();
     for (const name of FOLLOW_INDEXES) {

@@ -40,6 +40,29 @@ export interface HttpStats {
 /** The errors of a request written to a connection the server had already closed. */
 const STALE_CONNECTION_CODES = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE', 'UND_ERR_CLOSED']);
 
+/**
+ * Network failures as a person reads them: undici says only "fetch failed" and keeps the system's
+ * code (ECONNREFUSED, …) in its cause.
+ */
+const NETWORK_FAILURES: Record<string, string> = {
+  ECONNREFUSED: 'connection refused (nothing listens at that address and port)',
+  ENOTFOUND: 'host name not found',
+  EAI_AGAIN: 'host name lookup failed (DNS did not answer)',
+  ECONNRESET: 'connection reset by the server',
+  EPIPE: 'connection closed by the server',
+  UND_ERR_SOCKET: 'connection closed by the server',
+  UND_ERR_CLOSED: 'connection closed by the server',
+  ETIMEDOUT: 'connection timed out',
+  UND_ERR_CONNECT_TIMEOUT: 'connection timed out',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+};
+
+function networkFailure(err: Error & { cause?: { code?: string; message?: string } }): string {
+  const words = err.cause?.code === undefined ? undefined : NETWORK_FAILURES[err.cause.code];
+  return words ?? `${err.message}${err.cause ? ` (${fsReason(err.cause)})` : ''}`;
+}
+
 function staleConnection(e: unknown): boolean {
   const err = e as { name?: string; cause?: { code?: unknown } } | undefined;
   return err?.name === 'TypeError' && typeof err.cause?.code === 'string' && STALE_CONNECTION_CODES.has(err.cause.code);
@@ -125,8 +148,7 @@ export class HttpClient {
       } catch (e) {
         if (e instanceof HttpError) throw e;
         const err = e as Error & { cause?: { code?: string; message?: string } };
-        last = err.name === 'TimeoutError' || err.name === 'AbortError' ? `timed out after ${this.timeoutMs} ms`
-          : `${err.message}${err.cause ? ` (${fsReason(err.cause)})` : ''}`;
+        last = err.name === 'TimeoutError' || err.name === 'AbortError' ? `timed out after ${this.timeoutMs} ms` : networkFailure(err);
       } finally {
         this.release();
       }
@@ -135,7 +157,8 @@ export class HttpClient {
         await sleep(retryAfterMs ?? step * (0.5 + Math.random() / 2));
       }
     }
-    throw new HttpError(url, undefined, `GET ${url}: failed after ${this.retries + 1} attempts: ${last}`);
+    // one attempt (follow retries whole steps itself): what failed, without a count
+    throw new HttpError(url, undefined, `GET ${url}: ${this.retries === 0 ? '' : `failed after ${this.retries + 1} attempts: `}${last}`);
   }
 }
 

@@ -139,10 +139,17 @@ describe('faults: damaged and incompatible snapshot files', function () {
         const text = (await get(`${s.url}/metrics`)).body;
         expect(metric(text, 'indexer_api_snapshot_swap_failures_total')).to.equal(refusals);
         expect(metric(text, 'indexer_api_snapshot_swaps_total')).to.equal(0);
-        expect((await get(`${s.url}/ready`)).status).to.equal(200);
-        // and a good file still swaps in afterwards
+        // still ready on the old file, and /ready names the file refused last and why
+        const ready = await get(`${s.url}/ready`);
+        expect(ready.status).to.equal(200);
+        const notServed = (JSON.parse(ready.body) as { files_not_served: { file: string; error: string }[] }).files_not_served;
+        expect(notServed).to.have.length(1);
+        expect(notServed[0].file).to.equal(db);
+        expect(notServed[0].error).to.include('quick check');
+        // and a good file still swaps in afterwards, which clears it
         publishCopy(second.file, db);
         await eventually('the good swap', async () => JSON.parse((await get(`${s.url}/ready`)).body).height === second.height || undefined);
+        expect(JSON.parse((await get(`${s.url}/ready`)).body)).to.not.have.property('files_not_served');
       } finally {
         await traffic.stop();
         await s.stop();

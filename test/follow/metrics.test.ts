@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FollowState } from '../../src/follow/follower';
-import { createFollowMetrics, listenMetrics } from '../../src/follow/metrics';
+import { createFollowMetrics, followReadiness, listenMetrics } from '../../src/follow/metrics';
 
 /** The sample lines of `name` (without # HELP / # TYPE). */
 function samples(text: string, name: string): string[] {
@@ -56,5 +56,38 @@ describe('follow --metrics-port (src/follow/metrics.ts, prom-client)', () => {
     let err: Error | undefined;
     await listenMetrics(createFollowMetrics(state), port, '127.0.0.1').catch((e: Error) => { err = e; });
     expect(err?.message).to.match(new RegExp(`^--metrics-port ${port}: .*EADDRINUSE`));
+  });
+
+  it('says how long the follower has not advanced: a gauge, and /ready 503 past --max-stall with the last failure', async () => {
+    let now = 1_700_000_000_000;
+    const state: FollowState = { sourceHeight: 50, height: 40, newestBlockMs: now, batches: 3, failures: 0, failing: 0, lastSuccessMs: now };
+    server = await listenMetrics(createFollowMetrics(state, () => now), 0, '127.0.0.1', followReadiness(state, 60_000, () => now));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const scrape = async (): Promise<string> => (await fetch(`${url}/metrics`)).text();
+    expect(samples(await scrape(), 'indexer_api_follow_stalled_seconds')).to.deep.equal(['indexer_api_follow_stalled_seconds 0']);
+    let r = await fetch(`${url}/ready`);
+    expect(r.status).to.equal(200);
+    expect(await r.json()).to.deep.equal({ status: 'following', height: 40, source_height: 50, stalled_seconds: 0, consecutive_failures: 0 });
+    expect((await fetch(`${url}/health`)).status).to.equal(200);
+
+    // the source fails: 45 s without advancing is under --max-stall, 75 s is over
+    Object.assign(state, { failing: 4, failures: 4, lastError: 'GET http://src/status: connection refused (nothing listens at that address and port)' });
+    now += 45_000;
+    expect(samples(await scrape(), 'indexer_api_follow_stalled_seconds')).to.deep.equal(['indexer_api_follow_stalled_seconds 45']);
+    expect(samples(await scrape(), 'indexer_api_follow_consecutive_failures')).to.deep.equal(['indexer_api_follow_consecutive_failures 4']);
+    r = await fetch(`${url}/ready`);
+    expect(r.status).to.equal(200);
+    expect(await r.json()).to.include({ stalled_seconds: 45, last_failure: state.lastError });
+    now += 30_000;
+    r = await fetch(`${url}/ready`);
+    expect(r.status).to.equal(503);
+    const body = (await r.json()) as Record<string, unknown>;
+    expect(body).to.include({ code: 14, stalled_seconds: 75, height: 40 });
+    expect(String(body.message)).to.equal(`follow has not advanced for 75 s (over --max-stall 60 s): 4 failures in a row, the last: ${state.lastError}`);
+
+    // a poll succeeds again
+    Object.assign(state, { failing: 0, lastSuccessMs: now, lastError: undefined });
+    expect((await fetch(`${url}/ready`)).status).to.equal(200);
+    expect(samples(await scrape(), 'indexer_api_follow_stalled_seconds')).to.deep.equal(['indexer_api_follow_stalled_seconds 0']);
   });
 });

@@ -6,6 +6,8 @@ import { gunzipSync } from 'node:zlib';
 import { parseManifest } from '../../src/publish/manifest';
 import { publishSnapshot } from '../../src/publish/publish';
 import { openSnapshot } from '../../src/snapshot/open';
+import { spawnSync } from 'node:child_process';
+import { CLI, cleanEnv, DEMO, ROOT } from '../serve/helpers';
 import { chainVersions, pullTmp } from './helpers';
 
 const sha = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
@@ -82,5 +84,37 @@ describe('indexer-api publish', () => {
     try { await publishSnapshot({ db: broken, to, keep: 3, compress: 'auto' }); } catch (e) { err = e as Error; }
     expect(err?.message).to.match(new RegExp(`^cannot copy ${broken} \\(nothing published\\): database disk image is malformed`));
     expect(readdirSync(to)).to.deep.equal([]);
+  });
+
+  it('refuses a directory whose manifest names another chain (exit 1, one line, the directory as it was); --new-chain starts it over', async () => {
+    const [v] = await chainVersions();
+    const to = mkdtempSync(join(pullTmp(), 'pub-'));
+    const first = await publishSnapshot({ db: v.file, to, keep: 3, compress: 'auto' });
+    const before = readdirSync(to).sort().map((n) => [n, sha(readFileSync(join(to, n)))]);
+    const other = DEMO('wasm');
+    const cli = (args: string[]): { status: number | null; stdout: string; stderr: string } => spawnSync(process.execPath, [CLI, 'publish', '--quiet', ...args], { cwd: ROOT, encoding: 'utf8', env: cleanEnv() });
+    const r = cli(['--db', other, '--to', to]);
+    expect(r.status, r.stderr).to.equal(1);
+    expect(r.stderr).to.equal(`indexer-api: ${join(to, 'manifest.json')} names chain "${first.manifest.chain_id}" (height ${first.manifest.height}), ${other} is chain "miniwasm-demo-1": `
+      + `not publishing another chain into a directory whose replicas serve "${first.manifest.chain_id}"; to start ${to} over with chain "miniwasm-demo-1", pass --new-chain `
+      + '(its replicas then refuse it until restarted with --expect-chain-id miniwasm-demo-1)\n');
+    expect(readdirSync(to).sort().map((n) => [n, sha(readFileSync(join(to, n)))])).to.deep.equal(before);
+    const started = cli(['--db', other, '--to', to, '--new-chain']);
+    expect(started.status, started.stderr).to.equal(0);
+    expect(parseManifest(readFileSync(join(to, 'manifest.json'), 'utf8'), 'manifest.json').chain_id).to.equal('miniwasm-demo-1');
+    // the same chain again needs no flag
+    expect(cli(['--db', other, '--to', to]).status).to.equal(0);
+  });
+
+  it('refuses to publish over a manifest.json that is not a manifest, unless --new-chain', async () => {
+    const [v] = await chainVersions();
+    const to = mkdtempSync(join(pullTmp(), 'pub-'));
+    writeFileSync(join(to, 'manifest.json'), '{"format": 9}');
+    let err: Error | undefined;
+    try { await publishSnapshot({ db: v.file, to, keep: 3, compress: 'auto' }); } catch (e) { err = e as Error; }
+    expect(err?.message).to.match(/^manifest .*manifest\.json: format must be 1, got 9: not publishing over it; to start .* over with chain ".*", pass --new-chain/);
+    expect(readFileSync(join(to, 'manifest.json'), 'utf8')).to.equal('{"format": 9}');
+    const r = await publishSnapshot({ db: v.file, to, keep: 3, compress: 'auto', newChain: true });
+    expect(r.manifest.height).to.equal(v.height);
   });
 });

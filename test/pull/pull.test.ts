@@ -10,7 +10,7 @@ import { publishSnapshot } from '../../src/publish/publish';
 import { Puller } from '../../src/pull/puller';
 import { Nginx, NGINX, startNginx } from '../support/nginx';
 import { freePort } from '../support/net';
-import { eventually, getJson, get, ServeProcess, startServe } from '../serve/helpers';
+import { DEMO, eventually, getJson, get, ServeProcess, startServe } from '../serve/helpers';
 import { chainVersions, pullTmp, Version } from './helpers';
 
 const shaOf = (file: string): string => createHash('sha256').update(readFileSync(file)).digest('hex');
@@ -99,6 +99,74 @@ function place(from: string, to: string): void {
     replicas.push(r);
     await eventually('ready again', async () => (await get(`${r.url}/ready`)).status === 200 || undefined);
     expect(shaOf(db)).to.equal(manifest.sha256);
+    await r.stop();
+  });
+
+  it('a manifest of another chain is refused: one error line, /ready lists it, the current file keeps serving; its own chain again is pulled', async () => {
+    const { manifest: first } = await publishSnapshot({ db: versions[0].file, to: dir, keep: 3, compress: 'auto', newChain: true });
+    const db = join(mkdtempSync(join(pullTmp(), 'replica-')), 'local.sqlite');
+    const r = await startServe(['--pull', `${origin.url}/manifest.json`, '--pull-interval', '300ms', '--db', db]);
+    replicas.push(r);
+    await eventually('ready', async () => (await get(`${r.url}/ready`)).status === 200 || undefined);
+    const before = shaOf(db);
+    const { manifest: other } = await publishSnapshot({ db: DEMO('wasm'), to: dir, keep: 3, compress: 'auto', newChain: true });
+    const refused = await r.line('the refusal', (l) => l.msg === 'manifest refused: it names another chain; still serving the current file');
+    expect(refused).to.include({ level: 'error', chain_id: 'miniwasm-demo-1', height: other.height });
+    expect(String(refused.error)).to.equal(`${origin.url}/manifest.json names chain "miniwasm-demo-1" (height ${other.height}), but this replica serves chain "${first.chain_id}": `
+      + 'not pulled, the current file keeps serving (a replica never changes chains unless told: to serve "miniwasm-demo-1", restart serve with --expect-chain-id miniwasm-demo-1)');
+    const ready = await get(`${r.url}/ready`);
+    expect(ready.status).to.equal(200);
+    expect(JSON.parse(ready.body).files_not_served).to.deep.equal([{ file: `${origin.url}/${other.file}`, error: refused.error }]);
+    // polled again and again: logged once, never downloaded, the file as it was
+    await new Promise((d) => setTimeout(d, 1_000));
+    expect(r.lines.filter((l) => l.msg === 'manifest refused: it names another chain; still serving the current file')).to.have.length(1);
+    expect(origin.access().filter((a) => a.request.includes(other.file))).to.deep.equal([]);
+    expect(shaOf(db)).to.equal(before);
+    expect(await getJson(`${r.url}/status`)).to.include({ chain_id: first.chain_id, height: versions[0].height });
+    // restarted meanwhile: the manifest's higher height does not make it drop its own file
+    await r.stop();
+    const again = await startServe(['--pull', `${origin.url}/manifest.json`, '--pull-interval', '300ms', '--db', db]);
+    replicas.push(again);
+    expect((await get(`${again.url}/ready`)).status).to.equal(200);
+    await again.line('the refusal again', (l) => l.msg === 'manifest refused: it names another chain; still serving the current file');
+    expect(await getJson(`${again.url}/status`)).to.include({ chain_id: first.chain_id, height: versions[0].height });
+    // its own chain again (the directory started over once more): accepted, pulled, nothing listed
+    await publishSnapshot({ db: versions[1].file, to: dir, keep: 3, compress: 'auto', newChain: true });
+    await eventually('the newer file of its chain', async () => (await getJson(`${again.url}/status`)).height === versions[1].height || undefined);
+    expect(JSON.parse((await get(`${again.url}/ready`)).body)).to.not.have.property('files_not_served');
+    await again.stop();
+  });
+
+  it('--workers 2: the primary refuses a manifest of another chain, and /ready of every worker lists it', async () => {
+    const { manifest: first } = await publishSnapshot({ db: versions[0].file, to: dir, keep: 3, compress: 'auto', newChain: true });
+    const db = join(mkdtempSync(join(pullTmp(), 'replica-')), 'local.sqlite');
+    const r = await startServe(['--pull', `${origin.url}/manifest.json`, '--pull-interval', '300ms', '--db', db, '--workers', '2']);
+    replicas.push(r);
+    const { manifest: other } = await publishSnapshot({ db: DEMO('evm'), to: dir, keep: 3, compress: 'auto', newChain: true });
+    await r.line('the refusal', (l) => l.msg === 'manifest refused: it names another chain; still serving the current file');
+    await eventually('every worker lists it', async () => {
+      const bodies = await Promise.all(Array.from({ length: 8 }, async () => JSON.parse((await get(`${r.url}/ready`)).body) as { files_not_served?: { file: string }[] }));
+      return bodies.every((b) => b.files_not_served?.[0]?.file === `${origin.url}/${other.file}`) || undefined;
+    });
+    expect(await getJson(`${r.url}/status`)).to.include({ chain_id: first.chain_id });
+    await r.stop();
+  });
+
+  it('--expect-chain-id: a replica with nothing yet pulls only its chain — another is refused, /ready 503 says why, nothing is downloaded', async () => {
+    const { manifest: other } = await publishSnapshot({ db: DEMO('wasm'), to: dir, keep: 3, compress: 'auto', newChain: true });
+    const db = join(mkdtempSync(join(pullTmp(), 'replica-')), 'local.sqlite');
+    const r = await startServe(['--pull', `${origin.url}/manifest.json`, '--pull-interval', '300ms', '--db', db, '--expect-chain-id', 'minimove-demo-1']);
+    replicas.push(r);
+    await r.line('the refusal', (l) => l.msg === 'manifest refused: it names another chain; still serving the current file');
+    const ready = await get(`${r.url}/ready`);
+    expect(ready.status).to.equal(503);
+    const body = JSON.parse(ready.body) as { message: string; files_not_served: { file: string; error: string }[] };
+    expect(body.message).to.equal('no snapshot is loaded');
+    expect(body.files_not_served[0].error).to.contain('but this replica serves chain "minimove-demo-1" (--expect-chain-id)');
+    expect(origin.access().filter((a) => a.request.includes(other.file))).to.deep.equal([]);
+    await publishSnapshot({ db: DEMO('move'), to: dir, keep: 3, compress: 'auto', newChain: true });
+    await eventually('its chain pulled', async () => (await get(`${r.url}/ready`)).status === 200 || undefined);
+    expect(await getJson(`${r.url}/status`)).to.include({ chain_id: 'minimove-demo-1' });
     await r.stop();
   });
 
@@ -196,7 +264,7 @@ function place(from: string, to: string): void {
     let err: Error | undefined;
     try { await p.syncOnce(); } catch (e) { err = e as Error; }
     p.close();
-    expect(err?.message, err?.message).to.match(/^quick check failed: .*(?:invalid page number|database disk image is malformed)/);
+    expect(err?.message, err?.message).to.match(/^check failed: .*(?:invalid page number|database disk image is malformed)/);
     expect(installs).to.equal(0);
     let exists = true;
     try { statSync(db); } catch { exists = false; }

@@ -80,9 +80,9 @@ describe('serve: many chains in one replica', function () {
     it('GET / lists the chains as JSON for a client that asks for it, the picker for a browser', async () => {
       const list = JSON.parse((await get(`${origin}/`, { accept: 'application/json' })).body) as { chains: Record<string, unknown>[] };
       expect(list.chains).to.deep.equal([
-        { chain_id: IDS.evm, vm_type: 'evm', height: 400, path: `/${IDS.evm}/` },
-        { chain_id: IDS.move, vm_type: 'move', height: 400, path: `/${IDS.move}/` },
-        { chain_id: IDS.wasm, vm_type: 'wasm', height: 400, path: `/${IDS.wasm}/` },
+        { chain_id: IDS.evm, vm_type: 'evm', height: 400, path: `/${IDS.evm}/`, ready: true },
+        { chain_id: IDS.move, vm_type: 'move', height: 400, path: `/${IDS.move}/`, ready: true },
+        { chain_id: IDS.wasm, vm_type: 'wasm', height: 400, path: `/${IDS.wasm}/`, ready: true },
       ]);
       const html = await get(`${origin}/`, { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' });
       expect(html.headers['content-type']).to.match(/^text\/html/);
@@ -363,6 +363,8 @@ describe('serve: many chains in one replica', function () {
         copyFileSync(DEMO('wasm'), join(dir, '.wasm.sqlite.tmp'));
         renameSync(join(dir, '.wasm.sqlite.tmp'), join(dir, 'wasm.sqlite'));
         await eventually('wasm served', async () => ((await ids()).includes(IDS.wasm) ? true : undefined));
+        // served once its file passed its check (quick on a demo file)
+        await eventually('wasm ready', async () => ((await get(`${s.url}/${IDS.wasm}/ready`)).status === 200 ? true : undefined));
         expect(JSON.parse((await get(`${s.url}/${IDS.wasm}/status`)).body)).to.include({ chain_id: IDS.wasm });
         unlinkSync(join(dir, 'move.sqlite'));
         await eventually('move dropped', async () => ((await ids()).includes(IDS.move) ? undefined : true));

@@ -1,10 +1,12 @@
 import { expect } from 'chai';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { runFollow, type FollowOptions } from '../../src/commands/follow';
 import { Puller } from '../../src/pull/puller';
+import { SnapshotError } from '../../src/snapshot/file-check';
+import { DEMO } from '../serve/helpers';
 import {
   acquireWriterLock, cleanStaleTemps, lockPathOf, openStore, parseTempName, StoreError, tempPathBeside, WriterLockedError,
 } from '../../src/snapshot/store';
@@ -58,7 +60,7 @@ describe('snapshot store (src/snapshot/store.ts)', () => {
       const lock = acquireWriterLock(file);
       try {
         const o: FollowOptions = {
-          db: file, fromApi: 'http://127.0.0.1:1/', interval: 1000, batchBlocks: 1, metricsHost: '127.0.0.1', maxBackoff: 1000, quiet: true,
+          db: file, fromApi: 'http://127.0.0.1:1/', interval: 1000, batchBlocks: 1, metricsHost: '127.0.0.1', maxStall: 60_000, maxBackoff: 1000, quiet: true,
           richlistInterval: 0, richlistSwapRows: 1000, richlistChunkRows: 1000, collectionsAuditInterval: 0, logFormat: 'text', concurrency: 1, timeout: 1000, statusVersion: 'dev', statusCommit: 'unknown',
         };
         let err: Error | undefined;
@@ -100,9 +102,11 @@ describe('snapshot store (src/snapshot/store.ts)', () => {
     it('names the file in every open error', () => {
       const junk = join(dir, 'random.sqlite');
       writeFileSync(junk, 'this is not a database\n'.repeat(50));
-      for (const mode of ['read', 'liveRead', 'inPlace'] as const) {
+      for (const mode of ['read', 'liveRead'] as const) {
         expect(() => openStore(junk, mode), mode).to.throw(StoreError, `${junk}: file is not a database`);
       }
+      // written in place only if it is a snapshot: refused before SQLite opens it, in serve's words
+      expect(() => openStore(junk, 'inPlace')).to.throw(SnapshotError, `not a SQLite database: ${junk}`);
       expect(() => openStore(join(dir, 'missing.sqlite'), 'read')).to.throw(StoreError, join(dir, 'missing.sqlite'));
     });
 
@@ -110,12 +114,12 @@ describe('snapshot store (src/snapshot/store.ts)', () => {
       const junk = join(dir, 'random.sqlite');
       writeFileSync(junk, 'this is not a database\n'.repeat(50));
       const o: FollowOptions = {
-        db: junk, fromApi: 'http://127.0.0.1:1/', interval: 1000, batchBlocks: 1, metricsHost: '127.0.0.1', maxBackoff: 1000, quiet: true,
+        db: junk, fromApi: 'http://127.0.0.1:1/', interval: 1000, batchBlocks: 1, metricsHost: '127.0.0.1', maxStall: 60_000, maxBackoff: 1000, quiet: true,
         richlistInterval: 0, richlistSwapRows: 1000, richlistChunkRows: 1000, collectionsAuditInterval: 0, logFormat: 'text', concurrency: 1, timeout: 1000, statusVersion: 'dev', statusCommit: 'unknown',
       };
       let err: Error | undefined;
       await runFollow(o).catch((e: Error) => { err = e; });
-      expect(err?.message).to.equal(`${junk}: file is not a database`);
+      expect(err?.message).to.equal(`not a SQLite database: ${junk}`);
       expect(existsSync(lockPathOf(junk))).to.equal(false); // the lock went with the failed run
     });
 
@@ -125,7 +129,8 @@ describe('snapshot store (src/snapshot/store.ts)', () => {
       db.exec('CREATE TABLE t (x)');
       db.close();
       expect(existsSync(file)).to.equal(true);
-      expect(() => openStore(join(dir, 'c', 'x.sqlite'), 'inPlace')).to.throw(StoreError, join(dir, 'c', 'x.sqlite'));
+      expect(() => openStore(join(dir, 'c', 'x.sqlite'), 'inPlace')).to.throw(SnapshotError, `snapshot not found: ${join(dir, 'c', 'x.sqlite')}`);
+      expect(existsSync(join(dir, 'c'))).to.equal(false);
     });
 
     it('serve --pull: the folder of a --db that does not exist yet is created for the download', () => {
@@ -140,7 +145,9 @@ describe('snapshot store (src/snapshot/store.ts)', () => {
       expect(bulk.pragma('journal_mode', { simple: true })).to.equal('off');
       bulk.exec('CREATE TABLE t (x)');
       bulk.close();
-      const live = openStore(file, 'inPlace');
+      const snapshot = join(dir, 'snapshot.sqlite');
+      copyFileSync(DEMO('move'), snapshot);
+      const live = openStore(snapshot, 'inPlace');
       expect(live.pragma('journal_mode', { simple: true })).to.equal('wal');
       expect(live.pragma('busy_timeout', { simple: true })).to.equal(5000);
       live.close();
