@@ -17,7 +17,7 @@ import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { runImport } from '../src/commands/import';
 import { generateDump } from '../src/generate/index';
-import type { VmType } from '../src/generate/params';
+import type { VmType } from '../src/lib/vm';
 import { openSnapshot } from '../src/snapshot/open';
 
 const argv = process.argv;

@@ -1,11 +1,11 @@
 import { openSync, writeSync } from 'node:fs';
-import { createLogger } from '../src/http/log';
+import { createLogger } from '../src/lib/log';
 
 /**
  * What one access-log line costs (issue #36: "say what the access log costs per request at this
  * rate, and use the ecosystem's fast logger, pino, if ours costs more"): the request line `serve
  * --log-level info` writes (src/http/observe.ts: method, path, status, ms, bytes), formatted and
- * written to /dev/null by our logger (src/http/log.ts: JSON built as text, buffered, flushed every
+ * written to /dev/null by our logger (src/lib/log.ts: JSON built as text, buffered, flushed every
  * 10 ms or 64 KiB) and by pino (its default JSON, to pino.destination, asynchronous and
  * buffered), in the same process, alternating, median of --runs. pino is not a dependency: the
  * bench loads it from wherever `require` finds it (`npm install --no-save pino` first) and says

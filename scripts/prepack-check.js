@@ -20,7 +20,7 @@ const NEEDED = [
   ['build/bundle/indexer-api.js', ['build/src/cli.js', 'scripts/build-bundle.js']],
   ['build/types/src/index.d.ts', ['src/index.ts']],
   // LogLevel: the library's one log-level type is the server's (index.d.ts imports it)
-  ['build/types/src/http/log.d.ts', ['src/http/log.ts']],
+  ['build/types/src/lib/log.d.ts', ['src/lib/log.ts']],
   ['build/openapi.json', ['openapi.yaml']],
   ['build/build-info.json', ['package.json']],
   ...['move', 'wasm', 'evm'].map((vm) => [`fixtures/demo/${vm}.sqlite`, ['sql/001-tables.sql', 'sql/002-indexes.sql']]),

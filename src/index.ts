@@ -11,7 +11,7 @@
  * batch `follow` commits, the fault log and /ready 503 on a damaged file — minus the signal
  * handling, which belongs to the test runner, and with the smaller defaults below.
  */
-import { createLogger, LOG_LEVELS, LogLevel } from './http/log';
+import { createLogger, LOG_LEVELS, LogLevel } from './lib/log';
 import { SERVE_DEFAULTS } from './lib/defaults';
 import { DEMO_VMS, demoSnapshotPath } from './serve/demo';
 import { resolveServe, ServeArgs } from './commands/serve-config';

@@ -7,7 +7,7 @@ import { toBech32 } from '../src/lib/address';
 import { pubkeyToAddress } from '../src/lib/pubkey';
 import { generateDump } from '../src/generate';
 import { jsonbStringify } from '../src/generate/jsonb';
-import { VmType } from '../src/generate/params';
+import type { VmType } from '../src/lib/vm';
 
 interface Attr { key: string; index: boolean; value: string }
 interface Ev { type: string; attributes: Attr[] }

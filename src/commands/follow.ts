@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { CommandModule } from 'yargs';
 import { resolveHttp, sourceOptionsOf, type SourceOptions } from '../sources/options';
-import { createLogger, defaultLogFormat, type LogFormat } from '../http/log';
+import { createLogger, defaultLogFormat, type LogFormat } from '../lib/log';
 import { openSnapshotFile } from '../snapshot/open';
 import { acquireWriterLock, StoreError, type WriterLock } from '../snapshot/store';
 import { Follower, SourceWentBackwards, StopFlag } from '../follow/follower';
@@ -42,7 +42,7 @@ export interface FollowOptions extends SourceOptions {
   /** longest wait between retries, ms */
   maxBackoff: number;
   quiet: boolean;
-  /** the log on stderr (src/http/log.ts) */
+  /** the log on stderr (src/lib/log.ts) */
   logFormat: LogFormat;
   /** follow only this chain: --db and the source must both be it */
   expectChainId?: string;

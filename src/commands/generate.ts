@@ -2,7 +2,8 @@ import type { CommandModule } from 'yargs';
 import { choice, int, named } from './numbers';
 import { checkOutputDir, describeError } from '../paths';
 import { GenerateProgress, GenerateSummary, generateDump } from '../generate';
-import { DEMO_TXS, GENERATE_DEFAULTS, PRESETS, Preset, SCALE_TXS, VM_TYPES, VmType } from '../generate/params';
+import { DEMO_TXS, GENERATE_DEFAULTS, PRESETS, Preset, SCALE_TXS } from '../generate/params';
+import { VM_TYPES, type VmType } from '../lib/vm';
 
 export interface GenerateOptions {
   vm: VmType;

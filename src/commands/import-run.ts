@@ -13,7 +13,7 @@ import { openPostgresSource } from '../sources/postgres';
 import { StageProgress } from '../records/progress';
 import { dumpErrorText, ImportSource } from '../records/source';
 import { BaseInfo, FileCheck, SnapshotWriter } from '../snapshot/writer';
-import { createLogger, defaultLogFormat, type LogFormat } from '../http/log';
+import { createLogger, defaultLogFormat, type LogFormat } from '../lib/log';
 import { ProgressLines } from './progress';
 import { IMPORT_DEFAULTS, SOURCE_DEFAULTS } from '../lib/defaults';
 import { parseDuration } from '../lib/duration';
@@ -54,7 +54,7 @@ export interface ImportOptions extends SourceOptions {
   collections?: string[];
   /** wraps the opened source (the fixture cut, src/import/cut/) */
   transform?: (source: ImportSource) => ImportSource;
-  /** the progress lines off a terminal (src/http/log.ts); default: JSON off a terminal */
+  /** the progress lines off a terminal (src/lib/log.ts); default: JSON off a terminal */
   logFormat?: LogFormat;
   /** off a terminal, a progress line this often, ms (default IMPORT_DEFAULTS') */
   progressInterval?: number;

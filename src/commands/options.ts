@@ -7,7 +7,7 @@
 import { availableParallelism } from 'node:os';
 import type { Options } from 'yargs';
 import { DEMO_VMS } from '../serve/demo';
-import { LOG_FORMATS, LOG_LEVELS, type LogLevel } from '../http/log';
+import { LOG_FORMATS, LOG_LEVELS, type LogLevel } from '../lib/log';
 import { parseBaseUrl } from '../http/url';
 import { FOLLOW_DEFAULTS, HTTP_CLIENT_DEFAULTS, IMPORT_DEFAULTS, SERVE_DEFAULTS, SOURCE_DEFAULTS } from '../lib/defaults';
 import { VM_TYPES, type VmType } from '../lib/vm';
@@ -15,7 +15,7 @@ import { byteSize, choice, decimal, duration, httpUrl, int, named } from './numb
 
 export { FOLLOW_DEFAULTS, HTTP_CLIENT_DEFAULTS, SERVE_DEFAULTS };
 
-/** Every command's log lines: JSON for a collector, text for a person (src/http/log.ts). */
+/** Every command's log lines: JSON for a collector, text for a person (src/lib/log.ts). */
 export const LOG_FORMAT_OPTION: Record<string, Options> = {
   'log-format': choice({ choices: LOG_FORMATS, defaultDescription: 'text on a terminal, json otherwise', describe: 'Log lines as JSON objects (one per line) or as readable text' }),
 };

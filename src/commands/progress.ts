@@ -5,7 +5,7 @@
  * import still prints only its result. A step that holds the thread (an index build, the
  * check) is reported when it ends, by the next line.
  */
-import type { Logger } from '../http/log';
+import type { Logger } from '../lib/log';
 import { StageProgress } from '../records/progress';
 
 export class ProgressLines extends StageProgress {

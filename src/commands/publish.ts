@@ -2,7 +2,7 @@ import { statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { CommandModule } from 'yargs';
 import { checkFreeSpace, checkInputFile, checkOutputDir } from '../paths';
-import { createLogger, defaultLogFormat, type LogFormat } from '../http/log';
+import { createLogger, defaultLogFormat, type LogFormat } from '../lib/log';
 import { choice, int, named } from './numbers';
 import { LOG_FORMAT_OPTION } from './options';
 import { Compression, publishSnapshot, PublishResult } from '../publish/publish';
@@ -15,7 +15,7 @@ export interface PublishCommandOptions {
   /** start --to over with the chain of --db, whatever its manifest names */
   newChain: boolean;
   quiet: boolean;
-  /** the progress lines on stderr (src/http/log.ts) */
+  /** the progress lines on stderr (src/lib/log.ts) */
   logFormat: LogFormat;
 }
 

@@ -4,7 +4,7 @@
  * becomes one complete ServeConfig. Below this step nothing restates a default or repeats a
  * check: the run function, the assembly, the app and the listener take the complete values.
  */
-import { defaultLogFormat, type LogFormat, type LogLevel } from '../http/log';
+import { defaultLogFormat, type LogFormat, type LogLevel } from '../lib/log';
 import type { VmType } from '../lib/vm';
 import type { ServeStackOptions } from '../serve/assembly';
 import { SERVE_DEFAULTS } from '../lib/defaults';

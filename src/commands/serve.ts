@@ -1,6 +1,6 @@
 import cluster from 'node:cluster';
 import type { CommandModule } from 'yargs';
-import { createLogger, Logger } from '../http/log';
+import { createLogger, Logger } from '../lib/log';
 import type { Puller } from '../pull/puller';
 import type { ServeStack } from '../serve/assembly';
 import { runPrimary, tellPrimary } from '../serve/cluster';

@@ -4,7 +4,7 @@
  * ImportSource the importer reads (src/sources/*), so validation and derivation are the
  * importer's.
  */
-import type { VmType } from '../records/from-dump';
+import type { VmType } from '../lib/vm';
 import { openApiSource, readCollectionStates, readDenomContracts, readRichList } from '../sources/api';
 import { HttpClient, type HttpOptions } from '../sources/http';
 import { openPostgresSource, postgresHead, readPostgresCollections, readPostgresRichList } from '../sources/postgres';

@@ -1,6 +1,5 @@
-import { VM_TYPES, type VmType } from '../lib/vm';
+import type { VmType } from '../lib/vm';
 
-export { VM_TYPES, type VmType };
 export type Preset = 'demo' | 'scale';
 
 export const PRESETS: readonly Preset[] = ['demo', 'scale'];

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Logger } from './log';
+import type { Logger } from '../lib/log';
 import type { Metrics } from './ops';
 
 /**

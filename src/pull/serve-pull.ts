@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import type { Logger } from '../http/log';
+import type { Logger } from '../lib/log';
 import type { Manifest } from '../publish/manifest';
 import type { HolderOptions, SnapshotHolder } from '../snapshot/holder';
 import { openSnapshotFile } from '../snapshot/open';

@@ -18,7 +18,6 @@ import { EVM_INTERNAL_TXS_META_KEY } from '../snapshot/schema';
 
 import { VM_TYPES, type VmType } from '../lib/vm';
 
-export { VM_TYPES, type VmType };
 
 export interface ImportProgress {
   /** a dump file started (or a finalize step, with file undefined) */

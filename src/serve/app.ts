@@ -8,7 +8,7 @@ import { varyOnEncoding } from '../http/encoding';
 import { cachedFront, FrontSource } from '../http/front';
 import { errorJson, errorMiddleware, GRPC, sendError, shown, UnavailableError } from '../http/errors';
 import { urlLengthLimit, urlTooLong } from '../http/limits';
-import { errorFields, Logger, silentLogger } from '../http/log';
+import { errorFields, Logger, silentLogger } from '../lib/log';
 import { ObserveRequest, requestObserver } from '../http/observe';
 import { createMetrics, methodNotAllowed, Metrics, opsRouter, readiness, ReadinessInputs, routeOf } from '../http/ops';
 import { arrayQueryParameters, decodablePath, rollyticsQuery } from '../http/params';

@@ -14,7 +14,7 @@ import { Admission, admission, peerAddress } from '../http/admission';
 import { CachePart, ResponseCache } from '../http/caching';
 import { corsHeaders } from '../http/cors';
 import { Limits } from '../http/limits';
-import { errorFields, Logger } from '../http/log';
+import { errorFields, Logger } from '../lib/log';
 import { createMetrics, Metrics, MetricsChain, readiness } from '../http/ops';
 import { changeOf, OpsPort, reportEvery, startOpsPort } from '../http/ops-port';
 import cluster from 'node:cluster';

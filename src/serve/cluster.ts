@@ -1,6 +1,6 @@
 import cluster, { Worker } from 'node:cluster';
 import { isSingleExecutable } from '../assets';
-import type { Logger } from '../http/log';
+import type { Logger } from '../lib/log';
 
 /**
  * `serve --workers N`: the primary forks N workers that share the port (each runs the same

@@ -17,7 +17,6 @@ import { readPackedRow } from '../wire/packed';
 import { COLLECTIONS, prepareChangeReader, type ChangeReader } from './changes';
 import type { CollectionNames } from './queries/collection-names';
 
-export type { VmType } from '../lib/vm';
 import type { VmType } from '../lib/vm';
 
 export interface SnapshotMeta {

@@ -24,7 +24,7 @@
  */
 import { Client } from 'pg';
 import Cursor from 'pg-cursor';
-import type { VmType } from '../records/from-dump';
+import type { VmType } from '../lib/vm';
 import { NdjsonLine } from '../records/ndjson';
 import { AccountDeriver, nftKeysOfEvents } from '../records/derive';
 import { rawMembers } from '../lib/raw-json';

@@ -82,7 +82,7 @@ export class FollowProcess {
     for (const l of this.listeners.splice(0)) l();
   }
 
-  /** The messages of its log (JSON lines off a terminal, src/http/log.ts); a line that is no JSON as it is. */
+  /** The messages of its log (JSON lines off a terminal, src/lib/log.ts); a line that is no JSON as it is. */
   get lines(): string[] {
     return this.stderr.split('\n').filter((l) => l !== '').map((l) => {
       if (!l.startsWith('{')) return l;

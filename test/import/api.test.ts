@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { runImport } from '../../src/commands/import';
 import { openApiSource } from '../../src/sources/api';
 import { resolveHttp } from '../../src/sources/options';
-import type { VmType } from '../../src/generate/params';
+import type { VmType } from '../../src/lib/vm';
 import { openSnapshot } from '../../src/snapshot/open';
 import { compareServers, describeMismatches } from './helpers/compare';
 import { demoDump, Served, serveSnapshot } from './helpers/serve';

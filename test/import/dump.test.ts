@@ -4,7 +4,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runImport } from '../../src/commands/import';
-import type { VmType } from '../../src/generate/params';
+import type { VmType } from '../../src/lib/vm';
 import { tableDigests } from '../../src/snapshot/digest';
 import { demoDump } from './helpers/serve';
 

@@ -9,7 +9,7 @@ import Database from 'better-sqlite3';
 import { Client } from 'pg';
 import { runImport } from '../../src/commands/import';
 import { ROOT } from '../../src/assets';
-import type { VmType } from '../../src/generate/params';
+import type { VmType } from '../../src/lib/vm';
 import { freePort, PgServer, postgresOrSkip } from '../support/postgres';
 import { loadRollyticsDb } from './helpers/rollytics-pg';
 import { demoDump, expectSameAnswers } from './helpers/serve';

@@ -72,7 +72,7 @@ describe('docs/ci.md: the packed package in an empty project, every example run'
   it('ships the built program, its types, the schema and the demo snapshots — not sources, tests or dumps', () => {
     const list = run('tar', ['-tzf', tarball], tmp).stdout.split('\n').filter((l) => l !== '');
     for (const f of ['package/bin/indexer-api', 'package/bin/run-bundle.js', 'package/build/bundle/indexer-api.js', 'package/build/src/index.js', 'package/build/src/cli.js', 'package/build/types/src/index.d.ts',
-      'package/build/types/src/http/log.d.ts',
+      'package/build/types/src/lib/log.d.ts',
       'package/build/openapi.json', 'package/sql/001-tables.sql', 'package/openapi.yaml', 'package/fixtures/demo/evm.sqlite', 'package/docs/ci.md']) {
       expect(list).to.include(f);
     }

@@ -16,7 +16,7 @@ function builtTree(): string {
   mkdirSync(join(dir, 'scripts'));
   copyFileSync(join(ROOT, 'scripts', 'prepack-check.js'), join(dir, 'scripts', 'prepack-check.js'));
   for (const f of ['src/cli.ts', 'src/index.ts', 'src/lib/x.ts', 'openapi.yaml', 'package.json', 'sql/001-tables.sql', 'sql/002-indexes.sql', 'scripts/build-bundle.js']) write(f, 1_000);
-  for (const f of ['build/src/cli.js', 'build/bundle/indexer-api.js', 'build/src/index.js', 'build/src/lib/x.js', 'build/types/src/index.d.ts', 'build/types/src/http/log.d.ts', 'build/openapi.json',
+  for (const f of ['build/src/cli.js', 'build/bundle/indexer-api.js', 'build/src/index.js', 'build/src/lib/x.js', 'build/types/src/index.d.ts', 'build/types/src/lib/log.d.ts', 'build/openapi.json',
     'build/build-info.json', 'fixtures/demo/move.sqlite', 'fixtures/demo/wasm.sqlite', 'fixtures/demo/evm.sqlite']) write(f, 2_000);
   return dir;
 }

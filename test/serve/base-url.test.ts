@@ -15,7 +15,7 @@ import { AddressInfo, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_LIMITS } from '../../src/http/limits';
-import { createLogger } from '../../src/http/log';
+import { createLogger } from '../../src/lib/log';
 import { parseBaseUrl, underBase } from '../../src/http/url';
 import { startServer } from '../../src/index';
 import { assembleServeStack, ServeStack } from '../../src/serve/assembly';

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { etagOf, ResponseCache, type CacheState } from '../../src/http/caching';
 import { DEFAULT_LIMITS } from '../../src/http/limits';
-import { createLogger } from '../../src/http/log';
+import { createLogger } from '../../src/lib/log';
 import { SERVE_DEFAULTS } from '../../src/lib/defaults';
 import { chainIdOf, createRequestListener } from '../../src/serve/app';
 import { assembleServeStack, ServeStack } from '../../src/serve/assembly';

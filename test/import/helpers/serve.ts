@@ -6,7 +6,7 @@ import { runGenerate } from '../../../src/commands/generate';
 import { loadOpenApi } from '../../../src/serve/openapi';
 import { listen } from '../../../src/serve/server';
 import { openSnapshot, Snapshot } from '../../../src/snapshot/open';
-import type { VmType } from '../../../src/generate/params';
+import type { VmType } from '../../../src/lib/vm';
 import { appOptions } from '../../helpers/app-options';
 
 const generated = new Map<VmType, string>();
