@@ -21,7 +21,7 @@ const LAYERS = [
   [3, 'publish', '^src/publish/'],
   // where records come from: a dump, a crawled API, a rollytics PostgreSQL, a node's REST
   [4, 'sources', '^src/sources/'],
-  // import's orchestration left below the commands: the fixture cut's record filter
+  // import's orchestration (src/commands/import.ts only parses and calls): run, progress, the fixture cut
   [5, 'import', '^src/import/'],
   // a handler answers from the served snapshot: never from records, sources, an import, a generator or a publish
   [5, 'routes', '^src/routes/', ['records', 'sources', 'generate', 'publish']],

@@ -15,7 +15,7 @@
  */
 import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { runImport } from '../src/commands/import';
+import { runImport } from '../src/import/run';
 import { generateDump } from '../src/generate/index';
 import type { VmType } from '../src/lib/vm';
 import { openSnapshot } from '../src/snapshot/open';

@@ -18,7 +18,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
-import { runCut } from '../src/commands/cut';
+import { runCut } from '../src/commands/import';
 import { startServer } from '../src/index';
 import { openDatabase } from '../src/sqlite';
 import { pickAccounts } from '../test/helpers/fixture-accounts';

@@ -17,7 +17,7 @@ import { copyFileSync, existsSync, mkdirSync, rmSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createApp } from '../src/serve/app';
-import { runImport } from '../src/commands/import';
+import { runImport } from '../src/import/run';
 import { loadOpenApi } from '../src/serve/openapi';
 import { listen } from '../src/serve/server';
 import { openSnapshot } from '../src/snapshot/open';

@@ -19,7 +19,7 @@ import { copyFileSync, existsSync, mkdirSync, rmSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createApp } from '../src/serve/app';
-import { runImport } from '../src/commands/import';
+import { runImport } from '../src/import/run';
 import { generateDump } from '../src/generate/index';
 import { BANK_RICH_DENOMS } from '../src/generate/richlist';
 import { loadOpenApi } from '../src/serve/openapi';

@@ -31,7 +31,7 @@ import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Client } from 'pg';
 import { createApp } from '../src/serve/app';
-import { runImport } from '../src/commands/import';
+import { runImport } from '../src/import/run';
 import { generateDump } from '../src/generate/index';
 import { BANK_RICH_DENOMS } from '../src/generate/richlist';
 import { loadOpenApi } from '../src/serve/openapi';

@@ -4,7 +4,7 @@ import type { CommandModule } from 'yargs';
 import { resolveHttp, sourceOptionsOf, type SourceOptions } from '../sources/options';
 import { createLogger, defaultLogFormat, type LogFormat } from '../lib/log';
 import { openSnapshotFile } from '../snapshot/open';
-import { acquireWriterLock, StoreError, type WriterLock } from '../snapshot/store';
+import { acquireWriterLock, cleanStaleTemps, StoreError, type WriterLock } from '../snapshot/store';
 import { Follower, SourceWentBackwards, StopFlag } from '../follow/follower';
 import { useWal } from '../snapshot/writer';
 import { createFollowMetrics, followReadiness, listenMetrics } from '../follow/metrics';
@@ -12,7 +12,7 @@ import { openFollowSource, sourceChainId } from '../follow/source';
 import { pinnedChainError } from '../snapshot/file-check';
 import { RichListRefresher, WriteLock } from '../follow/richlist-refresh';
 import { CollectionsAudit } from '../follow/collections-audit';
-import { cleanStaleTemps, runImport } from './import';
+import { runImport } from '../import/run';
 import { FOLLOW_OPTIONS } from './options';
 import { checkInputFile, checkOutputFile, checkWritableFile, describeError } from '../paths';
 
@@ -24,7 +24,7 @@ export interface FollowOptions extends SourceOptions {
   timeout: number;
   statusVersion: string;
   statusCommit: string;
-  /** poll interval when caught up, ms (≥ 100, src/commands/numbers.ts) */
+  /** poll interval when caught up, ms (≥ MIN_DURATION_MS, 50, src/commands/numbers.ts) */
   interval: number;
   /** rich-list refresh interval, ms; 0: never */
   richlistInterval: number;

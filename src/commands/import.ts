@@ -1,13 +1,20 @@
 import type { CommandModule } from 'yargs';
 import { DumpError } from '../records/dump-error';
 import { canonicalAddress } from '../lib/address';
-import { ImportOptions, runImport } from './import-run';
+import { type ImportOptions, type ImportResult, runImport } from '../import/run';
+import type { CutOptions } from '../import/cut/run';
 import { IMPORT_OPTIONS } from './options';
 import { describeError } from '../paths';
 
-// `runImport` and its types live in ./import-run (no yargs), so that the fixture cut (./cut)
-// can run an import without an import cycle through this command module.
-export { cleanStaleTemps, ImportOptions, ImportRecordError, ImportResult, runImport } from './import-run';
+/**
+ * The fixture cut (src/import/cut/run.ts) with a snapshot file served by the library's
+ * startServer (src/index.ts) while it is crawled: the import layer does not import the serve
+ * stack, so the command hands it over. Loaded on use (a plain import does not load the server).
+ */
+export async function runCut(o: CutOptions): Promise<ImportResult> {
+  const [{ cutFixture }, { startServer }] = await Promise.all([import('../import/cut/run'), import('../index')]);
+  return cutFixture(o, (db) => startServer({ db, port: 0 }));
+}
 
 /** A repeatable, comma-separable option (`--denoms a,b --denoms c`) → its entries. */
 function splitList(v: unknown[] | undefined): string[] | undefined {
@@ -64,7 +71,7 @@ export const importCommand: CommandModule<object, ImportOptions> = {
       const denoms = list(argv.denoms);
       const accounts = list(argv.accounts);
       const r = accounts !== undefined
-        ? await (await import('./cut')).runCut({ ...argv, denoms, accounts, collections: list(argv.collections) })
+        ? await runCut({ ...argv, denoms, accounts, collections: list(argv.collections) })
         : await runImport({ ...argv, denoms });
       if (argv.json) process.stdout.write(JSON.stringify(r) + '\n');
       else if (!argv.quiet) {

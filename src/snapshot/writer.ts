@@ -675,7 +675,7 @@ export function useWal(file: string, log?: (line: string) => void, busyTimeoutMs
 }
 
 /**
- * A fixture cut's last step (src/commands/cut.ts): stamps the finished file `loaded` with
+ * A fixture cut's last step (src/import/cut/run.ts): stamps the finished file `loaded` with
  * `snapshotId` and a created_at of its newest block (so two runs over the same records agree),
  * then copies it by VACUUM INTO to `copy`, a fresh file with its pages in canonical order.
  */

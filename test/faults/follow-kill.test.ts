@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { copyFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runImport } from '../../src/commands/import';
+import { runImport } from '../../src/import/run';
 import { generateDump } from '../../src/generate/index';
 import { openDatabase } from '../../src/sqlite';
 import { openSnapshot } from '../../src/snapshot/open';

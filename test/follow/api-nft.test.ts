@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runImport } from '../../src/commands/import';
+import { runImport } from '../../src/import/run';
 import { generateDump } from '../../src/generate/index';
 import { openDatabase } from '../../src/sqlite';
 import { canonicalAddress } from '../../src/lib/address';

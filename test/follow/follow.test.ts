@@ -3,7 +3,7 @@ import { copyFileSync, existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runGenerate } from '../../src/commands/generate';
-import { runImport } from '../../src/commands/import';
+import { runImport } from '../../src/import/run';
 import { tableDigests } from '../../src/snapshot/digest';
 import { freePort } from '../support/net';
 import { DEMO, startServe } from '../serve/helpers';

@@ -20,7 +20,7 @@ import { tmpdir } from 'node:os';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { runImport } from '../../src/commands/import';
+import { runImport } from '../../src/import/run';
 import { canonicalAddress, toHex0x } from '../../src/lib/address';
 import { amountKey } from '../../src/lib/amount';
 import { openDatabase } from '../../src/sqlite';

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import { runImport } from '../../src/commands/import';
+import { runImport } from '../../src/import/run';
 import { PgServer, postgresOrSkip } from '../support/postgres';
 import { hideHistoryAbove, loadRollyticsDb, ROLLYTICS_HISTORY } from '../import/helpers/rollytics-pg';
 import { demoDump } from '../import/helpers/serve';

@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runImport } from '../../src/commands/import';
+import { runImport } from '../../src/import/run';
 import { createApp } from '../../src/serve/app';
 import { loadOpenApi } from '../../src/serve/openapi';
 import { listen, type RunningServer } from '../../src/serve/server';

@@ -15,7 +15,7 @@ import request from 'supertest';
 import { AppOptions, createApp } from '../../src/serve/app';
 import { appOptions } from './app-options';
 import { runGenerate } from '../../src/commands/generate';
-import { runImport } from '../../src/commands/import';
+import { runImport } from '../../src/import/run';
 import { loadOpenApi } from '../../src/serve/openapi';
 import { openSnapshot, Snapshot } from '../../src/snapshot/open';
 import { DumpModel, loadDump, Vm } from './dump';

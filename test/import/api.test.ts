@@ -5,7 +5,7 @@ import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runImport } from '../../src/commands/import';
+import { runImport } from '../../src/import/run';
 import { openApiSource } from '../../src/sources/api';
 import { resolveHttp } from '../../src/sources/options';
 import type { VmType } from '../../src/lib/vm';

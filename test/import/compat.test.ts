@@ -3,7 +3,7 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import { runImport } from '../../src/commands/import';
+import { runImport } from '../../src/import/run';
 import { PgServer, postgresOrSkip } from '../support/postgres';
 import { lines, write } from './helpers/dump-files';
 import { loadRollyticsDb } from './helpers/rollytics-pg';

@@ -5,7 +5,8 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from '../../src/assets';
-import { cleanStaleTemps, runImport } from '../../src/commands/import';
+import { runImport } from '../../src/import/run';
+import { cleanStaleTemps } from '../../src/snapshot/store';
 import { generateDump } from '../../src/generate';
 import { openSnapshot } from '../../src/snapshot/open';
 import { demoDump } from './helpers/serve';

@@ -3,7 +3,7 @@ import Database from 'better-sqlite3';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runImport } from '../../src/commands/import';
+import { runImport } from '../../src/import/run';
 import type { VmType } from '../../src/lib/vm';
 import { tableDigests } from '../../src/snapshot/digest';
 import { demoDump } from './helpers/serve';

@@ -3,7 +3,7 @@ import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runGenerate } from '../../src/commands/generate';
-import { runImport } from '../../src/commands/import';
+import { runImport } from '../../src/import/run';
 
 type Rec = Record<string, unknown>;
 

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runImport } from '../../src/commands/import';
+import { runImport } from '../../src/import/run';
 import { openSnapshot } from '../../src/snapshot/open';
 import { lines, write } from './helpers/dump-files';
 import { demoDump, expectSameAnswers } from './helpers/serve';

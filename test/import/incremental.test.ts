@@ -4,7 +4,7 @@ import Database from 'better-sqlite3';
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runImport } from '../../src/commands/import';
+import { runImport } from '../../src/import/run';
 import { openSnapshot } from '../../src/snapshot/open';
 import { tableDiff } from '../../src/snapshot/digest';
 import { lines, write } from './helpers/dump-files';

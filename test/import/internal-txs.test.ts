@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { cpSync, mkdtempSync, rmSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runImport } from '../../src/commands/import';
+import { runImport } from '../../src/import/run';
 import { lines, write } from './helpers/dump-files';
 import { demoDump, Served, serveSnapshot } from './helpers/serve';
 

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Client } from 'pg';
-import { runImport } from '../../src/commands/import';
+import { runImport } from '../../src/import/run';
 import { ROOT } from '../../src/assets';
 import type { VmType } from '../../src/lib/vm';
 import { freePort, PgServer, postgresOrSkip } from '../support/postgres';

@@ -10,7 +10,7 @@ import { expect } from 'chai';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runImport } from '../../src/commands/import';
+import { runImport } from '../../src/import/run';
 import { bech32Of, canonical } from '../helpers/address';
 import { DumpModel, loadDump, TxRow } from '../helpers/dump';
 import { REAL_VMS, realDir, realDumpFiles, realResponses, rollyticsTx } from '../helpers/real-corpus';

@@ -14,7 +14,7 @@ import { expect } from 'chai';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runImport } from '../../src/commands/import';
+import { runImport } from '../../src/import/run';
 import { signerFromTx } from '../../src/records/derive';
 import { pubkeyToAddress } from '../../src/lib/pubkey';
 import { bech32Of, pubkeyAccount, PublicKeyJson } from '../helpers/address';

@@ -4,7 +4,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { runImport } from '../../src/commands/import';
+import { runImport } from '../../src/import/run';
 import { rawMembers } from '../../src/lib/raw-json';
 import { tableDiff } from '../../src/snapshot/digest';
 import { openSnapshot, SnapshotError } from '../../src/snapshot/open';

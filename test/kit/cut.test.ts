@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runCut } from '../../src/commands/cut';
+import { runCut } from '../../src/commands/import';
 import { RunningIndexerApi, startServer } from '../../src/index';
 import { tableDigests } from '../../src/snapshot/digest';
 import { openDatabase } from '../../src/sqlite';

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runGenerate } from '../../src/commands/generate';
-import { runImport } from '../../src/commands/import';
+import { runImport } from '../../src/import/run';
 import { openSnapshot } from '../../src/snapshot/open';
 
 export interface Version { file: string; height: number }

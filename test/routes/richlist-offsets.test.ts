@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runGenerate } from '../../src/commands/generate';
-import { runImport } from '../../src/commands/import';
+import { runImport } from '../../src/import/run';
 import { MAX_OFFSET } from '../../src/snapshot/list-query';
 import { RANK_STEP } from '../../src/snapshot/richlist-ranks';
 import { openDatabase } from '../../src/sqlite';

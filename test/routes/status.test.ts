@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
 import { createApp } from '../../src/serve/app';
-import { runImport } from '../../src/commands/import';
+import { runImport } from '../../src/import/run';
 import { loadOpenApi } from '../../src/serve/openapi';
 import { openSnapshot } from '../../src/snapshot/open';
 import { makeTestApp, testChain, VMS } from '../helpers/app';

@@ -10,7 +10,7 @@ import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { runGenerate } from '../../src/commands/generate';
-import { runImport } from '../../src/commands/import';
+import { runImport } from '../../src/import/run';
 import { openSnapshot } from '../../src/snapshot/open';
 
 /** Repository root (tests run from build/test/serve/). */

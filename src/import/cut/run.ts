@@ -4,7 +4,9 @@
  * inputs (so it can be committed and diffed, docs/ci.md).
  *
  * The source is always the HTTP API: a snapshot file is served in-process on a free port of
- * 127.0.0.1 for the crawl (src/index.ts), so both sources are cut by the same code. The load is
+ * 127.0.0.1 for the crawl (`serveSnapshot`: the command passes the library's startServer,
+ * src/commands/import.ts, as this layer may not import the serve stack), so both sources are cut
+ * by the same code. The load is
  * the ordinary import (validation, derived counts, totals) into a temporary file; then the two
  * meta values that differ per run by design are fixed — `snapshot_id` becomes a digest of the
  * content, `created_at` the newest kept block's time — and `VACUUM INTO` writes the final file
@@ -13,15 +15,15 @@
 import { createHash } from 'node:crypto';
 import { existsSync, unlinkSync } from 'node:fs';
 import { basename } from 'node:path';
-import { canonicalAddress } from '../lib/address';
-import { checkInputFile } from '../paths';
-import { syncAndRename, tempPathBeside } from '../snapshot/store';
-import { canonicalCopy } from '../snapshot/writer';
-import { tableDigests } from '../snapshot/digest';
-import { openSnapshotFile, SnapshotError } from '../snapshot/open';
-import { richListDenoms } from '../snapshot/queries/richlist';
-import type { ImportOptions, ImportResult } from './import-run';
-import { cutSource } from '../import/cut/filter';
+import { canonicalAddress } from '../../lib/address';
+import { checkInputFile } from '../../paths';
+import { syncAndRename, tempPathBeside } from '../../snapshot/store';
+import { canonicalCopy } from '../../snapshot/writer';
+import { tableDigests } from '../../snapshot/digest';
+import { openSnapshotFile, SnapshotError } from '../../snapshot/open';
+import { richListDenoms } from '../../snapshot/queries/richlist';
+import { checkImportPaths, ensureOutDir, importWith, resolveImport, type ImportOptions, type ImportResult } from '../run';
+import { cutSource } from './filter';
 
 export interface CutOptions extends ImportOptions {
   /** the accounts whose history is cut (any address form the API accepts) */
@@ -77,8 +79,10 @@ export function finalizeDeterministic(loaded: string, out: string): void {
   syncAndRename(tmp, out);
 }
 
-export async function runCut(o: CutOptions): Promise<ImportResult> {
-  const { checkImportPaths, ensureOutDir, importWith, resolveImport } = await import('./import-run');
+/** A snapshot file served on a free port of 127.0.0.1 while the cut crawls it. */
+export type ServeSnapshot = (file: string) => Promise<{ url: string; close(): Promise<void> }>;
+
+export async function cutFixture(o: CutOptions, serveSnapshot: ServeSnapshot): Promise<ImportResult> {
   const c = resolveImport(o);
   if ((o.fromSnapshot === undefined) === (o.fromApi === undefined)) throw new Error('a cut reads from one source: --from-api URL or --from-snapshot FILE');
   // the paths, before the source is served (src/paths.ts)
@@ -93,11 +97,7 @@ export async function runCut(o: CutOptions): Promise<ImportResult> {
   const label = `fixture cut of ${o.fromSnapshot !== undefined ? `snapshot ${basename(o.fromSnapshot)}` : `api ${o.fromApi}`}${range} for ${o.accounts.join(',')}`
     + (o.collections?.length ? ` and collections ${o.collections.join(',')}` : '');
 
-  let server: { url: string; close(): Promise<void> } | undefined;
-  if (o.fromSnapshot !== undefined) {
-    const { startServer } = await import('../index');
-    server = await startServer({ db: o.fromSnapshot, port: 0 });
-  }
+  const server = o.fromSnapshot !== undefined ? await serveSnapshot(o.fromSnapshot) : undefined;
   const loaded = tempPathBeside(o.out);
   try {
     const result = await importWith({

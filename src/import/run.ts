@@ -1,3 +1,11 @@
+/**
+ * `import`'s orchestration: the options resolved once (resolveImport), the paths checked, the
+ * named source opened (a dump, a rollytics PostgreSQL, a crawled API, optionally on a base
+ * snapshot), its records loaded into a new snapshot beside --out and renamed over it. The
+ * command (src/commands/import.ts) only parses the command line and calls runImport; `follow`'s
+ * first import and the fixture cut (./cut/run.ts) call it too. src/follow/ never imports this
+ * folder (.dependency-cruiser.js): a follow batch goes source → records → writer on its own.
+ */
 import { existsSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname, resolve } from 'node:path';
@@ -21,8 +29,6 @@ import { openSnapshotFile } from '../snapshot/open';
 import { prepareTipQueries } from '../snapshot/queries/tip';
 import { cleanStaleTemps, ensureParentDir, tempPathBeside } from '../snapshot/store';
 import { checkFreeSpace, checkInputDir, checkInputFile, checkOutputFile } from '../paths';
-
-export { cleanStaleTemps };
 
 /**
  * `import`'s options as the command line gives them (every default and check applied by yargs,
@@ -48,7 +54,7 @@ export interface ImportOptions extends SourceOptions {
   retries?: number;
   /** --from-api: first retry delay in ms (tests use less than HTTP_CLIENT_DEFAULTS') */
   backoffMs?: number;
-  /** --accounts (a fixture cut, src/commands/cut.ts): its source and what it keeps */
+  /** --accounts (a fixture cut, src/import/cut/run.ts): its source and what it keeps */
   fromSnapshot?: string;
   accounts?: string[];
   collections?: string[];
@@ -85,7 +91,7 @@ export interface ImportConfig extends Omit<ImportOptions,
  * tables check the numbers, the URL and the choices while parsing).
  */
 export function resolveImport(o: ImportOptions): ImportConfig {
-  // a fixture cut (src/commands/cut.ts) reads --from-snapshot through an --from-api of its own
+  // a fixture cut (src/import/cut/run.ts) reads --from-snapshot through an --from-api of its own
   const given = [o.fromDump, o.fromPostgres, o.fromApi, o.fromSnapshot].filter((x) => x !== undefined).length;
   if (given !== 1) throw new Error('name exactly one source: --from-dump DIR, --from-postgres DSN or --from-api URL');
   const bech32Prefix = o.bech32Prefix ?? 'init';
