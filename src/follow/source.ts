@@ -5,7 +5,9 @@
  * importer's.
  */
 import type { VmType } from '../lib/vm';
-import { openApiSource, readCollectionStates, readDenomContracts, readRichList } from '../sources/api';
+import { openApiSource } from '../sources/api/source';
+import { readCollectionStates } from '../sources/api/nft-state';
+import { readDenomContracts, readRichList } from '../sources/api/richlist';
 import { HttpClient, type HttpOptions } from '../sources/http';
 import { openPostgresSource, postgresHead, readPostgresCollections, readPostgresRichList } from '../sources/postgres';
 import type { SourceOptions } from '../sources/options';

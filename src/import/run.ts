@@ -13,7 +13,7 @@ import { DumpError } from '../records/dump-error';
 import { loadRecords } from '../records/from-dump';
 import { dumpSource } from '../sources/dump';
 import { incrementalSource } from '../records/incremental';
-import { openApiSource } from '../sources/api';
+import { openApiSource } from '../sources/api/source';
 import { observeTotals } from '../sources/observe';
 import { resolveHttp, type SourceOptions } from '../sources/options';
 import type { HttpOptions } from '../sources/http';

@@ -7,7 +7,7 @@ import { generateDump } from '../../src/generate/index';
 import { openDatabase } from '../../src/sqlite';
 import { canonicalAddress } from '../../src/lib/address';
 import { nftStateProbe } from '../../src/snapshot/queries/nft-state';
-import { openApiSource } from '../../src/sources/api';
+import { openApiSource } from '../../src/sources/api/source';
 import { resolveHttp } from '../../src/sources/options';
 import { openSnapshot } from '../../src/snapshot/open';
 import { DEMO } from '../serve/helpers';

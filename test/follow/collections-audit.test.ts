@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { CollectionsAudit } from '../../src/follow/collections-audit';
-import { readCollectionStates } from '../../src/sources/api';
+import { readCollectionStates } from '../../src/sources/api/nft-state';
 import { HttpClient } from '../../src/sources/http';
 import { resolveHttp } from '../../src/sources/options';
 import { startServe } from '../serve/helpers';

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runImport } from '../../src/import/run';
-import { openApiSource } from '../../src/sources/api';
+import { openApiSource } from '../../src/sources/api/source';
 import { resolveHttp } from '../../src/sources/options';
 import type { VmType } from '../../src/lib/vm';
 import { openSnapshot } from '../../src/snapshot/open';

@@ -1,0 +1,187 @@
+/**
+ * `import --from-api URL`: crawls a running rollytics-compatible API (rollytics itself or
+ * another indexer-api) into dump-format records.
+ *
+ * The crawl runs first, into a staging SQLite file beside --out (bounded memory, removed at
+ * the end, and cleaned like any stale temporary file if the import is killed; follow's small
+ * batches stage in memory, stageInMemory, and overlap their steps, overlap), because the
+ * loader wants records in an order the API cannot give cheaply (validators before blocks,
+ * block times that need the txs). Requests go through HttpClient (bounded concurrency, --rate,
+ * retries with exponential backoff on 5xx / 429 / timeouts / network errors, after the answer's
+ * Retry-After when it has one). What is fetched:
+ *   /status                                   chain id, build, heights
+ *   /indexer/block/v1/blocks                  height-cursor pages of 1000, in parallel
+ *   /indexer/tx/v1/txs                        sequence-cursor pages of 1000, in parallel, plus
+ *                                             1-row probes that pin sequence numbers (below)
+ *   /indexer/nft/v1/collections               pages by next_key (never a deep offset: we refuse
+ *                                             those, docs/api-contract.md#deep-offsets)
+ *   /indexer/nft/v1/tokens/by_collection/{c}  pages by next_key; with nftChangesSince (follow) only
+ *                                             for the collections that can have changed,
+ *                                             order_by=height newest first, down to the batch
+ *   /indexer/nft/v1/txs/{c}/{token}           Wasm / EVM: per live token (with linkTokensSince /
+ *                                             nftChangesSince: per changed token), to rebuild
+ *                                             NFT ↔ tx links
+ *   /indexer/richlist/v1/{denom}              pages by next_key, per --denoms entry
+ *   /indexer/tx/v1/evm-txs/by_height/{h}      EVM: per block with txs, receipts in block order
+ *   /indexer/tx/v1/evm-internal-txs/by_height/{h}  EVM: per block with txs, calls in order
+ *
+ * follow on top of a snapshot (nftChangesSince): only the collections that can have changed —
+ * new ones, those the batch's txs name in their events (the addresses AccountDeriver finds for
+ * tx ↔ account links; on Move also through the NFT objects the events name, mapped by our
+ * snapshot), those the collections audit asks to recheck — each read by address (it carries
+ * `nfts.length`), and of those only the tokens changed since the batch's first height.
+ * "ours + the read tokens" must give each read collection's count and names: a collection whose
+ * count does not add up (a burn) is read whole (completeCollections()); a renamed or removed
+ * one, and every collection and token is read; partialKinds() says which was delivered
+ * (docs/follow.md "Cost").
+ *
+ * Sequences (they drive every tx cursor) are not part of the Tx object: they are pinned by
+ * probing `/txs` with 1-row pages from chosen cursors, relying on rollytics numbering txs
+ * 1, 2, 3, ... without gaps; every page is checked and a gap is an error, not a guess. On top
+ * of a snapshot (follow: txSequenceAfter) the first sequence is expected right after the
+ * snapshot's highest and confirmed with two probes instead of searched.
+ *
+ * What a crawl cannot reproduce exactly:
+ * - tx ↔ account links are derived from events (as for a dump without `accounts`), so the
+ *   results of rollytics' account-cleanup extensions are not carried over;
+ * - block times are served to the second only: blocks with txs take the exact time from their
+ *   txs; empty blocks are estimated from the previous block + block_time, so avg_blocktime can
+ *   differ (sub-millisecond) when the newest or 100th-newest block is empty;
+ * - NFT ↔ tx links of burned NFTs (their history is not served) and links to txs outside
+ *   --from-height..--to-height are lost; NFT and rich-list state is the current one, whatever
+ *   --to-height says;
+ * - a block's stored proposer string is not served: blocks keep the operator address, and
+ *   validators are rebuilt from the monikers the blocks show (unless --validators is given);
+ * - EVM and internal tx sequences are numbered from 1 over the crawled heights (rollytics'
+ *   own numbers when the crawl starts at height 1, its counters being gap-free); EVM tx account
+ *   links are derived from the receipts, internal ones from the calls;
+ * - token ids are sent percent-encoded: rollytics does not decode path parameters, so tokens
+ *   whose id needs encoding (spaces, '/', '#', non-ASCII) cannot be crawled from rollytics
+ *   itself (their tx history comes back empty), only from an indexer-api.
+ *
+ * Here: openApiSource and the order of the crawl's steps (crawlInto); the steps themselves are
+ * crawler.ts', the staging and the records read back from it staging.ts', the answers as read
+ * answers.ts'; rich lists (also follow's refresh) richlist.ts; the NFT state of follow's
+ * collections audit nft-state.ts.
+ */
+import { randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { VmType } from '../../lib/vm';
+import type { ImportSource } from '../../records/source';
+import { HttpClient } from '../http';
+import type { Status } from './answers';
+import { Crawler, Inflight } from './crawler';
+import { ApiSourceOptions, MEMORY_STAGING_TXS } from './options';
+import { readDenomContracts } from './richlist';
+import { Crawl, sourceFromStaging, Staging, STAGING_SQL } from './staging';
+
+/** Crawls the API into a staging file (or memory), then serves the records from there. */
+export async function openApiSource(o: ApiSourceOptions): Promise<ImportSource> {
+  const base = o.url.replace(/\/+$/, '');
+  const http = new HttpClient(base, o.http);
+  const concurrency = o.http.concurrency;
+  const stagingPath = o.stagingPath ?? join(tmpdir(), `indexer-api-crawl-${process.pid}-${randomBytes(4).toString('hex')}`);
+  const staging = new Staging(stagingPath, o.stageInMemory === true);
+  const inflight = new Inflight();
+  const dispose = (): void => staging.dispose();
+  try {
+    staging.db.exec(STAGING_SQL);
+    const crawl = await crawlInto(staging, http, concurrency, o, base, inflight);
+    // a request started ahead whose answer was not needed (the probes of a batch without txs)
+    // does not outlive the batch
+    await inflight.settle();
+    return sourceFromStaging(staging.db, crawl, o, base, dispose, http);
+  } catch (e) {
+    await inflight.settle();
+    dispose();
+    throw e;
+  }
+}
+
+/**
+ * The crawl, step by step: /status, then blocks, txs, NFTs, EVM txs and rich lists into the
+ * staging file. With `overlap` the steps that need no earlier answer are started ahead and
+ * awaited where the sequential crawl would run them, so a failure surfaces at the same place.
+ */
+async function crawlInto(staging: Staging, http: HttpClient, concurrency: number, o: ApiSourceOptions, base: string,
+  inflight: Inflight): Promise<Crawl> {
+  const crawler = new Crawler(staging, http, concurrency, o, base, inflight);
+  const overlap = o.overlap === true && o.fromHeight !== undefined && o.toHeight !== undefined && o.vmType !== undefined;
+  const ahead = overlap ? crawler.startAhead(o.fromHeight as number, o.toHeight as number) : undefined;
+  const status = await crawler.status();
+  const { from, to } = heightRange(o, status);
+  // only the rich list's crawl needs them (a follow batch has none: it is refreshed apart)
+  const richList = o.denoms.length > 0 && !o.withoutRichList;
+  const denomContracts = richList ? await readDenomContracts(o) : new Map<string, string>();
+  await (ahead?.blocks ?? crawler.blocks(from, to));
+  // (nothing else writes yet: the requests started ahead besides the blocks only read)
+  if (staging.inMemory && crawler.txCount() > (o.memoryStagingTxs ?? MEMORY_STAGING_TXS)) staging.spill();
+  const evm = overlap && o.vmType === 'evm' ? inflight.start(crawler.evmTxs()) : undefined;
+  await crawler.txs(from, to, ahead?.probes);
+  let collections: string[] = [];
+  let changedTokensOnly = false;
+  let fullNftReason: string | undefined;
+  let seen = { token: false, object: false };
+  if (o.nftChangesSince) {
+    fullNftReason = o.vmType === undefined ? 'the VM is not known' : await crawler.changedTokens(o.nftChangesSince, o.vmType, from, to, ahead?.newest);
+    changedTokensOnly = fullNftReason === undefined;
+    if (!changedTokensOnly) staging.db.exec('DELETE FROM tokens; DELETE FROM collections');
+  }
+  if (!changedTokensOnly) {
+    // every collection and token: too many for memory (nothing else may be writing meanwhile)
+    if (staging.inMemory) {
+      await evm?.catch(() => undefined);
+      staging.spill();
+    }
+    collections = await crawler.collections();
+    seen = await crawler.tokens(collections);
+  }
+  // The VM: given, or told by the data; given and told otherwise by the data is refused here,
+  // naming both, before a record of the other VM fails the loader on a field of its own.
+  const vmType = o.vmType ?? detectVm(collections, seen, base);
+  const told = o.vmType === undefined ? undefined : vmOfData(collections, seen);
+  if (told !== undefined && told !== o.vmType) {
+    throw new Error(`--vm-type ${o.vmType}, but ${base} serves a ${told} chain (${VM_EVIDENCE[told]}): pass --vm-type ${told}, or leave it out (--from-api detects it)`);
+  }
+  // (the tokens whose history is crawled are those staged: with changedTokensOnly the changed ones)
+  if (vmType !== 'move') await crawler.tokenTxs(from, to);
+  if (vmType === 'evm') await (evm ?? crawler.evmTxs());
+  if (richList) await crawler.richList(vmType, denomContracts);
+  const completeCollections = changedTokensOnly ? crawler.completeCollections : new Set<string>();
+  return { status, vmType, from, to, denomContracts, changedTokensOnly, fullNftReason, completeCollections, internalTxs: crawler.internalTxs };
+}
+
+/**
+ * The crawled heights: --from-height..--to-height (default: 1 to the API's height). Each was
+ * checked while yargs parsed (a whole number ≥ 1, and --to-height not below --from-height when
+ * both are given); what is left to check depends on the source: a default end (its height) or a
+ * default start (the base's next height) may leave nothing to crawl, or go beyond the source.
+ */
+function heightRange(o: ApiSourceOptions, status: Status): { from: number; to: number } {
+  const from = o.fromHeight ?? 1;
+  const to = o.toHeight ?? status.height;
+  if (to < from) throw new Error(`--to-height must be an integer ≥ --from-height (${from}), got ${to}`);
+  if (to > status.height) throw new Error(`--to-height ${to} is above the API's height ${status.height}`);
+  return { from, to };
+}
+
+/** The VM told by the data: EVM collections are 20-byte contracts; Move NFTs are objects. */
+function detectVm(collections: string[], seen: { token: boolean; object: boolean }, base: string): VmType {
+  const vm = vmOfData(collections, seen);
+  if (vm === undefined) throw new Error(`cannot tell the VM of ${base} (no NFTs to look at): pass --vm-type`);
+  return vm;
+}
+
+const VM_EVIDENCE: Record<VmType, string> = {
+  evm: 'its NFT collections are 20-byte contracts',
+  move: 'its NFTs are objects with an object_addr',
+  wasm: 'its NFTs have no object_addr',
+};
+
+function vmOfData(collections: string[], seen: { token: boolean; object: boolean }): VmType | undefined {
+  if (collections.some((a) => /^0x[0-9a-f]{40}$/.test(a))) return 'evm';
+  if (seen.object) return 'move';
+  if (seen.token) return 'wasm';
+  return undefined;
+}
