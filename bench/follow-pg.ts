@@ -305,7 +305,7 @@ async function main(): Promise<void> {
         const ratios = times[last].map((t, k) => t / times[0][k]);
         log(`one-block ${chains[last].txsTotal} vs ${chains[0].txsTotal} txs: ratio of medians ${(pct(times[last], 0.5) / pct(times[0], 0.5)).toFixed(2)}×; per-round ratios ${ratios.map((r) => r.toFixed(2)).join(', ')}, median ${pct(ratios, 0.5).toFixed(2)}×`);
       }
-      // The follower's "NFTs changed since our height" read (src/sources/postgres.ts
+      // The follower's "NFTs changed since our height" read (src/sources/postgres/records.ts
       // tokens()), timed in the source after the rounds: its plan and execution time per chain.
       for (const ch of chains) {
         const plan = (await ch.c.query(`EXPLAIN (ANALYZE, FORMAT JSON) SELECT encode(n.collection_addr, 'hex'), n.token_id, encode(n.addr, 'hex'),

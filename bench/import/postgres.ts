@@ -18,7 +18,7 @@ import { cpus, loadavg, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Client } from 'pg';
 import { ROOT } from '../../src/assets';
-import { ROLLYTICS_TABLES } from '../../src/sources/postgres';
+import { ROLLYTICS_TABLES } from '../../src/sources/postgres/tables';
 import { loadRollyticsDb } from '../../test/import/helpers/rollytics-pg';
 import { startPostgres } from '../../test/support/postgres';
 import { measure, Measured, median } from './measure';

@@ -6,7 +6,7 @@
  *    beside the snapshot (keyed by denom and account). A crawled API is read between two
  *    `/status` reads of `rich_list_height` and read again when it moved (never a mix of two
  *    states); PostgreSQL is one streaming read in one REPEATABLE READ snapshot with
- *    rich_list_status' height (src/sources/postgres.ts readPostgresRichList).
+ *    rich_list_status' height (src/sources/postgres/state.ts readPostgresRichList).
  * 2. It is diffed against ours on the staging connection (the live file attached read-only):
  *    the holders that came (new or changed amount) and the ones that went. Chunked, yielding to
  *    the event loop between chunks, so the block batches go on meanwhile — they never write the

@@ -17,7 +17,7 @@ import { openApiSource } from '../sources/api/source';
 import { observeTotals } from '../sources/observe';
 import { resolveHttp, type SourceOptions } from '../sources/options';
 import type { HttpOptions } from '../sources/http';
-import { openPostgresSource } from '../sources/postgres';
+import { openPostgresSource } from '../sources/postgres/source';
 import { StageProgress } from '../records/progress';
 import { dumpErrorText, ImportSource } from '../records/source';
 import { BaseInfo, FileCheck, SnapshotWriter } from '../snapshot/writer';

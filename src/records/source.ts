@@ -59,25 +59,6 @@ export function ndjsonFile(file: string): AsyncIterable<NdjsonLine> {
   return readNdjson(dir, name);
 }
 
-/**
- * A DSN with its password removed, for messages and the snapshot's `source`:
- * `postgres://user:secret@host/db` → `postgres://user@host/db`; `password=...` dropped from
- * key/value strings; `password` query parameters dropped.
- */
-export function redactDsn(dsn: string): string {
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(dsn)) {
-    try {
-      const u = new URL(dsn);
-      u.password = '';
-      for (const k of [...u.searchParams.keys()]) if (/pass/i.test(k)) u.searchParams.delete(k);
-      return u.toString();
-    } catch {
-      return dsn.replace(/:\/\/([^:@/]*):[^@/]*@/, '://$1@');
-    }
-  }
-  return dsn.replace(/\bpassword\s*=\s*('(?:[^'\\]|\\.)*'|\S*)\s*/gi, '').trim();
-}
-
 /** Concatenates record streams (used to emit a base snapshot's records, then new ones). */
 export async function* concat(...parts: (AsyncIterable<NdjsonLine> | Iterable<NdjsonLine> | undefined)[]): AsyncGenerator<NdjsonLine> {
   for (const p of parts) if (p) yield* p;

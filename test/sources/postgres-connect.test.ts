@@ -1,10 +1,10 @@
 import { expect } from 'chai';
 import { openFollowSource } from '../../src/follow/source';
-import { openPostgresSource } from '../../src/sources/postgres';
+import { openPostgresSource } from '../../src/sources/postgres/source';
 import { resolveHttp } from '../../src/sources/options';
 
 /**
- * One PostgreSQL connector (src/sources/postgres.ts connectPostgres) for import and follow: a
+ * One PostgreSQL connector (src/sources/postgres/connect.ts connectPostgres) for import and follow: a
  * failed connect says where and why, never with the password, never with an empty reason.
  * Nothing listens on port 1; `localhost` makes Node try ::1 and 127.0.0.1 (an AggregateError
  * whose own message is empty); the password is a word the driver's message contains.
