@@ -1,7 +1,7 @@
 /**
  * The layers of src/ (docs/architecture.md#layers), lowest first. A module may import modules
  * of its own layer and of the layers below it, never above; modules of the same rank that are
- * listed as separate layers (records, generate, http, publish; import, routes, explorer, follow, pull)
+ * listed as separate layers (records, generate, http, publish; cache, sources; import, routes, explorer, follow, pull)
  * do not import each other; and a layer does not import the lower layers named in its `never`
  * (unrelated to it: docs/architecture.md says why). No cycles, not even type-only ones.
  * `make lint` runs this with dependency-cruiser; test/lint/layers.test.ts plants forbidden
@@ -11,6 +11,9 @@ const LAYERS = [
   // [rank, name, path, never]
   [0, 'lib', '^src/lib/'],
   [0, 'platform', '^src/(assets|sqlite|version|paths)\\.ts$'],
+  // the response cache's leaves, imported from below it: the tag vocabulary the writer records
+  // (src/cache/tags.ts) and the ETag / conditional GET that sendJson uses (src/cache/etag.ts)
+  [0, 'cache-leaves', '^src/cache/(tags|etag)\\.ts$'],
   [1, 'wire', '^src/wire/'],
   // the snapshot file: its store (the only opener), its reads, its one writer
   [2, 'snapshot', '^src/snapshot/'],
@@ -19,6 +22,9 @@ const LAYERS = [
   [3, 'generate', '^src/generate/'],
   [3, 'http', '^src/http/'],
   [3, 'publish', '^src/publish/'],
+  // the response cache (src/cache/): its store, key table, the front before Express and the
+  // middleware that fills it — above the HTTP modules it uses, below the serve stack that wires it
+  [4, 'cache', '^src/cache/(?!(tags|etag)\\.ts$)', ['records', 'generate', 'publish']],
   // where records come from: a dump, a crawled API, a rollytics PostgreSQL, a node's REST
   [4, 'sources', '^src/sources/'],
   // import's orchestration (src/commands/import.ts only parses and calls): run, progress, the fixture cut

@@ -25,7 +25,8 @@ import { join } from 'node:path';
 import { loadavg } from 'node:os';
 import type Database from 'better-sqlite3';
 import { openDatabase } from '../src/sqlite';
-import { heightTag, recordChange, TIP } from '../src/snapshot/changes';
+import { recordChange } from '../src/snapshot/changes';
+import { heightTag, TIP } from '../src/cache/tags';
 import { SnapshotHolder } from '../src/snapshot/holder';
 import { openSnapshot, type Snapshot } from '../src/snapshot/open';
 

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { etagOf, ResponseCache, type CacheState } from '../src/http/caching';
+import { etagOf } from '../src/cache/etag';
+import { ResponseCache, type CacheState } from '../src/cache/store';
 import { acceptsGzipCached } from '../src/http/encoding';
 import { normalizeUrl } from '../src/http/url';
 

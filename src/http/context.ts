@@ -1,10 +1,11 @@
 import type { Response } from 'express';
 import type { Snapshot } from '../snapshot/open';
+import type { ApiRoute } from './route';
 
 /**
  * The one definition of what the request pipeline keeps on Express's `locals` (declaration
- * merging: `res.locals` and `app.locals` are both typed by this interface). src/serve/app.ts
- * sets each field; the caching, sending and route modules read them through it, so a field
+ * merging: `res.locals` and `app.locals` are both typed by this interface). src/serve/app.ts,
+ * the route table and the response cache set the fields; the caching, sending and route modules read them through it, so a field
  * misspelled or of the wrong type is a compile error rather than an `undefined` at run time.
  */
 declare global {
@@ -16,10 +17,15 @@ declare global {
        * swap is atomic for it) and held until its response closes
        */
       snapshot?: Snapshot;
+      /**
+       * res.locals: the declaration of the API route that matched (src/http/route.ts), set by
+       * the router the route table builds (src/routes/table.ts) before its handler runs
+       */
+      route?: ApiRoute;
       /** app.locals: responses go through res.json so the OpenAPI validator checks them (tests) */
       validateResponses?: boolean;
       /**
-       * res.locals: set by the response cache (caching.ts httpCaching) when this answer may be
+       * res.locals: set by the response cache (src/cache/fill.ts httpCaching) when this answer may be
        * stored; sendJson hands it the 200's bytes, with the 200's headers set, also when it
        * answers the request 304
        */

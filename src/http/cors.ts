@@ -5,8 +5,8 @@ import { addVary } from './encoding';
  * CORS for browser clients (interwovenkit, Celatone). `*` (the default) allows any origin
  * without credentials; otherwise a comma-separated list of exact origins or `*.domain` suffix
  * patterns, echoed back (as rollytics' api/api.go does); empty disables CORS. The response
- * cache in front of Express (front.ts) asks corsHeaders() per request too: a cached answer is
- * stored without these headers (caching.ts PER_REQUEST).
+ * cache in front of Express (src/cache/front.ts) asks corsHeaders() per request too: a cached answer is
+ * stored without these headers (src/cache/fill.ts PER_REQUEST).
  *
  * OPTIONS: with CORS on, a preflight (OPTIONS with Access-Control-Request-Method) is answered
  * 204 here, on any path; any other OPTIONS request — and every OPTIONS with CORS off — goes on to

@@ -66,7 +66,7 @@ export function gzipEtag(etag: string): string {
 /**
  * First in the app: every answer varies on Accept-Encoding (a JSON answer of packed rows is gzip
  * or identity; saying it on the others too keeps one header order, the response cache's in
- * front.ts included). CORS adds Origin to it (cors.ts).
+ * src/cache/front.ts included). CORS adds Origin to it (cors.ts).
  */
 export const varyOnEncoding: RequestHandler = (_req, res, next) => {
   res.setHeader('Vary', 'Accept-Encoding');

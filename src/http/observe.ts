@@ -26,7 +26,7 @@ export function requestObserver(logger: Logger, metrics: Metrics, slowRequestMs 
   const slowSeconds = slowRequestMs / 1000;
   return (req, res, route, bodyBytes, started = process.hrtime.bigint()) => {
     const method = req.method as string;
-    // as sent: under --base-url, req.url has the prefix cut (src/serve/app.ts cutBase)
+    // as sent: under --base-url, req.url has the prefix cut (src/serve/routing.ts cutBase)
     const path = (req as IncomingMessage & { originalUrl?: string }).originalUrl ?? req.url as string;
     res.once('close', () => {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;

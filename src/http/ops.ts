@@ -1,7 +1,6 @@
 import { Request, Response, Router } from 'express';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { Snapshot } from '../snapshot/open';
-import type { ResponseCache } from './caching';
 import { errorJson, GRPC, MethodNotAllowedError } from './errors';
 import { RequestMetrics } from './request-metrics';
 
@@ -11,12 +10,30 @@ import { RequestMetrics } from './request-metrics';
  * Like every route, they answer GET and HEAD; any other method gets a 405.
  */
 
-/** The Express route pattern a request matched, never the raw URL (bounded label values). */
-export function routeOf(req: Request): string {
+/** The metrics label of a request: the Express route pattern it matched, never the raw URL (bounded label values). */
+export function routeLabel(req: Request): string {
   if (req.route) return req.baseUrl + (req.route as { path: string }).path;
   // Rejected by the validator (400) before an Express route ran: the route the spec matched.
   const matched = (req as { openapi?: { expressRoute?: string } }).openapi?.expressRoute;
   return matched ?? 'unmatched';
+}
+
+/**
+ * What the metrics read of the response cache (src/cache/store.ts ResponseCache): its counters
+ * and sizes, read when /metrics is scraped. Stated here so that http does not import the cache
+ * (it sits above: .dependency-cruiser.js).
+ */
+export interface CacheCounters {
+  readonly hits: number;
+  readonly validatorHits: number;
+  readonly misses: number;
+  readonly notAdmitted: number;
+  readonly invalidated: number;
+  readonly flushes: number;
+  readonly size: number;
+  readonly bytes: number;
+  readonly validators: number;
+  readonly validatorBytes: number;
 }
 
 export interface Metrics {
@@ -52,7 +69,7 @@ export interface MetricsChain {
  * chain id; '' for what is answered at the root: the chain list, the root /ready) and the
  * snapshot gauges one series per chain (`chain_id`).
  */
-export function createMetrics(current: () => Snapshot | undefined, cache?: ResponseCache, chains?: () => MetricsChain[]): Metrics {
+export function createMetrics(current: () => Snapshot | undefined, cache?: CacheCounters, chains?: () => MetricsChain[]): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const labelled = chains !== undefined;

@@ -53,6 +53,9 @@ export function query<T>(req: Request, name: string): T | undefined {
   return (req.query as Record<string, unknown>)[name] as T | undefined;
 }
 
+/** The query parameters page() reads: every list route declares them (src/http/route.ts `query`). */
+export const PAGE_QUERY = ['pagination.key', 'pagination.offset', 'pagination.limit', 'pagination.count_total', 'pagination.reverse'] as const;
+
 export function page(req: Request): PageRequest {
   for (const name of ['pagination.limit', 'pagination.offset']) {
     // the first value is the one read (rollyticsQuery); empty is the default

@@ -1,7 +1,6 @@
 import type { Response } from 'express';
 import { DeflateBody, identityOfGzip, JsonBody } from '../wire/packed';
-import { etagOf, etagSeed, IMMUTABLE_CACHE_CONTROL, requestIsFresh } from './caching';
-import { immutableRoute } from './deps';
+import { etagOf, etagSeed, IMMUTABLE_CACHE_CONTROL, requestIsFresh } from '../cache/etag';
 import { gzipEtag, requestAcceptsGzip } from './encoding';
 import { listResponse, Page } from '../snapshot/pagination';
 
@@ -11,7 +10,7 @@ export const JSON_TYPE = 'application/json; charset=utf-8';
  * Sends a JSON answer: its bytes or text, or a DeflateBody of packed rows (src/wire/packed.ts).
  * A DeflateBody goes as gzip to a client that accepts it (assembled from the stored bytes: no
  * compression at request time), inflated once otherwise; the gzip one has its own ETag
- * (a hash of the bytes: caching.ts etagOf; encoding.ts gzipEtag). Every answer says
+ * (a hash of the bytes: src/cache/etag.ts etagOf; encoding.ts gzipEtag). Every answer says
  * `Vary: Accept-Encoding` (encoding.ts varyOnEncoding). What
  * Express's res.send does, without the parts that cost and do nothing here (content-type parsing,
  * charset rewriting, ETag generation is off anyway): Content-Type and Content-Length, a 304 when
@@ -31,7 +30,7 @@ export function sendJson(res: Response, body: JsonBody): void {
       const etag = etagOf(etagSeed(snapshot), bytes);
       res.setHeader('ETag', gzip ? gzipEtag(etag) : etag);
     }
-    if (immutableRoute(res.req)) res.setHeader('Cache-Control', IMMUTABLE_CACHE_CONTROL);
+    if (res.locals.route?.immutable === true) res.setHeader('Cache-Control', IMMUTABLE_CACHE_CONTROL);
   }
   if (validate) {
     res.json(JSON.parse((packed ? identityOfGzip(packed) : bytes).toString()));

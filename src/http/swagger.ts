@@ -33,6 +33,9 @@ function sharedAsset(file: string, type: string): RequestHandler {
  * VM, what its source indexes: src/serve/openapi.ts servedDocument), `json(variant)` renders it —
  * once per variant, each precompressed apart.
  */
+/** The served OpenAPI document: openapi.yaml lists it beside the API's routes (test/routes/table.test.ts). */
+export const DOC_JSON_PATH = '/swagger/doc.json';
+
 export interface SwaggerDocs {
   variant(): string;
   json(variant: string): string;
@@ -47,7 +50,7 @@ export interface SwaggerDocs {
 export function swaggerRouter(d: SwaggerDocs, base = ''): Router {
   const router = Router();
   const byVariant = new Map<string, RequestHandler>();
-  router.get('/swagger/doc.json', (req, res, next) => {
+  router.get(DOC_JSON_PATH, (req, res, next) => {
     const v = d.variant();
     let h = byVariant.get(v);
     if (h === undefined) byVariant.set(v, h = staticFile(() => d.json(v), 'application/json; charset=utf-8'));
@@ -56,7 +59,7 @@ export function swaggerRouter(d: SwaggerDocs, base = ''): Router {
   const ui = staticFile(() => page(base), 'text/html; charset=utf-8');
   router.get(UI_PATHS, ui);
   for (const [file, type] of Object.entries(ASSETS)) router.get(`/swagger/${file}`, sharedAsset(file, type));
-  router.all([...UI_PATHS, '/swagger/doc.json', ...Object.keys(ASSETS).map((f) => `/swagger/${f}`)], methodNotAllowed);
+  router.all([...UI_PATHS, DOC_JSON_PATH, ...Object.keys(ASSETS).map((f) => `/swagger/${f}`)], methodNotAllowed);
   return router;
 }
 

@@ -27,7 +27,7 @@ export const SERVE_DEFAULTS = {
   cacheBytes: 64 * 1024 * 1024,
   /** response cache entry cap */
   cacheEntries: 100_000,
-  /** the response cache's key table (validators, each body's key too): bytes (src/http/caching.ts DEFAULT_VALIDATOR_BYTES) */
+  /** the response cache's key table (validators, each body's key too): bytes (src/cache/store.ts DEFAULT_VALIDATOR_BYTES) */
   cacheValidatorBytes: 32 * 1024 * 1024,
   /** stat poll interval backing up the file watch, ms */
   watchPollMs: 2_000,

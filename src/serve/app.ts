@@ -1,30 +1,37 @@
-import type { IncomingMessage, RequestListener } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import express, { ErrorRequestHandler, Express, RequestHandler, Response, Router } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
-import { httpCaching, ResponseCache } from '../http/caching';
+import { httpCaching } from '../cache/fill';
+import type { ResponseCache } from '../cache/store';
 import { explorerRouter } from '../explorer/router';
-import { cors, corsHeaders } from '../http/cors';
+import { cors } from '../http/cors';
 import { varyOnEncoding } from '../http/encoding';
-import { cachedFront, FrontSource } from '../http/front';
-import { errorJson, errorMiddleware, GRPC, sendError, shown, UnavailableError } from '../http/errors';
-import { urlLengthLimit, urlTooLong } from '../http/limits';
+import { errorMiddleware, GRPC, sendError, shown, UnavailableError } from '../http/errors';
+import { urlLengthLimit } from '../http/limits';
 import { errorFields, Logger, silentLogger } from '../lib/log';
 import { ObserveRequest, requestObserver } from '../http/observe';
-import { createMetrics, methodNotAllowed, Metrics, opsRouter, readiness, ReadinessInputs, routeOf } from '../http/ops';
+import { createMetrics, Metrics, opsRouter, ReadinessInputs, routeLabel } from '../http/ops';
 import { arrayQueryParameters, decodablePath, rollyticsQuery } from '../http/params';
 import { swaggerRouter } from '../http/swagger';
-import { normalizeUrl, underBase } from '../http/url';
+import { normalizeUrl } from '../http/url';
 import { ApiGroups, apiGroupsOf, OpenApiDocument, servedDocument, validatorDocument } from './openapi';
-import { blockRouter } from '../routes/block/router';
-import { evmRouter, evmUnavailable } from '../routes/evm/router';
-import { nftRouter } from '../routes/nft/router';
-import { richListRouter } from '../routes/richlist/router';
-import { statusRouter } from '../routes/status/router';
-import { txRouter } from '../routes/tx/router';
+import { evmUnavailable } from '../routes/evm/routes';
+import { apiPathCheck, apiRouter, apiRoutes } from '../routes/table';
 import type { Snapshot } from '../snapshot/open';
 
-/** Where requests find the snapshot to answer from; `current()` is undefined while none is loaded. */
-export interface SnapshotSource {
+/*
+ * The Express app: what answers a request once its chain is known — the chain's pages (ops,
+ * Swagger UI, the explorer), its snapshot, the response cache's filling, the query checks and the
+ * OpenAPI validator, the API's routes (src/routes/table.ts), the 404 and the error mapping. Which
+ * chain a request is for, the base URL and the chain prefix, the root of a replica of several
+ * chains and the order of the cache front and admission around the app are src/serve/routing.ts's.
+ */
+
+/**
+ * The holder of a chain's snapshot as the app uses it (src/snapshot/holder.ts SnapshotHolder, or
+ * a plain `{ current }` in tests); `current()` is undefined while none is loaded.
+ */
+export interface ChainHolder {
   current(): Snapshot | undefined;
   /**
    * With hot swap (SnapshotHolder): current(), kept open for the request until release() — a
@@ -42,25 +49,16 @@ export interface SnapshotSource {
 }
 
 /**
- * A chain as the app routes it: one of a replica serving several (src/serve/chains.ts
- * ServedChain, under `/{id}/`), or — id '' — the one chain of a replica at the root.
+ * A chain as the app answers it: one of a replica serving several (src/serve/chains.ts
+ * ServedChain, under `/{id}/`, found by src/serve/routing.ts), or — id '' — the one chain of a
+ * replica at the root.
  */
 export interface ChainRoute {
   /** the chain id; '' for the one chain of a replica of one */
   readonly id: string;
   /** where it answers: the base URL, and `/{id}` for one of several (no trailing slash) */
   readonly base: string;
-  readonly holder: SnapshotSource;
-}
-
-/** The chains of a replica serving several (src/serve/chains.ts ChainSet). */
-export interface ChainDirectory {
-  /** the chain served under `/{id}/` */
-  find(id: string): ChainRoute | undefined;
-  /** every chain, by id */
-  list(): ChainRoute[];
-  /** files not served, and why (/ and the root /ready list them) */
-  refused(): { file: string; error: string }[];
+  readonly holder: ChainHolder;
 }
 
 export interface AppOptions {
@@ -99,7 +97,7 @@ export interface AppDependencies {
   logger?: Logger;
   /** served at /metrics (a fresh registry when absent) */
   metrics?: Metrics;
-  /** the in-process response cache, when enabled: filled by the app, answered by createRequestListener's front */
+  /** the in-process response cache, when enabled: filled by the app, answered by createRequestListener's front (src/serve/routing.ts) */
   responseCache?: ResponseCache;
 }
 
@@ -119,20 +117,14 @@ const headAsGet: RequestHandler = (req, _res, next) => {
 function observeRequests(observe: ObserveRequest, draining: () => boolean): RequestHandler {
   return (req, res, next) => {
     if (draining()) res.setHeader('Connection', 'close');
-    observe(req, res, () => routeOf(req));
+    observe(req, res, () => routeLabel(req));
     next();
   };
 }
 
-/**
- * --base-url: the requests createRequestListener found outside the prefix (answered 404 by the
- * app, after its log line, metrics and CORS headers are in place).
- */
-const outsideBase = new WeakSet<IncomingMessage>();
-
-function notUnderBase(base: string): RequestHandler {
+function notUnderBase(base: string, outsideBase: (req: IncomingMessage) => boolean): RequestHandler {
   return (req, res, next) => {
-    if (!outsideBase.has(req)) { next(); return; }
+    if (!outsideBase(req)) { next(); return; }
     uncacheable(res);
     sendError(res, 404, GRPC.NOT_FOUND, `not found: ${req.method} ${shown(req.path)}: this server answers under ${base}/`);
   };
@@ -160,32 +152,16 @@ function takeSnapshot(chainOf: (req: IncomingMessage) => ChainRoute | undefined)
 }
 
 /** Errors are not cacheable: no ETag, `Cache-Control: no-store`. */
-function uncacheable(res: Response): void {
+export function uncacheable(res: Response): void {
   res.removeHeader('ETag');
   res.setHeader('Cache-Control', 'no-store');
-}
-
-/**
- * `snapshots`: the one chain of a replica at the root; or `chains`: a replica of several, each
- * under `/{chain_id}/` (then `snapshots` is not used).
- */
-export type AppArgs = { snapshots?: SnapshotSource; chains?: ChainDirectory; openapi: OpenApiDocument; options: AppOptions } & AppDependencies;
-
-/** The chain each request routed under `/{chain_id}/` was found for (createRequestListener's cut). */
-const routedChain = new WeakMap<IncomingMessage, ChainRoute>();
-
-/** The chain a request is answered for: the one it was routed to, else the replica's only one. */
-function chainResolver(args: AppArgs): (req: IncomingMessage) => ChainRoute | undefined {
-  if (args.chains !== undefined) return (req) => routedChain.get(req);
-  const only: ChainRoute = { id: '', base: args.options.baseUrl, holder: args.snapshots as SnapshotSource };
-  return () => only;
 }
 
 /**
  * What /ready answers from (src/http/ops.ts readiness), on the app's port or the operations port;
  * `chain`: one chain of a replica serving several (its own start-up check).
  */
-export function readinessInputs(snapshots: SnapshotSource, options: AppOptions): ReadinessInputs {
+export function readinessInputs(snapshots: ChainHolder, options: AppOptions): ReadinessInputs {
   return {
     current: () => snapshots.current(),
     draining: options.draining ?? ((): boolean => false),
@@ -199,14 +175,36 @@ export function readinessInputs(snapshots: SnapshotSource, options: AppOptions):
 /** /ready's reason while the file served is being checked. */
 const CHECKING = 'checking the snapshot file (quick check)';
 
-/** Builds the Express app over a snapshot source; it never listens (see src/serve/server.ts). */
-export function createApp(args: AppArgs): Express {
-  return buildApp(args).app;
+/** What the app is built from: its document and options, and what it reports to (AppDependencies). */
+export type AppArgs = { openapi: OpenApiDocument; options: AppOptions } & AppDependencies;
+
+/**
+ * How the app finds a request's chain (src/serve/routing.ts): `chainOf`, after the base URL and
+ * the chain's prefix were cut; `several`, a replica of several chains — its chains (metrics, the
+ * log line's chain) and the root's router for requests routed to no chain; `outsideBase`, a
+ * request the cut found outside --base-url (the app answers it 404).
+ */
+export interface AppRouting {
+  chainOf(req: IncomingMessage): ChainRoute | undefined;
+  several?: { list(): ChainRoute[]; root(metrics: Metrics): RequestHandler };
+  /** a replica of one chain: that chain (the metrics read its snapshot) */
+  only?: ChainRoute;
+  outsideBase(req: IncomingMessage): boolean;
 }
 
-/** createApp, and the request observer it logs and counts with (the cached front shares it). */
-function buildApp(args: AppArgs): { app: Express; observe: ObserveRequest; metrics: Metrics } {
-  const { openapi, options, logger = silentLogger, metrics, responseCache, chains } = args;
+/**
+ * Builds the Express app of the one chain of a replica, at the root (under --base-url when the
+ * caller cuts it: src/serve/routing.ts createRequestListener); it never listens (src/serve/server.ts).
+ */
+export function createApp(args: AppArgs & { snapshots: ChainHolder }): Express {
+  const only: ChainRoute = { id: '', base: args.options.baseUrl, holder: args.snapshots };
+  return buildApp(args, { chainOf: () => only, only, outsideBase: () => false }).app;
+}
+
+/** The app, and the request observer it logs and counts with (the cached front shares it). */
+export function buildApp(args: AppArgs, routing: AppRouting): { app: Express; observe: ObserveRequest; metrics: Metrics } {
+  const { openapi, options, logger = silentLogger, metrics, responseCache } = args;
+  const { chainOf, several } = routing;
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -216,23 +214,21 @@ function buildApp(args: AppArgs): { app: Express; observe: ObserveRequest; metri
     ? (err: unknown): void => { console.error(err); }
     : (err: unknown): void => { logger.error('request failed', errorFields(err)); });
   const draining = options.draining ?? ((): boolean => false);
-  const chainOf = chainResolver(args);
-  const ops = metrics ?? (chains
-    ? createMetrics(() => undefined, responseCache, () => chains.list().map((c) => ({ id: c.id, current: () => c.holder.current() })))
-    : createMetrics(() => (args.snapshots as SnapshotSource).current(), responseCache));
-  const observe = requestObserver(logger, ops, options.slowRequestMs, chains ? (req) => chainOf(req)?.id ?? '' : undefined);
+  const ops = metrics ?? (several
+    ? createMetrics(() => undefined, responseCache, () => several.list().map((c) => ({ id: c.id, current: () => c.holder.current() })))
+    : createMetrics(() => routing.only?.holder.current(), responseCache));
+  const observe = requestObserver(logger, ops, options.slowRequestMs, several ? (req) => chainOf(req)?.id ?? '' : undefined);
   app.use(varyOnEncoding, observeRequests(observe, draining), urlLengthLimit(options.maxUrlLength));
   const base = options.baseUrl;
   app.use(normalizeRequestUrl, headAsGet, cors(options.corsOrigin));
-  if (base !== '') app.use(notUnderBase(base));
+  if (base !== '') app.use(notUnderBase(base, routing.outsideBase));
   // the validator's document has no `servers`: it matches the paths the prefix was cut from
   const apiSpec = validatorDocument(openapi, options.validateResponses);
-  if (chains) {
-    // a replica of several chains: its root answers the chain list and the replica's health
-    app.use(rootRouter(chains, ops, options, chainOf));
-  }
+  // a replica of several chains: its root answers the chain list and the replica's health
+  if (several) app.use(several.root(ops));
+  const routes = apiRoutes({ grownStatus: options.grownStatus });
   // what is per chain — its readiness, the prefix Swagger UI and the explorer carry — is built once per chain
-  app.use(perChain(chainOf, (chain) => Router().use(
+  app.use(perChain(chainOf, apiPathCheck(routes), (chain) => Router().use(
     opsRouter({ ...readinessInputs(chain.holder, options), metrics: ops }),
     // the served document names the prefix (Swagger UI's "Try it out" calls go there) and only
     // the groups the chain's snapshot answers (no /evm- paths on Move and Wasm)
@@ -259,7 +255,7 @@ function buildApp(args: AppArgs): { app: Express; observe: ObserveRequest; metri
     validateApiSpec: false,
     useRequestUrl: true,
   }) as RequestHandler[]);
-  app.use(statusRouter(options.grownStatus), blockRouter(), txRouter(), evmRouter(), nftRouter(), richListRouter());
+  app.use(apiRouter(routes));
   app.use((req, res) => { uncacheable(res); sendError(res, 404, GRPC.NOT_FOUND, `not found: ${req.method} ${shown(req.path)}`); });
   const onError: ErrorRequestHandler = (err, _req, res, next) => { if (!res.headersSent) uncacheable(res); next(err); };
   app.use(onError, errorMiddleware(logError, (err, res) => {
@@ -274,7 +270,7 @@ function buildApp(args: AppArgs): { app: Express; observe: ObserveRequest; metri
  * The request's chain's own handler, made on its first request (a WeakMap: a chain removed from
  * the replica takes its handler with it).
  */
-function perChain(chainOf: (req: IncomingMessage) => ChainRoute | undefined, make: (chain: ChainRoute) => RequestHandler): RequestHandler {
+function perChain(chainOf: (req: IncomingMessage) => ChainRoute | undefined, isApiPath: (url: string) => boolean, make: (chain: ChainRoute) => RequestHandler): RequestHandler {
   const made = new WeakMap<ChainRoute, RequestHandler>();
   return (req, res, next) => {
     // The API's own paths are none of these routers' (ops, Swagger UI, the explorer): not matched
@@ -290,210 +286,3 @@ function perChain(chainOf: (req: IncomingMessage) => ChainRoute | undefined, mak
   };
 }
 
-/** `/status` and `/indexer/…`: the API's routes, answered after the validator (no ops, Swagger or explorer path). */
-function isApiPath(url: string): boolean {
-  return url.startsWith('/indexer/') || url === '/status' || url.startsWith('/status?');
-}
-
-/** One chain in the root's list: `ready` as its own /ready, and why not. */
-interface ChainEntry { chain_id: string; vm_type: string | null; height: number | null; path: string; ready: boolean; not_ready?: string }
-
-function chainEntries(chains: ChainDirectory, options: AppOptions): ChainEntry[] {
-  return chains.list().map((c) => {
-    const s = c.holder.current();
-    const r = readiness(readinessInputs(c.holder, options));
-    const why = r.ready ? undefined : (JSON.parse(r.body) as { message?: string }).message;
-    return { chain_id: c.id, vm_type: s?.meta.vmType ?? null, height: s?.meta.height ?? null, path: `${c.base}/`, ready: r.ready, ...(why === undefined ? {} : { not_ready: why }) };
-  });
-}
-
-/**
- * The root of a replica serving several chains (requests routed to no chain): `GET /` lists the
- * chains — JSON for a client that asks for it (or when the explorer is off), the explorer's chain
- * picker otherwise — `/health`, `/ready` (200 while any chain is ready, with a per-chain
- * breakdown) and `/metrics`; anything else is a 404 that names where the chains are.
- */
-function rootRouter(chains: ChainDirectory, metrics: Metrics, options: AppOptions, chainOf: (req: IncomingMessage) => ChainRoute | undefined): RequestHandler {
-  const base = options.baseUrl;
-  const draining = options.draining ?? ((): boolean => false);
-  const noStore = (res: Response): Response => res.set('Cache-Control', 'no-store');
-  const router = Router()
-    .get('/', (req, res) => {
-      const list = chainEntries(chains, options);
-      // a file that does not open, failed its check or was refused is listed with its reason
-      const refused = chains.refused();
-      noStore(res).vary('Accept');
-      if (options.explorer && req.accepts(['application/json', 'text/html']) === 'text/html') {
-        res.type('text/html; charset=utf-8').send(chainPickerHtml(list, refused, base, listUrl(req, base)));
-        return;
-      }
-      res.type('application/json').send(JSON.stringify({ chains: list, ...(refused.length === 0 ? {} : { files_not_served: refused }) }));
-    })
-    .get('/health', (_req, res) => { noStore(res).type('application/json').send('{"status":"ok"}'); })
-    .get('/ready', (_req, res) => {
-      const r = rootReadiness(chains, options, draining());
-      noStore(res).type('application/json').status(r.ready ? 200 : 503).send(r.body);
-    })
-    .get('/metrics', (_req, res, next) => {
-      metrics.registry.metrics().then((text) => { noStore(res).type(metrics.registry.contentType).send(text); }, next);
-    })
-    .all(['/', '/health', '/ready', '/metrics'], methodNotAllowed)
-    .use((req, res) => {
-      uncacheable(res);
-      const ids = chains.list().map((c) => c.id);
-      sendError(res, 404, GRPC.NOT_FOUND, `not found: ${req.method} ${shown(req.path)}: this replica serves each chain under ${base}/{chain_id}/`
-        + (ids.length === 0 ? ' and serves no chain now' : ` (${ids.slice(0, 20).join(', ')}${ids.length > 20 ? `, … ${ids.length} chains` : ''}); ${base}/ lists them`));
-    });
-  return (req, res, next) => {
-    if (chainOf(req) !== undefined) { next(); return; }
-    router(req, res, next);
-  };
-}
-
-/** The root /ready of a replica of several chains: ready while any chain is; each chain's own answer. */
-export function rootReadiness(chains: ChainDirectory, options: AppOptions, draining: boolean): { ready: boolean; body: string } {
-  const breakdown: Record<string, unknown> = {};
-  let any = false;
-  for (const c of chains.list()) {
-    const r = readiness(readinessInputs(c.holder, options));
-    any ||= r.ready;
-    breakdown[c.id] = JSON.parse(r.body) as unknown;
-  }
-  const refused = chains.refused();
-  const extra = refused.length === 0 ? {} : { files_not_served: refused };
-  if (draining) return { ready: false, body: JSON.stringify({ ...JSON.parse(errorJson(GRPC.UNAVAILABLE, 'shutting down')) as object, chains: breakdown, ...extra }) };
-  if (!any) {
-    const why = Object.keys(breakdown).length === 0 ? 'no chain is served' : 'no chain is ready';
-    return { ready: false, body: JSON.stringify({ ...JSON.parse(errorJson(GRPC.UNAVAILABLE, why)) as object, chains: breakdown, ...extra }) };
-  }
-  return { ready: true, body: JSON.stringify({ status: 'ready', chains: breakdown, ...extra }) };
-}
-
-const htmlEscape = (t: string): string => t.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-
-/**
- * The chain list's URL as this request reached it (scheme and Host as sent), for the picker's
- * curl line: a Host that is not a plain host[:port] is not echoed into a shell command.
- */
-function listUrl(req: IncomingMessage & { protocol?: string }, base: string): string {
-  const host = req.headers.host;
-  const safe = host !== undefined && /^[A-Za-z0-9.-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/.test(host) ? host : 'localhost';
-  return `${req.protocol === 'https' ? 'https' : 'http'}://${safe}${base}/`;
-}
-
-/** The explorer's chain picker: each chain's explorer, its VM and height, whether it is ready; the files not served and why; the explorer's top bar and column. */
-function chainPickerHtml(list: ChainEntry[], refused: { file: string; error: string }[], base: string, url: string): string {
-  const rows = list.map((c) => `<li><a href="${htmlEscape(c.path)}">${htmlEscape(c.chain_id)}</a> <span class="muted">${htmlEscape(c.vm_type ?? 'not loaded')}${c.height === null ? '' : ` · height ${c.height}`}</span>`
-    + `${c.ready ? '' : ` <strong class="not-ready">not ready: ${htmlEscape(c.not_ready ?? '')}</strong>`}</li>`).join('\n');
-  const notServed = refused.length === 0 ? '' : `<h2>Files not served</h2>
-<ul class="not-served">
-${refused.map((r) => `<li><code>${htmlEscape(r.file)}</code>: ${htmlEscape(r.error)}</li>`).join('\n')}
-</ul>
-`;
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>indexer-api · chains</title><link rel="stylesheet" href="${base}/${list.length > 0 ? list[0].chain_id + '/' : ''}explorer/explorer.css"></head>
-<body><header class="top"><span class="brand">indexer-api <span>chains</span></span></header>
-<main><h1>Chains</h1>
-<p>${list.length === 0 ? 'This replica serves no chain yet.' : `This replica serves ${list.length} chain${list.length === 1 ? '' : 's'}; each has its explorer, its API and Swagger UI under its own path.`}</p>
-<ul class="chains">
-${rows}
-</ul>
-${notServed}<p class="muted">As JSON: <code>curl -H 'Accept: application/json' '${htmlEscape(url)}'</code></p>
-</main></body></html>`;
-}
-
-/**
- * What the HTTP server runs: the Express app of createApp, behind the response cache
- * (src/http/front.ts) when `responseCache` is given — answers from memory (a held body, or a
- * validator's 304) are given without entering Express, misses computed by the app and kept.
- * `wrap` (admission, src/http/admission.ts) goes around the app: after the base URL and the
- * chain's prefix are cut (it sees the URL the app routes and the request's chain, chainIdOf) and
- * after the cache, so an answer from memory — which runs no query — never waits for a turn
- * (docs/reliability.md#overload).
- */
-export function createRequestListener(args: AppArgs, wrap: (inner: RequestListener) => RequestListener = (l) => l): RequestListener {
-  const { app, observe, metrics } = buildApp(args);
-  const { responseCache, options, chains, logger = silentLogger } = args;
-  const { maxUrlLength } = options;
-  const chainOf = chainResolver(args);
-  // what runs a query waits its turn (admission); what the cache answers from memory does not
-  const admitted = wrap(app);
-  // each chain's source for the front, made once (a hit allocates nothing for it)
-  const sources = new WeakMap<ChainRoute, FrontSource>();
-  const front: RequestListener = !responseCache ? admitted : cachedFront(admitted, {
-    cache: responseCache,
-    sourceOf: (req) => {
-      const chain = chainOf(req);
-      if (chain === undefined) return undefined;
-      let source = sources.get(chain);
-      if (source === undefined) {
-        sources.set(chain, source = { snapshots: chain.holder, part: responseCache.part(chain.id), ...(chains ? { chain: chain.id } : {}) });
-      }
-      return source;
-    },
-    cors: corsHeaders(options.corsOrigin), maxUrlLength,
-    draining: options.draining ?? ((): boolean => false), observe,
-    logsRequests: logger.enabled('info'), metrics, slowRequestMs: options.slowRequestMs ?? Infinity,
-  });
-  const base = options.baseUrl;
-  // outside the base URL: the app answers (a 404), through `wrap` like everything else
-  const inner: RequestListener = (req, res) => (outsideBase.has(req) ? admitted : front)(req, res);
-  if (chains !== undefined) return cutChain(base, chains, inner, maxUrlLength);
-  return base === '' ? inner : cutBase(base, inner, maxUrlLength);
-}
-
-/** The chain id of a request of a replica serving several chains ('' at its root), after the cut. */
-export function chainIdOf(req: IncomingMessage): string {
-  return routedChain.get(req)?.id ?? '';
-}
-
-/**
- * --base-url: the prefix is cut once, here, before the response cache and the app see the
- * URL, so both route, key and validate the same root-relative URL as without a prefix (and a
- * cached entry can never answer a request outside the prefix). req.originalUrl keeps the target
- * as sent, as Express's own mounting does (the log line shows it). A request outside the prefix
- * — or too long to look at (the app answers 414) — is marked for the app, which answers it.
- */
-function cutBase(base: string, inner: RequestListener, maxUrlLength: number): RequestListener {
-  return (req, res) => {
-    const raw = req.url as string;
-    const rest = urlTooLong(raw, maxUrlLength) ? undefined : underBase(raw, base);
-    (req as IncomingMessage & { originalUrl?: string }).originalUrl = raw;
-    if (rest === undefined) outsideBase.add(req);
-    else req.url = rest;
-    inner(req, res);
-  };
-}
-
-/**
- * A replica of several chains: after the base URL, the first path segment names the chain
- * (`/{chain_id}/indexer/…`); it is cut like the base URL, and the request is routed to that chain
- * (routedChain) — its snapshot, its part of the response cache, its prefix in the explorer and
- * Swagger UI. A request whose first segment names no chain is the root's (rootRouter).
- */
-function cutChain(base: string, chains: ChainDirectory, inner: RequestListener, maxUrlLength: number): RequestListener {
-  return (req, res) => {
-    const raw = req.url as string;
-    (req as IncomingMessage & { originalUrl?: string }).originalUrl = raw;
-    let rest = urlTooLong(raw, maxUrlLength) ? undefined : base === '' ? underBase(raw, '') ?? raw : underBase(raw, base);
-    if (rest === undefined) { outsideBase.add(req); inner(req, res); return; }
-    const end = segmentEnd(rest);
-    const chain = end > 1 ? chains.find(rest.slice(1, end)) : undefined;
-    if (chain !== undefined) {
-      routedChain.set(req, chain);
-      rest = end === rest.length ? '/' : rest.charCodeAt(end) === 63 /* ? */ ? `/${rest.slice(end)}` : rest.slice(end);
-    }
-    req.url = rest;
-    inner(req, res);
-  };
-}
-
-/** Where the first path segment of a root-relative target ends (at `/`, `?` or the end). */
-function segmentEnd(url: string): number {
-  for (let i = 1; i < url.length; i++) {
-    const c = url.charCodeAt(i);
-    if (c === 47 || c === 63) return i;
-  }
-  return url.length;
-}

@@ -11,7 +11,7 @@
  */
 import type { RequestListener } from 'node:http';
 import { Admission, admission, peerAddress } from '../http/admission';
-import { CachePart, ResponseCache } from '../http/caching';
+import { CachePart, ResponseCache } from '../cache/store';
 import { corsHeaders } from '../http/cors';
 import { Limits } from '../http/limits';
 import { errorFields, Logger } from '../lib/log';
@@ -22,7 +22,8 @@ import { SERVE_DEFAULTS } from '../lib/defaults';
 import { SnapshotHolder } from '../snapshot/holder';
 import type { Snapshot } from '../snapshot/open';
 import { checkPages } from '../snapshot/verify';
-import { chainIdOf, createRequestListener, readinessInputs, rootReadiness } from './app';
+import { readinessInputs } from './app';
+import { chainIdOf, createRequestListener, rootReadiness } from './routing';
 import { ChainSet, ServedChain } from './chains';
 import { PrimaryMessage, tellPrimary, WorkerMessage } from './cluster';
 import { CommitWatch, registerLagMetrics, staleness, watchCommits } from './live';

@@ -9,7 +9,7 @@
  *   previous state's, once released: its statements stay prepared, src/snapshot/holder.ts), so
  *   a batch costs a serve process a new read transaction and a read of the meta, not an open.
  *   The follower writes a new snapshot_id and a change record with every batch; the response
- *   cache drops what the record names (src/http/caching.ts), and ETags are hashes of the
+ *   cache drops what the record names (src/cache/store.ts), and ETags are hashes of the
  *   answers' bytes, so both change exactly when the data does.
  * - newestBlockAgeSeconds / lagMetrics / staleness: the age of the newest block, for /metrics
  *   and `serve --max-lag-s` (/ready answers 503 on a stale replica).

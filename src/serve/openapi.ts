@@ -26,7 +26,7 @@ export function loadOpenApi(): OpenApiDocument {
 }
 
 /**
- * Which of the API's groups a snapshot answers (src/routes/evm/router.ts evmUnavailable): every
+ * Which of the API's groups a snapshot answers (src/routes/evm/routes.ts evmUnavailable): every
  * one on EVM; on EVM without internal-tx indexing all but evm-internal-txs; on Move and Wasm none
  * of the EVM groups.
  */

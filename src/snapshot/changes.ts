@@ -5,39 +5,14 @@
  * since the state it last saw and drops exactly the cached answers that depend on a named tag;
  * everything else stays valid across the batch.
  *
- * A tag names one thing an answer can read:
- *
- * | tag | changes when | read by |
- * |---|---|---|
- * | `tip` | any write | /status, avg_blocktime, every global list (blocks, txs, evm-txs, evm-internal-txs) |
- * | `h:<height>` | the block at that height is added | blocks/{h}, txs/by_height/{h}, evm-txs/by_height/{h} |
- * | `a:<hex>` | a tx (cosmos or EVM) touching the account is added | txs/by_account, evm-txs/by_account |
- * | `itx` | EVM internal txs are added (they trail the blocks: internal_tx_height) | every evm-internal-txs answer |
- * | `tx` | any cosmos tx is added | NFT token txs (a Move token's txs fall back to its object account's) |
- * | `o:<hex>` | an NFT owned by the account before or after the write changes | tokens/by_account, collections/by_account |
- * | `c:<hex>` | a collection, one of its NFTs or an NFT ↔ tx link of it changes | collections/{addr}, tokens/by_collection, NFT token txs |
- * | `cl` | any collection changes (its JSON carries nft_count) | collections, collections/by_name, collections/by_account |
- * | `r:<denom>` | the rich list of the stored denom is refreshed | richlist/{denom} |
- *
- * Accounts and collections are keyed by their canonical bytes in lower-case hex (the `addr`
- * column of `accounts`; what src/lib/address.ts canonicalAddress gives for every spelling:
- * bech32, 0x, EIP-55, zero-padded), so all spellings of one account share one tag.
+ * The tags — their vocabulary and the table of what names and reads each — live in
+ * src/cache/tags.ts, the one module the writer and the response cache share.
  *
  * A file without the table (built before change records, or imported and never followed) has no
  * records: a reader that sees its state move without records empties its cache (a gap). The
  * table keeps the last KEEP_RECORDS rows; a reader further behind sees a gap too.
  */
 import type Database from 'better-sqlite3';
-
-export const TIP = 'tip';
-export const ANY_TX = 'tx';
-export const INTERNAL_TXS = 'itx';
-export const COLLECTIONS = 'cl';
-export const heightTag = (height: number): string => `h:${height}`;
-export const accountTag = (hex: string): string => `a:${hex}`;
-export const ownerTag = (hex: string): string => `o:${hex}`;
-export const collectionTag = (hex: string): string => `c:${hex}`;
-export const denomTag = (storedDenom: string): string => `r:${storedDenom}`;
 
 /** change records kept in the file: at one batch a second, more than an hour of them */
 export const KEEP_RECORDS = 4096;

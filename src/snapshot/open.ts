@@ -14,7 +14,8 @@ import { WIRE_FORMAT_META_KEY, WIRE_FORMAT_VERSION, wireFormatOf } from '../wire
 import { createHash, randomBytes } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { readPackedRow } from '../wire/packed';
-import { COLLECTIONS, prepareChangeReader, type ChangeReader } from './changes';
+import { prepareChangeReader, type ChangeReader } from './changes';
+import { COLLECTIONS } from '../cache/tags';
 import type { CollectionNames } from './queries/collection-names';
 
 import type { VmType } from '../lib/vm';
@@ -76,7 +77,7 @@ export interface Snapshot extends SnapshotFile {
   /**
    * The chain this file holds: a hash of its chain id and its lowest block, the same on every
    * replica of that chain however it was made (followed, pulled, imported, `import --base`),
-   * different for another chain. Part of every ETag (src/http/caching.ts).
+   * different for another chain. Part of every ETag (src/cache/etag.ts).
    */
   lineage: string;
   q: {

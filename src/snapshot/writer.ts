@@ -10,7 +10,8 @@ import { bringWireFormatCurrent } from './rerender';
 import { INDEXES_SQL, SCHEMA_VERSION, schemaSql, TABLES_SQL } from './schema';
 import { ensureRanks, writeRanks } from './richlist-ranks';
 import { prepareTipQueries } from './queries/tip';
-import { accountTag, ANY_TX, collectionTag, COLLECTIONS, denomTag, heightTag, INTERNAL_TXS, ownerTag, recordChange, TIP } from './changes';
+import { recordChange } from './changes';
+import { accountTag, ANY_TX, collectionTag, COLLECTIONS, denomTag, heightTag, INTERNAL_TXS, ownerTag, TIP } from '../cache/tags';
 
 /** Rows per multi-row INSERT into the tx link tables. */
 const LINK_ROWS = 64;

@@ -28,13 +28,23 @@ describe('layer rules (make lint): forbidden imports planted in a copy of src/',
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   it('fails on a route importing records/ (a lower layer it must not use), on snapshot/ importing serve/ (a higher rank) and on follow/ importing import/ (its sibling: import orchestration)', () => {
-    appendFileSync(join(dir, 'src', 'routes', 'block', 'router.ts'), "\nexport { loadRecords as PlantedLoader } from '../../records/from-dump';\n");
+    appendFileSync(join(dir, 'src', 'routes', 'block', 'routes.ts'), "\nexport { loadRecords as PlantedLoader } from '../../records/from-dump';\n");
     writeFileSync(join(dir, 'src', 'snapshot', 'planted.ts'), "export type { ServeStack } from '../serve/assembly';\n");
     writeFileSync(join(dir, 'src', 'follow', 'planted.ts'), "export { cutSource } from '../import/cut/filter';\n");
     const r = layerCheck(dir);
     expect(r.status, r.output).to.not.equal(0);
-    expect(r.output).to.match(/layer-routes: src\/routes\/block\/router\.ts → src\/records\/from-dump\.ts/);
+    expect(r.output).to.match(/layer-routes: src\/routes\/block\/routes\.ts → src\/records\/from-dump\.ts/);
     expect(r.output).to.match(/layer-follow: src\/follow\/planted\.ts → src\/import\/cut\/filter\.ts/);
     expect(r.output).to.match(/layer-snapshot: src\/snapshot\/planted\.ts → src\/serve\/assembly\.ts/);
+  });
+
+  it('fails on http/ importing the response cache (src/cache/, a higher rank) and on snapshot/ importing its store, while the cache\'s leaves (tags, ETags) are importable from below', () => {
+    writeFileSync(join(dir, 'src', 'http', 'planted-cache.ts'), "export { cachedFront } from '../cache/front';\n");
+    writeFileSync(join(dir, 'src', 'snapshot', 'planted-cache.ts'), "export type { ResponseCache } from '../cache/store';\nexport { TIP } from '../cache/tags';\n");
+    const r = layerCheck(dir);
+    expect(r.status, r.output).to.not.equal(0);
+    expect(r.output).to.match(/layer-http: src\/http\/planted-cache\.ts → src\/cache\/front\.ts/);
+    expect(r.output).to.match(/layer-snapshot: src\/snapshot\/planted-cache\.ts → src\/cache\/store\.ts/);
+    expect(r.output).to.not.match(/src\/snapshot\/planted-cache\.ts → src\/cache\/tags\.ts/);
   });
 });

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { copyFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
-import { CacheState, etagOf, ResponseCache } from '../../src/http/caching';
+import { etagOf } from '../../src/cache/etag';
+import { CacheState, ResponseCache } from '../../src/cache/store';
 import type { ChangeRecord } from '../../src/snapshot/changes';
 import { DEMO, get, getJson, metric, eventually, serveTmp, ServeProcess, smallSnapshots, startServe } from './helpers';
 

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { createRequestListener } from '../../src/serve/app';
-import { ResponseCache } from '../../src/http/caching';
+import { createRequestListener } from '../../src/serve/routing';
+import { ResponseCache } from '../../src/cache/store';
 import { corsHeaders } from '../../src/http/cors';
 import { loadOpenApi } from '../../src/serve/openapi';
 import { RunningServer, listen } from '../../src/serve/server';

@@ -1,8 +1,9 @@
 import { expect } from 'chai';
 import { connect } from 'node:net';
 import { targetsOf } from '../../bench/targets';
-import { createApp, createRequestListener } from '../../src/serve/app';
-import { ResponseCache } from '../../src/http/caching';
+import { createApp } from '../../src/serve/app';
+import { createRequestListener } from '../../src/serve/routing';
+import { ResponseCache } from '../../src/cache/store';
 import { normalizeUrl } from '../../src/http/url';
 import { loadOpenApi } from '../../src/serve/openapi';
 import { RunningServer, listen } from '../../src/serve/server';
@@ -11,7 +12,7 @@ import { DEMO } from './helpers';
 import { appOptions } from '../helpers/app-options';
 
 /**
- * The response cache in front of Express (src/http/front.ts) must send exactly what the
+ * The response cache in front of Express (src/cache/front.ts) must send exactly what the
  * Express pipeline sends: every route family on every demo snapshot, fetched over a raw socket
  * from a server without the cache and, twice, from one with it (the second answer a cache hit),
  * compared byte for byte — status line, every header in order (but Date), body — for a plain

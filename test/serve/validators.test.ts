@@ -9,7 +9,8 @@
 import { expect } from 'chai';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { CachePart, CacheState, etagOf, ResponseCache } from '../../src/http/caching';
+import { etagOf } from '../../src/cache/etag';
+import { CachePart, CacheState, ResponseCache } from '../../src/cache/store';
 import { gzipEtag } from '../../src/http/encoding';
 import type { ChangeRecord } from '../../src/snapshot/changes';
 import { DEMO, get, metric, startServe, type ServeProcess } from './helpers';

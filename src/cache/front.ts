@@ -1,12 +1,13 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { Snapshot } from '../snapshot/open';
-import { CachePart, isFresh, ResponseCache } from './caching';
-import { acceptsGzipCached, withVary } from './encoding';
-import type { CorsHeaders } from './cors';
-import { urlTooLong } from './limits';
-import type { ObserveRequest } from './observe';
-import type { Metrics, RouteSeries } from './ops';
-import { normalizeUrl } from './url';
+import { acceptsGzipCached, withVary } from '../http/encoding';
+import type { CorsHeaders } from '../http/cors';
+import { urlTooLong } from '../http/limits';
+import type { ObserveRequest } from '../http/observe';
+import type { Metrics, RouteSeries } from '../http/ops';
+import { normalizeUrl } from '../http/url';
+import { isFresh } from './etag';
+import type { CachePart, ResponseCache } from './store';
 
 /** A chain as the front sees it: where its snapshot is, its part of the cache, its metric series. */
 export interface FrontSource {
@@ -48,7 +49,7 @@ export interface FrontOptions {
  * docs/reliability.md#overload): an answer from memory runs no query, so it waits for no turn.
  * Not a second pipeline: each concern it touches is the app's own module — the URL (url.ts
  * normalizeUrl), the URL limit (limits.ts), CORS (cors.ts corsHeaders), conditional GET
- * (caching.ts isFresh and the validators' matchValidator), log line and metrics (observe.ts,
+ * (etag.ts isFresh and the validators' matchValidator), log line and metrics (observe.ts,
  * ops.ts) — called here instead of through Express's middleware chain, which is most of what a
  * hit would cost.
  *
@@ -59,7 +60,7 @@ export interface FrontOptions {
  * - with a validator alone: a 304 when If-None-Match matches its ETag. A validator never makes a
  *   200: anything else goes on.
  * Everything else goes to `next` (admission, then the app) unchanged; the app's caching
- * middleware (caching.ts httpCaching) keeps what it answers.
+ * middleware (src/cache/fill.ts httpCaching) keeps what it answers.
  */
 export function cachedFront(next: RequestListener, o: FrontOptions): RequestListener {
   const { cache, sourceOf, maxUrlLength, draining, observe, logsRequests, metrics } = o;

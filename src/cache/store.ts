@@ -1,36 +1,32 @@
-import { createHash } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
-import type { RequestHandler, Response } from 'express';
 import type { ChangeReader } from '../snapshot/changes';
 import {
   DIGEST_BYTES, digestMatches, etagText, GZ, KeyHasher, KeyTable, MAX_TAGS, parseEtag, SLOT_BYTES, tagHash, WILD,
-} from './cache-table';
-import { snapshotOf } from './context';
-import { answerDeps } from './deps';
-import { requestAcceptsGzip } from './encoding';
+} from './key-table';
+import { TOKEN_SEPARATORS } from './etag';
 
 /**
- * HTTP caching on a snapshot that `follow` may be growing (docs/response-cache.md). An answer is
- * valid until the data it read changes, not until the next batch:
+ * The response cache's store (docs/response-cache.md): its bodies, its key table of validators
+ * and one part per chain. An answer is valid until the data it read changes, not until the next
+ * batch:
  *
  * - Its strong ETag is a hash of its bytes (the gzip stream assembled from stored rows, or the
- *   bytes sent) seeded with the chain's lineage and the wire format (etagOf): the same answer has
+ *   bytes sent) seeded with the chain's lineage and the wire format (src/cache/etag.ts etagOf): the same answer has
  *   the same ETag across any number of batches and on every replica of the chain at the same
  *   state — followed, pulled or imported — so a conditional GET stays a 304 until the answer
  *   itself changes.
- * - Each answer the cache keeps carries the tags of what it read (src/http/deps.ts;
- *   src/snapshot/changes.ts names them) and the change sequence of the state it was computed on.
+ * - Each answer the cache keeps carries the tags of what it read (its route's declared
+ *   `reads`, src/routes/<resource>/routes.ts; src/cache/tags.ts names them) and the change sequence of the state it was computed on.
  *   A new state of the same file applies the change records committed since: each named tag's
  *   version moves to the record's sequence, and an answer is valid while every tag it read is no
  *   newer than its own state. Another file (hot swap, pull) or a gap in the records empties the
  *   chain's part.
  *
  * What is kept, per key (a chain, a normalized URL, a representation): its **validator** — the
- * ETag sent and what the answer read — in the key table (src/http/cache-table.ts, its own budget,
+ * ETag sent and what the answer read — in the key table (src/cache/key-table.ts, its own budget,
  * ≈ 85 bytes a key), and, when the byte budget and the admission policy allow, its **body**: the
  * bytes and header block the Express pipeline sent. A validator outlives its body: a conditional
- * GET whose ETag is the validator's is a 304 without reading a row (src/http/front.ts), a body
- * also answers plain GETs. This module's middleware fills both; the front answers from them.
+ * GET whose ETag is the validator's is a 304 without reading a row (src/cache/front.ts), a body
+ * also answers plain GETs. src/cache/fill.ts fills both; the front answers from them.
  */
 
 /** What the cache needs of a snapshot (src/snapshot/open.ts Snapshot). */
@@ -650,122 +646,4 @@ class Doorkeeper {
   private mark(i: number): void {
     if (!this.test(i)) { this.bits[i >>> 5] |= 1 << (i & 31); this.set++; }
   }
-}
-
-/**
- * The strong ETag of an answer: a hash of the bytes that stand for it — for an answer of packed
- * rows the gzip stream assembled from them (src/wire/packed.ts: deterministic for the stored rows,
- * so the identity and the gzip representation share it, the gzip one with `-gz`), otherwise the
- * bytes sent — seeded with `seed` (etagSeed: the chain's lineage and the wire format). Derived
- * from the data alone: unchanged across batches that do not touch the answer, equal on every
- * replica of the chain at the same state. 160-bit SHA-1, 27 base64url characters shown (162 bits).
- */
-export function etagOf(seed: string, bytes: Uint8Array): string {
-  return `"${createHash('sha1').update(seed).update(bytes).digest('base64url')}"`;
-}
-
-/** The ETag seed of a snapshot: its chain's lineage and its wire format (a re-render is another). */
-export function etagSeed(s: { lineage: string; meta: { wireFormat: number } }): string {
-  return `${s.lineage}.${s.meta.wireFormat}.`;
-}
-
-/** A year: what `immutable` answers may be kept (RFC 8246). */
-const IMMUTABLE_MAX_AGE = 31_536_000;
-export const IMMUTABLE_CACHE_CONTROL = `public, max-age=${IMMUTABLE_MAX_AGE}, immutable`;
-
-/** `fresh` splits the If-None-Match list on spaces and commas */
-const TOKEN_SEPARATORS = /[ ,]+/;
-
-/**
- * Whether a request with these headers gets a 304 for a 200 with this ETag — the one conditional
- * GET decision (the response cache, its validators and sendJson all use it): If-None-Match
- * compared weakly, `*` matches, If-Modified-Since alone never matches (we send no
- * Last-Modified). A request's `Cache-Control: no-cache` does not force a 200: it asks the caches
- * on the way to validate with the origin (RFC 9111 section 5.2.1.4), and this is the origin —
- * its answer to a matching If-None-Match is a 304 (fetch() adds no-cache to every request that
- * sets If-None-Match: docs/response-cache.md#conditional-get).
- */
-export function isFresh(ifNoneMatch: string | undefined, _cacheControl: string | undefined, ifModifiedSince: string | undefined, etag: string): boolean {
-  if (!ifNoneMatch) return false;
-  // fresh: If-Modified-Since is checked against Last-Modified, which we never send → stale
-  if (ifModifiedSince) return false;
-  if (ifNoneMatch === etag) return true;
-  if (ifNoneMatch === '*') return true;
-  for (const t of ifNoneMatch.split(TOKEN_SEPARATORS)) {
-    if (t === etag || t === `W/${etag}` || `W/${t}` === etag) return true;
-  }
-  return false;
-}
-
-/** Whether `req` (conditional GET) gets a 304 for a 200 with this ETag: isFresh on its headers. */
-export function requestIsFresh(req: IncomingMessage, etag: string): boolean {
-  const h = req.headers;
-  return isFresh(h['if-none-match'], h['cache-control'], h['if-modified-since'], etag);
-}
-
-/** Request headers that belong to the request, not to the cached answer (CORS, draining). */
-const PER_REQUEST = new Set(['access-control-allow-origin', 'vary', 'connection']);
-
-/**
- * After the snapshot is chosen (snapshotOf, src/http/context.ts), before validation: sets the
- * Cache-Control of the handler's 200 (sendJson, src/http/send.ts, sets its ETag from the bytes and
- * makes a matching If-None-Match a 304; immutable routes get a long Cache-Control there; the
- * error handlers of src/serve/app.ts strip both again on an error), and with a response cache,
- * keeps the answer the route sends — its validator and, when admitted, its body — with the tags
- * of what it read (src/http/deps.ts) in the part of the request's chain (`partOf`; the root
- * part for a replica of one chain). Admission (crawler resistance): a URL requested before
- * (second sight), or a revalidation whose ETag matched (the client holds this answer: it will
- * ask again); anything else is not kept at all.
- */
-export function httpCaching(maxAge: number, cache?: ResponseCache, partOf: (req: IncomingMessage) => CachePart | undefined = () => cache?.part('')): RequestHandler {
-  const cacheControl = `public, max-age=${maxAge}`;
-  return (req, res, next) => {
-    if (req.method !== 'GET') { next(); return; }
-    const snapshot = snapshotOf(res);
-    const url = req.url;
-    res.setHeader('Cache-Control', cacheControl);
-    const part = cache && partOf(req);
-    if (cache && part) {
-      cache.misses++;
-      const seen = part.admit(url);
-      const store = (body: Buffer, revalidated: boolean): void => {
-        if (!req.route || (!seen && !revalidated)) return;
-        const route = req.baseUrl + (req.route as { path: string }).path;
-        const headers: string[] = [];
-        const headers304: string[] = [];
-        // keyed by what the request accepts, as the front looks it up (an answer that is never
-        // compressed is then stored once per kind of client)
-        const gzip = requestAcceptsGzip(req);
-        const finalEtag = res.getHeader('ETag');
-        if (typeof finalEtag !== 'string') return;
-        for (const name of (res as unknown as { getRawHeaderNames(): string[] }).getRawHeaderNames()) {
-          const lower = name.toLowerCase();
-          if (PER_REQUEST.has(lower)) continue;
-          const value = res.getHeader(name);
-          if (typeof value !== 'string' && typeof value !== 'number') return; // a list-valued header: not ours, not cached
-          headers.push(name, String(value));
-          if (lower !== 'content-type' && lower !== 'content-length' && lower !== 'content-encoding') headers304.push(name, String(value));
-        }
-        part.keep(snapshot, url, gzip, { body, etag: finalEtag, route, headers, headers304 }, answerDeps(req, snapshot),
-          { body: seen, validator: true }, seen);
-      };
-      captureBody(res, (body) => store(body, false));
-      // a revalidation answered 304 keeps the validator and offers the 200 it stands for (sendJson):
-      // a client that always sends If-None-Match — a wallet polling — is answered from memory from its next poll
-      res.locals.storeAnswer = (body: Buffer) => store(body, true);
-    }
-    next();
-  };
-}
-
-/** Hands the body of a 200 sent in one res.end (how every route sends) to `store`. */
-function captureBody(res: Response, store: (body: Buffer) => void): void {
-  const end = res.end;
-  res.end = function (this: Response, ...args: unknown[]) {
-    const [chunk, encoding] = args;
-    if (this.statusCode === 200 && !this.headersSent && chunk !== undefined && chunk !== null && typeof chunk !== 'function') {
-      store(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string, typeof encoding === 'string' ? encoding as BufferEncoding : 'utf8'));
-    }
-    return (end as (...a: unknown[]) => Response).apply(this, args);
-  } as typeof res.end;
 }

@@ -1,8 +1,10 @@
-import { RequestHandler, Router } from 'express';
+import type { RequestHandler, Response } from 'express';
 import { GRPC, NotFoundError, sendError, shown } from '../../http/errors';
-import { address, isSigner, page, pathInt, pathParam, txHash } from '../../http/params';
+import { address, isSigner, page, PAGE_QUERY, pathInt, pathParam, txHash } from '../../http/params';
+import type { ApiRoute } from '../../http/route';
 import { sendJson, sendPage } from '../../http/send';
-import { snapshotOf } from '../context';
+import { accountTag, heightTag, INTERNAL_TXS, TIP } from '../../cache/tags';
+import { addressHex, snapshotOf } from '../context';
 import { evmTxResponse } from '../../wire/evm';
 
 // case-insensitive, as the router (and rollytics' fiber router)
@@ -26,44 +28,70 @@ export function evmUnavailable(): RequestHandler {
 }
 
 /** rollytics api/handler/tx evm + internaltx handlers (docs/api-contract.md#evm-tx, docs/api-contract.md#evm-internal-tx) */
-export function evmRouter(): Router {
-  const evm = (res: Parameters<RequestHandler>[1]) => {
-    const s = snapshotOf(res);
-    return { q: s.q.evm as NonNullable<typeof s.q.evm>, prefix: s.meta.prefix };
-  };
-  return Router()
-    .get('/indexer/tx/v1/evm-txs', (req, res) => sendPage(res, 'txs', evm(res).q.txs(page(req))))
-    .get('/indexer/tx/v1/evm-txs/by_account/:account', (req, res) => {
+const evm = (res: Response) => {
+  const s = snapshotOf(res);
+  return { q: s.q.evm as NonNullable<typeof s.q.evm>, prefix: s.meta.prefix };
+};
+
+export const evmRoutes: readonly ApiRoute[] = [
+  {
+    path: '/indexer/tx/v1/evm-txs', query: PAGE_QUERY, reads: [TIP],
+    handler: (req, res) => sendPage(res, 'txs', evm(res).q.txs(page(req))),
+  },
+  {
+    path: '/indexer/tx/v1/evm-txs/by_account/:account', query: ['is_signer', ...PAGE_QUERY],
+    reads: (p, s) => [accountTag(addressHex(p.path.account, s))],
+    handler: (req, res) => {
       const { q, prefix } = evm(res);
       const account = q.account(address('account', pathParam(req, 'account'), prefix));
       sendPage(res, 'txs', q.txsByAccount(account, isSigner(req), page(req)));
-    })
-    .get('/indexer/tx/v1/evm-txs/by_height/:height', (req, res) => {
+    },
+  },
+  {
+    path: '/indexer/tx/v1/evm-txs/by_height/:height', query: PAGE_QUERY, reads: (p) => [heightTag(Number(p.path.height))],
+    handler: (req, res) => {
       const height = pathInt(req, 'height');
       sendPage(res, 'txs', evm(res).q.txsByHeight(height, page(req)));
-    })
-    .get('/indexer/tx/v1/evm-txs/:tx_hash', (req, res) => {
+    },
+  },
+  {
+    path: '/indexer/tx/v1/evm-txs/:tx_hash', query: [], reads: [], immutable: true,
+    handler: (req, res) => {
       const hash = pathParam(req, 'tx_hash');
       const json = evm(res).q.txByHash(txHash(hash));
       if (json === undefined) throw new NotFoundError(`tx not found: ${shown(hash)}`);
       sendJson(res, evmTxResponse(json));
-    })
-    .get('/indexer/tx/v1/evm-internal-txs', (req, res) => sendPage(res, 'internal_txs', evm(res).q.internalTxs(page(req))))
-    .get('/indexer/tx/v1/evm-internal-txs/by_height/:height', (req, res) => {
+    },
+  },
+  // internal txs trail the blocks (internal_tx_height): any of them may still grow
+  {
+    path: '/indexer/tx/v1/evm-internal-txs', query: PAGE_QUERY, reads: [TIP, INTERNAL_TXS],
+    handler: (req, res) => sendPage(res, 'internal_txs', evm(res).q.internalTxs(page(req))),
+  },
+  {
+    path: '/indexer/tx/v1/evm-internal-txs/by_height/:height', query: PAGE_QUERY, reads: [INTERNAL_TXS],
+    handler: (req, res) => {
       const height = pathInt(req, 'height');
       sendPage(res, 'internal_txs', evm(res).q.internalByHeight(height, page(req)));
-    })
-    .get('/indexer/tx/v1/evm-internal-txs/by_account/:account', (req, res) => {
+    },
+  },
+  {
+    path: '/indexer/tx/v1/evm-internal-txs/by_account/:account', query: PAGE_QUERY, reads: [INTERNAL_TXS],
+    handler: (req, res) => {
       const { q, prefix } = evm(res);
       const account = q.account(address('account', pathParam(req, 'account'), prefix));
       sendPage(res, 'internal_txs', q.internalByAccount(account, page(req)));
-    })
-    .get('/indexer/tx/v1/evm-internal-txs/:tx_hash', (req, res) => {
+    },
+  },
+  {
+    path: '/indexer/tx/v1/evm-internal-txs/:tx_hash', query: PAGE_QUERY, reads: [INTERNAL_TXS],
+    handler: (req, res) => {
       // rollytics checks pagination before the hash here (docs/api-contract.md#evm-internal-tx)
       const p = page(req);
       const hash = pathParam(req, 'tx_hash');
       const found = evm(res).q.internalByHash(txHash(hash), p);
       if (!found) throw new NotFoundError(`transaction not found: ${shown(hash)}`);
       sendPage(res, 'internal_txs', found);
-    });
-}
+    },
+  },
+];

@@ -5,19 +5,19 @@ import { randomBytes } from 'node:crypto';
  * knows — a chain's part, a normalized URL and a representation (gzip or identity) — holding the
  * answer's **validator** (the ETag sent, the change-record tags the answer read, the change
  * sequence of the state it was computed on), the key's request count (body admission) and CLOCK
- * bit, and the id of its body when one is held (src/http/caching.ts keeps the bodies).
+ * bit, and the id of its body when one is held (src/cache/store.ts keeps the bodies).
  *
  * Struct of arrays, open addressing with linear probing and backward-shift deletion: no JS object
  * and no string per key, so a validator costs SLOT_BYTES ÷ load (≈ 85 bytes) of memory the
  * garbage collector never walks, and a population of a hundred thousand polling wallets fits in
  * a few MiB. A key is known by a 64-bit hash of its text, seeded per process (a client cannot aim
  * at a collision); two keys colliding would share a slot, which can only answer a 304 to a client
- * holding the exact ETag that slot stores (see caching.ts).
+ * holding the exact ETag that slot stores (see store.ts).
  */
 
 /** Change-record tags kept per slot; an answer that read more is kept as reading everything (WILD). */
 export const MAX_TAGS = 4;
-/** SHA-1 digest bytes of an ETag (caching.ts etagOf: 27 base64url characters) */
+/** SHA-1 digest bytes of an ETag (etag.ts etagOf: 27 base64url characters) */
 export const DIGEST_BYTES = 20;
 
 /** flags: the number of tags (bits 0-2), and these */
@@ -271,7 +271,7 @@ export class KeyTable {
 
 const B64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
 const B64URL_CODES = Array.from(B64URL, (c) => c.charCodeAt(0));
-/** base64url characters of a 20-byte digest (caching.ts etagOf shows 27) */
+/** base64url characters of a 20-byte digest (etag.ts etagOf shows 27) */
 export const DIGEST_CHARS = 27;
 
 /**

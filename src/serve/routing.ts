@@ -1,0 +1,255 @@
+import type { IncomingMessage, RequestListener } from 'node:http';
+import { RequestHandler, Response, Router } from 'express';
+import { cachedFront, FrontSource } from '../cache/front';
+import { corsHeaders } from '../http/cors';
+import { errorJson, GRPC, sendError, shown } from '../http/errors';
+import { urlTooLong } from '../http/limits';
+import { silentLogger } from '../lib/log';
+import { methodNotAllowed, Metrics, readiness } from '../http/ops';
+import { underBase } from '../http/url';
+import { AppArgs, AppOptions, buildApp, ChainHolder, ChainRoute, readinessInputs, uncacheable } from './app';
+
+/**
+ * Where a request finds its chain, read top to bottom in the order it runs: the listener
+ * (src/serve/server.ts) calls createRequestListener's function, which cuts the base URL
+ * (cutBase) or the base URL and the chain's prefix (cutChain: a replica of several chains,
+ * `/{chain_id}/…`), then the response cache's front answers what it holds from memory
+ * (src/cache/front.ts), then admission (`wrap`, src/http/admission.ts) gives what runs a query
+ * its turn, then the Express app of the request's chain answers (src/serve/app.ts: its pages,
+ * snapshot, validator and the routes of src/routes/table.ts). A request routed to no chain of a
+ * replica of several is the root's: the chain list (JSON or the explorer's chain picker), the
+ * replica's /health, /ready and /metrics (rootRouter).
+ */
+
+/** The chains of a replica serving several (src/serve/chains.ts ChainSet). */
+export interface ChainDirectory {
+  /** the chain served under `/{id}/` */
+  find(id: string): ChainRoute | undefined;
+  /** every chain, by id */
+  list(): ChainRoute[];
+  /** files not served, and why (/ and the root /ready list them) */
+  refused(): { file: string; error: string }[];
+}
+
+/** The chain each request routed under `/{chain_id}/` was found for (createRequestListener's cut). */
+const routedChain = new WeakMap<IncomingMessage, ChainRoute>();
+
+/**
+ * `snapshots`: the one chain of a replica at the root; or `chains`: a replica of several, each
+ * under `/{chain_id}/` (then `snapshots` is not used).
+ */
+export type ListenerArgs = { snapshots?: ChainHolder; chains?: ChainDirectory } & AppArgs;
+
+/**
+ * --base-url: the requests createRequestListener found outside the prefix (answered 404 by the
+ * app, after its log line, metrics and CORS headers are in place).
+ */
+const outsideBase = new WeakSet<IncomingMessage>();
+
+/**
+ * What the HTTP server runs: the Express app (src/serve/app.ts buildApp), behind the response cache
+ * (src/cache/front.ts) when `responseCache` is given — answers from memory (a held body, or a
+ * validator's 304) are given without entering Express, misses computed by the app and kept.
+ * `wrap` (admission, src/http/admission.ts) goes around the app: after the base URL and the
+ * chain's prefix are cut (it sees the URL the app routes and the request's chain, chainIdOf) and
+ * after the cache, so an answer from memory — which runs no query — never waits for a turn
+ * (docs/reliability.md#overload).
+ */
+export function createRequestListener(args: ListenerArgs, wrap: (inner: RequestListener) => RequestListener = (l) => l): RequestListener {
+  const { responseCache, options, chains, logger = silentLogger } = args;
+  const { maxUrlLength } = options;
+  // the chain a request is answered for: the one the cut routed it to, else the replica's only one
+  const only: ChainRoute | undefined = chains ? undefined : { id: '', base: options.baseUrl, holder: args.snapshots as ChainHolder };
+  const chainOf = only ? (): ChainRoute => only : (req: IncomingMessage): ChainRoute | undefined => routedChain.get(req);
+  const { app, observe, metrics } = buildApp(args, {
+    chainOf, only, outsideBase: (req) => outsideBase.has(req),
+    ...(chains ? { several: { list: () => chains.list(), root: (ops: Metrics) => rootRouter(chains, ops, options, chainOf) } } : {}),
+  });
+  // what runs a query waits its turn (admission); what the cache answers from memory does not
+  const admitted = wrap(app);
+  // each chain's source for the front, made once (a hit allocates nothing for it)
+  const sources = new WeakMap<ChainRoute, FrontSource>();
+  const front: RequestListener = !responseCache ? admitted : cachedFront(admitted, {
+    cache: responseCache,
+    sourceOf: (req) => {
+      const chain = chainOf(req);
+      if (chain === undefined) return undefined;
+      let source = sources.get(chain);
+      if (source === undefined) {
+        sources.set(chain, source = { snapshots: chain.holder, part: responseCache.part(chain.id), ...(chains ? { chain: chain.id } : {}) });
+      }
+      return source;
+    },
+    cors: corsHeaders(options.corsOrigin), maxUrlLength,
+    draining: options.draining ?? ((): boolean => false), observe,
+    logsRequests: logger.enabled('info'), metrics, slowRequestMs: options.slowRequestMs ?? Infinity,
+  });
+  const base = options.baseUrl;
+  // outside the base URL: the app answers (a 404), through `wrap` like everything else
+  const inner: RequestListener = (req, res) => (outsideBase.has(req) ? admitted : front)(req, res);
+  if (chains !== undefined) return cutChain(base, chains, inner, maxUrlLength);
+  return base === '' ? inner : cutBase(base, inner, maxUrlLength);
+}
+
+/** The chain id of a request of a replica serving several chains ('' at its root), after the cut. */
+export function chainIdOf(req: IncomingMessage): string {
+  return routedChain.get(req)?.id ?? '';
+}
+
+/**
+ * --base-url: the prefix is cut once, here, before the response cache and the app see the
+ * URL, so both route, key and validate the same root-relative URL as without a prefix (and a
+ * cached entry can never answer a request outside the prefix). req.originalUrl keeps the target
+ * as sent, as Express's own mounting does (the log line shows it). A request outside the prefix
+ * — or too long to look at (the app answers 414) — is marked for the app, which answers it.
+ */
+function cutBase(base: string, inner: RequestListener, maxUrlLength: number): RequestListener {
+  return (req, res) => {
+    const raw = req.url as string;
+    const rest = urlTooLong(raw, maxUrlLength) ? undefined : underBase(raw, base);
+    (req as IncomingMessage & { originalUrl?: string }).originalUrl = raw;
+    if (rest === undefined) outsideBase.add(req);
+    else req.url = rest;
+    inner(req, res);
+  };
+}
+
+/**
+ * A replica of several chains: after the base URL, the first path segment names the chain
+ * (`/{chain_id}/indexer/…`); it is cut like the base URL, and the request is routed to that chain
+ * (routedChain) — its snapshot, its part of the response cache, its prefix in the explorer and
+ * Swagger UI. A request whose first segment names no chain is the root's (rootRouter).
+ */
+function cutChain(base: string, chains: ChainDirectory, inner: RequestListener, maxUrlLength: number): RequestListener {
+  return (req, res) => {
+    const raw = req.url as string;
+    (req as IncomingMessage & { originalUrl?: string }).originalUrl = raw;
+    let rest = urlTooLong(raw, maxUrlLength) ? undefined : base === '' ? underBase(raw, '') ?? raw : underBase(raw, base);
+    if (rest === undefined) { outsideBase.add(req); inner(req, res); return; }
+    const end = segmentEnd(rest);
+    const chain = end > 1 ? chains.find(rest.slice(1, end)) : undefined;
+    if (chain !== undefined) {
+      routedChain.set(req, chain);
+      rest = end === rest.length ? '/' : rest.charCodeAt(end) === 63 /* ? */ ? `/${rest.slice(end)}` : rest.slice(end);
+    }
+    req.url = rest;
+    inner(req, res);
+  };
+}
+
+/** Where the first path segment of a root-relative target ends (at `/`, `?` or the end). */
+function segmentEnd(url: string): number {
+  for (let i = 1; i < url.length; i++) {
+    const c = url.charCodeAt(i);
+    if (c === 47 || c === 63) return i;
+  }
+  return url.length;
+}
+
+/** One chain in the root's list: `ready` as its own /ready, and why not. */
+interface ChainEntry { chain_id: string; vm_type: string | null; height: number | null; path: string; ready: boolean; not_ready?: string }
+
+function chainEntries(chains: ChainDirectory, options: AppOptions): ChainEntry[] {
+  return chains.list().map((c) => {
+    const s = c.holder.current();
+    const r = readiness(readinessInputs(c.holder, options));
+    const why = r.ready ? undefined : (JSON.parse(r.body) as { message?: string }).message;
+    return { chain_id: c.id, vm_type: s?.meta.vmType ?? null, height: s?.meta.height ?? null, path: `${c.base}/`, ready: r.ready, ...(why === undefined ? {} : { not_ready: why }) };
+  });
+}
+
+/**
+ * The root of a replica serving several chains (requests routed to no chain): `GET /` lists the
+ * chains — JSON for a client that asks for it (or when the explorer is off), the explorer's chain
+ * picker otherwise — `/health`, `/ready` (200 while any chain is ready, with a per-chain
+ * breakdown) and `/metrics`; anything else is a 404 that names where the chains are.
+ */
+function rootRouter(chains: ChainDirectory, metrics: Metrics, options: AppOptions, chainOf: (req: IncomingMessage) => ChainRoute | undefined): RequestHandler {
+  const base = options.baseUrl;
+  const draining = options.draining ?? ((): boolean => false);
+  const noStore = (res: Response): Response => res.set('Cache-Control', 'no-store');
+  const router = Router()
+    .get('/', (req, res) => {
+      const list = chainEntries(chains, options);
+      // a file that does not open, failed its check or was refused is listed with its reason
+      const refused = chains.refused();
+      noStore(res).vary('Accept');
+      if (options.explorer && req.accepts(['application/json', 'text/html']) === 'text/html') {
+        res.type('text/html; charset=utf-8').send(chainPickerHtml(list, refused, base, listUrl(req, base)));
+        return;
+      }
+      res.type('application/json').send(JSON.stringify({ chains: list, ...(refused.length === 0 ? {} : { files_not_served: refused }) }));
+    })
+    .get('/health', (_req, res) => { noStore(res).type('application/json').send('{"status":"ok"}'); })
+    .get('/ready', (_req, res) => {
+      const r = rootReadiness(chains, options, draining());
+      noStore(res).type('application/json').status(r.ready ? 200 : 503).send(r.body);
+    })
+    .get('/metrics', (_req, res, next) => {
+      metrics.registry.metrics().then((text) => { noStore(res).type(metrics.registry.contentType).send(text); }, next);
+    })
+    .all(['/', '/health', '/ready', '/metrics'], methodNotAllowed)
+    .use((req, res) => {
+      uncacheable(res);
+      const ids = chains.list().map((c) => c.id);
+      sendError(res, 404, GRPC.NOT_FOUND, `not found: ${req.method} ${shown(req.path)}: this replica serves each chain under ${base}/{chain_id}/`
+        + (ids.length === 0 ? ' and serves no chain now' : ` (${ids.slice(0, 20).join(', ')}${ids.length > 20 ? `, … ${ids.length} chains` : ''}); ${base}/ lists them`));
+    });
+  return (req, res, next) => {
+    if (chainOf(req) !== undefined) { next(); return; }
+    router(req, res, next);
+  };
+}
+
+/** The root /ready of a replica of several chains: ready while any chain is; each chain's own answer. */
+export function rootReadiness(chains: ChainDirectory, options: AppOptions, draining: boolean): { ready: boolean; body: string } {
+  const breakdown: Record<string, unknown> = {};
+  let any = false;
+  for (const c of chains.list()) {
+    const r = readiness(readinessInputs(c.holder, options));
+    any ||= r.ready;
+    breakdown[c.id] = JSON.parse(r.body) as unknown;
+  }
+  const refused = chains.refused();
+  const extra = refused.length === 0 ? {} : { files_not_served: refused };
+  if (draining) return { ready: false, body: JSON.stringify({ ...JSON.parse(errorJson(GRPC.UNAVAILABLE, 'shutting down')) as object, chains: breakdown, ...extra }) };
+  if (!any) {
+    const why = Object.keys(breakdown).length === 0 ? 'no chain is served' : 'no chain is ready';
+    return { ready: false, body: JSON.stringify({ ...JSON.parse(errorJson(GRPC.UNAVAILABLE, why)) as object, chains: breakdown, ...extra }) };
+  }
+  return { ready: true, body: JSON.stringify({ status: 'ready', chains: breakdown, ...extra }) };
+}
+
+const htmlEscape = (t: string): string => t.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/**
+ * The chain list's URL as this request reached it (scheme and Host as sent), for the picker's
+ * curl line: a Host that is not a plain host[:port] is not echoed into a shell command.
+ */
+function listUrl(req: IncomingMessage & { protocol?: string }, base: string): string {
+  const host = req.headers.host;
+  const safe = host !== undefined && /^[A-Za-z0-9.-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/.test(host) ? host : 'localhost';
+  return `${req.protocol === 'https' ? 'https' : 'http'}://${safe}${base}/`;
+}
+
+/** The explorer's chain picker: each chain's explorer, its VM and height, whether it is ready; the files not served and why; the explorer's top bar and column. */
+function chainPickerHtml(list: ChainEntry[], refused: { file: string; error: string }[], base: string, url: string): string {
+  const rows = list.map((c) => `<li><a href="${htmlEscape(c.path)}">${htmlEscape(c.chain_id)}</a> <span class="muted">${htmlEscape(c.vm_type ?? 'not loaded')}${c.height === null ? '' : ` · height ${c.height}`}</span>`
+    + `${c.ready ? '' : ` <strong class="not-ready">not ready: ${htmlEscape(c.not_ready ?? '')}</strong>`}</li>`).join('\n');
+  const notServed = refused.length === 0 ? '' : `<h2>Files not served</h2>
+<ul class="not-served">
+${refused.map((r) => `<li><code>${htmlEscape(r.file)}</code>: ${htmlEscape(r.error)}</li>`).join('\n')}
+</ul>
+`;
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>indexer-api · chains</title><link rel="stylesheet" href="${base}/${list.length > 0 ? list[0].chain_id + '/' : ''}explorer/explorer.css"></head>
+<body><header class="top"><span class="brand">indexer-api <span>chains</span></span></header>
+<main><h1>Chains</h1>
+<p>${list.length === 0 ? 'This replica serves no chain yet.' : `This replica serves ${list.length} chain${list.length === 1 ? '' : 's'}; each has its explorer, its API and Swagger UI under its own path.`}</p>
+<ul class="chains">
+${rows}
+</ul>
+${notServed}<p class="muted">As JSON: <code>curl -H 'Accept: application/json' '${htmlEscape(url)}'</code></p>
+</main></body></html>`;
+}
