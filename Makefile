@@ -5,7 +5,7 @@ VMS := move wasm evm
 DEMO_DBS := $(foreach vm,$(VMS),fixtures/demo/$(vm).sqlite)
 CLI := node bin/indexer-api
 
-.PHONY: all deps build fixtures lint test test-unit test-faults serve demo-live binary image pack bench clean help
+.PHONY: all deps build fixtures lint check test test-unit test-faults serve demo-live binary image pack bench clean help
 
 all: build fixtures ## Install dependencies, compile, build the demo snapshots
 
@@ -41,10 +41,13 @@ fixtures/demo/%.sqlite: build/src/generate/index.js build/src/records/from-dump.
 	$(CLI) generate --vm $* --preset demo --out fixtures/demo/dumps/$* --force --quiet
 	$(CLI) import --from-dump fixtures/demo/dumps/$* --out $@ --force --quiet
 
+ESLINT := $(NODE_BIN)/eslint src test bench scripts
+DEPCRUISE := $(NODE_BIN)/depcruise --config .dependency-cruiser.js src
+
 lint: deps ## Type-check (tsc --noEmit), lint (ESLint: eslint.config.mjs), check the layers (.dependency-cruiser.js)
 	$(NODE_BIN)/tsc -p tsconfig.json --noEmit
-	$(NODE_BIN)/eslint src test bench scripts
-	$(NODE_BIN)/depcruise --config .dependency-cruiser.js src
+	$(ESLINT)
+	$(DEPCRUISE)
 
 # The edit–test loop: in-process tests over snapshots imported from the demo dumps, no
 # PostgreSQL, no child processes, no binary. The slow walks (routes/pagination-walk) and every
@@ -54,13 +57,36 @@ UNIT_TESTS := 'build/test/*.test.js' 'build/test/routes/*.test.js' build/test/im
   build/test/serve/ops.test.js
 UNIT_SLOW := build/test/routes/pagination-walk.test.js build/test/cli.test.js build/test/binary.test.js \
   build/test/bundle.test.js
+UNIT_MOCHA := $(NODE_BIN)/mocha --forbid-only --timeout 60000 --reporter dot $(UNIT_TESTS) $(foreach t,$(UNIT_SLOW),--ignore $(t))
 
 test-unit: deps ## Run the fast tests (< 1 min on an idle 2-core machine): compile, then mocha without the slow ones
 	$(NODE_BIN)/tsc -p tsconfig.json
-	$(NODE_BIN)/mocha --forbid-only --timeout 60000 --reporter dot $(UNIT_TESTS) $(foreach t,$(UNIT_SLOW),--ignore $(t))
+	$(UNIT_MOCHA)
 
-test: build fixtures binary ## Run the test suite (mocha, real snapshot files and servers on 127.0.0.1; the fault suite is test-faults)
-	$(NODE_BIN)/mocha --forbid-only --timeout 60000 --reporter spec --ignore 'build/test/faults/**' 'build/test/**/*.test.js'
+# What `make lint` and `make test-unit` check, with one type-check: tsc compiles (which
+# type-checks the same files `lint`'s --noEmit pass does), then ESLint, the layers, the unit tests.
+check: deps ## The inner loop: make lint + make test-unit with one tsc pass (< 3 min on an idle 2-core machine; docs/testing.md)
+	$(NODE_BIN)/tsc -p tsconfig.json
+	$(ESLINT)
+	$(DEPCRUISE)
+	$(UNIT_MOCHA)
+
+# `make test` runs its files in parallel: TEST_JOBS mocha workers (default 3), each running one
+# file at a time. Most of a file's wall time is waiting on the processes, servers and timers it
+# starts, so more files than cores run at once (docs/testing.md: the times, what tests may share).
+# TEST_JOBS=1 runs them one after another in one process. The longest files are handed out first
+# (TEST_FIRST, longest first by the per-file times of a parallel run) so that none starts near the
+# end; the rest follow in path order.
+TEST_JOBS ?= 3
+TEST_FIRST := $(addprefix build/test/,kit/package.test.js import/postgres.test.js routes/pagination-walk.test.js \
+  follow/live-cache-validators.test.js follow/live-cache-workers2.test.js follow/live-cache.test.js cli.test.js \
+  explorer/explorer.test.js serve/growth.test.js follow/follow.test.js follow/postgres.test.js scale/rate-limit.test.js \
+  follow/start-order.test.js scale/replicas.test.js binary.test.js errors/paths.test.js)
+MOCHA_JOBS = $(if $(filter-out 1,$(TEST_JOBS)),--parallel --jobs $(TEST_JOBS))
+TEST_FILES = $(TEST_FIRST) $$(find build/test -name '*.test.js' -not -path 'build/test/faults/*' | sort | grep -vxF $(foreach t,$(TEST_FIRST),-e $(t)))
+
+test: build fixtures binary ## Run the test suite in parallel (mocha, real snapshot files and servers on 127.0.0.1; TEST_JOBS=N workers, default 3; the fault suite is test-faults)
+	$(NODE_BIN)/mocha --forbid-only --timeout 60000 --reporter spec $(MOCHA_JOBS) $(TEST_FILES)
 
 test-faults: build fixtures ## Run the fault suite (test/faults/: kills, bad files, disk full, hostile sockets; docs/reliability.md)
 	FAULT_POINTS=$(or $(FAULT_POINTS),50) $(NODE_BIN)/mocha --forbid-only --timeout 60000 --reporter spec 'build/test/faults/**/*.test.js'

@@ -19,6 +19,7 @@ import { runImport } from '../../src/import/run';
 import { loadOpenApi } from '../../src/serve/openapi';
 import { openSnapshot, Snapshot } from '../../src/snapshot/open';
 import { DumpModel, loadDump, Vm } from './dump';
+import { atRunEnd } from '../support/run-end';
 
 /** Repository root (tests run from build/test/…). */
 export const ROOT = resolve(__dirname, '..', '..', '..');
@@ -26,9 +27,13 @@ export const DEMO_DUMPS = join(ROOT, 'fixtures', 'demo', 'dumps');
 export const VMS: readonly Vm[] = ['move', 'wasm', 'evm'];
 
 let tmpRoot: string | undefined;
-/** A private temp directory for this run, removed after all tests. */
+/** A private temp directory for this process, removed when it exits. */
 export function testTmp(): string {
-  tmpRoot ??= mkdtempSync(join(tmpdir(), 'indexer-api-test-'));
+  if (!tmpRoot) {
+    const dir = mkdtempSync(join(tmpdir(), 'indexer-api-test-'));
+    tmpRoot = dir;
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  }
   return tmpRoot;
 }
 
@@ -128,10 +133,11 @@ export function makeTestApp(vm: Vm, overrides: Partial<AppOptions> = {}): Promis
   return a;
 }
 
-if (typeof after === 'function') {
-  after(async () => {
-    await Promise.all(servers.map((s) => new Promise<void>((done) => { s.close(() => done()); s.closeAllConnections(); })));
-    for (const c of chains.values()) (await c).snapshot.close();
-    if (tmpRoot) rmSync(tmpRoot, { recursive: true, force: true });
-  });
-}
+// The chains, apps and servers are built once per process and shared by every file it runs (a
+// serial run: all of them; under --parallel, each worker's files). After each run (each file under
+// --parallel, test/support/run-end.ts), drop the kept-alive connections, which would hold the
+// process open; the servers are unref'd and stay for the next file. The temp directory goes when
+// the process exits.
+atRunEnd(() => {
+  for (const s of servers) s.closeAllConnections();
+});

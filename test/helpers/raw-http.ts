@@ -4,6 +4,7 @@
  * other byte — `%` escapes, malformed or not, `?`, `&`, `+`, `/` — goes out as written.
  */
 import { Agent, request } from 'node:http';
+import { atRunEnd } from '../support/run-end';
 
 export interface RawResponse { status: number; headers: Record<string, string | string[] | undefined>; body: string; ms: number }
 
@@ -39,4 +40,5 @@ export function rawGet(baseUrl: string, target: string, timeoutMs = 5000, method
   });
 }
 
-if (typeof after === 'function') after(() => agent.destroy());
+// its kept-alive sockets would hold the process open after the run (test/support/run-end.ts)
+atRunEnd(() => agent.destroy());

@@ -36,8 +36,16 @@ async function ready(url: string): Promise<void> {
     if (Date.now() > until) throw new Error(`${url}/ready still answers ${res.status}`);
     await new Promise((r) => setTimeout(r, 50));
   }
-  // every worker has told the primary, which prints the one line
-  await new Promise((r) => setTimeout(r, 200));
+}
+
+/**
+ * Waits (up to 30 s) until stderr holds `text`. The primary prints "serving … on URL" once every
+ * worker has told it that it serves; /ready answering 200 from one worker says nothing about the
+ * other, so on a busy machine (make test runs files in parallel) the line can come a while later.
+ */
+async function stderrHas(stderr: () => string, text: string): Promise<void> {
+  const until = Date.now() + 30_000;
+  while (!stderr().includes(text) && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
 }
 
 async function status(url: string): Promise<{ chain_id: string }> {
@@ -59,6 +67,7 @@ describe('serve --port 0: the first line of stdout names the free port the kerne
         expect((await status(m?.[1] as string)).chain_id).to.equal('minievm-demo-1');
         // "serving … on URL" (stderr) is printed once the start-up quick check passed: /ready 200
         await ready(m?.[1] as string);
+        await stderrHas(s.stderr, `on ${m?.[1]}`);
         expect(s.stderr()).to.include(`on ${m?.[1]}`);
       } finally {
         expect(await s.stop()).to.equal(0);

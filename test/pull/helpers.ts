@@ -36,11 +36,12 @@ export function chainVersions(): Promise<Version[]> {
   return built;
 }
 
-/** Deletes the versions' directory (mocha does it after the run; scripts call it). */
+/** Deletes the versions' directory (when the test process exits; scripts call it). */
 export function removePullTmp(): void {
   if (tmpRoot) rmSync(tmpRoot, { recursive: true, force: true });
   tmpRoot = undefined;
   built = undefined;
 }
 
-if (typeof after === 'function') after(removePullTmp);
+// built once per process (shared by its files, as the serial run shares them) and removed on exit
+process.once('exit', removePullTmp);

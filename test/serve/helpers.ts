@@ -12,6 +12,7 @@ import { join, resolve } from 'node:path';
 import { runGenerate } from '../../src/commands/generate';
 import { runImport } from '../../src/import/run';
 import { openSnapshot } from '../../src/snapshot/open';
+import { atRunEnd } from '../support/run-end';
 
 /** Repository root (tests run from build/test/serve/). */
 export const ROOT = resolve(__dirname, '..', '..', '..');
@@ -19,8 +20,13 @@ export const CLI = join(ROOT, 'bin', 'indexer-api');
 export const DEMO = (vm: 'move' | 'wasm' | 'evm'): string => join(ROOT, 'fixtures', 'demo', `${vm}.sqlite`);
 
 let tmpRoot: string | undefined;
+/** A private temp directory for this process, removed when it exits. */
 export function serveTmp(): string {
-  tmpRoot ??= mkdtempSync(join(tmpdir(), 'indexer-api-serve-test-'));
+  if (!tmpRoot) {
+    const dir = mkdtempSync(join(tmpdir(), 'indexer-api-serve-test-'));
+    tmpRoot = dir;
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  }
   return tmpRoot;
 }
 
@@ -176,9 +182,9 @@ export function metric(text: string, name: string, labels = ''): number | undefi
   return line === undefined ? undefined : Number(line.slice(want.length));
 }
 
-if (typeof after === 'function') {
-  after(async () => {
-    await Promise.all([...running].map((p) => p.stop('SIGKILL')));
-    if (tmpRoot) rmSync(tmpRoot, { recursive: true, force: true });
-  });
-}
+// After each run (each file under --parallel, test/support/run-end.ts): kill the servers it left
+// running. The temp directory and the small snapshots in it are kept for the process's next
+// file and removed when it exits.
+atRunEnd(async () => {
+  await Promise.all([...running].map((p) => p.stop('SIGKILL')));
+});

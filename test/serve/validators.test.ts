@@ -4,7 +4,7 @@
  * its own budget, so that an unchanged revalidation is a 304 without reading a row, whether its
  * body is still held or not. Each hazard the issue lists has a test here; the servers of
  * test/serve/front.test.ts (byte-identical 304s), test/serve/caching.test.ts (--cache-bytes 0)
- * and test/follow/live-cache.test.ts (a real follow, validators only) hold the rest end to end.
+ * and test/follow/live-cache-validators.test.ts (a real follow, validators only) hold the rest end to end.
  */
 import { expect } from 'chai';
 import { setFlagsFromString } from 'node:v8';
