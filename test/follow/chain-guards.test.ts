@@ -9,17 +9,8 @@ import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { tableDigests } from '../../src/snapshot/digest';
-import { openDatabase } from '../../src/sqlite';
 import { demoCuts, growingSource, startFollow } from './helpers';
-
-/** A copy of `from` whose meta names chain `id` (the same blocks). */
-function withChainId(from: string, to: string, id: string): string {
-  copyFileSync(from, to);
-  const db = openDatabase(to, { fileMustExist: true });
-  db.prepare("UPDATE meta SET value = ? WHERE key = 'chain_id'").run(id);
-  db.close();
-  return to;
-}
+import { withChainId } from '../serve/helpers';
 
 describe('follow: never another chain', function () {
   this.timeout(120_000);

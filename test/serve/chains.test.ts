@@ -25,7 +25,7 @@ import { appOptions } from '../helpers/app-options';
 import { chainIdProblem, ChainSetError } from '../../src/serve/chains';
 import { openDatabase } from '../../src/sqlite';
 import { pagesAsAtRoot, routePaths } from './client-urls';
-import { CLI, cleanEnv, DEMO, eventually, get, metric, startServe } from './helpers';
+import { CLI, cleanEnv, DEMO, eventually, get, metric, startServe, withChainId } from './helpers';
 
 const IDS = { move: 'minimove-demo-1', wasm: 'miniwasm-demo-1', evm: 'minievm-demo-1' } as const;
 
@@ -47,15 +47,6 @@ function chainsStack(o: Opts): Promise<ServeStack> {
 
 function singleStack(file: string): Promise<ServeStack> {
   return assembleServeStack({ ...REST, file, logger: createLogger('error'), baseUrl: '', cacheBytes: 0, cacheEntries: 0, watchPollMs: undefined });
-}
-
-/** A copy of `from` whose meta names chain `id`. */
-function withChainId(from: string, to: string, id: string): string {
-  copyFileSync(from, to);
-  const db = openDatabase(to, { fileMustExist: true });
-  db.prepare("UPDATE meta SET value = ? WHERE key = 'chain_id'").run(id);
-  db.close();
-  return to;
 }
 
 describe('serve: many chains in one replica', function () {

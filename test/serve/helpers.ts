@@ -5,13 +5,14 @@
  * 20 / 40 / 60) for hot-swap tests, built once per run with generate + import.
  */
 import { ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { runGenerate } from '../../src/commands/generate';
 import { runImport } from '../../src/import/run';
 import { openSnapshot } from '../../src/snapshot/open';
+import { openDatabase } from '../../src/sqlite';
 import { atRunEnd } from '../support/run-end';
 
 /** Repository root (tests run from build/test/serve/). */
@@ -28,6 +29,15 @@ export function serveTmp(): string {
     process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
   }
   return tmpRoot;
+}
+
+/** A copy of `from` whose meta names chain `id` (the same blocks): a file of another chain. */
+export function withChainId(from: string, to: string, id: string): string {
+  copyFileSync(from, to);
+  const db = openDatabase(to, { fileMustExist: true });
+  db.prepare("UPDATE meta SET value = ? WHERE key = 'chain_id'").run(id);
+  db.close();
+  return to;
 }
 
 export interface SmallSnapshot { file: string; height: number; txs: number }
