@@ -15,6 +15,9 @@ const LAYERS = [
   // (src/cache/tags.ts) and the ETag / conditional GET that sendJson uses (src/cache/etag.ts)
   [0, 'cache-leaves', '^src/cache/(tags|etag)\\.ts$'],
   [1, 'wire', '^src/wire/'],
+  // each command's settings (src/settings/): its options declared once, their defaults and resolve
+  // step; what the layers above read (serve's ServeSettings, a source's options, the crawl client's defaults)
+  [1, 'settings', '^src/settings/'],
   // the snapshot file: its store (the only opener), its reads, its one writer
   [2, 'snapshot', '^src/snapshot/'],
   // records in the dump format → validated rows handed to the writer (import and follow alike)

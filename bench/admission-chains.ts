@@ -18,7 +18,7 @@
  *     [--b-clients 3] [--b-every-ms 50] [--busy-ms 2] [--seconds 8] [--warmup-s 2] [--runs 3]
  *     [--max-queued 256] [--max-queued-per-client 64] [--max-wait-ms 5000]
  *
- * (the admission limits default to serve's: src/lib/defaults.ts)
+ * (the admission limits default to serve's: src/settings/serve.ts)
  */
 import { fork } from 'node:child_process';
 import { once } from 'node:events';
@@ -26,7 +26,10 @@ import { Agent, createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadavg } from 'node:os';
 import { admission, ShedReason } from '../src/http/admission';
-import { SERVE_DEFAULTS } from '../src/lib/defaults';
+import { defaultServeSettings } from '../src/settings/serve';
+
+/** serve's admission settings, the defaults of this bench's */
+const serveAdmission = defaultServeSettings().admission;
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -88,7 +91,7 @@ async function run(grouped: boolean): Promise<Run> {
   const load = loadavg()[0];
   const o: ServerOptions = {
     grouped, busyMs: arg('busy-ms', 2),
-    maxQueued: arg('max-queued', SERVE_DEFAULTS.maxQueued), maxQueuedPerClient: arg('max-queued-per-client', SERVE_DEFAULTS.maxQueuedPerClient), maxWaitMs: arg('max-wait-ms', SERVE_DEFAULTS.maxQueueWaitMs),
+    maxQueued: arg('max-queued', serveAdmission.maxQueued), maxQueuedPerClient: arg('max-queued-per-client', serveAdmission.maxQueuedPerClient), maxWaitMs: arg('max-wait-ms', serveAdmission.maxWaitMs),
   };
   const child = fork(__filename, ['--serve', JSON.stringify(o)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const [{ url }] = await once(child, 'message') as [{ url: string }];

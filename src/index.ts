@@ -12,38 +12,32 @@
  * handling, which belongs to the test runner, and with the smaller defaults below.
  */
 import { createLogger, LOG_LEVELS, LogLevel } from './lib/log';
-import { SERVE_DEFAULTS } from './lib/defaults';
 import { DEMO_VMS, demoSnapshotPath } from './serve/demo';
-import { resolveServe, ServeArgs } from './commands/serve-config';
+import { parseBaseUrl, resolveServe, serveDefaults, ServeArgs } from './settings/serve';
 
 export type { LogLevel };
 export type DemoVm = 'move' | 'wasm' | 'evm';
 
 /**
- * The in-process server's settings: `serve`'s defaults (src/lib/defaults.ts), with a smaller
- * cache, a quicker stop and no explorer — a test suite's server. A caller's options go over
- * these, and the whole goes through `serve`'s one resolve step (src/commands/serve-config.ts).
+ * The in-process server's settings: `serve`'s own defaults (serveDefaults, declared once in
+ * src/settings/serve.ts) with these over them — a smaller cache, a quicker stop, no explorer: a
+ * test suite's server. A caller's options go over these, and the whole goes through `serve`'s
+ * one resolve step.
  */
-const LIBRARY_ARGS: ServeArgs = {
-  demo: 'move', host: SERVE_DEFAULTS.host, port: 0, corsOrigin: SERVE_DEFAULTS.corsOrigin,
+const LIBRARY_ARGS: Partial<ServeArgs> = {
+  port: 0,
   // the file is checked when opened; a quick check of every page is `serve`'s start-up job
   verify: false,
   logLevel: 'error',
   // a test runner collects the lines: JSON, whatever the terminal
   logFormat: 'json',
-  cacheMaxAge: SERVE_DEFAULTS.cacheMaxAge, cacheBytes: 16 * 1024 * 1024, cacheEntries: 10_000, cacheValidatorBytes: 4 * 1024 * 1024,
+  cacheBytes: 16 * 1024 * 1024, cacheEntries: 10_000, cacheValidatorBytes: 4 * 1024 * 1024,
   watch: false, watchPollMs: 500,
-  requestTimeoutMs: SERVE_DEFAULTS.requestTimeoutMs, headersTimeoutMs: SERVE_DEFAULTS.headersTimeoutMs,
-  keepAliveTimeoutMs: SERVE_DEFAULTS.keepAliveTimeoutMs, maxHeaderSize: SERVE_DEFAULTS.maxHeaderSize, maxUrlLength: SERVE_DEFAULTS.maxUrlLength,
   // in-flight requests get this long on close(), ms
   shutdownTimeoutMs: 5_000,
   // / is the JSON 404, as in the API it replicates (serve shows the explorer there)
   explorer: false,
   workers: 1,
-  commitPollMs: SERVE_DEFAULTS.commitPollMs,
-  pullInterval: 0,
-  maxQueued: SERVE_DEFAULTS.maxQueued, maxQueuedPerClient: SERVE_DEFAULTS.maxQueuedPerClient, maxQueueWaitMs: SERVE_DEFAULTS.maxQueueWaitMs,
-  slowRequestMs: SERVE_DEFAULTS.slowRequestMs,
   validateResponses: false,
 };
 
@@ -97,18 +91,18 @@ function snapshotFile(o: StartServerOptions): string {
  * leaves nothing open) on a missing or bad snapshot file or a port in use.
  */
 export async function startServer(options: StartServerOptions = {}): Promise<RunningIndexerApi> {
-  const port = options.port ?? LIBRARY_ARGS.port;
+  const defaults: ServeArgs = { ...serveDefaults(), ...LIBRARY_ARGS };
+  const port = options.port ?? defaults.port;
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`startServer: port must be 0..65535, got ${String(options.port)}`);
-  const logLevel = options.logLevel ?? LIBRARY_ARGS.logLevel;
+  const logLevel = options.logLevel ?? defaults.logLevel;
   if (!LOG_LEVELS.includes(logLevel)) throw new Error(`startServer: logLevel must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(logLevel)}`);
   const file = snapshotFile(options);
   if (options.baseUrl !== undefined && typeof options.baseUrl !== 'string') throw new Error(`startServer: baseUrl must be a string, got ${JSON.stringify(options.baseUrl)}`);
-  const { parseBaseUrl } = await import('./http/url');
   const baseUrl = options.baseUrl === undefined ? '' : parseBaseUrl(options.baseUrl, 'startServer: baseUrl');
   const c = resolveServe({
-    ...LIBRARY_ARGS, db: file, port, logLevel, baseUrl,
-    host: options.host ?? LIBRARY_ARGS.host, corsOrigin: options.corsOrigin ?? LIBRARY_ARGS.corsOrigin,
-    validateResponses: options.validateResponses ?? LIBRARY_ARGS.validateResponses, watch: options.watch ?? LIBRARY_ARGS.watch,
+    ...defaults, db: file, port, logLevel, baseUrl,
+    host: options.host ?? defaults.host, corsOrigin: options.corsOrigin ?? defaults.corsOrigin,
+    validateResponses: options.validateResponses ?? defaults.validateResponses, watch: options.watch ?? defaults.watch,
   }, demoSnapshotPath);
   const [{ assembleServeStack }, { ListenError, listenErrorText }] = await Promise.all([import('./serve/assembly'), import('./serve/server')]);
   const logger = createLogger(c.logLevel, undefined, {}, c.logFormat);

@@ -4,6 +4,7 @@ import { snapshotOf } from '../http/context';
 import { requestAcceptsGzip } from '../http/encoding';
 import { answerTags } from '../http/route';
 import type { CachePart, ResponseCache } from './store';
+import type { ServeSettings } from '../settings/serve';
 
 /** Request headers that belong to the request, not to the cached answer (CORS, draining). */
 const PER_REQUEST = new Set(['access-control-allow-origin', 'vary', 'connection']);
@@ -19,8 +20,8 @@ const PER_REQUEST = new Set(['access-control-allow-origin', 'vary', 'connection'
  * (second sight), or a revalidation whose ETag matched (the client holds this answer: it will
  * ask again); anything else is not kept at all.
  */
-export function httpCaching(maxAge: number, cache?: ResponseCache, partOf: (req: IncomingMessage) => CachePart | undefined = () => cache?.part('')): RequestHandler {
-  const cacheControl = `public, max-age=${maxAge}`;
+export function httpCaching(settings: Pick<ServeSettings, 'cacheMaxAge'>, cache?: ResponseCache, partOf: (req: IncomingMessage) => CachePart | undefined = () => cache?.part('')): RequestHandler {
+  const cacheControl = `public, max-age=${settings.cacheMaxAge}`;
   return (req, res, next) => {
     if (req.method !== 'GET') { next(); return; }
     const snapshot = snapshotOf(res);

@@ -2,7 +2,7 @@ import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http
 import type { Snapshot } from '../snapshot/open';
 import { acceptsGzipCached, withVary } from '../http/encoding';
 import type { CorsHeaders } from '../http/cors';
-import { urlTooLong } from '../http/limits';
+import { Limits, urlTooLong } from '../http/limits';
 import type { ObserveRequest } from '../http/observe';
 import type { Metrics, RouteSeries } from '../http/ops';
 import { normalizeUrl } from '../http/url';
@@ -29,8 +29,8 @@ export interface FrontOptions {
   sourceOf(req: IncomingMessage): FrontSource | undefined;
   /** the app's CORS headers (src/http/cors.ts) */
   cors: CorsHeaders;
-  /** the app's request limit (src/http/limits.ts): targets over it go to the app, which answers 414 */
-  maxUrlLength: number;
+  /** the app's request limits (src/http/limits.ts): a target over them goes to the app, which answers 414 */
+  limits: Limits;
   /** while true, everything goes to the app (which closes connections after each response) */
   draining: () => boolean;
   /** the app's log line + metrics (src/http/observe.ts), used when request lines are logged */
@@ -39,8 +39,6 @@ export interface FrontOptions {
   logsRequests: boolean;
   /** the metrics the app counts requests in (without request lines: counted here directly) */
   metrics: Metrics;
-  /** requests slower than this get a warn line (the app's observe writes it) */
-  slowRequestMs: number;
 }
 
 
@@ -63,8 +61,9 @@ export interface FrontOptions {
  * middleware (src/cache/fill.ts httpCaching) keeps what it answers.
  */
 export function cachedFront(next: RequestListener, o: FrontOptions): RequestListener {
-  const { cache, sourceOf, maxUrlLength, draining, observe, logsRequests, metrics } = o;
-  const slowNs = o.slowRequestMs * 1e6;
+  const { cache, sourceOf, limits, draining, observe, logsRequests, metrics } = o;
+  // requests slower than this get a warn line (the app's observe writes it)
+  const slowNs = observe.slowNs;
   // Vary + CORS, as the Express path leaves them: the same list for every request of one CORS answer
   let lastCors: string[] | undefined;
   let lastPrefix: string[] = [];
@@ -91,7 +90,7 @@ export function cachedFront(next: RequestListener, o: FrontOptions): RequestList
   return (req: IncomingMessage, res: ServerResponse) => {
     const method = req.method;
     const raw = req.url as string;
-    if ((method !== 'GET' && method !== 'HEAD') || urlTooLong(raw, maxUrlLength) || draining()) { next(req, res); return; }
+    if ((method !== 'GET' && method !== 'HEAD') || urlTooLong(raw, limits) || draining()) { next(req, res); return; }
     const source = sourceOf(req);
     const snapshot = source?.snapshots.current();
     if (source === undefined || snapshot === undefined) { next(req, res); return; }

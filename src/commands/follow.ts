@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { CommandModule } from 'yargs';
-import { resolveHttp, sourceOptionsOf, type SourceOptions } from '../sources/options';
-import { createLogger, defaultLogFormat, type LogFormat } from '../lib/log';
+import { resolveHttp, sourceOptionsOf } from '../sources/options';
+import { createLogger } from '../lib/log';
 import { openSnapshotFile } from '../snapshot/open';
 import { acquireWriterLock, cleanStaleTemps, StoreError, type WriterLock } from '../snapshot/store';
 import { Follower, SourceWentBackwards, StopFlag } from '../follow/follower';
@@ -13,40 +13,8 @@ import { pinnedChainError } from '../snapshot/file-check';
 import { RichListRefresher, WriteLock } from '../follow/richlist-refresh';
 import { CollectionsAudit } from '../follow/collections-audit';
 import { runImport } from '../import/run';
-import { FOLLOW_OPTIONS } from './options';
+import { FOLLOW_OPTIONS, FollowArgs, FollowOptions, resolveFollow } from '../settings/follow';
 import { checkInputFile, checkOutputFile, checkWritableFile, describeError } from '../paths';
-
-/** `follow`'s options as the command line resolved them: every field filled, every check done (src/commands/options.ts). */
-export interface FollowOptions extends SourceOptions {
-  db: string;
-  /** the crawl client's, with their defaults (SOURCE_OPTIONS) */
-  concurrency: number;
-  timeout: number;
-  statusVersion: string;
-  statusCommit: string;
-  /** poll interval when caught up, ms (≥ MIN_DURATION_MS, 50, src/commands/numbers.ts) */
-  interval: number;
-  /** rich-list refresh interval, ms; 0: never */
-  richlistInterval: number;
-  /** a refresh changing more rows than this is built beside and swapped in */
-  richlistSwapRows: number;
-  /** rows per chunk of a refresh's diff and build beside */
-  richlistChunkRows: number;
-  /** collections audit interval, ms; 0: never */
-  collectionsAuditInterval: number;
-  batchBlocks: number;
-  metricsPort?: number;
-  metricsHost: string;
-  /** --metrics-port's /ready: 503 once the follower has not advanced for longer than this, ms */
-  maxStall: number;
-  /** longest wait between retries, ms */
-  maxBackoff: number;
-  quiet: boolean;
-  /** the log on stderr (src/lib/log.ts) */
-  logFormat: LogFormat;
-  /** follow only this chain: --db and the source must both be it */
-  expectChainId?: string;
-}
 
 /** How often follow tries again to switch --db to WAL mode while another process reads it, ms. */
 const WAL_RETRY_MS = 1_000;
@@ -195,7 +163,7 @@ export async function runFollow(o: FollowOptions): Promise<number> {
   }
 }
 
-export const followCommand: CommandModule<object, Omit<FollowOptions, 'logFormat'> & { logFormat?: LogFormat }> = {
+export const followCommand: CommandModule<object, FollowArgs> = {
   command: 'follow',
   describe: 'Keep a snapshot current: import it if missing, then poll a PostgreSQL database or an API and append new heights in place',
   builder: (y) => y
@@ -209,8 +177,7 @@ export const followCommand: CommandModule<object, Omit<FollowOptions, 'logFormat
     .example('$0 follow --db chain.sqlite --from-postgres postgres://ro@db:5432/rollytics --vm-type wasm', 'follow a rollytics database') as never,
   handler: async (argv) => {
     try {
-      const denoms = argv.denoms?.flatMap((d) => String(d).split(',')).map((d) => d.trim()).filter((d) => d !== '');
-      process.exitCode = await runFollow({ ...argv, denoms, logFormat: argv.logFormat ?? defaultLogFormat(process.stderr) });
+      process.exitCode = await runFollow(resolveFollow(argv));
     } catch (e) {
       process.stderr.write(`indexer-api follow: ${describeError(e)}\n`);
       process.exitCode = 1;

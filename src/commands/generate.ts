@@ -1,5 +1,5 @@
 import type { CommandModule } from 'yargs';
-import { choice, int, named } from './numbers';
+import { choice, int, named } from '../settings/numbers';
 import { checkOutputDir, describeError } from '../paths';
 import { GenerateProgress, GenerateSummary, generateDump } from '../generate';
 import { DEMO_TXS, GENERATE_DEFAULTS, PRESETS, Preset, SCALE_TXS } from '../generate/params';

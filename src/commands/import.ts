@@ -3,7 +3,7 @@ import { DumpError } from '../records/dump-error';
 import { canonicalAddress } from '../lib/address';
 import { type ImportOptions, type ImportResult, runImport } from '../import/run';
 import type { CutOptions } from '../import/cut/run';
-import { IMPORT_OPTIONS } from './options';
+import { IMPORT_OPTIONS } from '../settings/import';
 import { describeError } from '../paths';
 
 /**

@@ -3,8 +3,8 @@ import { dirname, join, resolve } from 'node:path';
 import type { CommandModule } from 'yargs';
 import { checkFreeSpace, checkInputFile, checkOutputDir } from '../paths';
 import { createLogger, defaultLogFormat, type LogFormat } from '../lib/log';
-import { choice, int, named } from './numbers';
-import { LOG_FORMAT_OPTION } from './options';
+import { choice, int, named } from '../settings/numbers';
+import { LOG_FORMAT_OPTION } from '../settings/log';
 import { Compression, publishSnapshot, PublishResult } from '../publish/publish';
 
 export interface PublishCommandOptions {

@@ -7,8 +7,7 @@ import { runPrimary, tellPrimary } from '../serve/cluster';
 import { demoSnapshotPath } from '../serve/demo';
 import { announceFromPrimary, awaitPrimaryAnnouncement, StdoutGate, stdoutGate } from '../serve/listen-line';
 import type { Snapshot } from '../snapshot/open';
-import { SERVE_OPTIONS } from './options';
-import { checkServeArgs, resolveServe, ServeArgs, ServeConfig } from './serve-config';
+import { checkServeArgs, resolveServe, SERVE_OPTIONS, ServeArgs, ServeConfig } from '../settings/serve';
 import { checkInputDir, checkInputFile, checkOutputFile } from '../paths';
 
 /** How the command line names the listen address. */
@@ -234,11 +233,8 @@ async function serve(file: string, c: ServeConfig, logger: Logger, gate?: Stdout
 async function answerOne(c: ServeConfig, path: string): Promise<number> {
   const { assembleServeStack } = await import('../serve/assembly');
   const logger = createLogger('error', (t) => { process.stderr.write(t); }, {}, c.logFormat);
-  const stack = await assembleServeStack({
-    ...c.stack, file: c.file, chains: c.chains, logger, host: '127.0.0.1', port: 0,
-    // one request: nothing to cache, watch or hand to other workers, and no second port
-    cacheBytes: 0, cacheEntries: 0, cacheValidatorBytes: 0, watchPollMs: undefined, commitPollMs: 0, clusterWorker: false, opsPort: undefined,
-  });
+  // one request: resolveServe left nothing to cache, watch or hand to other workers, and no second port
+  const stack = await assembleServeStack({ ...c.stack, file: c.file, chains: c.chains, logger, clusterWorker: false });
   try {
     // the quick check, when asked for, comes before the answer (a damaged file is refused, exit 1)
     await stack.verified;

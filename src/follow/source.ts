@@ -13,7 +13,7 @@ import { openPostgresSource } from '../sources/postgres/source';
 import { postgresHead } from '../sources/postgres/head';
 import { readPostgresCollections, readPostgresRichList } from '../sources/postgres/state';
 import { redactDsn } from '../sources/postgres/dsn';
-import type { SourceOptions } from '../sources/options';
+import type { SourceOptions } from '../settings/source';
 import { ImportSource, NftStateProbe } from '../records/source';
 import type { Tip } from '../snapshot/queries/tip';
 import { tempPathBeside } from '../snapshot/store';

@@ -1,7 +1,7 @@
 import type { RequestHandler } from 'express';
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { SERVE_DEFAULTS } from '../lib/defaults';
+import type { Limits } from '../settings/serve';
 import { errorJson, GRPC, sendError } from './errors';
 
 /**
@@ -11,30 +11,11 @@ import { errorJson, GRPC, sendError } from './errors';
  * `keepAliveTimeout`. The URL length limit is ours, so the client gets a JSON 414.
  */
 
-export interface Limits {
-  /** whole request (headers + body) must arrive within this, ms */
-  requestTimeoutMs: number;
-  /** headers must arrive within this, ms (slow-client protection; ≤ requestTimeoutMs) */
-  headersTimeoutMs: number;
-  /** idle keep-alive connections are closed after this, ms */
-  keepAliveTimeoutMs: number;
-  /** request line + headers, bytes (Node's maxHeaderSize; beyond it: 431, or 414 when the target alone is past maxUrlLength) */
-  maxHeaderSize: number;
-  /** request target, bytes (beyond it: 414) */
-  maxUrlLength: number;
-}
+export type { Limits };
 
-export const DEFAULT_LIMITS: Limits = {
-  requestTimeoutMs: SERVE_DEFAULTS.requestTimeoutMs,
-  headersTimeoutMs: SERVE_DEFAULTS.headersTimeoutMs,
-  keepAliveTimeoutMs: SERVE_DEFAULTS.keepAliveTimeoutMs,
-  maxHeaderSize: SERVE_DEFAULTS.maxHeaderSize,
-  maxUrlLength: SERVE_DEFAULTS.maxUrlLength,
-};
-
-/** The one URL length rule (the response cache in front of Express asks it too). */
-export function urlTooLong(url: string, max: number): boolean {
-  return url.length > max;
+/** The one URL length rule (the listener's base cut and the response cache in front of Express ask it too). */
+export function urlTooLong(url: string, limits: Limits): boolean {
+  return url.length > limits.maxUrlLength;
 }
 
 /**
@@ -43,8 +24,8 @@ export function urlTooLong(url: string, max: number): boolean {
  * too (this sum), and `maxHeaderSize` is applied here to the rest — method, version and headers
  * (withHeaderLimit). Only a request past both together is refused by Node (clientErrorHandler).
  */
-export function nodeHeaderLimit(l: Pick<Limits, 'maxHeaderSize' | 'maxUrlLength'>): number {
-  return l.maxHeaderSize + l.maxUrlLength;
+export function nodeHeaderLimit(l: Limits): { maxHeaderSize: number } {
+  return { maxHeaderSize: l.maxHeaderSize + l.maxUrlLength };
 }
 
 /** The bytes of a request's head but its target: `GET  HTTP/1.1\r\n`, each `Name: value\r\n`, the blank line. */
@@ -56,7 +37,8 @@ export function headBytesWithoutTarget(req: IncomingMessage): number {
 }
 
 /** The listener behind `maxHeaderSize` (see nodeHeaderLimit): a head past it gets the 431 Node would give. */
-export function withHeaderLimit(maxHeaderSize: number, inner: RequestListener): RequestListener {
+export function withHeaderLimit(limits: Limits, inner: RequestListener): RequestListener {
+  const { maxHeaderSize } = limits;
   return (req: IncomingMessage, res: ServerResponse) => {
     if (headBytesWithoutTarget(req) <= maxHeaderSize) { inner(req, res); return; }
     const body = errorJson(GRPC.INVALID_ARGUMENT, 'request headers are too large');
@@ -66,11 +48,11 @@ export function withHeaderLimit(maxHeaderSize: number, inner: RequestListener): 
   };
 }
 
-export function urlLengthLimit(max: number): RequestHandler {
+export function urlLengthLimit(limits: Limits): RequestHandler {
   return (req, res, next) => {
-    if (urlTooLong(req.url, max)) {
+    if (urlTooLong(req.url, limits)) {
       res.setHeader('Cache-Control', 'no-store');
-      sendError(res, 414, GRPC.INVALID_ARGUMENT, `request URL is ${req.url.length} bytes, the limit is ${max}`);
+      sendError(res, 414, GRPC.INVALID_ARGUMENT, `request URL is ${req.url.length} bytes, the limit is ${limits.maxUrlLength}`);
       return;
     }
     next();
@@ -104,16 +86,16 @@ export function targetLength(raw: Buffer | undefined): { length: number; exact: 
  * line into --max-header-size: a request whose target alone is past --max-url-length gets the
  * target's own answer, 414 (as it would below Node's limit, urlLengthLimit), not 431.
  */
-export function clientErrorHandler(maxUrlLength: number): (err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Socket) => void {
+export function clientErrorHandler(limits: Limits): (err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Socket) => void {
   return (err, socket) => {
     if (!socket.writable || err.code === 'ECONNRESET') { socket.destroy(); return; }
     let status = 400;
     let message = `malformed request: ${err.code ?? err.message}`;
     if (err.code === 'HPE_HEADER_OVERFLOW') {
       const target = targetLength(err.rawPacket);
-      if (target !== undefined && target.length > maxUrlLength) {
+      if (target !== undefined && target.length > limits.maxUrlLength) {
         status = 414;
-        message = `request URL is ${target.exact ? '' : 'more than '}${target.length} bytes, the limit is ${maxUrlLength}`;
+        message = `request URL is ${target.exact ? '' : 'more than '}${target.length} bytes, the limit is ${limits.maxUrlLength}`;
       } else {
         status = 431;
         message = 'request headers are too large';

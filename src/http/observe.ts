@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../lib/log';
 import type { Metrics } from './ops';
+import type { ServeSettings } from '../settings/serve';
 
 /**
  * Per-request observation, written once for both ways a request is answered (the Express app and
@@ -10,7 +11,10 @@ import type { Metrics } from './ops';
  * `bodyBytes`: the body's length when the response's headers were written as a raw list
  * (the cache's hits), else its Content-Length header.
  */
-export type ObserveRequest = (req: IncomingMessage, res: ServerResponse, route: () => string, bodyBytes?: () => number, started?: bigint) => void;
+export type ObserveRequest = ((req: IncomingMessage, res: ServerResponse, route: () => string, bodyBytes?: () => number, started?: bigint) => void) & {
+  /** an answer that took this long (ns) or longer gets a 'slow request' line (--slow-request-ms) */
+  readonly slowNs: number;
+};
 
 const contentLength = (res: ServerResponse): number => Number(res.getHeader('content-length') ?? 0);
 
@@ -21,10 +25,10 @@ const SLOW_PATH_CHARS = 300;
  * `chainOf`: a replica serving several chains (src/serve/chains.ts) names the request's chain —
  * a `chain` label on its metrics and a `chain` field on its log lines ('' at the root).
  */
-export function requestObserver(logger: Logger, metrics: Metrics, slowRequestMs = Infinity, chainOf?: (req: IncomingMessage) => string): ObserveRequest {
+export function requestObserver(logger: Logger, metrics: Metrics, settings: Pick<ServeSettings, 'slowRequestMs'>, chainOf?: (req: IncomingMessage) => string): ObserveRequest {
   const logRequests = logger.enabled('info');
-  const slowSeconds = slowRequestMs / 1000;
-  return (req, res, route, bodyBytes, started = process.hrtime.bigint()) => {
+  const slowSeconds = settings.slowRequestMs / 1000;
+  const observe = (req: IncomingMessage, res: ServerResponse, route: () => string, bodyBytes?: () => number, started = process.hrtime.bigint()): void => {
     const method = req.method as string;
     // as sent: under --base-url, req.url has the prefix cut (src/serve/routing.ts cutBase)
     const path = (req as IncomingMessage & { originalUrl?: string }).originalUrl ?? req.url as string;
@@ -49,4 +53,5 @@ export function requestObserver(logger: Logger, metrics: Metrics, slowRequestMs 
       });
     });
   };
+  return Object.assign(observe, { slowNs: settings.slowRequestMs * 1e6 });
 }

@@ -47,29 +47,6 @@ function originForm(url: string): string {
 }
 
 /**
- * `serve --base-url` (datasette's `base_url`): the API, the explorer, Swagger UI and the ops
- * endpoints answer under one path prefix, for a reverse proxy that keeps it
- * (docs/scaling.md#one-path-prefix). The prefix is written as the operator likes —
- * `/minimove-1/`, `/minimove-1`, `minimove-1` — and kept as `/minimove-1` (no trailing slash;
- * `''` = the root). Only unreserved characters (RFC 3986 section 2.3) in non-empty segments:
- * the prefix is pasted as it is into URLs, HTML attributes, JavaScript and proxy configs, and a
- * request must be able to spell it only one way (no percent-encoding, no dot segments).
- */
-export function parseBaseUrl(value: string, name: string): string {
-  const text = String(value).trim();
-  const bad = (why: string): Error => new Error(`${name} must be a path prefix such as /minimove-1/, got ${JSON.stringify(String(value))}: ${why}`);
-  if (ABSOLUTE.test(text)) throw bad('a path, not a URL (the host is the proxy\'s)');
-  const segments = text.split('/').filter((s, i, all) => s !== '' || (i !== 0 && i !== all.length - 1));
-  for (const s of segments) {
-    if (s === '') throw bad('empty segment (//)');
-    if (s === '.' || s === '..') throw bad(`dot segment ${JSON.stringify(s)}`);
-    const other = /[^A-Za-z0-9._~-]/.exec(s);
-    if (other) throw bad(`${JSON.stringify(other[0])} is not allowed (letters, digits, '-', '.', '_', '~' and '/' between segments)`);
-  }
-  return segments.length === 0 ? '' : `/${segments.join('/')}`;
-}
-
-/**
  * The request target under `base` (parseBaseUrl's form, non-empty) as the app routes it — the
  * prefix cut, `/` for the prefix itself — or undefined when the target is outside the prefix
  * (it must end at a segment boundary: `/minimove-10` is not under `/minimove-1`). Absolute form

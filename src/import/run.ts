@@ -15,7 +15,8 @@ import { dumpSource } from '../sources/dump';
 import { incrementalSource } from '../records/incremental';
 import { openApiSource } from '../sources/api/source';
 import { observeTotals } from '../sources/observe';
-import { resolveHttp, type SourceOptions } from '../sources/options';
+import { resolveHttp } from '../sources/options';
+import type { SourceOptions } from '../settings/source';
 import type { HttpOptions } from '../sources/http';
 import { openPostgresSource } from '../sources/postgres/source';
 import { StageProgress } from '../records/progress';
@@ -23,7 +24,8 @@ import { dumpErrorText, ImportSource } from '../records/source';
 import { BaseInfo, FileCheck, SnapshotWriter } from '../snapshot/writer';
 import { createLogger, defaultLogFormat, type LogFormat } from '../lib/log';
 import { ProgressLines } from './progress';
-import { IMPORT_DEFAULTS, SOURCE_DEFAULTS } from '../lib/defaults';
+import { IMPORT_DEFAULTS } from '../settings/import';
+import { SOURCE_DEFAULTS } from '../settings/source';
 import { parseDuration } from '../lib/duration';
 import { openSnapshotFile } from '../snapshot/open';
 import { prepareTipQueries } from '../snapshot/queries/tip';
@@ -32,7 +34,7 @@ import { checkFreeSpace, checkInputDir, checkInputFile, checkOutputFile } from '
 
 /**
  * `import`'s options as the command line gives them (every default and check applied by yargs,
- * src/commands/options.ts), or as a programmatic caller does (`follow`'s first import, the
+ * src/settings/import.ts), or as a programmatic caller does (`follow`'s first import, the
  * fixture cut, tests): resolveImport fills what is unset, once.
  */
 export interface ImportOptions extends SourceOptions {

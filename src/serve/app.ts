@@ -18,6 +18,7 @@ import { ApiGroups, apiGroupsOf, OpenApiDocument, servedDocument, validatorDocum
 import { evmUnavailable } from '../routes/evm/routes';
 import { apiPathCheck, apiRouter, apiRoutes } from '../routes/table';
 import type { Snapshot } from '../snapshot/open';
+import type { ServeSettings } from '../settings/serve';
 
 /*
  * The Express app: what answers a request once its chain is known — the chain's pages (ops,
@@ -61,32 +62,20 @@ export interface ChainRoute {
   readonly holder: ChainHolder;
 }
 
-export interface AppOptions {
-  /** CORS origins: `*`, a comma-separated list (with `*.domain` patterns), or '' for none */
-  corsOrigin: string;
-  /** check every response against openapi.yaml (tests) */
-  validateResponses: boolean;
+/**
+ * What the app of one chain is built from: serve's settings whole (src/settings/serve.ts: CORS,
+ * the base URL, the limits, max-age, the explorer, response validation, the slow-request line;
+ * each read where it is used), and what the process around it adds.
+ */
+export interface AppOptions extends ServeSettings {
   /** where server faults are reported (never to the client); default: the logger, else stderr */
   logError?: (err: unknown) => void;
-  /** ETag / Cache-Control max-age of a 200, seconds */
-  cacheMaxAge: number;
-  /** request targets longer than this get a 414 */
-  maxUrlLength: number;
   /** true once shutdown began: /ready answers 503 and connections are closed after each response */
   draining?: () => boolean;
   /** why /ready must answer 503 although a snapshot is loaded (e.g. its start-up check is running) */
   notReady?: () => string | undefined;
-  /** serve the built-in explorer at / and its pages (src/explorer) */
-  explorer: boolean;
   /** serve --max-lag-s: /ready answers 503 with this reason (src/serve/live.ts staleness) */
   stale?: (s: Snapshot) => string | undefined;
-  /** requests slower than this get a 'slow request' warn line, ms (default: none) */
-  slowRequestMs?: number;
-  /**
-   * serve --base-url, in parseBaseUrl's form (src/http/url.ts: `/minimove-1`, '' = the root):
-   * everything answers under this prefix, and a request outside it gets the JSON 404
-   */
-  baseUrl: string;
   /** a growing demo chain (serve --start-height, src/serve/growth.ts): the /status body while it grows */
   grownStatus?: (s: Snapshot) => string | undefined;
 }
@@ -217,8 +206,8 @@ export function buildApp(args: AppArgs, routing: AppRouting): { app: Express; ob
   const ops = metrics ?? (several
     ? createMetrics(() => undefined, responseCache, () => several.list().map((c) => ({ id: c.id, current: () => c.holder.current() })))
     : createMetrics(() => routing.only?.holder.current(), responseCache));
-  const observe = requestObserver(logger, ops, options.slowRequestMs, several ? (req) => chainOf(req)?.id ?? '' : undefined);
-  app.use(varyOnEncoding, observeRequests(observe, draining), urlLengthLimit(options.maxUrlLength));
+  const observe = requestObserver(logger, ops, options, several ? (req) => chainOf(req)?.id ?? '' : undefined);
+  app.use(varyOnEncoding, observeRequests(observe, draining), urlLengthLimit(options.limits));
   const base = options.baseUrl;
   app.use(normalizeRequestUrl, headAsGet, cors(options.corsOrigin));
   if (base !== '') app.use(notUnderBase(base, routing.outsideBase));
@@ -239,7 +228,7 @@ export function buildApp(args: AppArgs, routing: AppRouting): { app: Express; ob
     ...(options.explorer ? [explorerRouter(chain.base)] : []),
   )));
   app.use(takeSnapshot(chainOf), evmUnavailable());
-  app.use(httpCaching(options.cacheMaxAge, responseCache, responseCache && ((req) => {
+  app.use(httpCaching(options, responseCache, responseCache && ((req) => {
     const id = chainOf(req)?.id;
     return id === undefined ? undefined : responseCache.part(id);
   })));

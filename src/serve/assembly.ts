@@ -13,12 +13,11 @@ import type { RequestListener } from 'node:http';
 import { Admission, admission, peerAddress } from '../http/admission';
 import { CachePart, ResponseCache } from '../cache/store';
 import { corsHeaders } from '../http/cors';
-import { Limits } from '../http/limits';
 import { errorFields, Logger } from '../lib/log';
 import { createMetrics, Metrics, MetricsChain, readiness } from '../http/ops';
 import { changeOf, OpsPort, reportEvery, startOpsPort } from '../http/ops-port';
 import cluster from 'node:cluster';
-import { SERVE_DEFAULTS } from '../lib/defaults';
+import type { ServeSettings } from '../settings/serve';
 import { SnapshotHolder } from '../snapshot/holder';
 import type { Snapshot } from '../snapshot/open';
 import { checkPages } from '../snapshot/verify';
@@ -30,9 +29,10 @@ import { CommitWatch, registerLagMetrics, staleness, watchCommits } from './live
 import { loadOpenApi } from './openapi';
 import { FIRST_PACKED_WIRE_FORMAT, WIRE_FORMAT_VERSION } from '../wire/format';
 import { listen, RunningServer } from './server';
-import { Growth, growingStatus } from './growth';
+import { growingStatus } from './growth';
 
-export interface ServeStackOptions {
+/** serve's settings (src/settings/serve.ts), and what each process adds: the file(s), the logger, whether it is a cluster worker. */
+export interface ServeStackOptions extends ServeSettings {
   /** the snapshot file (a replica of one chain, served at the root) */
   file: string;
   /**
@@ -42,54 +42,9 @@ export interface ServeStackOptions {
   chains?: { files: readonly string[]; dir?: string };
   /** a holder made beforehand (serve --pull: empty until its first download); default: `file` opened here */
   holder?: SnapshotHolder;
-  host: string;
-  port: number;
-  limits: Limits;
   logger: Logger;
-  /** CORS origins: '*', a comma-separated list, or '' for none */
-  corsOrigin: string;
-  /** serve --base-url in parseBaseUrl's form (src/http/url.ts; default '' = the root); `url` ends with it */
-  baseUrl: string;
-  /** Cache-Control max-age of a 200, seconds */
-  cacheMaxAge: number;
-  /** response cache: body caps (either 0 = no body kept) */
-  cacheBytes: number;
-  cacheEntries: number;
-  /** the response cache's validators (its key table); 0 = no response cache; default SERVE_DEFAULTS' */
-  cacheValidatorBytes?: number;
-  /** the built-in explorer at / */
-  explorer: boolean;
-  /** check every response against the OpenAPI document (tests) */
-  validateResponses: boolean;
-  /** /ready answers 503 when the newest block is older than this many seconds; undefined = never */
-  maxLagS: number | undefined;
-  /**
-   * quick-check the file(s) there at start on a thread, /ready 503 meanwhile (`verified` settles
-   * when done); a file that arrives later (a hot swap, a file added to --db-dir) is always checked
-   */
-  verifyAtStart: boolean;
-  /**
-   * serve only this chain (serve --expect-chain-id; a replica of one): a file of another chain is
-   * refused at start and at every swap. Without it, the chain of the first file is kept.
-   */
-  expectChainId?: string;
-  /** hot-swap when the file at the path is replaced, with this stat poll (ms); undefined = no file watch */
-  watchPollMs: number | undefined;
-  /** look for a batch another writer (`follow`) committed every this many ms; 0 = never */
-  commitPollMs: number;
   /** this process is a cluster worker: a fault it meets goes to the other workers, and theirs to it */
   clusterWorker: boolean;
-  /** admission and fair share (src/http/admission.ts) */
-  admission: { maxQueued: number; maxQueuedPerClient: number; maxWaitMs: number; clientIpHeader: string | undefined };
-  /** requests slower than this get a 'slow request' warn line, ms */
-  slowRequestMs: number;
-  /**
-   * /health, /ready, /metrics also on this port, answered by a thread that runs no query (in a
-   * cluster worker: reported to the primary, which answers it); undefined = none
-   */
-  opsPort: number | undefined;
-  /** a growing demo chain (serve --start-height, src/serve/growth.ts): /status from this height, a block every blockMs */
-  growth?: Growth;
 }
 
 export interface ServeStack {
@@ -166,15 +121,12 @@ export async function assembleServeStack(o: ServeStackOptions): Promise<ServeSta
     holder?.close();
   };
   try {
-    const validatorBytes = o.cacheValidatorBytes ?? SERVE_DEFAULTS.cacheValidatorBytes;
-    const responseCache = validatorBytes > 0 ? new ResponseCache(o.cacheBytes, o.cacheEntries, true, validatorBytes) : undefined;
+    const responseCache = o.cacheValidatorBytes > 0 ? new ResponseCache(o.cacheBytes, o.cacheEntries, true, o.cacheValidatorBytes) : undefined;
     const chainList = chains && ((): MetricsChain[] => chains.list().map((c) => ({ id: c.id, current: () => c.holder.current() })));
     metrics = createMetrics(() => holder?.current(), responseCache, chainList);
     registerLagMetrics(metrics.registry, () => holder?.current(), chainList);
     const appOptions = {
-      corsOrigin: o.corsOrigin, baseUrl: o.baseUrl, cacheMaxAge: o.cacheMaxAge, maxUrlLength: o.limits.maxUrlLength, draining: () => draining,
-      explorer: o.explorer, validateResponses: o.validateResponses, stale: staleness(o.maxLagS),
-      slowRequestMs: o.slowRequestMs,
+      ...o, draining: () => draining, stale: staleness(o),
       grownStatus: o.growth === undefined ? undefined : growingStatus(o.growth),
     };
     // one file served: its events logged, its cache part kept in step, its watches started
@@ -265,7 +217,8 @@ function admitRequests(app: RequestListener, o: ServeStackOptions, metrics: Metr
   const cors = corsHeaders(o.corsOrigin);
   const header = a.clientIpHeader?.toLowerCase();
   const admitted = admission(app, {
-    maxQueued: a.maxQueued, maxQueuedPerClient: a.maxQueuedPerClient, maxWaitMs: a.maxWaitMs,
+    // the queue's limits, as the settings name them (src/settings/serve.ts)
+    ...a,
     clientOf: header === undefined ? peerAddress : (req) => lastAddress(req.headers[header]) ?? peerAddress(req),
     extraHeaders: (req) => {
       const h = cors(req.headers.origin);

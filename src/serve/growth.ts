@@ -14,12 +14,7 @@
 import { statusJson } from '../wire/status';
 import type { Snapshot } from '../snapshot/open';
 
-export interface Growth {
-  /** the /status height at start */
-  startHeight: number;
-  /** one block more this often, ms */
-  blockMs: number;
-}
+import type { Growth } from '../settings/serve';
 
 /**
  * The /status body of a snapshot while the chain grows: rendered once per block (cheap per

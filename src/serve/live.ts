@@ -15,6 +15,7 @@
  *   and `serve --max-lag-s` (/ready answers 503 on a stale replica).
  */
 import type Database from 'better-sqlite3';
+import type { ServeSettings } from '../settings/serve';
 import { Gauge, Registry } from 'prom-client';
 import type { SnapshotHolder } from '../snapshot/holder';
 import type { Snapshot } from '../snapshot/open';
@@ -100,7 +101,8 @@ export function newestBlockAgeSeconds(s: Snapshot, nowMs = Date.now()): number {
 }
 
 /** serve --max-lag-s: why /ready should answer 503, or undefined when the snapshot is fresh enough. */
-export function staleness(maxLagS: number | undefined): ((s: Snapshot) => string | undefined) | undefined {
+export function staleness(settings: Pick<ServeSettings, 'maxLagS'>): ((s: Snapshot) => string | undefined) | undefined {
+  const { maxLagS } = settings;
   if (maxLagS === undefined) return undefined;
   return (s) => {
     const age = newestBlockAgeSeconds(s);

@@ -3,7 +3,7 @@ import { RequestHandler, Response, Router } from 'express';
 import { cachedFront, FrontSource } from '../cache/front';
 import { corsHeaders } from '../http/cors';
 import { errorJson, GRPC, sendError, shown } from '../http/errors';
-import { urlTooLong } from '../http/limits';
+import { Limits, urlTooLong } from '../http/limits';
 import { silentLogger } from '../lib/log';
 import { methodNotAllowed, Metrics, readiness } from '../http/ops';
 import { underBase } from '../http/url';
@@ -57,7 +57,6 @@ const outsideBase = new WeakSet<IncomingMessage>();
  */
 export function createRequestListener(args: ListenerArgs, wrap: (inner: RequestListener) => RequestListener = (l) => l): RequestListener {
   const { responseCache, options, chains, logger = silentLogger } = args;
-  const { maxUrlLength } = options;
   // the chain a request is answered for: the one the cut routed it to, else the replica's only one
   const only: ChainRoute | undefined = chains ? undefined : { id: '', base: options.baseUrl, holder: args.snapshots as ChainHolder };
   const chainOf = only ? (): ChainRoute => only : (req: IncomingMessage): ChainRoute | undefined => routedChain.get(req);
@@ -80,15 +79,15 @@ export function createRequestListener(args: ListenerArgs, wrap: (inner: RequestL
       }
       return source;
     },
-    cors: corsHeaders(options.corsOrigin), maxUrlLength,
+    cors: corsHeaders(options.corsOrigin), limits: options.limits,
     draining: options.draining ?? ((): boolean => false), observe,
-    logsRequests: logger.enabled('info'), metrics, slowRequestMs: options.slowRequestMs ?? Infinity,
+    logsRequests: logger.enabled('info'), metrics,
   });
   const base = options.baseUrl;
   // outside the base URL: the app answers (a 404), through `wrap` like everything else
   const inner: RequestListener = (req, res) => (outsideBase.has(req) ? admitted : front)(req, res);
-  if (chains !== undefined) return cutChain(base, chains, inner, maxUrlLength);
-  return base === '' ? inner : cutBase(base, inner, maxUrlLength);
+  if (chains !== undefined) return cutChain(base, chains, inner, options.limits);
+  return base === '' ? inner : cutBase(base, inner, options.limits);
 }
 
 /** The chain id of a request of a replica serving several chains ('' at its root), after the cut. */
@@ -103,10 +102,10 @@ export function chainIdOf(req: IncomingMessage): string {
  * as sent, as Express's own mounting does (the log line shows it). A request outside the prefix
  * — or too long to look at (the app answers 414) — is marked for the app, which answers it.
  */
-function cutBase(base: string, inner: RequestListener, maxUrlLength: number): RequestListener {
+function cutBase(base: string, inner: RequestListener, limits: Limits): RequestListener {
   return (req, res) => {
     const raw = req.url as string;
-    const rest = urlTooLong(raw, maxUrlLength) ? undefined : underBase(raw, base);
+    const rest = urlTooLong(raw, limits) ? undefined : underBase(raw, base);
     (req as IncomingMessage & { originalUrl?: string }).originalUrl = raw;
     if (rest === undefined) outsideBase.add(req);
     else req.url = rest;
@@ -120,11 +119,11 @@ function cutBase(base: string, inner: RequestListener, maxUrlLength: number): Re
  * (routedChain) — its snapshot, its part of the response cache, its prefix in the explorer and
  * Swagger UI. A request whose first segment names no chain is the root's (rootRouter).
  */
-function cutChain(base: string, chains: ChainDirectory, inner: RequestListener, maxUrlLength: number): RequestListener {
+function cutChain(base: string, chains: ChainDirectory, inner: RequestListener, limits: Limits): RequestListener {
   return (req, res) => {
     const raw = req.url as string;
     (req as IncomingMessage & { originalUrl?: string }).originalUrl = raw;
-    let rest = urlTooLong(raw, maxUrlLength) ? undefined : base === '' ? underBase(raw, '') ?? raw : underBase(raw, base);
+    let rest = urlTooLong(raw, limits) ? undefined : base === '' ? underBase(raw, '') ?? raw : underBase(raw, base);
     if (rest === undefined) { outsideBase.add(req); inner(req, res); return; }
     const end = segmentEnd(rest);
     const chain = end > 1 ? chains.find(rest.slice(1, end)) : undefined;

@@ -3,8 +3,8 @@ import cluster from 'node:cluster';
 import { readFileSync, readdirSync } from 'node:fs';
 import { createServer, IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { clientErrorHandler, DEFAULT_LIMITS, Limits, nodeHeaderLimit, requestTimedOut, withHeaderLimit } from '../http/limits';
-import { SERVE_DEFAULTS } from '../lib/defaults';
+import { defaultServeSettings } from '../settings/serve';
+import { clientErrorHandler, Limits, nodeHeaderLimit, requestTimedOut, withHeaderLimit } from '../http/limits';
 
 export interface RunningServer {
   server: Server;
@@ -91,20 +91,20 @@ export class ListenError extends Error {
  * file-descriptor limit the oldest idle connections are closed so new ones can still be
  * accepted (at the limit itself the kernel's connection would be reset unanswered).
  */
-export function listen(app: RequestListener, host: string, port: number, limits: Limits = DEFAULT_LIMITS, events: ServerEvents = {}): Promise<RunningServer> {
+export function listen(app: RequestListener, host: string, port: number, limits: Limits = defaultServeSettings().limits, events: ServerEvents = {}): Promise<RunningServer> {
   return new Promise((resolve, reject) => {
     const headersTimeout = Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs);
     const checkEvery = Math.max(100, Math.min(1_000, Math.floor(headersTimeout / 4)));
     const server = createServer({
-      // room for the target as well: maxHeaderSize is applied to the rest by withHeaderLimit
-      maxHeaderSize: nodeHeaderLimit(limits),
+      // Node's head limit, with room for the target as well (withHeaderLimit applies ours to the rest)
+      ...nodeHeaderLimit(limits),
       requestTimeout: limits.requestTimeoutMs,
       headersTimeout,
       // Node checks the two timeouts on this interval (default 30 s, too coarse for them).
       connectionsCheckingInterval: checkEvery,
     });
     server.keepAliveTimeout = limits.keepAliveTimeoutMs;
-    server.on('clientError', clientErrorHandler(limits.maxUrlLength));
+    server.on('clientError', clientErrorHandler(limits));
 
     // Open connections, oldest first. Node's own closeIdleConnections (which server.close()
     // calls) destroys a connection whose response has called end() but is still being written,
@@ -151,7 +151,7 @@ export function listen(app: RequestListener, host: string, port: number, limits:
       if (closing) socket.destroy();
     }
     // Node's header limit counts the target too (nodeHeaderLimit): --max-header-size is applied here to the rest
-    const serveApp = withHeaderLimit(limits.maxHeaderSize, app);
+    const serveApp = withHeaderLimit(limits, app);
     // one 'request' listener: with two, Node copies its listener array on every request
     server.on('request', (req: IncomingMessage, res: ServerResponse) => {
       requestsSeen++;
@@ -191,7 +191,7 @@ export function listen(app: RequestListener, host: string, port: number, limits:
       resolve({
         server,
         url: `http://${h}:${addr.port}`,
-        close: (forceAfterMs: number = SERVE_DEFAULTS.shutdownTimeoutMs) => closed ??= new Promise<boolean>((done) => {
+        close: (forceAfterMs: number) => closed ??= new Promise<boolean>((done) => {
           closing = true;
           let listening = true;
           // Past the timeout the listener closes too: an open listener would keep the process

@@ -1,4 +1,3 @@
-import { SERVE_DEFAULTS } from '../../src/lib/defaults';
 /**
  * `serve --base-url /PREFIX/` (issue #31): a real server on 127.0.0.1 under a prefix beside one at
  * the root, over the same demo snapshot — every route family answers the same bytes, anything
@@ -14,9 +13,9 @@ import { createServer, Server } from 'node:http';
 import { AddressInfo, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DEFAULT_LIMITS } from '../../src/http/limits';
+import { defaultServeSettings, parseBaseUrl } from '../../src/settings/serve';
 import { createLogger } from '../../src/lib/log';
-import { parseBaseUrl, underBase } from '../../src/http/url';
+import { underBase } from '../../src/http/url';
 import { startServer } from '../../src/index';
 import { assembleServeStack, ServeStack } from '../../src/serve/assembly';
 import { publishSnapshot } from '../../src/publish/publish';
@@ -34,17 +33,12 @@ function rawGet(port: number, target: string): Promise<string> {
   });
 }
 
-/** the stack settings these tests leave as a plain `serve` has them */
-const REST = {
-  validateResponses: false, maxLagS: undefined, watchPollMs: undefined, clusterWorker: false, slowRequestMs: SERVE_DEFAULTS.slowRequestMs, opsPort: undefined,
-  admission: { maxQueued: SERVE_DEFAULTS.maxQueued, maxQueuedPerClient: SERVE_DEFAULTS.maxQueuedPerClient, maxWaitMs: SERVE_DEFAULTS.maxQueueWaitMs, clientIpHeader: undefined },
-};
+/** the stack settings these tests leave as a plain `serve` has them (but a free port, no watches, no start-up check) */
+const REST = { ...defaultServeSettings(), port: 0, watchPollMs: undefined, verifyAtStart: false, commitPollMs: 0, clusterWorker: false };
 
 async function stack(file: string, baseUrl: string, corsOrigin = '*'): Promise<ServeStack> {
   return assembleServeStack({
-    file, host: '127.0.0.1', port: 0, limits: DEFAULT_LIMITS, logger: createLogger('error'), corsOrigin, baseUrl,
-    cacheMaxAge: 1, cacheBytes: 8 * 1024 * 1024, cacheEntries: 10_000, explorer: true,
-    verifyAtStart: false, commitPollMs: 0, ...REST,
+    ...REST, file, logger: createLogger('error'), corsOrigin, baseUrl, cacheBytes: 8 * 1024 * 1024, cacheEntries: 10_000, explorer: true,
   });
 }
 
@@ -175,8 +169,7 @@ describe('serve --base-url', function () {
       it('the request log line shows the path as sent, prefix included', async () => {
         const lines: string[] = [];
         const logged = await assembleServeStack({
-          file: DEMO(vm), host: '127.0.0.1', port: 0, limits: DEFAULT_LIMITS, logger: createLogger('info', (t) => { lines.push(t); }), corsOrigin: '*', baseUrl: BASE,
-          cacheMaxAge: 1, cacheBytes: 0, cacheEntries: 0, explorer: false, verifyAtStart: false, commitPollMs: 0, ...REST,
+          ...REST, file: DEMO(vm), logger: createLogger('info', (t) => { lines.push(t); }), baseUrl: BASE, cacheBytes: 0, cacheEntries: 0, explorer: false,
         });
         try {
           await get(`${logged.url}/status`);

@@ -13,9 +13,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { etagOf } from '../../src/cache/etag';
 import { ResponseCache, type CacheState } from '../../src/cache/store';
-import { DEFAULT_LIMITS } from '../../src/http/limits';
 import { createLogger } from '../../src/lib/log';
-import { SERVE_DEFAULTS } from '../../src/lib/defaults';
+import { defaultServeSettings } from '../../src/settings/serve';
 import { chainIdOf, createRequestListener } from '../../src/serve/routing';
 import { assembleServeStack, ServeStack } from '../../src/serve/assembly';
 import { loadOpenApi } from '../../src/serve/openapi';
@@ -29,11 +28,8 @@ import { CLI, cleanEnv, DEMO, eventually, get, metric, startServe, withChainId }
 
 const IDS = { move: 'minimove-demo-1', wasm: 'miniwasm-demo-1', evm: 'minievm-demo-1' } as const;
 
-const REST = {
-  validateResponses: false, maxLagS: undefined, clusterWorker: false, slowRequestMs: SERVE_DEFAULTS.slowRequestMs, opsPort: undefined,
-  admission: { maxQueued: SERVE_DEFAULTS.maxQueued, maxQueuedPerClient: SERVE_DEFAULTS.maxQueuedPerClient, maxWaitMs: SERVE_DEFAULTS.maxQueueWaitMs, clientIpHeader: undefined },
-  limits: DEFAULT_LIMITS, host: '127.0.0.1', port: 0, corsOrigin: '*', cacheMaxAge: 1, explorer: true, verifyAtStart: false, commitPollMs: 0,
-};
+/** a plain `serve`'s settings, but a free port, no start-up check and no commit watch */
+const REST = { ...defaultServeSettings(), port: 0, verifyAtStart: false, commitPollMs: 0, clusterWorker: false };
 
 interface Opts { baseUrl?: string; dir?: string; files?: string[]; watchPollMs?: number; cacheBytes?: number; lines?: string[] }
 
@@ -163,7 +159,7 @@ describe('serve: many chains in one replica', function () {
       try {
         for (const p of [`/p/${IDS.wasm}/status`, `/p/${IDS.move}/indexer/tx/v1/txs?pagination.limit=1`, '/p/', '/elsewhere']) await get(running.url + p);
       } finally {
-        await running.close();
+        await running.close(10_000);
         for (const s of snapshots.values()) s.close();
       }
       expect(seen).to.deep.equal([

@@ -166,3 +166,19 @@ export function parseHttpUrl(name: string, value: unknown): string | undefined {
   }
   return v;
 }
+
+/**
+ * The defaults of an option table, keyed as yargs gives them to a handler (camelCase), each
+ * through its option's check as yargs would put it (a duration's '30s' is 30000): what a caller
+ * of the code without the command line (the library's startServer) starts from, so that no
+ * default is written twice.
+ */
+export function defaultsOf(table: Record<string, Options>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, o] of Object.entries(table)) {
+    if (o.default === undefined) continue;
+    const name = key.replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());
+    out[name] = o.coerce ? o.coerce(o.default) as unknown : o.default;
+  }
+  return out;
+}
