@@ -29,7 +29,13 @@ async function flakyProxy(target: string, o: { failEvery?: number; stallEvery?: 
     state.paths.push(req.url ?? '');
     inFlight++;
     state.maxInFlight = Math.max(state.maxInFlight, inFlight);
-    res.on('close', () => { inFlight--; });
+    // done when the answer is handed to the socket ('finish') or the client went away ('close'),
+    // whichever comes first: on 'close' alone, an answer the client had already read could still
+    // count while the client's next request arrived (one process, a busy machine: 4 of 3 seen once)
+    let done = false;
+    const end = (): void => { if (!done) { done = true; inFlight--; } };
+    res.on('finish', end);
+    res.on('close', end);
     if (o.failEvery && n % o.failEvery === 0) {
       state.failed++;
       res.writeHead(n % (2 * o.failEvery) === 0 ? 429 : 503, { 'content-type': 'text/plain' }).end('try again');
