@@ -66,7 +66,7 @@ export interface ServeArgs {
   host: string;
   port: number;
   corsOrigin: string;
-  /** --base-url, already in parseBaseUrl's form (src/http/url.ts); unset = the root */
+  /** --base-url, already in parseBaseUrl's form (below); unset = the root */
   baseUrl?: string;
   /** quick-check the file at start, while listening with /ready 503 (renamed-over files are always checked) */
   verify: boolean;
@@ -193,7 +193,7 @@ export interface ServeSettings {
   limits: Limits;
   /** CORS origins: '*', a comma-separated list (with *.domain patterns), or '' for none */
   corsOrigin: string;
-  /** --base-url in parseBaseUrl's form (src/http/url.ts: `/minimove-1`, '' = the root); the stack's `url` ends with it */
+  /** --base-url in parseBaseUrl's form (`/minimove-1`, '' = the root); the stack's `url` ends with it */
   baseUrl: string;
   /** Cache-Control max-age of a 200, seconds */
   cacheMaxAge: number;
