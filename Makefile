@@ -26,6 +26,7 @@ build: deps build/.tsc-stamp build/bundle/indexer-api.js ## Compile TypeScript i
 build/.tsc-stamp: $(TS_SOURCES) node_modules/.installed
 	$(NODE_BIN)/tsc -p tsconfig.json
 	$(NODE_BIN)/tsc -p tsconfig.types.json
+	node scripts/prune-build.js
 	@touch $@
 
 build/bundle/indexer-api.js: build/.tsc-stamp openapi.yaml scripts/build-bundle.js
