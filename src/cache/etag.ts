@@ -28,6 +28,9 @@ export function etagSeed(s: { lineage: string; meta: { wireFormat: number } }): 
 const IMMUTABLE_MAX_AGE = 31_536_000;
 export const IMMUTABLE_CACHE_CONTROL = `public, max-age=${IMMUTABLE_MAX_AGE}, immutable`;
 
+/** The Cache-Control of a 200 that is not immutable: `--cache-max-age` seconds. */
+export const maxAgeCacheControl = (seconds: number): string => `public, max-age=${seconds}`;
+
 /** `fresh` splits the If-None-Match list on spaces and commas */
 export const TOKEN_SEPARATORS = /[ ,]+/;
 
@@ -46,6 +49,19 @@ export function isFresh(ifNoneMatch: string | undefined, _cacheControl: string |
   if (ifModifiedSince) return false;
   if (ifNoneMatch === etag) return true;
   if (ifNoneMatch === '*') return true;
+  for (const t of ifNoneMatch.split(TOKEN_SEPARATORS)) {
+    if (t === etag || t === `W/${etag}` || `W/${t}` === etag) return true;
+  }
+  return false;
+}
+
+/**
+ * Whether If-None-Match names `etag` itself (weakly compared, in a list) — isFresh without `*`:
+ * what a 304 decided from tag versions needs (src/http/version-etag.ts). `*` asks whether any
+ * answer exists, which only the answer can tell (an absent block or collection is a 404).
+ */
+export function namesEtag(ifNoneMatch: string, etag: string): boolean {
+  if (ifNoneMatch === etag) return true;
   for (const t of ifNoneMatch.split(TOKEN_SEPARATORS)) {
     if (t === etag || t === `W/${etag}` || `W/${t}` === etag) return true;
   }

@@ -3,8 +3,12 @@ import type { RequestHandler, Response } from 'express';
 import { snapshotOf } from '../http/context';
 import { requestAcceptsGzip } from '../http/encoding';
 import { answerTags } from '../http/route';
+import { maxAgeCacheControl } from './etag';
 import type { CachePart, ResponseCache } from './store';
 import type { ServeSettings } from '../settings/serve';
+
+/** The Cache-Control of a 200 that is not immutable (`--cache-max-age`): the app's and the front's. */
+export const cacheControlOf = (settings: Pick<ServeSettings, 'cacheMaxAge'>): string => maxAgeCacheControl(settings.cacheMaxAge);
 
 /** Request headers that belong to the request, not to the cached answer (CORS, draining). */
 const PER_REQUEST = new Set(['access-control-allow-origin', 'vary', 'connection']);
@@ -21,7 +25,7 @@ const PER_REQUEST = new Set(['access-control-allow-origin', 'vary', 'connection'
  * ask again); anything else is not kept at all.
  */
 export function httpCaching(settings: Pick<ServeSettings, 'cacheMaxAge'>, cache?: ResponseCache, partOf: (req: IncomingMessage) => CachePart | undefined = () => cache?.part('')): RequestHandler {
-  const cacheControl = `public, max-age=${settings.cacheMaxAge}`;
+  const cacheControl = cacheControlOf(settings);
   return (req, res, next) => {
     if (req.method !== 'GET') { next(); return; }
     const snapshot = snapshotOf(res);

@@ -6,7 +6,8 @@ import { Limits, urlTooLong } from '../http/limits';
 import type { ObserveRequest } from '../http/observe';
 import type { Metrics, RouteSeries } from '../http/ops';
 import { normalizeUrl } from '../http/url';
-import { isFresh } from './etag';
+import { IMMUTABLE_CACHE_CONTROL, isFresh, namesEtag } from './etag';
+import { RouteMatch, versionedTags, versionEtag } from '../http/version-etag';
 import type { CachePart, ResponseCache } from './store';
 
 /** A chain as the front sees it: where its snapshot is, its part of the cache, its metric series. */
@@ -39,7 +40,19 @@ export interface FrontOptions {
   logsRequests: boolean;
   /** the metrics the app counts requests in (without request lines: counted here directly) */
   metrics: Metrics;
+  /**
+   * The API's routes as the app matches them (src/http/version-etag.ts routeMatcher) and the
+   * Cache-Control of their 200s: a conditional GET whose key the table does not hold is decided
+   * from the tag versions of the file (versionEtag) — a 304 without the app, also on the first
+   * poll after a restart or a new file. Absent: such requests go to the app.
+   */
+  versioned?: { match(url: string): RouteMatch | undefined; cacheControl: string };
 }
+
+const KEEP_VALIDATOR = { body: false, validator: true };
+
+/** No body: a validator kept from a 304 decided by the versions (ResponseCache.keep stores none). */
+const NO_BODY = Buffer.alloc(0);
 
 
 /**
@@ -87,6 +100,29 @@ export function cachedFront(next: RequestListener, o: FrontOptions): RequestList
     if (ns >= slowNs) observe(req, res, () => cache.routeName(route), () => bytes, started);
     else s.observe(ns / 1e9);
   };
+  const versioned = o.versioned;
+  /**
+   * A conditional GET of an API route, decided from the tag versions of `snapshot`: a 304 when
+   * the ETag the client holds is the one the answer would have (the same headers the app's 304
+   * has), its validator then kept so that the next poll is answered from the table. False: not
+   * decided here (no route, no tags, no match) — the app answers.
+   */
+  const fromVersions = (source: FrontSource, snapshot: Snapshot, req: IncomingMessage, res: ServerResponse, url: string, gzip: boolean, inm: string, started: bigint): boolean => {
+    const m = (versioned as NonNullable<typeof versioned>).match(url);
+    if (m === undefined) return false;
+    const tags = versionedTags(m.route, m.params, snapshot);
+    if (tags === undefined) return false;
+    const etag = versionEtag(snapshot, url, tags, gzip);
+    if (!namesEtag(inm, etag)) return false;
+    const headers304 = ['Cache-Control', m.route.immutable === true ? IMMUTABLE_CACHE_CONTROL : (versioned as NonNullable<typeof versioned>).cacheControl, 'ETag', etag];
+    res.writeHead(304, prefixOf(req.headers.origin).concat(headers304));
+    res.end();
+    cache.validatorHits++;
+    cache.versionHits++;
+    source.part.keep(snapshot, url, gzip, { body: NO_BODY, etag, route: m.route.path, headers: headers304, headers304 }, tags.tags, KEEP_VALIDATOR, true);
+    count(source, req, res, cache.routeId(m.route.path), 304, started, 0);
+    return true;
+  };
   return (req: IncomingMessage, res: ServerResponse) => {
     const method = req.method;
     const raw = req.url as string;
@@ -98,9 +134,15 @@ export function cachedFront(next: RequestListener, o: FrontOptions): RequestList
     const part = source.part;
     part.sync(snapshot);
     const h = req.headers;
-    const i = part.lookup(normalizeUrl(raw), acceptsGzipCached(h['accept-encoding']));
-    if (i < 0) { next(req, res); return; }
+    const url = normalizeUrl(raw);
+    const gzip = acceptsGzipCached(h['accept-encoding']);
+    const i = part.lookup(url, gzip);
     const inm = h['if-none-match'];
+    if (i < 0) {
+      // not held: a conditional GET may still be decided by the file's versions (a restart, a new file, another worker)
+      if (inm === undefined || h['if-modified-since'] !== undefined || versioned === undefined || !fromVersions(source, snapshot, req, res, url, gzip, inm, started)) next(req, res);
+      return;
+    }
     const body = cache.bodyOf(i);
     if (body !== undefined) {
       cache.hits++;

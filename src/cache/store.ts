@@ -128,6 +128,8 @@ export class ResponseCache {
   hits = 0;
   /** conditional GETs answered 304 from a validator alone (no body held, no row read) */
   validatorHits = 0;
+  /** of those, the 304s decided from the file's tag versions, the key not yet held (a restart, a new file, another worker) */
+  versionHits = 0;
   misses = 0;
   /** answers whose body was not stored: a first sighting of the URL, or less asked for than what it would replace */
   notAdmitted = 0;
@@ -387,7 +389,8 @@ export class ResponseCache {
     if (i >= 0 && this.table.body[i] === id) this.table.body[i] = -1;
   }
 
-  private routeId(route: string): number {
+  /** @internal the id of a route pattern (metrics) */
+  routeId(route: string): number {
     let id = this.routeIds.get(route);
     if (id === undefined) {
       id = this.routeNames.push(route) - 1;

@@ -6,6 +6,7 @@ import type { ServeStack } from '../serve/assembly';
 import { runPrimary, tellPrimary } from '../serve/cluster';
 import { demoSnapshotPath } from '../serve/demo';
 import { announceFromPrimary, awaitPrimaryAnnouncement, StdoutGate, stdoutGate } from '../serve/listen-line';
+import type { CheckStatus } from '../snapshot/holder';
 import type { Snapshot } from '../snapshot/open';
 import { checkServeArgs, resolveServe, SERVE_OPTIONS, ServeArgs, ServeConfig } from '../settings/serve';
 import { checkInputDir, checkInputFile, checkOutputFile } from '../paths';
@@ -162,8 +163,19 @@ function announceServing(file: string, c: ServeConfig, stack: ServeStack, first:
     return;
   }
   const m = first.meta;
-  if (cluster.isWorker) void tellPrimary({ indexerApi: 'serving', chainId: m.chainId, vmType: m.vmType, height: m.height });
-  else process.stderr.write(`indexer-api: serving ${file} (${m.chainId}, ${m.vmType}, height ${m.height}) on ${url}\n`);
+  const check = checkWords(stack.holder?.checkStatus());
+  if (cluster.isWorker) void tellPrimary({ indexerApi: 'serving', chainId: m.chainId, vmType: m.vmType, height: m.height, check });
+  else process.stderr.write(`indexer-api: serving ${file} (${m.chainId}, ${m.vmType}, height ${m.height}; ${check}) on ${url}\n`);
+}
+
+/** What the serving line says of the file's start-up check (/ready and /metrics say it too). */
+function checkWords(s: CheckStatus | undefined): string {
+  if (s === undefined || s.state === 'none') return 'not checked: --no-verify';
+  if (s.state === 'running') return 'check running: /ready is 503 until it passes';
+  if (s.state === 'failed') return 'check failed';
+  return s.how === 'recorded'
+    ? `pages checked ${s.checked_at}${s.ms === undefined ? '' : ` in ${s.ms} ms`}, unchanged since: not read again`
+    : `pages checked${s.ms === undefined ? '' : ` in ${s.ms} ms`}`;
 }
 
 /** After the stop signal: drain, close the stack, say why it stopped; the exit code. */
@@ -208,7 +220,7 @@ async function serve(file: string, c: ServeConfig, logger: Logger, gate?: Stdout
   if (c.stack.growth !== undefined && first !== undefined) {
     logger.info('growing demo chain: /status advances one block per interval', { from: c.stack.growth.startHeight, to: first.meta.height, block_ms: c.stack.growth.blockMs });
   }
-  logger.info('listening', { url: stack.url, pid: process.pid, ...(stack.chains
+  logger.info('listening', { url: stack.url, pid: process.pid, ...(stack.holder ? { check: stack.holder.checkStatus().state } : {}), ...(stack.chains
     ? { chains: stack.chains.list().map((ch) => ch.id) }
     : first ? describe(first) : { file, pull: c.pull?.url }) });
   // A start-up check that fails stops the server (exit 1).

@@ -26,6 +26,7 @@ export function routeLabel(req: Request): string {
 export interface CacheCounters {
   readonly hits: number;
   readonly validatorHits: number;
+  readonly versionHits: number;
   readonly misses: number;
   readonly notAdmitted: number;
   readonly invalidated: number;
@@ -44,6 +45,8 @@ export interface Metrics {
   series(method: string, route: string, status: number, chain?: string): RouteSeries;
   swapped(): void;
   swapFailed(): void;
+  /** a file's check passed by reading its pages, by taking a recorded check of the same unchanged file, or failed */
+  checked(how: 'read' | 'recorded' | 'failed'): void;
   /** a request met SQLITE_CORRUPT / IOERR / NOTADB (answered 503) */
   storageError(code: string): void;
   /** a request answered 503 by admission (src/http/admission.ts) instead of being run */
@@ -101,6 +104,10 @@ export function createMetrics(current: () => Snapshot | undefined, cache?: Cache
     },
   });
   const swaps = new Counter({ name: 'indexer_api_snapshot_swaps_total', help: 'Hot swaps to a new snapshot', registers: [registry] });
+  const checks = new Counter({
+    name: 'indexer_api_snapshot_checks_total', labelNames: ['how'] as const, registers: [registry],
+    help: 'Checks of snapshot files (at start, on a swap, a file added): how="read" every page read, how="recorded" the same unchanged file passed before (docs/reliability.md), how="failed"',
+  });
   const failed = new Counter({
     name: 'indexer_api_snapshot_swap_failures_total', help: 'Replacement snapshots refused (corrupt or incompatible); the old one kept serving',
     registers: [registry],
@@ -124,8 +131,12 @@ export function createMetrics(current: () => Snapshot | undefined, cache?: Cache
       collect() { this.reset(); this.inc(cache.hits); },
     });
     new Counter({
-      name: 'indexer_api_response_cache_validator_hits_total', help: 'Conditional GETs answered 304 from a validator alone (no body held, no row read)', registers: [registry],
+      name: 'indexer_api_response_cache_validator_hits_total', help: 'Conditional GETs answered 304 without the page being rebuilt: from a validator alone (no body held, no row read) or from the file\'s tag versions', registers: [registry],
       collect() { this.reset(); this.inc(cache.validatorHits); },
+    });
+    new Counter({
+      name: 'indexer_api_response_cache_version_hits_total', help: 'Of the validator hits, those decided from the snapshot file\'s tag versions (the key not yet held: the first poll after a restart, a new file, in another worker)', registers: [registry],
+      collect() { this.reset(); this.inc(cache.versionHits); },
     });
     new Counter({
       name: 'indexer_api_response_cache_misses_total', help: 'GET/HEAD API requests the in-process response cache could not answer (computed by the app)', registers: [registry],
@@ -170,6 +181,7 @@ export function createMetrics(current: () => Snapshot | undefined, cache?: Cache
     observeRoute,
     series,
     swapped: () => swaps.inc(),
+    checked: (how) => checks.inc({ how }),
     swapFailed: () => failed.inc(),
     storageError: (code) => storage.inc({ code }),
     shed: (reason) => shed.inc({ reason }),
@@ -185,15 +197,19 @@ export interface ReadinessInputs {
   notReady?: () => string | undefined;
   /** files refused and why (a replacement that failed its check or is of another chain; a manifest of another chain) */
   notServed?: () => { file: string; error: string }[];
+  /** the last check of the file served (src/snapshot/holder.ts CheckStatus): /ready says it */
+  check?: () => { state: string };
 }
 
 /**
  * /ready's answer: 200 with the snapshot served, or 503 with why not; either way the files
  * refused (`files_not_served`), when there are any — the snapshot served is then an older one.
  */
-export function readiness({ current, draining, stale, notReady = () => undefined, notServed }: ReadinessInputs): { ready: boolean; body: string } {
+export function readiness({ current, draining, stale, notReady = () => undefined, notServed, check }: ReadinessInputs): { ready: boolean; body: string } {
   const refused = notServed?.() ?? [];
-  const extra = refused.length === 0 ? undefined : { files_not_served: refused };
+  const checked = check?.();
+  const extra = refused.length === 0 && checked === undefined ? undefined
+    : { ...(checked === undefined ? {} : { check: checked }), ...(refused.length === 0 ? {} : { files_not_served: refused }) };
   const fail = (why: string): { ready: false; body: string } => ({
     ready: false, body: extra === undefined ? errorJson(GRPC.UNAVAILABLE, why) : JSON.stringify({ ...(JSON.parse(errorJson(GRPC.UNAVAILABLE, why)) as object), ...extra }),
   });

@@ -3,6 +3,7 @@ import { DeflateBody, identityOfGzip, JsonBody } from '../wire/packed';
 import { etagOf, etagSeed, IMMUTABLE_CACHE_CONTROL, requestIsFresh } from '../cache/etag';
 import { gzipEtag, requestAcceptsGzip } from './encoding';
 import { listResponse, Page } from '../snapshot/pagination';
+import { versionEtag, versionedTags } from './version-etag';
 
 export const JSON_TYPE = 'application/json; charset=utf-8';
 
@@ -27,8 +28,14 @@ export function sendJson(res: Response, body: JsonBody): void {
   let bytes = packed ?? (typeof body === 'string' ? Buffer.from(body, 'utf8') : body as Buffer);
   if (res.req.method === 'GET' || res.req.method === 'HEAD') {
     if (snapshot !== undefined) {
-      const etag = etagOf(etagSeed(snapshot), bytes);
-      res.setHeader('ETag', gzip ? gzipEtag(etag) : etag);
+      // an answer that reads tags: the ETag of their versions (decidable without the answer); else of its bytes
+      const req = res.req;
+      const tags = versionedTags(res.locals.route, { path: req.params, query: req.query }, snapshot);
+      if (tags !== undefined) res.setHeader('ETag', versionEtag(snapshot, req.url, tags, requestAcceptsGzip(req)));
+      else {
+        const etag = etagOf(etagSeed(snapshot), bytes);
+        res.setHeader('ETag', gzip ? gzipEtag(etag) : etag);
+      }
     }
     if (res.locals.route?.immutable === true) res.setHeader('Cache-Control', IMMUTABLE_CACHE_CONTROL);
   }

@@ -17,6 +17,8 @@ import { normalizeUrl } from '../http/url';
 import { ApiGroups, apiGroupsOf, OpenApiDocument, servedDocument, validatorDocument } from './openapi';
 import { evmUnavailable } from '../routes/evm/routes';
 import { apiPathCheck, apiRouter, apiRoutes } from '../routes/table';
+import type { ApiRoute } from '../http/route';
+import type { CheckStatus } from '../snapshot/holder';
 import type { Snapshot } from '../snapshot/open';
 import type { ServeSettings } from '../settings/serve';
 
@@ -45,6 +47,8 @@ export interface ChainHolder {
   faulty?(): Error | undefined;
   /** the file served is being checked (its start-up check; a file just added): not ready yet */
   checking?(): boolean;
+  /** the last check of the file served (/ready shows it) */
+  checkStatus?(): CheckStatus;
   /** files refused (a damaged or other-chain replacement, a manifest of another chain), and why: /ready lists them */
   notServed?(): { file: string; error: string }[];
 }
@@ -158,6 +162,7 @@ export function readinessInputs(snapshots: ChainHolder, options: AppOptions): Re
     notReady: () => (snapshots.checking?.() ? CHECKING : undefined) ?? options.notReady?.()
       ?? (snapshots.faulty?.() ? 'snapshot file is damaged; waiting for a good file' : undefined),
     notServed: snapshots.notServed?.bind(snapshots),
+    check: snapshots.checkStatus?.bind(snapshots),
   };
 }
 
@@ -191,7 +196,7 @@ export function createApp(args: AppArgs & { snapshots: ChainHolder }): Express {
 }
 
 /** The app, and the request observer it logs and counts with (the cached front shares it). */
-export function buildApp(args: AppArgs, routing: AppRouting): { app: Express; observe: ObserveRequest; metrics: Metrics } {
+export function buildApp(args: AppArgs, routing: AppRouting): { app: Express; observe: ObserveRequest; metrics: Metrics; routes: readonly ApiRoute[] } {
   const { openapi, options, logger = silentLogger, metrics, responseCache } = args;
   const { chainOf, several } = routing;
   const app = express();
@@ -216,6 +221,7 @@ export function buildApp(args: AppArgs, routing: AppRouting): { app: Express; ob
   // a replica of several chains: its root answers the chain list and the replica's health
   if (several) app.use(several.root(ops));
   const routes = apiRoutes({ grownStatus: options.grownStatus });
+  // (a growing demo chain's /status changes without a write: sent with no-store and no ETag, never decided from versions)
   // what is per chain — its readiness, the prefix Swagger UI and the explorer carry — is built once per chain
   app.use(perChain(chainOf, apiPathCheck(routes), (chain) => Router().use(
     opsRouter({ ...readinessInputs(chain.holder, options), metrics: ops }),
@@ -252,7 +258,7 @@ export function buildApp(args: AppArgs, routing: AppRouting): { app: Express; ob
     const s = res.locals.snapshot;
     if (s) chainOf(res.req)?.holder.reportFault?.(s, err);
   }));
-  return { app, observe, metrics: ops };
+  return { app, observe, metrics: ops, routes };
 }
 
 /**

@@ -18,7 +18,7 @@ import { createMetrics, Metrics, MetricsChain, readiness } from '../http/ops';
 import { changeOf, OpsPort, reportEvery, startOpsPort } from '../http/ops-port';
 import cluster from 'node:cluster';
 import type { ServeSettings } from '../settings/serve';
-import { SnapshotHolder } from '../snapshot/holder';
+import { SnapshotHolder, type CheckStatus } from '../snapshot/holder';
 import type { Snapshot } from '../snapshot/open';
 import { checkPages } from '../snapshot/verify';
 import { readinessInputs } from './app';
@@ -124,6 +124,9 @@ export async function assembleServeStack(o: ServeStackOptions): Promise<ServeSta
     const responseCache = o.cacheValidatorBytes > 0 ? new ResponseCache(o.cacheBytes, o.cacheEntries, true, o.cacheValidatorBytes) : undefined;
     const chainList = chains && ((): MetricsChain[] => chains.list().map((c) => ({ id: c.id, current: () => c.holder.current() })));
     metrics = createMetrics(() => holder?.current(), responseCache, chainList);
+    const counted = metrics;
+    // the start-up check, counted when it ends (begun before the metrics existed)
+    startCheck?.then(() => counted.checked(checkHow((holder as SnapshotHolder).checkStatus())), () => counted.checked('failed'));
     registerLagMetrics(metrics.registry, () => holder?.current(), chainList);
     const appOptions = {
       ...o, draining: () => draining, stale: staleness(o),
@@ -148,7 +151,11 @@ export async function assembleServeStack(o: ServeStackOptions): Promise<ServeSta
       };
       for (const c of chains.list()) onAdd(c, true);
       chains.on('add', (c: ServedChain) => onAdd(c));
-      chains.on('checked', (c: ServedChain, ms: number) => o.logger.info('snapshot verified', { chain: c.id, file: c.file, ms }));
+      chains.on('checked', (c: ServedChain, ms: number) => {
+        const how = checkHow(c.holder.checkStatus());
+        metrics.checked(how);
+        o.logger.info('snapshot verified', { chain: c.id, file: c.file, ms, how });
+      });
       chains.on('remove', (c: ServedChain, why: string | undefined, shutdown: boolean) => {
         attached.get(c.holder)?.();
         attached.delete(c.holder);
@@ -282,8 +289,15 @@ async function startUpCheck(holder: SnapshotHolder, logger: Logger): Promise<voi
     logger.error('snapshot failed its start-up check', { ...where, error: e instanceof Error ? e.message : String(e) });
     throw e;
   }
-  logger.info('snapshot verified', { ...where, ms: Math.round(Number(process.hrtime.bigint() - started) / 1e6) });
+  const ms = Math.round(Number(process.hrtime.bigint() - started) / 1e6);
+  const c = holder.checkStatus();
+  if (c.state === 'passed' && c.how === 'recorded') {
+    logger.info('snapshot verified', { ...where, ms, how: 'recorded', checked_at: c.checked_at, note: 'this unchanged file passed its check before: its pages were not read again (docs/reliability.md)' });
+  } else logger.info('snapshot verified', { ...where, ms, how: 'read' });
 }
+
+/** How a passed check is counted (indexer_api_snapshot_checks_total). */
+const checkHow = (c: CheckStatus): 'read' | 'recorded' | 'failed' => (c.state === 'passed' ? c.how : 'failed');
 
 function describe(s: Snapshot): Record<string, unknown> {
   return { file: s.file, snapshot_id: s.meta.snapshotId, chain_id: s.meta.chainId, height: s.meta.height };
@@ -326,11 +340,17 @@ function logHolderEvents(holder: SnapshotHolder, logger: Logger, metrics: Metric
     if (clusterWorker) void tellPrimary({ indexerApi: 'fault', snapshotId: s.meta.snapshotId, code: err.code, message: err.message });
   };
   const onClosed = (s: Snapshot): void => logger.debug('snapshot closed', { ...tag, ...describe(s) });
+  // a replacement's check (a hot swap, a pull): counted; the swap or refusal line says the rest
+  const onChecked = (c: CheckStatus): void => {
+    metrics.checked(checkHow(c));
+    if (c.state === 'passed' && c.how === 'recorded') logger.info('replacement snapshot passed its check before, unchanged since: pages not read again', { ...tag, file: holder.file, checked_at: c.checked_at });
+  };
   const onWatchError = (err: unknown): void => logger.warn('cannot watch the snapshot directory; polling only', { ...tag, ...errorFields(err) });
   holder.on('swap', onSwap);
   holder.on('refused', onRefused);
   holder.on('fault', onFault);
   holder.on('closed', onClosed);
+  holder.on('checked', onChecked);
   holder.on('watch-error', onWatchError);
   const onWorkerFault = (m: WorkerMessage | PrimaryMessage): void => {
     // the primary's puller refused a manifest (or no longer does): /ready lists it
@@ -341,6 +361,7 @@ function logHolderEvents(holder: SnapshotHolder, logger: Logger, metrics: Metric
   };
   if (clusterWorker) process.on('message', onWorkerFault);
   return () => {
+    holder.off('checked', onChecked);
     holder.off('swap', onSwap);
     holder.off('refused', onRefused);
     holder.off('fault', onFault);

@@ -20,7 +20,7 @@ export type WorkerMessage =
   | { indexerApi: 'fatal'; message: string }
   /** a worker that was listening found its snapshot unservable (start-up check): stop them all */
   | { indexerApi: 'refused'; message: string }
-  | { indexerApi: 'serving'; chainId: string; vmType: string; height: number; what?: string }
+  | { indexerApi: 'serving'; chainId: string; vmType: string; height: number; what?: string; check?: string }
   /**
    * a request of this worker met a storage error on snapshot `snapshotId`: the primary passes it
    * to the other workers, so the whole replica leaves rotation (/ready 503), not one worker of it
@@ -168,7 +168,7 @@ function runWorkers({ file, workers, logger, shutdownTimeoutMs, baseUrl = '', no
     const announce = (): void => {
       if (!serving || !listeningAt || servingWorkers.size < workers) return;
       // a replica of several chains says what it serves (`what`, src/commands/serve.ts)
-      process.stderr.write(`indexer-api: serving ${serving.what ?? `${file} (${serving.chainId}, ${serving.vmType}, height ${serving.height})`} `
+      process.stderr.write(`indexer-api: serving ${serving.what ?? `${file} (${serving.chainId}, ${serving.vmType}, height ${serving.height}${serving.check === undefined ? '' : `; ${serving.check}`})`} `
         + `on ${listeningAt} (${workers} workers)\n`);
     };
     cluster.on('message', (w, m: WorkerMessage) => {

@@ -1,12 +1,14 @@
 import type { IncomingMessage, RequestListener } from 'node:http';
 import { RequestHandler, Response, Router } from 'express';
 import { cachedFront, FrontSource } from '../cache/front';
+import { cacheControlOf } from '../cache/fill';
 import { corsHeaders } from '../http/cors';
 import { errorJson, GRPC, sendError, shown } from '../http/errors';
 import { Limits, urlTooLong } from '../http/limits';
 import { silentLogger } from '../lib/log';
 import { methodNotAllowed, Metrics, readiness } from '../http/ops';
 import { underBase } from '../http/url';
+import { routeMatcher } from '../http/version-etag';
 import { AppArgs, AppOptions, buildApp, ChainHolder, ChainRoute, readinessInputs, uncacheable } from './app';
 
 /**
@@ -60,7 +62,7 @@ export function createRequestListener(args: ListenerArgs, wrap: (inner: RequestL
   // the chain a request is answered for: the one the cut routed it to, else the replica's only one
   const only: ChainRoute | undefined = chains ? undefined : { id: '', base: options.baseUrl, holder: args.snapshots as ChainHolder };
   const chainOf = only ? (): ChainRoute => only : (req: IncomingMessage): ChainRoute | undefined => routedChain.get(req);
-  const { app, observe, metrics } = buildApp(args, {
+  const { app, observe, metrics, routes } = buildApp(args, {
     chainOf, only, outsideBase: (req) => outsideBase.has(req),
     ...(chains ? { several: { list: () => chains.list(), root: (ops: Metrics) => rootRouter(chains, ops, options, chainOf) } } : {}),
   });
@@ -82,6 +84,11 @@ export function createRequestListener(args: ListenerArgs, wrap: (inner: RequestL
     cors: corsHeaders(options.corsOrigin), limits: options.limits,
     draining: options.draining ?? ((): boolean => false), observe,
     logsRequests: logger.enabled('info'), metrics,
+    // conditional GETs of API routes decided from the file's tag versions (src/http/version-etag.ts)
+    versioned: {
+      match: routeMatcher(options.grownStatus ? routes.filter((r) => r.path !== '/status') : routes),
+      cacheControl: cacheControlOf(options),
+    },
   });
   const base = options.baseUrl;
   // outside the base URL: the app answers (a 404), through `wrap` like everything else

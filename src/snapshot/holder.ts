@@ -1,3 +1,4 @@
+import type { PagesChecked } from './verify';
 import { EventEmitter } from 'node:events';
 import { FSWatcher, Stats, statSync, watch } from 'node:fs';
 import { basename, dirname } from 'node:path';
@@ -34,7 +35,8 @@ import { endRead, OpenOptions, openSnapshot, renewSnapshot, Snapshot, SnapshotEr
  * at the first batch). A connection is closed when the holder closes, when its state is
  * neither current, held nor the spare, and the spare when another file is swapped in.
  *
- * Events: 'swap' (next, previous, reason), 'refused' (error, reason), 'closed' (snapshot: the
+ * Events: 'swap' (next, previous, reason), 'refused' (error, reason), 'checked' (CheckStatus: the
+ * check of a replacement passed or failed; checkCurrent's caller reports its own), 'closed' (snapshot: the
  * state ended; its connection may live on as the spare), 'fault' (snapshot, error: the first
  * run-time storage error of that snapshot).
  */
@@ -42,8 +44,12 @@ import { endRead, OpenOptions, openSnapshot, renewSnapshot, Snapshot, SnapshotEr
 export interface HolderOptions extends OpenOptions {
   /** how a file is opened (tests inject failures) */
   open?: (file: string, opts: OpenOptions) => Snapshot;
-  /** run on a new file after it opened, before it is swapped in; rejects (SnapshotError) to refuse it */
-  check?: (file: string) => Promise<void>;
+  /**
+   * run on a new file after it opened, before it is swapped in; rejects (SnapshotError) to refuse
+   * it; resolves with how it passed (src/snapshot/verify.ts checkPages: read now, or a recorded
+   * check of the same unchanged file taken)
+   */
+  check?: (file: string) => Promise<PagesChecked | void>;
   /** serve only this chain, from the first file on (`by` names who asked, e.g. `--expect-chain-id`) */
   pin?: { chainId: string; by: string };
   /**
@@ -52,6 +58,18 @@ export interface HolderOptions extends OpenOptions {
    */
   otherChainHint?: (chainId: string) => string;
 }
+
+/**
+ * The last check of the file served, as /ready and /metrics show it: `running` (since), `passed`
+ * — `how`: `read` (every page read now) or `recorded` (the same unchanged file passed before:
+ * src/snapshot/verdict.ts), `checked_at` when its pages were read, `ms` how long that took —,
+ * `failed`, or `none` (not checked: serve --no-verify at start).
+ */
+export type CheckStatus =
+  | { state: 'none' }
+  | { state: 'running'; since: string }
+  | { state: 'passed'; how: 'read' | 'recorded'; at: string; checked_at: string; ms?: number }
+  | { state: 'failed'; at: string };
 
 /** A file not served, and why (the `files_not_served` of /ready). */
 export interface RefusedFile {
@@ -114,6 +132,10 @@ export class SnapshotHolder extends EventEmitter {
   private readonly notes = new Map<string, RefusedFile>();
   /** the snapshot whose check (checkCurrent) is running */
   private checkingNow: Snapshot | undefined;
+  /** the last check of the file served (/ready and /metrics show it) */
+  private lastCheck: CheckStatus = { state: 'none' };
+  /** checks of files that passed by reading every page, and by taking a recorded check (src/snapshot/verdict.ts) */
+  readonly checks = { read: 0, recorded: 0, failed: 0 };
   swaps = 0;
   /** new states begun on the spare connection instead of opening the file (a follow batch) */
   renewed = 0;
@@ -240,10 +262,29 @@ export class SnapshotHolder extends EventEmitter {
     const s = this.snapshot;
     if (s === undefined || this.opts.check === undefined) return;
     this.checkingNow = s;
+    this.lastCheck = { state: 'running', since: new Date().toISOString() };
     try {
-      await this.opts.check(this.file);
+      this.passed(await this.opts.check(this.file));
+    } catch (e) {
+      this.checks.failed++;
+      this.lastCheck = { state: 'failed', at: new Date().toISOString() };
+      throw e;
     } finally {
       if (this.checkingNow === s) this.checkingNow = undefined;
+    }
+  }
+
+  /** The last check of the file served: running, passed (read now, or a recorded check taken), failed, or none (never checked: --no-verify). */
+  checkStatus(): CheckStatus { return this.lastCheck; }
+
+  private passed(r: PagesChecked | void): void {
+    const at = new Date().toISOString();
+    if (r?.carried !== undefined) {
+      this.checks.recorded++;
+      this.lastCheck = { state: 'passed', how: 'recorded', at, checked_at: r.carried.checked_at, ms: r.carried.ms };
+    } else {
+      this.checks.read++;
+      this.lastCheck = { state: 'passed', how: 'read', at, checked_at: at, ...(r ? { ms: Math.round(r.ms) } : {}) };
     }
   }
 
@@ -316,8 +357,11 @@ export class SnapshotHolder extends EventEmitter {
     const inPlace = previous !== undefined && id !== undefined && sameInode(id, this.seen);
     if (this.opts.check && !inPlace && !CHECKED_BY_WRITER.has(reason)) {
       try {
-        await this.opts.check(this.file);
+        this.passed(await this.opts.check(this.file));
+        this.emit('checked', this.lastCheck);
       } catch (e) {
+        this.checks.failed++;
+        this.emit('checked', { state: 'failed', at: new Date().toISOString() });
         next.close();
         return this.refuse(id, e, reason);
       }

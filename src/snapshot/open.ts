@@ -15,6 +15,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { readPackedRow } from '../wire/packed';
 import { prepareChangeReader, type ChangeReader } from './changes';
+import { prepareTagVersions, type TagVersionReader, type TagVersions } from './tag-versions';
 import { COLLECTIONS } from '../cache/tags';
 import type { CollectionNames } from './queries/collection-names';
 
@@ -80,6 +81,8 @@ export interface Snapshot extends SnapshotFile {
    * different for another chain. Part of every ETag (src/cache/etag.ts).
    */
   lineage: string;
+  /** the tag versions of this state (src/snapshot/tag-versions.ts): what an answer's ETag is a hash of (src/http/version-etag.ts) */
+  versions: TagVersions;
   q: {
     block: ReturnType<typeof prepareBlockQueries>;
     tx: ReturnType<typeof prepareTxQueries>;
@@ -209,6 +212,7 @@ interface Connection {
   meta: SnapshotMeta;
   evm: EvmCounts;
   changes: ChangeReader & { hasTable: boolean };
+  tagVersions: TagVersionReader;
   q: Snapshot['q'];
 }
 
@@ -221,7 +225,7 @@ export function openSnapshot(file: string, opts: OpenOptions = {}): Snapshot {
   const { file: f, evmCounts } = openChecked(file, opts);
   const { db, meta } = f;
   try {
-    const c = { db, meta, evm: evmCounts, changes: prepareChangeReader(db) } as Connection;
+    const c = { db, meta, evm: evmCounts, changes: prepareChangeReader(db), tagVersions: prepareTagVersions(db) } as Connection;
     // what the statements read of the meta: the state now on the connection
     const live = {
       get countBlocks(): number { return c.meta.countBlocks; },
@@ -254,12 +258,14 @@ export function openSnapshot(file: string, opts: OpenOptions = {}): Snapshot {
 
 /** A new Snapshot object for the state now on `c` (the response cache tells states apart by identity). */
 function stateOf(c: Connection, file: string, fileKey: string, lineage: string): Snapshot {
+  const status = statusJson(c.meta);
   const s: Snapshot = {
     file,
     db: c.db,
     meta: c.meta,
     close: () => c.db.close(),
-    status: statusJson(c.meta),
+    status,
+    versions: c.tagVersions.forState(c.meta, c.evm.internalTxs, status),
     fileKey,
     changeSeq: c.changes.seq(),
     changes: c.changes,

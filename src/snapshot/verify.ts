@@ -6,6 +6,7 @@ import { statSync } from 'node:fs';
 import { pinnedChainError } from './file-check';
 import { openSnapshot, SnapshotError, type SnapshotMeta } from './open';
 import { quickCheck, quickCheckMessage, QuickCheckResult } from './quick-check';
+import { fileMarkers, findVerdict, recordVerdict, type Verdict } from './verdict';
 
 export { quickCheck, quickCheckMessage, QuickCheckResult };
 
@@ -37,10 +38,29 @@ export function quickCheckOffThread(file: string): Promise<QuickCheckResult> {
   });
 }
 
-/** quickCheckOffThread, rejecting with a one-line SnapshotError when it finds a problem. */
-export async function checkPages(file: string): Promise<void> {
+/** How a file's pages passed: checked now, or a recorded check of the same unchanged file taken (src/snapshot/verdict.ts). */
+export interface PagesChecked {
+  /** the recorded check taken instead of reading the file; undefined: checked now */
+  carried?: Verdict;
+  /** this check's time, ms (≈ 0 when carried) */
+  ms: number;
+}
+
+/**
+ * quickCheckOffThread, rejecting with a one-line SnapshotError when it finds a problem — unless
+ * the same file, unchanged, passed before (a recorded check: src/snapshot/verdict.ts), which is
+ * then taken instead of reading every page again. A pass is recorded for the next time.
+ */
+export async function checkPages(file: string): Promise<PagesChecked> {
+  const started = process.hrtime.bigint();
+  const markers = fileMarkers(file);
+  const carried = findVerdict(file, markers);
+  if (carried !== undefined) return { carried, ms: Number(process.hrtime.bigint() - started) / 1e6 };
   const r = await quickCheckOffThread(file);
   if (r.problems > 0) throw new SnapshotError(quickCheckMessage(file, r));
+  const ms = Number(process.hrtime.bigint() - started) / 1e6;
+  recordVerdict(file, markers, ms);
+  return { ms };
 }
 
 /** What a checked file holds. */
@@ -50,6 +70,8 @@ export interface CheckedSnapshot {
   bytes: number;
   /** the whole check, ms */
   ms: number;
+  /** the recorded check of the same unchanged file that was taken instead of reading its pages (src/snapshot/verdict.ts) */
+  carried?: Verdict;
 }
 
 /**
@@ -64,8 +86,8 @@ export async function checkSnapshot(file: string, o: { expectChainId?: string } 
   const meta = s.meta;
   s.close();
   if (o.expectChainId !== undefined && meta.chainId !== o.expectChainId) throw pinnedChainError(file, meta.chainId, o.expectChainId, '--expect-chain-id');
-  await checkPages(file);
-  return { file, meta, bytes: statSync(file).size, ms: Number(process.hrtime.bigint() - started) / 1e6 };
+  const pages = await checkPages(file);
+  return { file, meta, bytes: statSync(file).size, ms: Number(process.hrtime.bigint() - started) / 1e6, ...(pages.carried ? { carried: pages.carried } : {}) };
 }
 
 /**

@@ -7,7 +7,7 @@
  */
 import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
-import { closeSync, copyFileSync, mkdirSync, mkdtempSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, copyFileSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CLI, cleanEnv, DEMO, get, ROOT, startServe } from '../serve/helpers';
@@ -37,6 +37,35 @@ describe('faults: every file is checked before it is served, however it arrives'
   let tmp: string;
   before(() => { tmp = mkdtempSync(join(tmpdir(), 'indexer-api-checks-')); });
   after(() => { rmSync(tmp, { recursive: true, force: true }); });
+
+  it('a recorded check (#42): a restart of an unchanged file does not read it again; a record half-written when serve was killed is ignored; a file damaged since is refused', async () => {
+    const db = join(tmp, 'recorded.sqlite');
+    copyFileSync(DEMO('wasm'), db);
+    const how = async (): Promise<unknown> => {
+      const s = await startServe(['--db', db]);
+      try {
+        const line = await s.line('snapshot verified', (l) => l.msg === 'snapshot verified');
+        expect(JSON.parse((await get(`${s.url}/ready`)).body).check).to.include({ state: 'passed', how: line.how });
+        return line.how;
+      } finally { await s.stop('SIGKILL'); }
+    };
+    expect(await how(), 'the first start reads every page').to.equal('read');
+    expect(await how(), 'the next takes the record').to.equal('recorded');
+    // serve killed while it wrote the record: what a kill can leave is a temporary file (the
+    // record is renamed into place) — or, on a file system without atomic rename, half a record
+    const records = join(tmp, '.indexer-api-checked');
+    const [name] = readdirSync(records).filter((n) => n.endsWith('.json'));
+    const text = readFileSync(join(records, name), 'utf8');
+    writeFileSync(join(records, `${name}.999.x.tmp`), text.slice(0, 40));
+    writeFileSync(join(records, name), text.slice(0, Math.floor(text.length / 2)));
+    expect(await how(), 'a half-written record is not trusted').to.equal('read');
+    expect(await how(), 'recorded anew').to.equal('recorded');
+    // damaged in place after its record (the write moves its modification time): checked, refused
+    damage(db);
+    const r = cli(['serve', '--db', db, '--port', '0', '--workers', '1']);
+    expect(r.status, r.stderr).to.equal(1);
+    expect(r.stderr).to.match(/quick check/);
+  });
 
   it('a damaged file added to --db-dir: checked, never ready, dropped, listed with its reason at / (JSON, picker) and /ready; a good one renamed over it is served', async () => {
     const dir = join(tmp, 'dir');

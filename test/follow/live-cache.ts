@@ -5,7 +5,11 @@
  * `msgs` and `is_signer` filters, NFT routes, answers about things not yet present, other
  * spellings of one account — with and without If-None-Match and with and without gzip. After each
  * step every 200 and every 304 is compared with what a fresh server over the same file answers
- * (bodies, ETags); a hot swap and a follow killed mid-batch happen on the way. The rich list (the
+ * (bodies, ETags); a follow killed mid-batch, a restart of serve, a hot swap to a copy of the same
+ * data and one to a later file of the chain imported independently happen on the way — after
+ * each of the last three, the ETags the client holds are asked again and every unchanged answer
+ * whose ETag the versions decide must be a 304 without its page computed (issue #42); and one
+ * ETag must name one body for the whole run, across all of them and the workers. The rich list (the
  * demo chain has none: the test writes one of three versions into each height's file) changes
  * twice, through `follow`'s own refresh (`--denoms`), once before and once after the hot swap.
  *
@@ -146,20 +150,60 @@ export function liveCacheSuite(variants: LiveVariant[]): void {
         const followArgs = ['--db', db, '--from-api', src.url, '--interval', '100ms', '--batch-blocks', '7', '--collections-audit-interval', '1s',
           '--denoms', DENOM, '--richlist-interval', '1s'];
         let follow: FollowProcess = startFollow(followArgs);
-        const serve: ServeProcess = await startServe(['--db', db, '--workers', String(workers), '--commit-poll-ms', '20', '--log-level', 'info',
-          ...(bodies ? [] : ['--cache-bytes', '0'])]);
+        const serveArgs = ['--db', db, '--workers', String(workers), '--commit-poll-ms', '20', '--log-level', 'info',
+          ...(bodies ? [] : ['--cache-bytes', '0'])];
+        let serve: ServeProcess = await startServe(serveArgs);
         const before = new Map<string, string>();
         const tally = { compared: 0, notModified: 0, changed: 0, richListChanged: 0 };
+        // one ETag names one body for the whole run: across batches, the restart, the swaps and the workers
+        const bodies1 = new EtagBodies();
         // a client polling all along, batches or not: its answers are stored from whatever state they were computed on
         let polling = true;
+        // paused while the held ETags are asked again after a restart or a swap (what those count is theirs alone)
+        let paused = false;
         const background = (async () => {
           for (let i = 0; polling; i++) {
-            await fetchRaw(serve.url + urls[(i * 7) % urls.length], { 'accept-encoding': i % 2 ? 'gzip' : 'identity' }).catch(() => undefined);
+            if (paused) { await sleep(20); continue; }
+            const a = await fetchRaw(serve.url + urls[(i * 7) % urls.length], { 'accept-encoding': i % 2 ? 'gzip' : 'identity' }).catch(() => undefined);
+            if (a !== undefined) bodies1.seen(a, `background poll ${urls[(i * 7) % urls.length]}`);
           }
         })();
+        /**
+         * A hot swap: the cut at `height` renamed over the path (the cache starts over; ETags stay),
+         * follow stopped around it and then going on from the new file. The ETags the client holds
+         * are then asked again: decided from the new file's versions, without the pages.
+         */
+        const swapIn = async (height: number, richHeight: number, what: string): Promise<void> => {
+          await follow.stop('SIGTERM');
+          await sleep(200);
+          paused = true;
+          const swaps = await metricSum(serve.url, 'indexer_api_snapshot_swaps_total');
+          const copy = `${db}.swap`;
+          copyFileSync(cuts.get(height) as string, copy);
+          // the followed file's WAL and its index belong to it, not to what replaces it (the
+          // readers that hold them keep reading the old file through them)
+          for (const f of [`${db}-wal`, `${db}-shm`]) rmSync(f, { force: true });
+          renameSync(copy, db);
+          // nothing else swaps while follow is stopped (the cluster's counter is not a sum over
+          // the workers: wait for the flush of each worker's cache as well)
+          await eventually('the swap', 60_000, async () => (await metricSum(serve.url, 'indexer_api_snapshot_swaps_total')) > swaps || undefined);
+          await sleep(2500);
+          follow = startFollow(followArgs);
+          await sleep(300);
+          await eventually(`serve at ${height} after the swap`, 60_000, async () => await allWorkersAt(serve.url, height, workers, richHeight) || undefined);
+          await heldAnsweredWithoutPages(serve.url, before, urls, `after the swap to ${what} (height ${height})`);
+          paused = false;
+        };
+        let refreshedAfterSwap = false;
         try {
           for (const [step, height] of HEIGHTS.entries()) {
             if (step > 0) src.show(cuts.get(height) as string);
+            if (step === 9) {
+              // follow's rich-list refresh after the first swap wrote (the log of the follow that the next swap stops)
+              refreshedAfterSwap = /rich list at height 333: .* written in place/.test(follow.stderr);
+              // a later file of the chain, built independently (an import to this height), renamed over the followed one
+              await swapIn(height, RICH(step)[0], 'a later file imported independently');
+            }
             if (step === 4) {
               // killed in the middle of a batch: its transaction never commits, and neither does its change record
               await follow.until(`a batch past ${HEIGHTS[3]}`, new RegExp(`heights ${HEIGHTS[3] + 1}\\.\\.`));
@@ -179,32 +223,25 @@ export function liveCacheSuite(variants: LiveVariant[]): void {
                   for (const enc of ['identity', 'gzip']) {
                     const [a, b] = await Promise.all([fetchRaw(serve.url + path, { 'accept-encoding': enc }), fetchRaw(imported.url + path, { 'accept-encoding': enc })]);
                     expect({ status: a.status, etag: a.etag }, `followed vs imported replica: ${path} (${enc})`).to.deep.equal({ status: b.status, etag: b.etag });
+                    bodies1.seen(a, `followed replica ${path}`);
+                    bodies1.seen(b, `imported replica ${path}`);
                   }
                 }
               } finally {
                 await imported.close();
               }
             }
-            if (step === 6) {
-              // a hot swap: another file with the same data renamed over the path (the cache starts over; ETags stay)
-              await follow.stop('SIGTERM');
-              await sleep(200);
-              const swaps = await metricSum(serve.url, 'indexer_api_snapshot_swaps_total');
-              const copy = `${db}.swap`;
-              copyFileSync(cuts.get(height) as string, copy);
-              // the followed file's WAL and its index belong to it, not to what replaces it (the
-              // readers that hold them keep reading the old file through them)
-              for (const f of [`${db}-wal`, `${db}-shm`]) rmSync(f, { force: true });
-              renameSync(copy, db);
-              // nothing else swaps while follow is stopped (the cluster's counter is not a sum over
-              // the workers: wait for the flush of each worker's cache as well)
-              await eventually('the swap', 60_000, async () => (await metricSum(serve.url, 'indexer_api_snapshot_swaps_total')) > swaps || undefined);
-              await sleep(2500);
-              follow = startFollow(followArgs);
-              await sleep(300);
-              await eventually(`serve at ${height} after the swap`, 60_000, async () => await allWorkersAt(serve.url, height, workers, richHeight) || undefined);
+            if (step === 3) {
+              // a restart: a new process, nothing in memory — the ETags the client holds are still decided without the pages
+              paused = true;
+              await serve.stop();
+              serve = await startServe(serveArgs);
+              await eventually(`serve at ${height} after the restart`, 60_000, async () => await allWorkersAt(serve.url, height, workers, richHeight) || undefined);
+              await heldAnsweredWithoutPages(serve.url, before, urls, 'after the restart');
+              paused = false;
             }
-            await compareAll(db, serve.url, urls, before, tally, `step ${step} (height ${height})`);
+            if (step === 6) await swapIn(height, RICH(step)[0], 'a copy of the same data');
+            await compareAll(db, serve.url, urls, before, tally, `step ${step} (height ${height})`, bodies1);
           }
           polling = false;
           await background;
@@ -213,14 +250,14 @@ export function liveCacheSuite(variants: LiveVariant[]): void {
           expect(tally.changed, 'answers that changed').to.be.greaterThan(0);
           // the rich-list answers a client held changed (twice: before and after the hot swap) and were answered anew
           expect(tally.richListChanged, 'rich-list answers that changed').to.be.greaterThan(0);
-          expect(follow.stderr, 'a refresh after the hot swap wrote').to.match(/rich list at height 333: .* written in place/);
+          expect(refreshedAfterSwap, 'a refresh after the hot swap wrote').to.equal(true);
           if (bodies) expect(await metricSum(serve.url, 'indexer_api_response_cache_hits_total'), 'cache hits').to.be.greaterThan(0);
           else expect(await metricSum(serve.url, 'indexer_api_response_cache_hits_total'), 'no body kept, none answered').to.equal(0);
           // without bodies, revalidations the batches did not touch were answered from a validator alone
           if (!bodies) expect(await metricSum(serve.url, 'indexer_api_response_cache_validator_hits_total'), 'validator hits').to.be.greaterThan(0);
           expect(await metricSum(serve.url, 'indexer_api_response_cache_invalidated_total'), 'entries a change record dropped').to.be.greaterThan(0);
-          // emptied only by the hot swap (once per worker), never by a batch
-          expect(await metricSum(serve.url, 'indexer_api_response_cache_flushes_total'), 'flushes').to.be.at.most(workers);
+          // emptied only by the hot swaps (once per worker each), never by a batch
+          expect(await metricSum(serve.url, 'indexer_api_response_cache_flushes_total'), 'flushes').to.be.at.most(2 * workers);
         } catch (e) {
           const events = serve.lines.filter((l) => l.msg !== 'request').map((l) => JSON.stringify(l)).slice(-15);
           throw new Error(`${(e as Error).stack}\nserve's last events:\n${events.join('\n')}\nfollow's stderr (end):\n${follow.stderr.slice(-3000)}`);
@@ -233,6 +270,50 @@ export function liveCacheSuite(variants: LiveVariant[]): void {
       });
     }
   });
+}
+
+/** Every 200 with an ETag seen in a run: one ETag must name one body (the ETag is a hash of what decides the bytes). */
+class EtagBodies {
+  private readonly map = new Map<string, { body: string; where: string }>();
+  seen(a: Answer, where: string): void {
+    if (a.status !== 200 || a.etag === undefined) return;
+    const had = this.map.get(a.etag);
+    if (had === undefined) { this.map.set(a.etag, { body: a.body, where }); return; }
+    expect(a.body, `ETag ${a.etag} named another body at ${had.where}; now ${where}`).to.equal(had.body);
+  }
+}
+
+/**
+ * After a restart or a swap (nothing else asking): every URL the client holds an ETag of, asked
+ * with it. Some must be 304; and every 304 of an answer whose ETag the versions decide must come
+ * without its page computed — the app's misses grow only by the 200s and the 304s of the other
+ * answers.
+ */
+async function heldAnsweredWithoutPages(live: string, before: Map<string, string>, urls: string[], when: string): Promise<void> {
+  const out = { asked: 0, notModified: 0, versioned: 0 };
+  const misses = await metricSum(live, 'indexer_api_response_cache_misses_total');
+  for (const path of urls) {
+    for (const enc of ['identity', 'gzip']) {
+      const held = before.get(`${enc} ${path}`);
+      if (held === undefined) continue;
+      out.asked++;
+      const got = await fetchRaw(live + path, { 'accept-encoding': enc, 'if-none-match': held });
+      if (got.status !== 304) continue;
+      out.notModified++;
+      if (decidedByVersions(path)) out.versioned++;
+    }
+  }
+  const computed = await metricSum(live, 'indexer_api_response_cache_misses_total') - misses;
+  expect(out.versioned, `${when}: 304s decided by the versions (${JSON.stringify(out)})`).to.be.greaterThan(0);
+  expect(computed, `${when}: pages computed (${JSON.stringify(out)})`).to.be.at.most(out.asked - out.versioned);
+}
+
+/**
+ * Whether the ETag of `path`'s answer is decided by the file's tag versions (src/snapshot/tag-versions.ts):
+ * not the NFT and rich-list routes (their tags have no version), nor a tx by hash (it reads none).
+ */
+function decidedByVersions(path: string): boolean {
+  return !path.startsWith('/indexer/nft/') && !path.startsWith('/indexer/richlist/') && !/^\/indexer\/tx\/v1\/txs\/[0-9A-Fa-f]{64}$/.test(path);
 }
 
 /** The rich list's height the file holds (0: none). */
@@ -291,15 +372,17 @@ async function metricSum(url: string, name: string): Promise<number> {
  * one the client held.
  */
 async function compareAll(db: string, live: string, urls: string[], before: Map<string, string>,
-  tally: { compared: number; notModified: number; changed: number; richListChanged: number }, when: string): Promise<void> {
+  tally: { compared: number; notModified: number; changed: number; richListChanged: number }, when: string, seen: EtagBodies): Promise<void> {
   const fresh = await freshServer(db);
   try {
     for (const path of urls) {
       for (const enc of ['identity', 'gzip']) {
         const key = `${enc} ${path}`;
         const want = await fetchRaw(fresh.url + path, { 'accept-encoding': enc });
+        seen.seen(want, `${when}: fresh server ${path} (${enc})`);
         for (const attempt of ['first', 'repeat']) {
           const got = await fetchRaw(live + path, { 'accept-encoding': enc });
+          seen.seen(got, `${when}: ${attempt} GET ${path} (${enc})`);
           expect({ status: got.status, body: got.body, etag: got.etag }, `${when}: ${attempt} GET ${path} (${enc})`).to.deep.equal({ status: want.status, body: want.body, etag: want.etag });
         }
         const held = before.get(key);

@@ -33,14 +33,19 @@ describe('serve: ETag, Cache-Control, 304 and the response cache', function () {
       expect((await get(`${s.url}/metrics`)).body).not.to.include('indexer_api_response_cache_');
     });
 
-    it('gives a 200 a strong ETag of its bytes (not of the file: no snapshot id in it) and Cache-Control public, max-age', async () => {
+    it('gives a 200 a strong ETag of its versions (not of the file: no snapshot id in it) and Cache-Control public, max-age', async () => {
       const r = await get(s.url + BLOCKS);
       expect(r.status).to.equal(200);
       expect(r.headers.etag).to.match(/^"[A-Za-z0-9_-]{27}"$/);
       expect(r.headers.etag).not.to.include(snapshotId);
       expect(r.headers['cache-control']).to.equal('public, max-age=30');
-      // another URL with the same answer: the same validator
-      expect((await get(`${s.url}${BLOCKS}&pagination.offset=0`)).headers.etag).to.equal(r.headers.etag);
+      // the URL is part of it (docs/response-cache.md "ETags from versions"): another spelling of the same answer has its own
+      expect((await get(`${s.url}${BLOCKS}&pagination.offset=0`)).headers.etag).not.to.equal(r.headers.etag);
+      // an answer that reads no tag (a tx by hash) keeps the ETag of its bytes: equal for any spelling of its URL
+      const hash = (JSON.parse((await get(`${s.url}/indexer/tx/v1/txs?pagination.limit=1`)).body) as { txs: { txhash: string }[] }).txs[0].txhash;
+      const tx = await get(`${s.url}/indexer/tx/v1/txs/${hash}`);
+      expect(tx.status).to.equal(200);
+      expect((await get(`${s.url}/indexer/tx/v1/txs/${hash}?unused=1`)).headers.etag).to.equal(tx.headers.etag);
     });
 
     it('sends a tx, an EVM tx or a block with Cache-Control immutable (its bytes never change), lists with the short max-age', async () => {
@@ -182,20 +187,28 @@ describe('serve: ETag, Cache-Control, 304 and the response cache', function () {
       expect(await cacheMetric('indexer_api_response_cache_hits_total')).to.equal(hits + 2);
     });
 
-    it('stores the 200 a revalidation stands for: a client that always sends If-None-Match is answered from the cache', async () => {
+    it('answers a client that always sends If-None-Match without the page: from the tag versions, then from the validator kept', async () => {
       const url = `${s.url}/indexer/tx/v1/txs?pagination.limit=7`;
       const first = await get(url); // first sight: not stored
       const etag = first.headers.etag as string;
       const hits = await cacheMetric('indexer_api_response_cache_hits_total');
-      expect((await get(url, { 'If-None-Match': etag })).status).to.equal(304); // second sight: computed, its 200 stored
-      expect(await cacheMetric('indexer_api_response_cache_hits_total')).to.equal(hits);
+      const misses = await cacheMetric('indexer_api_response_cache_misses_total');
+      const validatorHits = await cacheMetric('indexer_api_response_cache_validator_hits_total');
+      const versionHits = await cacheMetric('indexer_api_response_cache_version_hits_total');
+      // the key is not held: decided from the file's versions, no page computed, its validator kept
+      expect((await get(url, { 'If-None-Match': etag })).status).to.equal(304);
+      expect(await cacheMetric('indexer_api_response_cache_version_hits_total')).to.equal(versionHits + 1);
       const again = await get(url, { 'If-None-Match': etag });
       expect(again.status).to.equal(304);
       expect(again.headers.etag).to.equal(etag);
-      expect(await cacheMetric('indexer_api_response_cache_hits_total')).to.equal(hits + 1);
-      // and the stored 200 is the one the Express path sends: bytes and headers
+      expect(await cacheMetric('indexer_api_response_cache_version_hits_total'), 'the second from the validator').to.equal(versionHits + 1);
+      expect(await cacheMetric('indexer_api_response_cache_validator_hits_total')).to.equal(validatorHits + 2);
+      expect(await cacheMetric('indexer_api_response_cache_misses_total'), 'no page computed').to.equal(misses);
+      expect(await cacheMetric('indexer_api_response_cache_hits_total')).to.equal(hits);
+      // a plain GET (second sight) is computed and stored; the next is the stored 200: the Express path's bytes and headers
+      expect((await get(url)).body).to.equal(first.body);
       const full = await get(url);
-      expect(await cacheMetric('indexer_api_response_cache_hits_total')).to.equal(hits + 2);
+      expect(await cacheMetric('indexer_api_response_cache_hits_total')).to.equal(hits + 1);
       expect(full.body).to.equal(first.body);
       for (const h of ['content-type', 'content-length', 'etag', 'cache-control']) expect(full.headers[h], h).to.equal(first.headers[h]);
     });

@@ -1,0 +1,82 @@
+/**
+ * Tag versions (docs/response-cache.md "ETags from versions"): for a change-record tag an answer
+ * reads (src/cache/tags.ts), a value derived from the data of one state of the file that moves
+ * whenever the data the tag covers moves — so that any process reading the file can tell with
+ * one indexed lookup, having seen nothing before, whether an answer a client holds is still the
+ * answer (the ETag is a hash of the versions: src/http/version-etag.ts).
+ *
+ * The rule every version obeys: **two states of the chain — of one file or of two replicas,
+ * followed, pulled, imported, `import --base` — with the same version of tag T hold the same
+ * data for T**, so an answer that reads only T (and the URL, the build, the wire format, the
+ * lineage) is the same answer. Each is a function of the data alone, never of how the file was
+ * written: equal on every replica of the same data.
+ *
+ * - `tip`: the /status text (height, internal tx height, rich-list height, the extensions): the
+ *   global lists, /status and avg_blocktime are functions of the blocks up to the height (every
+ *   write names it);
+ * - `tx`: the number of cosmos txs (txs are only ever added);
+ * - `itx`: the number of EVM internal txs (likewise);
+ * - `h:<height>`: whether the block is present (a block, once present, never changes);
+ * - `a:<account>`: the account's cosmos and EVM tx counts — an account's txs are only ever
+ *   appended, so the count names the list — one lookup of the `accounts_by_addr` index.
+ *
+ * Each moves exactly when a write names its tag in a change record (src/snapshot/changes.ts),
+ * so the response cache's key table, which those records keep valid, holds the same ETags a
+ * fresh process derives (test/follow/live-cache.ts compares them).
+ *
+ * The NFT tags (`o:` an owner, `c:` a collection, `cl` every collection) and the rich lists'
+ * (`r:`) have none: the data they cover (ownership, NFT JSON, NFT ↔ tx links, holders read from
+ * a source) moves in ways no count or height of the schema names (an NFT sent away moves its
+ * former owner's list; a link added moves a collection's; a refresh may move holders at the same
+ * rich-list height) — their answers keep the ETag of their bytes (src/cache/etag.ts etagOf),
+ * decided by computing the answer, then by the response cache's key table
+ * (docs/response-cache.md#etags-from-versions says why).
+ */
+import type Database from 'better-sqlite3';
+
+/** What a state's versions are derived from, besides its rows. */
+export interface VersionMeta {
+  height: number;
+  countTxs: number;
+}
+
+/** The versions of one state of a file, read in its read transaction. */
+export interface TagVersions {
+  /** the version of `tag` in this state; undefined: `tag` has none (its answers keep the ETag of their bytes) */
+  of(tag: string): string | undefined;
+}
+
+/** Prepared on a served connection; `forState` per state (in its read transaction). */
+export interface TagVersionReader {
+  forState(meta: VersionMeta, evmInternalTxs: number, status: string): TagVersions;
+}
+
+/** A TagVersionReader on `db` (its statement prepared once, read in the state's read transaction). */
+export function prepareTagVersions(db: Database.Database): TagVersionReader {
+  const account = db.prepare(`SELECT a.tx_count AS t, coalesce(e.tx_count, 0) AS e FROM accounts a
+    LEFT JOIN evm_account_counts e ON e.account_id = a.id WHERE a.addr = ?`);
+  return {
+    forState(meta, evmInternalTxs, status) {
+      const txs = String(meta.countTxs);
+      const itx = String(evmInternalTxs);
+      return {
+        of(tag) {
+          switch (tag.charCodeAt(0)) {
+            case 97: { // a:<hex>
+              if (tag.charCodeAt(1) !== 58) return undefined;
+              const row = account.get(Buffer.from(tag.slice(2), 'hex')) as { t: number; e: number } | undefined;
+              return row === undefined ? '0.0' : `${row.t}.${row.e}`;
+            }
+            case 104: // h:<height>
+              return tag.charCodeAt(1) === 58 ? (Number(tag.slice(2)) <= meta.height ? '1' : '0') : undefined;
+            default:
+          }
+          if (tag === 'tip') return status;
+          if (tag === 'tx') return txs;
+          if (tag === 'itx') return itx;
+          return undefined;
+        },
+      };
+    },
+  };
+}
