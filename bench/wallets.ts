@@ -36,16 +36,15 @@
  *     [--scenarios goal,frozen,reconnect,fetch,xff,log,cpu304,cpu200] [--cpu-rate 15000]
  *     [--cpu200-wallets 20000] [--threads 2] [--cli DIR (another build's checkout)]
  */
-import { ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { copyFileSync, createWriteStream, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { ChildProcess, spawn } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, createServer, request, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { toBech32 } from '../src/lib/address';
-
-const ROOT = resolve(__dirname, '..', '..');
+import { cpuSeconds, freePort, json, metrics, ROOT, seed, startListening, stop, type Wrk, wrk } from './wallet-kit';
 
 interface Options {
   chain: string; replica: string; work: string; wallets: number; rate: number; seconds: number; runs: number; blockMs: number;
@@ -55,38 +54,6 @@ interface Options {
 function opt(argv: string[], name: string, dflt: string): string {
   const i = argv.indexOf(`--${name}`);
   return i >= 0 ? argv[i + 1] : dflt;
-}
-
-interface Proc { proc: ChildProcess; url: string; lines: string[] }
-
-/** A child that prints `listening URL` first (serve, the floor). */
-function startListening(args: string[], o: { cpus?: string; out?: string } = {}): Promise<Proc> {
-  const argv = o.cpus ? ['taskset', '-c', o.cpus, process.execPath, ...args] : [process.execPath, ...args];
-  const proc = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
-  const lines: string[] = [];
-  const file = o.out ? createWriteStream(o.out) : undefined;
-  return new Promise((done, fail) => {
-    let buf = '';
-    let found = false;
-    proc.stdout!.on('data', (b: Buffer) => {
-      if (file) file.write(b);
-      if (found) return;
-      buf += b.toString();
-      const m = /listening (http:\/\/\S+)/.exec(buf);
-      if (m) { found = true; done({ proc, url: m[1], lines }); }
-    });
-    proc.stderr!.on('data', (b: Buffer) => { lines.push(b.toString()); });
-    proc.once('exit', (c) => { if (!found) fail(new Error(`${args.join(' ')} exited ${c}: ${lines.join('')}`)); });
-  });
-}
-
-function stop(p: ChildProcess | undefined): Promise<void> {
-  if (!p || p.exitCode !== null || p.signalCode !== null) return Promise.resolve();
-  return new Promise((done) => { p.once('exit', () => done()); p.kill('SIGTERM'); });
-}
-
-async function json<T>(url: string): Promise<T> {
-  return (await (await fetch(url)).json()) as T;
 }
 
 /** The source as a chain growing one block per tick: /status says `allowed`, all else passes through. */
@@ -111,87 +78,6 @@ function growingProxy(source: string, start: number): { server: Server; url: Pro
   });
   const url = new Promise<string>((done) => server.listen(0, '127.0.0.1', () => done(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
   return { server, url, advance: () => { allowed++; }, height: () => allowed };
-}
-
-/** utime + stime of a process and its children (a cluster's workers), in seconds. */
-function cpuSeconds(pid: number, withChildren = true): number {
-  const ticks = (p: number): number => {
-    try {
-      const f = readFileSync(`/proc/${p}/stat`, 'utf8');
-      const fields = f.slice(f.lastIndexOf(')') + 2).split(' ');
-      return Number(fields[11]) + Number(fields[12]);
-    } catch { return 0; }
-  };
-  let children: number[] = [];
-  if (withChildren) {
-    try { children = execFileSync('pgrep', ['-P', String(pid)]).toString().split('\n').filter(Boolean).map(Number); } catch { children = []; }
-  }
-  const hz = Number(execFileSync('getconf', ['CLK_TCK']).toString());
-  return [pid, ...children].reduce((s, p) => s + ticks(p), 0) / hz;
-}
-
-async function metrics(url: string): Promise<Map<string, number>> {
-  const text = await (await fetch(`${url}/metrics`)).text();
-  const out = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    if (line.startsWith('#') || line === '') continue;
-    const at = line.lastIndexOf(' ');
-    const name = line.slice(0, at);
-    out.set(name, (out.get(name) ?? 0) + Number(line.slice(at + 1)));
-  }
-  return out;
-}
-
-/** wrk's JSON line (bench/wrk/wallets.lua), and wrk's own CPU seconds over the run. */
-interface Wrk { requests: number; seconds: number; errors: Record<string, number>; p50: number; p90: number; p99: number; p999: number; max: number; cpu: number }
-
-/**
- * wrk at `rate` polls a second on bench/wrk/wallets.lua's schedule (0: as fast as answered), over
- * `threads` event loops and `connections` (default 32 a thread: enough idle ones to keep the
- * schedule through a slow answer).
- */
-function wrk(url: string, file: string, o: { rate: number; seconds: number; threads: number; mode: string; cpus?: string; connections?: number }): Promise<Wrk> {
-  const script = join(ROOT, 'bench', 'wrk', 'wallets.lua');
-  const c = Math.max(o.threads, o.connections ?? 32 * o.threads);
-  const args = ['-t', String(o.threads), '-c', String(c), '-d', `${o.seconds}s`, '--timeout', '10s', '-s', script, url, '--', file, String(o.rate), o.mode || '-', String(o.threads)];
-  const argv = o.cpus ? ['taskset', '-c', o.cpus, 'wrk', ...args] : ['wrk', ...args];
-  return new Promise((done, fail) => {
-    const p = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    // wrk's own CPU (the load generator shares the machine): its /proc entry, read until it exits
-    let cpu = 0;
-    const sample = setInterval(() => { const t = cpuSeconds(p.pid as number, false); if (t > 0) cpu = t; }, 200);
-    p.stdout.on('data', (b: Buffer) => { out += b.toString(); });
-    p.stderr.on('data', (b: Buffer) => { err += b.toString(); });
-    p.once('exit', (code) => {
-      clearInterval(sample);
-      const line = out.split('\n').find((l) => l.startsWith('{"requests"'));
-      if (code !== 0 || !line) { fail(new Error(`wrk exited ${code}: ${err}${out}`)); return; }
-      done({ ...JSON.parse(line) as Wrk, cpu });
-    });
-  });
-}
-
-/** Fetches each wallet's page once (gzip) and writes `path<TAB>etag` lines: the ETags the wallets hold. */
-async function seed(url: string, paths: string[], file: string): Promise<void> {
-  const agent = new Agent({ keepAlive: true, maxSockets: 16 });
-  const etags: string[] = new Array(paths.length);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < paths.length) {
-      const i = next++;
-      etags[i] = await new Promise<string>((done, fail) => {
-        request(url + paths[i], { agent, headers: { 'accept-encoding': 'gzip, deflate, br' } }, (r) => {
-          r.resume();
-          r.on('end', () => done(String(r.headers.etag ?? '')));
-        }).on('error', fail).end();
-      });
-    }
-  };
-  await Promise.all(Array.from({ length: 16 }, worker));
-  agent.destroy();
-  writeFileSync(file, paths.map((p, i) => `${p}\t${etags[i]}`).join('\n') + '\n');
 }
 
 interface Row {
@@ -305,16 +191,6 @@ async function liveScenario(scenario: string, run: number, bin: string, o: Optio
   }
 }
 
-/** A port free now (for --ops-port: its log line is at info, which these runs do not log). */
-function freePort(): Promise<number> {
-  return new Promise((done) => {
-    const srv = createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as AddressInfo).port;
-      srv.close(() => done(port));
-    });
-  });
-}
 
 /** The goal's load (every wallet, `--rate`, unpinned) on the floor server: what this machine, wrk included, gives a bare node:http. */
 async function floorScenario(run: number, o: Options, tsv: string): Promise<Row> {

@@ -1,0 +1,136 @@
+/**
+ * What the wallet benchmarks share (bench/wallets.ts, bench/restarts.ts): children that print
+ * `listening URL` (serve, the floor), their CPU, the server's metrics, wrk on the wallets'
+ * schedule (bench/wrk/wallets.lua), the ETags the wallets hold.
+ */
+import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { createWriteStream, readFileSync, writeFileSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { createServer as netServer, type AddressInfo } from 'node:net';
+import { join, resolve } from 'node:path';
+
+export const ROOT = resolve(__dirname, '..', '..');
+
+export interface Proc { proc: ChildProcess; url: string; lines: string[] }
+
+/** A child that prints `listening URL` first (serve, the floor). */
+export function startListening(args: string[], o: { cpus?: string; out?: string } = {}): Promise<Proc> {
+  const argv = o.cpus ? ['taskset', '-c', o.cpus, process.execPath, ...args] : [process.execPath, ...args];
+  const proc = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
+  const lines: string[] = [];
+  const file = o.out ? createWriteStream(o.out) : undefined;
+  return new Promise((done, fail) => {
+    let buf = '';
+    let found = false;
+    proc.stdout!.on('data', (b: Buffer) => {
+      if (file) file.write(b);
+      if (found) return;
+      buf += b.toString();
+      const m = /listening (http:\/\/\S+)/.exec(buf);
+      if (m) { found = true; done({ proc, url: m[1], lines }); }
+    });
+    proc.stderr!.on('data', (b: Buffer) => { lines.push(b.toString()); });
+    proc.once('exit', (c) => { if (!found) fail(new Error(`${args.join(' ')} exited ${c}: ${lines.join('')}`)); });
+  });
+}
+
+export function stop(p: ChildProcess | undefined): Promise<void> {
+  if (!p || p.exitCode !== null || p.signalCode !== null) return Promise.resolve();
+  return new Promise((done) => { p.once('exit', () => done()); p.kill('SIGTERM'); });
+}
+
+export async function json<T>(url: string): Promise<T> {
+  return (await (await fetch(url)).json()) as T;
+}
+
+/** utime + stime of a process and its children (a cluster's workers), in seconds. */
+export function cpuSeconds(pid: number, withChildren = true): number {
+  const ticks = (p: number): number => {
+    try {
+      const f = readFileSync(`/proc/${p}/stat`, 'utf8');
+      const fields = f.slice(f.lastIndexOf(')') + 2).split(' ');
+      return Number(fields[11]) + Number(fields[12]);
+    } catch { return 0; }
+  };
+  let children: number[] = [];
+  if (withChildren) {
+    try { children = execFileSync('pgrep', ['-P', String(pid)]).toString().split('\n').filter(Boolean).map(Number); } catch { children = []; }
+  }
+  const hz = Number(execFileSync('getconf', ['CLK_TCK']).toString());
+  return [pid, ...children].reduce((s, p) => s + ticks(p), 0) / hz;
+}
+
+export async function metrics(url: string): Promise<Map<string, number>> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const out = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (line.startsWith('#') || line === '') continue;
+    const at = line.lastIndexOf(' ');
+    const name = line.slice(0, at);
+    out.set(name, (out.get(name) ?? 0) + Number(line.slice(at + 1)));
+  }
+  return out;
+}
+
+/** wrk's JSON line (bench/wrk/wallets.lua), and wrk's own CPU seconds over the run. */
+export interface Wrk { requests: number; seconds: number; errors: Record<string, number>; p50: number; p90: number; p99: number; p999: number; max: number; cpu: number }
+
+/**
+ * wrk at `rate` polls a second on bench/wrk/wallets.lua's schedule (0: as fast as answered), over
+ * `threads` event loops and `connections` (default 32 a thread: enough idle ones to keep the
+ * schedule through a slow answer).
+ */
+export function wrk(url: string, file: string, o: { rate: number; seconds: number; threads: number; mode: string; cpus?: string; connections?: number }): Promise<Wrk> {
+  const script = join(ROOT, 'bench', 'wrk', 'wallets.lua');
+  const c = Math.max(o.threads, o.connections ?? 32 * o.threads);
+  const args = ['-t', String(o.threads), '-c', String(c), '-d', `${o.seconds}s`, '--timeout', '10s', '-s', script, url, '--', file, String(o.rate), o.mode || '-', String(o.threads)];
+  const argv = o.cpus ? ['taskset', '-c', o.cpus, 'wrk', ...args] : ['wrk', ...args];
+  return new Promise((done, fail) => {
+    const p = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    // wrk's own CPU (the load generator shares the machine): its /proc entry, read until it exits
+    let cpu = 0;
+    const sample = setInterval(() => { const t = cpuSeconds(p.pid as number, false); if (t > 0) cpu = t; }, 200);
+    p.stdout.on('data', (b: Buffer) => { out += b.toString(); });
+    p.stderr.on('data', (b: Buffer) => { err += b.toString(); });
+    p.once('exit', (code) => {
+      clearInterval(sample);
+      const line = out.split('\n').find((l) => l.startsWith('{"requests"'));
+      if (code !== 0 || !line) { fail(new Error(`wrk exited ${code}: ${err}${out}`)); return; }
+      done({ ...JSON.parse(line) as Wrk, cpu });
+    });
+  });
+}
+
+/** Fetches each wallet's page once (gzip) and writes `path<TAB>etag` lines: the ETags the wallets hold. */
+export async function seed(url: string, paths: string[], file: string): Promise<void> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 16 });
+  const etags: string[] = new Array(paths.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < paths.length) {
+      const i = next++;
+      etags[i] = await new Promise<string>((done, fail) => {
+        request(url + paths[i], { agent, headers: { 'accept-encoding': 'gzip, deflate, br' } }, (r) => {
+          r.resume();
+          r.on('end', () => done(String(r.headers.etag ?? '')));
+        }).on('error', fail).end();
+      });
+    }
+  };
+  await Promise.all(Array.from({ length: 16 }, worker));
+  agent.destroy();
+  writeFileSync(file, paths.map((p, i) => `${p}\t${etags[i]}`).join('\n') + '\n');
+}
+
+/** A port free now (for --ops-port: its log line is at info, which these runs do not log). */
+export function freePort(): Promise<number> {
+  return new Promise((done) => {
+    const srv = netServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as AddressInfo).port;
+      srv.close(() => done(port));
+    });
+  });
+}
