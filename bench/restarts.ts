@@ -20,7 +20,7 @@
  *
  *   node build/bench/restarts.js --chain wasm1m.sqlite --work DIR [--later LATER.sqlite]
  *     [--wallets 100000] [--rate 20000] [--before 10] [--after 60] [--workers 1,2]
- *     [--events restart,copy,pull] [--threads 2] [--cli DIR (another build's checkout: the release before)]
+ *     [--events restart,copy,pull,cycles] [--pin] [--threads 2] [--cli DIR (another build's checkout: the release before)]
  *
  * With `pull`, --chain is the version served first and --later the one published during the run.
  */
@@ -101,7 +101,40 @@ function run(bin: string, args: string[]): Promise<void> {
 interface Result {
   event: string; workers: number; build: string; load: number; readyMs: number; swapMs: number;
   seconds: Second[]; steadyUs: number; firstCycleUs: number; floorUs: number; firstCyclePolls: number;
-  badAfterReady: number; socketErrors: number; versionHits: number;
+  badAfterReady: number; socketErrors: number; versionHits: number; clientP99: number; wrkBad: number;
+}
+
+/** What the sampler keeps of the server's counters (per process: a restart starts them at 0). */
+interface Snapshot { pid: number; polls: number; bad: number; buckets: [number, number][]; cpu?: number }
+
+const WALLET_ROUTE = 'route="/indexer/tx/v1/txs/by_account/:account"';
+
+function snapshotOf(m: Map<string, number>, pid: number): Snapshot {
+  let polls = 0;
+  let bad = 0;
+  const buckets: [number, number][] = [];
+  for (const [k, v] of m) {
+    if (k.startsWith('indexer_api_http_requests_total{')) {
+      const status = Number(/status="(\d+)"/.exec(k)?.[1]);
+      if (k.includes(WALLET_ROUTE) && status < 400) polls += v;
+      if (status >= 500) bad += v;
+    } else if (k.startsWith('indexer_api_http_request_duration_seconds_bucket{') && k.includes(WALLET_ROUTE)) {
+      const le = /le="([^"]+)"/.exec(k)?.[1];
+      buckets.push([le === '+Inf' ? Infinity : Number(le), v]);
+    }
+  }
+  buckets.sort((a, b) => a[0] - b[0]);
+  return { pid, polls, bad, buckets };
+}
+
+/** The second's polls, 5xx, and p99 (ms, the server's: the upper bound of the bucket holding it) between two samples. */
+function diff(now: Snapshot, before: Snapshot | undefined): { polls: number; bad: number; p99: number } {
+  const polls = now.polls - (before?.polls ?? 0);
+  const bad = now.bad - (before?.bad ?? 0);
+  const counts = now.buckets.map(([le, v], i) => [le, v - (before?.buckets[i]?.[1] ?? 0)] as [number, number]);
+  const n = counts.length ? counts[counts.length - 1][1] : 0;
+  const hit = counts.find(([, c]) => c >= 0.99 * n);
+  return { polls, bad, p99: n === 0 || hit === undefined ? NaN : hit[0] * 1000 };
 }
 
 async function scenario(event: string, workers: number, o: Options, bin: string, tsvOf: (url: string) => Promise<string>): Promise<Result> {
@@ -166,28 +199,53 @@ async function scenario(event: string, workers: number, o: Options, bin: string,
         readyT = swapMs / 1000;
       }
     };
-    let fired: Promise<void> | undefined;
+    // one wrk for the whole run (its schedule never restarts); a sampler reads the server's own
+    // counters and its CPU every second (the new process's counters start again from 0)
     const total = o.before + o.after;
-    for (let i = 0; i < total; i++) {
-      if (i === o.before) fired = fire();
-      const c0 = meter.sample();
-      const t0 = Date.now();
-      const w = await wrk(url, tsv, { rate: o.rate, seconds: 1, threads: o.threads, mode: '' }).catch(() => undefined);
-      const c1 = meter.sample();
-      const socket = w ? w.errors.connect + w.errors.read + w.errors.write + w.errors.timeout : 0;
-      seconds.push({ t: eventAt ? (t0 - eventAt) / 1000 : i - o.before, polls: w ? w.requests - w.errors.status : 0, bad: w?.errors.status ?? 0, socket, p99: w?.p99 ?? NaN, cpu: c1 - c0 });
-    }
-    await fired;
+    const started = Date.now();
+    const load2 = wrk(url, tsv, { rate: o.rate, seconds: total, threads: o.threads, mode: '' });
+    let prev: Snapshot | undefined;
+    let sampling = true;
+    const sampler = (async () => {
+      let next = started + 1000;
+      let fired: Promise<void> | undefined;
+      while (sampling && Date.now() < started + total * 1000) {
+        await sleep(Math.max(0, next - Date.now()));
+        next += 1000;
+        if (fired === undefined && Date.now() >= started + o.before * 1000) fired = fire();
+        const cpu = meter.sample();
+        const m = await metrics(url).catch(() => undefined);
+        const snap = m === undefined ? undefined : snapshotOf(m, serve?.pid ?? 0);
+        const at = Date.now();
+        if (snap !== undefined) {
+          const base = prev !== undefined && prev.pid === snap.pid ? prev : undefined;
+          const d = diff(snap, base);
+          seconds.push({ t: (at - (eventAt || started + o.before * 1000)) / 1000, polls: d.polls, bad: d.bad, socket: 0, p99: d.p99, cpu: cpu - (prev?.cpu ?? cpu) });
+          prev = { ...snap, cpu };
+        } else {
+          seconds.push({ t: (at - (eventAt || started + o.before * 1000)) / 1000, polls: 0, bad: 0, socket: 0, p99: NaN, cpu: cpu - (prev?.cpu ?? cpu) });
+          if (prev) prev = { ...prev, cpu };
+        }
+      }
+      await fired;
+    })();
+    const w = await load2.catch((e: unknown) => { process.stderr.write(`wrk: ${(e as Error).message}\n`); return undefined; });
+    sampling = false;
+    await sampler;
+    const socketErrors = w ? w.errors.connect + w.errors.read + w.errors.write + w.errors.timeout : NaN;
     const m1 = await metrics(url).catch(() => new Map<string, number>());
-    const before = seconds.filter((s) => s.t < 0);
+    // a row at t covers the second before it: the steady state is the rows before the event (but the
+    // first, wrk's ramp), the first cycle the rows that start at /ready (or the swap) or later, for
+    // wallets ÷ rate seconds (the new process's start-up CPU falls in the row before)
+    const before = seconds.filter((s) => s.t <= 0).slice(1);
     const cycle = o.wallets / o.rate;
-    const first = seconds.filter((s) => s.t >= readyT && s.t < readyT + cycle);
+    const first = seconds.filter((s) => s.t - 1 >= readyT - 0.05 && s.t - 1 < readyT + cycle);
     const perPoll = (rows: Second[]): number => (rows.reduce((a, s) => a + s.cpu, 0) / Math.max(1, rows.reduce((a, s) => a + s.polls, 0))) * 1e6;
     const afterReady = seconds.filter((s) => s.t >= readyT);
     return {
       event, workers, build: o.cli === ROOT ? 'this' : o.cli, load, readyMs, swapMs, seconds,
       steadyUs: perPoll(before), firstCycleUs: perPoll(first), floorUs: NaN, firstCyclePolls: first.reduce((a, s) => a + s.polls, 0),
-      badAfterReady: afterReady.reduce((a, s) => a + s.bad, 0), socketErrors: seconds.reduce((a, s) => a + s.socket, 0),
+      badAfterReady: afterReady.reduce((a, s) => a + s.bad, 0), socketErrors, clientP99: w?.p99 ?? NaN, wrkBad: w?.errors.status ?? NaN,
       versionHits: m1.get('indexer_api_response_cache_version_hits_total') ?? 0,
     };
   } finally {
@@ -195,6 +253,42 @@ async function scenario(event: string, workers: number, o: Options, bin: string,
     await stop(serve);
     closeSync(log);
     pub?.server.close();
+  }
+}
+
+/**
+ * `cycles`: the issue's own measure — a fresh process (a restart: nothing in memory), then one
+ * poll of every wallet with the ETag it holds, three times over (wallets ÷ rate seconds each, at
+ * the offered rate): CPU per poll of cycle 1 (every poll decided from the file's versions) against
+ * cycles 2 and 3 (the steady state: validators), and the 304s decided from versions in each.
+ * `--pin`: serve on CPU 1, wrk on CPU 0 (as bench/wallets.ts cpu304).
+ */
+async function cyclesScenario(workers: number, o: Options, bin: string, tsvOf: (url: string) => Promise<string>, pin: boolean): Promise<string> {
+  const db = join(o.work, 'db.sqlite');
+  if (!existsSync(db)) copyFileSync(o.chain, db);
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const args = [bin, 'serve', '--db', db, '--port', String(port), '--workers', String(workers), '--log-level', 'warn', '--no-explorer'];
+  const argv = pin ? ['taskset', '-c', '1', process.execPath, ...args] : [process.execPath, ...args];
+  const serve = spawn(argv[0], argv.slice(1), { stdio: 'ignore' });
+  try {
+    const readyMs = await readyAt(url, Date.now());
+    const tsv = await tsvOf(url);
+    const cycle = Math.ceil(o.wallets / o.rate);
+    const out: string[] = [];
+    for (let pass = 1; pass <= 3; pass++) {
+      const m0 = await metrics(url);
+      const c0 = cpuSeconds(serve.pid as number);
+      const w = await wrk(url, tsv, { rate: o.rate, seconds: cycle, threads: pin ? 1 : o.threads, mode: '', ...(pin ? { cpus: '0' } : {}) });
+      const c1 = cpuSeconds(serve.pid as number);
+      const m1 = await metrics(url);
+      const d = (k: string): number => (m1.get(k) ?? 0) - (m0.get(k) ?? 0);
+      out.push(`| ${pass} | ${w.requests} | ${d('indexer_api_response_cache_version_hits_total')} | ${d('indexer_api_response_cache_validator_hits_total')} | ${d('indexer_api_response_cache_misses_total')} | ${(((c1 - c0) / Math.max(1, w.requests)) * 1e6).toFixed(1)} | ${w.p99.toFixed(1)} |`);
+    }
+    return [`\n### cycles, --workers ${workers}${pin ? ', pinned' : ''} (load ${loadavg()[0].toFixed(2)}; /ready ${readyMs} ms after the start)`, '',
+      '| cycle | polls | decided from versions | 304s without the page | computed by the app | serve CPU µs a poll | p99 ms (wrk) |', '|---:|---:|---:|---:|---:|---:|---:|', ...out].join('\n');
+  } finally {
+    await stop(serve);
   }
 }
 
@@ -241,6 +335,11 @@ async function main(argv: string[]): Promise<void> {
   const results: Result[] = [];
   for (const workers of o.workers) {
     for (const event of o.events) {
+      if (event === 'cycles') {
+        process.stdout.write(`${await cyclesScenario(workers, o, bin, tsvOf, argv.includes('--pin'))}\n`);
+        process.stdout.write(`floor CPU µs a 304: ${(await floorUs(o, await tsvOf(''))).toFixed(1)}\n`);
+        continue;
+      }
       const r = await scenario(event, workers, o, bin, tsvOf);
       r.floorUs = await floorUs(o, await tsvOf(''));
       results.push(r);
@@ -257,11 +356,11 @@ function print(r: Result): void {
     r.event === 'restart' ? `new process to /ready 200: ${r.readyMs} ms` : `event to swap: ${r.swapMs} ms`,
     `CPU µs per poll: steady ${r.steadyUs.toFixed(1)}, first cycle after ${r.event === 'restart' ? '/ready' : 'the swap'} ${r.firstCycleUs.toFixed(1)} `
       + `(${(r.firstCycleUs / r.steadyUs).toFixed(2)}× steady; ${r.firstCyclePolls} polls), floor ${r.floorUs.toFixed(1)}; `
-      + `not 2xx/3xx after ready: ${r.badAfterReady}; socket errors in all: ${r.socketErrors}; version hits ${r.versionHits}`,
+      + `5xx after ready (server): ${r.badAfterReady}; wrk: not 2xx/3xx ${r.wrkBad}, socket errors ${r.socketErrors}, p99 ${r.clientP99} ms; version hits ${r.versionHits}`,
     '',
-    '| s from the event | polls answered | not 2xx/3xx | socket errors | p99 ms | serve CPU s |',
+    '| s from the event | wallet polls answered (200/304) | 5xx | server p99 ms (≤ bucket) | serve CPU s | CPU µs a poll |',
     '|---:|---:|---:|---:|---:|---:|',
-    ...r.seconds.map((s) => `| ${s.t.toFixed(1)} | ${s.polls} | ${s.bad} | ${s.socket} | ${Number.isFinite(s.p99) ? s.p99.toFixed(1) : '–'} | ${s.cpu.toFixed(2)} |`),
+    ...r.seconds.map((s) => `| ${s.t.toFixed(1)} | ${s.polls} | ${s.bad} | ${Number.isFinite(s.p99) ? s.p99.toFixed(1) : '–'} | ${s.cpu.toFixed(2)} | ${s.polls > 0 ? ((s.cpu / s.polls) * 1e6).toFixed(0) : '–'} |`),
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
 }

@@ -225,7 +225,7 @@ export function openSnapshot(file: string, opts: OpenOptions = {}): Snapshot {
   const { file: f, evmCounts } = openChecked(file, opts);
   const { db, meta } = f;
   try {
-    const c = { db, meta, evm: evmCounts, changes: prepareChangeReader(db), tagVersions: prepareTagVersions(db) } as Connection;
+    const c = { db, meta, evm: evmCounts, changes: prepareChangeReader(db), tagVersions: prepareTagVersions(db, meta.vmType === 'evm') } as Connection;
     // what the statements read of the meta: the state now on the connection
     const live = {
       get countBlocks(): number { return c.meta.countBlocks; },

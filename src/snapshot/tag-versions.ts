@@ -51,10 +51,16 @@ export interface TagVersionReader {
   forState(meta: VersionMeta, evmInternalTxs: number, status: string): TagVersions;
 }
 
-/** A TagVersionReader on `db` (its statement prepared once, read in the state's read transaction). */
-export function prepareTagVersions(db: Database.Database): TagVersionReader {
-  const account = db.prepare(`SELECT a.tx_count AS t, coalesce(e.tx_count, 0) AS e FROM accounts a
-    LEFT JOIN evm_account_counts e ON e.account_id = a.id WHERE a.addr = ?`);
+/**
+ * A TagVersionReader on `db` (its statement prepared once, read in the state's read transaction).
+ * `evm`: the chain has EVM txs (their per-account counts are read too; elsewhere the table is empty
+ * and its join would only cost a second B-tree descent per lookup).
+ */
+export function prepareTagVersions(db: Database.Database, evm: boolean): TagVersionReader {
+  const account = evm
+    ? db.prepare(`SELECT a.tx_count AS t, coalesce(e.tx_count, 0) AS e FROM accounts a
+      LEFT JOIN evm_account_counts e ON e.account_id = a.id WHERE a.addr = ?`)
+    : db.prepare('SELECT tx_count AS t, 0 AS e FROM accounts WHERE addr = ?');
   return {
     forState(meta, evmInternalTxs, status) {
       const txs = String(meta.countTxs);
