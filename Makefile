@@ -83,7 +83,7 @@ TEST_JOBS ?= 3
 TEST_FIRST := $(addprefix build/test/,kit/package.test.js import/postgres.test.js routes/pagination-walk.test.js \
   follow/live-cache-validators.test.js follow/live-cache-workers2.test.js follow/live-cache.test.js cli.test.js \
   explorer/explorer.test.js serve/growth.test.js follow/follow.test.js follow/postgres.test.js scale/rate-limit.test.js \
-  follow/start-order.test.js scale/replicas.test.js binary.test.js errors/paths.test.js)
+  follow/start-order.test.js scale/replicas.test.js binary.test.js errors/paths.test.js scale/rolling-restart.test.js)
 MOCHA_JOBS = $(if $(filter-out 1,$(TEST_JOBS)),--parallel --jobs $(TEST_JOBS))
 # The slow tier (make test-slow; CI runs it after make test): the files whose cost is building,
 # installing or serving something whole outside the suite's own processes — the npm package

@@ -30,7 +30,7 @@
  * former owner's list; a link added moves a collection's; a refresh may move holders at the same
  * rich-list height) — their answers keep the ETag of their bytes (src/cache/etag.ts etagOf),
  * decided by computing the answer, then by the response cache's key table
- * (docs/response-cache.md#etags-from-versions says why).
+ * (docs/response-cache.md#etags-from-versions-a-restart-a-new-file-another-worker says why).
  */
 import type Database from 'better-sqlite3';
 

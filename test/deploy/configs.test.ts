@@ -97,7 +97,7 @@ describe('deploy/', () => {
     const port = await freePort();
     const replica = new URL(a.url).host;
     const lb = spawn(HAPROXY ?? 'haproxy', ['-db', '-f', join(DEPLOY, 'haproxy.cfg')], {
-      stdio: 'ignore', env: { ...process.env, LISTEN: `127.0.0.1:${port}`, OPS_PORT: String(opsPort), REPLICA1: replica, REPLICA2: replica, REPLICA3: replica, RATE_LIMIT: '20', RATE_LIMIT_PERIOD_S: '30' },
+      stdio: 'ignore', env: { ...process.env, LISTEN: `127.0.0.1:${port}`, STATS_SOCKET: join(tmp, `haproxy-${port}.sock`), OPS_PORT: String(opsPort), REPLICA1: replica, REPLICA2: replica, REPLICA3: replica, RATE_LIMIT: '20', RATE_LIMIT_PERIOD_S: '30' },
     });
     try {
       const url = `http://127.0.0.1:${port}`;
@@ -139,7 +139,7 @@ describe('deploy/', () => {
     expect(text).to.contain('bind "${LISTEN}"\n');
     writeFileSync(cfg, text.replace('bind "${LISTEN}"\n', 'bind "${LISTEN}" accept-proxy\n'));
     const lb = spawn(HAPROXY ?? 'haproxy', ['-db', '-f', cfg], {
-      stdio: 'ignore', env: { ...process.env, LISTEN: `127.0.0.1:${port}`, OPS_PORT: String(opsPort), REPLICA1: replica, REPLICA2: replica, REPLICA3: replica, RATE_LIMIT: '3', RATE_LIMIT_PERIOD_S: '30' },
+      stdio: 'ignore', env: { ...process.env, LISTEN: `127.0.0.1:${port}`, STATS_SOCKET: join(tmp, `haproxy-${port}.sock`), OPS_PORT: String(opsPort), REPLICA1: replica, REPLICA2: replica, REPLICA3: replica, RATE_LIMIT: '3', RATE_LIMIT_PERIOD_S: '30' },
     });
     // one connection per request, all from 127.0.0.1, each saying which client it carries
     const viaProxy = (client: string): Promise<number> => new Promise((done) => {
@@ -301,7 +301,7 @@ describe('deploy/', () => {
       const port = await freePort();
       const replica = new URL(a.url).host;
       const lb = spawn(HAPROXY ?? 'haproxy', ['-db', '-f', join(DEPLOY, 'haproxy.cfg')], {
-        stdio: 'ignore', env: { ...process.env, LISTEN: `127.0.0.1:${port}`, OPS_PORT: String(opsPort), REPLICA1: replica, REPLICA2: replica, REPLICA3: replica },
+        stdio: 'ignore', env: { ...process.env, LISTEN: `127.0.0.1:${port}`, STATS_SOCKET: join(tmp, `haproxy-${port}.sock`), OPS_PORT: String(opsPort), REPLICA1: replica, REPLICA2: replica, REPLICA3: replica },
       });
       try {
         const url = `http://127.0.0.1:${port}`;

@@ -8,6 +8,7 @@
 import { ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { publishSnapshot, PublishResult } from '../../src/publish/publish';
@@ -72,6 +73,10 @@ export class ScaleLab {
   originHttp!: Nginx;
   haproxy?: ChildProcess;
   haproxyLog = '';
+  /** HAProxy's runtime API (deploy/haproxy.cfg STATS_SOCKET), in the lab's directory */
+  readonly haproxySocket = join(this.tmp, 'haproxy-admin.sock');
+  /** which replica each of deploy/haproxy.cfg's server lines (replica1..3) points at */
+  private serverReplica: number[] = [];
   url = '';
   private readonly balancers: Balancer[] = [];
 
@@ -133,10 +138,12 @@ export class ScaleLab {
     const host = o.host ?? '127.0.0.1';
     // the lab's load (clientLoad) is one address sending thousands of requests a minute: far over
     // the shipped per-client limit, which only test/scale/rate-limit.test.ts is about
-    const env: NodeJS.ProcessEnv = { ...process.env, RATE_LIMIT: '1000000000', ...o.env, LISTEN: `${host}:${port}` };
+    const env: NodeJS.ProcessEnv = { ...process.env, RATE_LIMIT: '1000000000', STATS_SOCKET: this.haproxySocket, ...o.env, LISTEN: `${host}:${port}` };
+    this.serverReplica = [];
     for (let i = 0; i < 3; i++) {
       // deploy/haproxy.cfg names three servers; behind fewer (bench: 1, 2) the lines repeat them.
       env[`REPLICA${i + 1}`] = `${this.replicas[i % count].host.addr}:${REPLICA_PORT}`;
+      this.serverReplica.push(i % count);
     }
     this.haproxy = spawn(HAPROXY, ['-db', '-f', join(ROOT, 'deploy', 'haproxy.cfg')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     this.haproxy.stdout!.on('data', (d: Buffer) => { this.haproxyLog += d.toString(); });
@@ -148,6 +155,36 @@ export class ScaleLab {
       if (i > 100) throw new Error(`haproxy did not start: ${this.haproxyLog}`);
       await new Promise((r) => setTimeout(r, 50));
     }
+  }
+
+  /** deploy/haproxy.cfg's server lines (`replicas/replicaN`) that point at replica i: behind fewer than 3 replicas, more than one */
+  serverLines(i: number): string[] {
+    return this.serverReplica.flatMap((r, k) => (r === i ? [`replica${k + 1}`] : []));
+  }
+
+  /** One command to HAProxy's runtime API (its stats socket); resolves with the answer. */
+  haproxyCommand(cmd: string): Promise<string> {
+    return new Promise((done, fail) => {
+      let out = '';
+      const s = connect(this.haproxySocket, () => s.end(`${cmd}\n`));
+      s.setEncoding('utf8').on('data', (d: string) => { out += d; });
+      s.on('close', () => done(out));
+      s.on('error', fail);
+      s.setTimeout(5_000, () => s.destroy(new Error(`haproxy runtime API: no answer to ${cmd}`)));
+    });
+  }
+
+  /** `show stat` of the replicas backend: each server line's status (UP, DOWN, DRAIN, …) and current sessions. */
+  async haproxyServers(): Promise<Map<string, { status: string; sessions: number }>> {
+    const csv = await this.haproxyCommand('show stat');
+    const head = csv.split('\n')[0].replace(/^# /, '').split(',');
+    const [px, sv, scur, status] = ['pxname', 'svname', 'scur', 'status'].map((f) => head.indexOf(f));
+    const m = new Map<string, { status: string; sessions: number }>();
+    for (const line of csv.split('\n').slice(1)) {
+      const f = line.split(',');
+      if (f[px] === 'replicas' && f[sv] !== 'BACKEND' && f[sv] !== 'FRONTEND') m.set(f[sv], { status: f[status], sessions: Number(f[scur]) });
+    }
+    return m;
   }
 
   async stopHaproxy(): Promise<void> {
