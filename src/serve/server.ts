@@ -4,7 +4,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { createServer, IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { defaultServeSettings } from '../settings/serve';
-import { clientErrorHandler, Limits, nodeHeaderLimit, requestTimedOut, withHeaderLimit } from '../http/limits';
+import { answerWhatNodeWould, Limits, NODE_SERVER_OPTIONS, nodeHeaderLimit, requestTimedOut, withHeaderLimit, withHostRequired } from '../http/limits';
 
 export interface RunningServer {
   server: Server;
@@ -96,6 +96,8 @@ export function listen(app: RequestListener, host: string, port: number, limits:
     const headersTimeout = Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs);
     const checkEvery = Math.max(100, Math.min(1_000, Math.floor(headersTimeout / 4)));
     const server = createServer({
+      // answers Node would write with an empty body are ours, in the JSON error shape (answerWhatNodeWould)
+      ...NODE_SERVER_OPTIONS,
       // Node's head limit, with room for the target as well (withHeaderLimit applies ours to the rest)
       ...nodeHeaderLimit(limits),
       requestTimeout: limits.requestTimeoutMs,
@@ -104,7 +106,7 @@ export function listen(app: RequestListener, host: string, port: number, limits:
       connectionsCheckingInterval: checkEvery,
     });
     server.keepAliveTimeout = limits.keepAliveTimeoutMs;
-    server.on('clientError', clientErrorHandler(limits));
+    answerWhatNodeWould(server, limits);
 
     // Open connections, oldest first. Node's own closeIdleConnections (which server.close()
     // calls) destroys a connection whose response has called end() but is still being written,
@@ -151,7 +153,7 @@ export function listen(app: RequestListener, host: string, port: number, limits:
       if (closing) socket.destroy();
     }
     // Node's header limit counts the target too (nodeHeaderLimit): --max-header-size is applied here to the rest
-    const serveApp = withHeaderLimit(limits, app);
+    const serveApp = withHostRequired(withHeaderLimit(limits, app));
     // one 'request' listener: with two, Node copies its listener array on every request
     server.on('request', (req: IncomingMessage, res: ServerResponse) => {
       requestsSeen++;
