@@ -15,8 +15,10 @@ export interface RunningServer {
    * in-flight ones finish; connections with nothing to answer are
    * closed. After `forceAfterMs` the listener closes and the remaining connections are cut;
    * resolves true if everything finished in time, false if requests were cut.
+   * `quick` (the library's close(), src/index.ts: a test closes its server after its requests
+   * were answered): no grace — idle connections close and the listener stops at the first check.
    */
-  close(forceAfterMs?: number): Promise<boolean>;
+  close(forceAfterMs?: number, quick?: boolean): Promise<boolean>;
 }
 
 export interface ServerEvents {
@@ -193,7 +195,9 @@ export function listen(app: RequestListener, host: string, port: number, limits:
       resolve({
         server,
         url: `http://${h}:${addr.port}`,
-        close: (forceAfterMs: number) => closed ??= new Promise<boolean>((done) => {
+        close: (forceAfterMs: number, quick = false) => closed ??= new Promise<boolean>((done) => {
+          const graceMs = quick ? 0 : DRAIN_GRACE_MS;
+          const acceptQuietMsNeeded = quick ? 0 : ACCEPT_QUIET_MS;
           closing = true;
           let listening = true;
           // Past the timeout the listener closes too: an open listener would keep the process
@@ -226,13 +230,13 @@ export function listen(app: RequestListener, host: string, port: number, limits:
               if (!idle(socket, c)) { quietSince.delete(socket); continue; }
               const since = quietSince.get(socket) ?? now;
               quietSince.set(socket, since);
-              if (now - since >= DRAIN_GRACE_MS) socket.destroy();
+              if (now - since >= graceMs) socket.destroy();
             }
             // Stops listening once no request has come for ACCEPT_QUIET_MS: a connection the kernel has
             // accepted but Node not yet (the accept queue), or that a cluster's primary has yet to
             // hand over, was sent before the signal, and closing the listener would reset it.
             // Connections close through the check above.
-            if (listening && acceptQuietMs >= ACCEPT_QUIET_MS) {
+            if (listening && acceptQuietMs >= acceptQuietMsNeeded) {
               listening = false;
               server.close(() => { clearTimeout(force); clearInterval(drainCheck); done(true); });
             }
