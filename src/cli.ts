@@ -1,6 +1,6 @@
 import type { Argv, CommandModule } from 'yargs';
 import { describeError } from './paths';
-import { closest, CommandLineError, type CommandOptions, nameEnvOrigin, prepareArgs, rememberEnvOrigins } from './settings/command-line';
+import { ALTERNATIVES, closest, CommandLineError, type CommandOptions, nameEnvOrigin, prepareArgs, rememberEnvOrigins } from './settings/command-line';
 
 export { closest, envNameOf } from './settings/command-line';
 import { buildInfo } from './version';
@@ -119,7 +119,7 @@ export function commandOptions(name: string): CommandOptions {
   const positional = [...(c.signature ?? '').matchAll(/[[<]([\w-]+)(?:\.\.)?[\]>]/g)].map((m) => m[1]);
   const o = declared(c);
   const names = Object.keys(o.key).filter((k) => k.length > 1 && !/[A-Z]/.test(k) && k !== 'help' && k !== 'version' && !positional.includes(k));
-  return { names, booleans: new Set(o.boolean.filter((b) => names.includes(b))), positionals: positional.length > 0 };
+  return { names, booleans: new Set(o.boolean.filter((b) => names.includes(b))), positionals: positional.length > 0, alternatives: ALTERNATIVES[name] };
 }
 
 /** The long options of a command (its builder run on a bare parser), for the "did you mean". */

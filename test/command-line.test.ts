@@ -85,6 +85,16 @@ describe('command line: yes/no values and INDEXER_API_* variables', () => {
     expect([...p.fromEnv]).to.deep.equal([]);
   });
 
+  it('a flag for one way of naming a thing wins over the variables of the other ways (serve --demo over INDEXER_API_DB)', () => {
+    const env = { INDEXER_API_DB: 'chain.sqlite', INDEXER_API_FROM_API: 'http://a' };
+    expect(prepareArgs(['serve', '--demo', 'evm'], serve, env).args).to.deep.equal(['serve', '--demo', 'evm']);
+    expect(prepareArgs(['serve', '--db-dir', 'd'], serve, env).args).to.deep.equal(['serve', '--db-dir', 'd']);
+    expect(prepareArgs(['serve', '--port', '1'], serve, env).args).to.deep.equal(['serve', '--db=chain.sqlite', '--port', '1']);
+    expect(prepareArgs(['import', '--from-dump', 'd', '--out', 'x'], commandOptions('import'), env).args).to.deep.equal(['import', '--from-dump', 'd', '--out', 'x']);
+    expect(prepareArgs(['follow', '--from-postgres', 'postgres://h/db'], commandOptions('follow'), env).args)
+      .to.deep.equal(['follow', '--db=chain.sqlite', '--from-postgres', 'postgres://h/db']);
+  });
+
   it('each command reads the variables of its own options and ignores the others (a container sets them once for all)', () => {
     const env = { INDEXER_API_PORT: '9000', INDEXER_API_DB: 'chain.sqlite', INDEXER_API_HOST: '0.0.0.0', INDEXER_API_NO_VERIFY: '1', INDEXER_API_TO: 'out', INDEXER_API_URL: 'http://x', INDEXER_API_PID: '12' };
     const others = (option: string): boolean => COMMANDS.some((c) => commandOptions(c.name).names.includes(option));

@@ -33,7 +33,20 @@ export interface CommandOptions {
   booleans: ReadonlySet<string>;
   /** it takes positional arguments (`check FILE…`): a word after a yes/no flag may be one */
   positionals: boolean;
+  /** options that say one thing in different ways (ALTERNATIVES): one typed, the variables of the others are not read */
+  alternatives?: readonly (readonly string[])[];
 }
+
+/**
+ * Per command, the options that name one thing in different ways — what to serve, where to import
+ * from: a flag typed for one of them wins over the variables of all of them, as over its own
+ * (`serve --demo evm` with INDEXER_API_DB set serves the demo, not the file).
+ */
+export const ALTERNATIVES: Readonly<Record<string, readonly (readonly string[])[]>> = {
+  serve: [['db', 'db-dir', 'demo']],
+  import: [['from-dump', 'from-postgres', 'from-api', 'from-snapshot']],
+  follow: [['from-postgres', 'from-api']],
+};
 
 export interface PreparedArgs {
   /** what yargs parses: the command, the options from the environment, then what was typed */
@@ -135,7 +148,9 @@ export function prepareArgs(
       }
       continue;
     }
-    if (typed.has(option) || typed.has(camel(option))) continue;
+    const typedOne = (name: string): boolean => typed.has(name) || typed.has(camel(name));
+    if (typedOne(option)) continue;
+    if ((o.alternatives ?? []).some((group) => group.includes(option) && group.some(typedOne))) continue;
     const earlier = fromEnv.get(option);
     if (earlier !== undefined) throw new CommandLineError(`${earlier} and ${variable} both set --${option}: keep one`);
     fromEnv.set(option, variable);
