@@ -1,9 +1,9 @@
 import type { Argv, CommandModule } from 'yargs';
 import { describeError } from './paths';
 import { ALTERNATIVES, closest, CommandLineError, type CommandOptions, nameEnvOrigin, prepareArgs, rememberEnvOrigins } from './settings/command-line';
+import { buildInfo } from './version';
 
 export { closest, envNameOf } from './settings/command-line';
-import { buildInfo } from './version';
 
 /**
  * The commands, loaded lazily: yargs calls a command's builder (its options) and handler only
@@ -61,7 +61,8 @@ function lazy(c: (typeof COMMANDS)[number]): CommandModule<object, never> {
   return {
     command: c.signature ?? c.name,
     describe: c.describe,
-    builder: (y: Argv) => (c.load().builder as (y: Argv) => Argv)(y) as Argv<never>,
+    builder: (y: Argv) => ((c.load().builder as (y: Argv) => Argv)(y) as Argv<never>)
+      .epilog(`Every option above can also be set as INDEXER_API_<OPTION> (--log-format: INDEXER_API_LOG_FORMAT; a yes/no one also as INDEXER_API_NO_<OPTION>); ${c.name} ignores the variables of options it does not take. A flag wins over its variable. A yes/no option takes true or false (or 1, t, T, TRUE, True / 0, f, F, FALSE, False), nothing else.`),
     handler: (argv) => c.load().handler(argv),
   };
 }

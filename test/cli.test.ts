@@ -114,6 +114,18 @@ describe('indexer-api (the command line)', function () {
   };
 
   describe('--help and --version', () => {
+    it('each command\'s --help says how its options are read from the environment and which yes/no spellings they take', async () => {
+      const { COMMANDS } = await import('../src/cli');
+      const helps = await Promise.all(COMMANDS.map((c) => cli([c.name, '--help'])));
+      COMMANDS.forEach((c, i) => {
+        expect(helps[i].code, c.name).to.equal(0);
+        const text = helps[i].stdout.replace(/\s+/g, ' ');
+        expect(text, c.name).to.contain('Every option above can also be set as INDEXER_API_<OPTION>');
+        expect(text, c.name).to.contain(`${c.name} ignores the variables of options it does not take`);
+        expect(text, c.name).to.contain('A yes/no option takes true or false (or 1, t, T, TRUE, True / 0, f, F, FALSE, False), nothing else.');
+      });
+    });
+
     it('lists the serve, import and generate commands', async () => {
       const r = await cli(['--help']);
       expect(r.code).to.equal(0);
