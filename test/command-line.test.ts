@@ -61,6 +61,8 @@ describe('command line: yes/no values and INDEXER_API_* variables', () => {
     expect(refusal(() => prepareArgs(['serve', '--verify', 'maybe'], serve, {})))
       .to.match(/^--verify takes no separate value, got "maybe": write --verify \(yes\), --no-verify \(no\) or --verify=VALUE/);
     expect(prepareArgs(['check', '--json', 'a.sqlite'], commandOptions('check'), {}).args).to.deep.equal(['check', '--json', 'a.sqlite']);
+    expect(prepareArgs(['check', '--json', '1', 't'], commandOptions('check'), {}).args).to.deep.equal(['check', '--json', '1', 't']);
+    expect(prepareArgs(['check', '--json', 'false', 'a.sqlite'], commandOptions('check'), {}).args).to.deep.equal(['check', '--json=false', 'a.sqlite']);
     // after `--` nothing is an option
     expect(prepareArgs(['check', '--', '--json=yes'], commandOptions('check'), {}).args).to.deep.equal(['check', '--', '--json=yes']);
   });

@@ -80,7 +80,8 @@ export function typedOptions(args: readonly string[]): Set<string> {
 
 /**
  * The typed yes/no values checked and written as yargs reads them (`--verify=1` →
- * `--verify=true`; `--watch t` → `--watch=true`); anything else is refused. A yes/no flag
+ * `--verify=true`; `--watch t` → `--watch=true`, but for a command with positional arguments
+ * only `true` / `false` as a separate word, as yargs reads it); anything else is refused. A yes/no flag
  * followed by another word, where the command takes no positional argument, is refused too
  * (`--verify maybe` would otherwise be "unknown option --maybe").
  */
@@ -102,7 +103,9 @@ function checkTypedBooleans(args: readonly string[], o: CommandOptions): string[
     }
     const next = args[i + 1];
     if (!negated && next !== undefined && !next.startsWith('-')) {
-      const b = parseGoBool(next);
+      // a command with positionals (`check --json FILE`) gives a word its value only as yargs does:
+      // true or false; a file named `1` stays a file
+      const b = o.positionals && next !== 'true' && next !== 'false' ? undefined : parseGoBool(next);
       if (b !== undefined) { out.push(`--${name}=${String(b)}`); i++; continue; }
       if (!o.positionals) {
         throw new CommandLineError(`${typedName} takes no separate value, got ${JSON.stringify(next)}: write --${name} (yes), --no-${name} (no) or --${name}=VALUE with VALUE ${GO_BOOL_SPELLINGS}`);
