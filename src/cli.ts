@@ -1,6 +1,9 @@
 import type { Argv, CommandModule } from 'yargs';
 import { describeError } from './paths';
+import { ALTERNATIVES, closest, CommandLineError, type CommandOptions, nameEnvOrigin, prepareArgs, rememberEnvOrigins } from './settings/command-line';
 import { buildInfo } from './version';
+
+export { closest, envNameOf } from './settings/command-line';
 
 /**
  * The commands, loaded lazily: yargs calls a command's builder (its options) and handler only
@@ -58,7 +61,8 @@ function lazy(c: (typeof COMMANDS)[number]): CommandModule<object, never> {
   return {
     command: c.signature ?? c.name,
     describe: c.describe,
-    builder: (y: Argv) => (c.load().builder as (y: Argv) => Argv)(y) as Argv<never>,
+    builder: (y: Argv) => ((c.load().builder as (y: Argv) => Argv)(y) as Argv<never>)
+      .epilog(`Every option above can also be set as INDEXER_API_<OPTION> (--log-format: INDEXER_API_LOG_FORMAT; a yes/no one also as INDEXER_API_NO_<OPTION>); ${c.name} ignores the variables of options it does not take. A flag wins over its variable. A yes/no option takes true or false (or 1, t, T, TRUE, True / 0, f, F, FALSE, False), nothing else.`),
     handler: (argv) => c.load().handler(argv),
   };
 }
@@ -77,11 +81,11 @@ const COMMAND_HINTS: Record<string, string> = {
  * yargs' wording, made to name what the user typed: an option given with no value is reported
  * by yargs without its dashes; an unknown option gets the closest option of its command.
  */
-export function usageMessage(msg: string, known: readonly string[] = [], args: readonly string[] = []): string {
+export function usageMessage(msg: string, known: readonly string[] = [], args: readonly string[] = [], fromEnv?: ReadonlyMap<string, string>): string {
   const missing = /^Not enough arguments following: (\S+)$/.exec(msg);
-  if (missing) return fromEnvironment(`--${missing[1]} needs a value`, args);
+  if (missing) return nameEnvOrigin(`--${missing[1]} needs a value`, fromEnv);
   const choice = /^Invalid values:\s+Argument: (\S+), Given: (.*), Choices: (.*)$/s.exec(msg);
-  if (choice) return fromEnvironment(`--${choice[1]} must be one of ${choice[3].trim()}, got ${choice[2]}`, args);
+  if (choice) return nameEnvOrigin(`--${choice[1]} must be one of ${choice[3].trim()}, got ${choice[2]}`, fromEnv);
   const unknown = /^Unknown arguments?: (.*)$/s.exec(msg);
   if (unknown) {
     const names = unknown[1].split(', ');
@@ -89,69 +93,39 @@ export function usageMessage(msg: string, known: readonly string[] = [], args: r
     const kebab = (n: string): string => n.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
     return names.filter((n) => !/[A-Z]/.test(n) || !names.includes(kebab(n))).map((name) => {
       const given = (flag: string): boolean => args.some((a) => a === flag || a.startsWith(`${flag}=`));
+      // a word that is no option's value: yargs calls it an unknown argument, but no `--maybe` was typed
+      if (args.includes(name) && !given(`--${name}`) && !given(`-${name}`) && !given(`--no-${name}`)) return `unexpected argument ${JSON.stringify(name)}`;
       const negated = name.length > 1 && !given(`--${name}`) && given(`--no-${name}`);
       const typed = name.length === 1 ? `-${name}` : `--${negated ? 'no-' : ''}${name}`;
       const near = closest(name, known);
       return `unknown option ${typed}${near === undefined ? '' : ` (did you mean --${negated ? 'no-' : ''}${near}?)`}`;
     }).join('; ');
   }
-  return fromEnvironment(msg, args);
+  return nameEnvOrigin(msg, fromEnv);
 }
 
-/** INDEXER_API_<OPTION>: the environment variable of an option (yargs' .env('INDEXER_API')). */
-export function envNameOf(option: string): string {
-  return `INDEXER_API_${option.replace(/-/g, '_').toUpperCase()}`;
+/** What a command's builder declares (run on a bare parser): its options, which are yes/no. */
+function declared(c: (typeof COMMANDS)[number]): { key: Record<string, boolean>; boolean: string[] } {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded when main() runs, not with the module (cold start)
+  const yargs = require('yargs/yargs') as typeof import('yargs/yargs');
+  const y = yargs([]);
+  (c.load().builder as (y: Argv) => Argv)(y);
+  return (y as unknown as { getOptions(): { key: Record<string, boolean>; boolean: string[] } }).getOptions();
 }
 
-/**
- * A message about an option (`--port must be …`) whose value came from its environment variable,
- * not from the command line, names the variable: `INDEXER_API_PORT (--port) must be …` — the
- * user typed no --port to look for.
- */
-export function fromEnvironment(msg: string, args: readonly string[], env: NodeJS.ProcessEnv = process.env): string {
-  const m = /^--([a-z][a-z0-9-]*)\b/.exec(msg);
-  if (!m) return msg;
-  const option = m[1];
-  const typed = args.some((a) => a === `--${option}` || a.startsWith(`--${option}=`) || a === `--no-${option}`);
-  const variable = envNameOf(option);
-  if (typed || env[variable] === undefined) return msg;
-  return `${variable} (--${option})${msg.slice(m[0].length)}`;
-}
-
-/** The known option nearest to `name` by edit distance, when near enough to be a typo of it. */
-export function closest(name: string, known: readonly string[]): string | undefined {
-  let best: string | undefined;
-  let bestDistance = Infinity;
-  for (const k of known) {
-    const d = editDistance(name.toLowerCase(), k);
-    if (d < bestDistance) { best = k; bestDistance = d; }
-  }
-  // a third of the word, at least 1 and at most 3 edits: `intervl` → interval, `xyz` → nothing
-  return bestDistance <= Math.min(3, Math.max(1, Math.floor(name.length / 3))) ? best : undefined;
-}
-
-/** Edits from a to b, a swap of two neighbours counting as one (`prot` → `port`). */
-function editDistance(a: string, b: string): number {
-  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)]);
-  for (let j = 1; j <= b.length; j++) d[0][j] = j;
-  for (let i = 1; i <= a.length; i++) {
-    for (let j = 1; j <= b.length; j++) {
-      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
-    }
-  }
-  return d[a.length][b.length];
+/** A command's options as prepareArgs takes them: long names (not help, version, its positionals), the yes/no ones. */
+export function commandOptions(name: string): CommandOptions {
+  const c = COMMANDS.find((x) => x.name === name);
+  if (!c) return { names: [], booleans: new Set(), positionals: false };
+  const positional = [...(c.signature ?? '').matchAll(/[[<]([\w-]+)(?:\.\.)?[\]>]/g)].map((m) => m[1]);
+  const o = declared(c);
+  const names = Object.keys(o.key).filter((k) => k.length > 1 && !/[A-Z]/.test(k) && k !== 'help' && k !== 'version' && !positional.includes(k));
+  return { names, booleans: new Set(o.boolean.filter((b) => names.includes(b))), positionals: positional.length > 0, alternatives: ALTERNATIVES[name] };
 }
 
 /** The long options of a command (its builder run on a bare parser), for the "did you mean". */
 function optionsOf(command: string | undefined): string[] {
-  const c = COMMANDS.find((x) => x.name === command);
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only on a usage error
-  const yargs = require('yargs/yargs') as typeof import('yargs/yargs');
-  const y = yargs([]);
-  if (c) (c.load().builder as (y: Argv) => Argv)(y);
-  const keys = Object.keys((y as unknown as { getOptions(): { key: Record<string, boolean> } }).getOptions().key);
-  return [...new Set([...keys, 'help', 'version'])].filter((k) => k.length > 1 && !/[A-Z]/.test(k));
+  return [...(command === undefined ? [] : commandOptions(command).names), 'help', 'version'];
 }
 
 function usageError(msg: string, command?: string): never {
@@ -159,7 +133,7 @@ function usageError(msg: string, command?: string): never {
   process.exit(2);
 }
 
-/** Registers the commands; every option can also come from INDEXER_API_<OPTION> (e.g. INDEXER_API_DB). */
+/** Registers the commands; every option of the command that runs can also come from INDEXER_API_<OPTION> (e.g. INDEXER_API_DB). */
 export async function main(argv: string[]): Promise<void> {
   let args = argv.slice(2);
   // `indexer-api help` and `indexer-api help COMMAND`, as git and npm have them
@@ -170,6 +144,24 @@ export async function main(argv: string[]): Promise<void> {
     usageError(`unknown command ${JSON.stringify(first)}${hint ? `: ${hint}` : ''} (commands: ${COMMANDS.map((c) => c.name).join(', ')})`);
   }
   const command = COMMANDS.some((c) => c.name === first) ? first : undefined;
+  // Yes/no values checked, and the INDEXER_API_* variables of this command's own options added
+  // (src/settings/command-line.ts); --help and --version read none.
+  if (command !== undefined && !args.some((a) => a === '--help' || a === '-h' || a === '--version' || a === '-v')) {
+    try {
+      const prepared = prepareArgs(args, commandOptions(command), process.env,
+        (option) => COMMANDS.some((c) => c.name !== command && commandOptions(c.name).names.includes(option)));
+      args = prepared.args;
+      rememberEnvOrigins(prepared.fromEnv);
+      // a cluster worker parses the same command line: the primary has said it
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded when main() runs, not with the module (cold start)
+      if (!(require('node:cluster') as typeof import('node:cluster').default).isWorker) {
+        for (const w of prepared.warnings) process.stderr.write(`indexer-api: warning: ${w}\n`);
+      }
+    } catch (e) {
+      if (e instanceof CommandLineError) usageError(e.message, command);
+      throw e;
+    }
+  }
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded when main() runs, not with the module (cold start)
   const yargs = require('yargs/yargs') as typeof import('yargs/yargs');
   const info = buildInfo();
@@ -178,14 +170,13 @@ export async function main(argv: string[]): Promise<void> {
     .usage('$0 <command> [options]\n\nA read-only replica of the rollytics / kvindexer HTTP API, served from one SQLite snapshot file.');
   for (const c of COMMANDS) y = y.command(lazy(c));
   await y
-    .env('INDEXER_API')
     .demandCommand(1, 'Name a command: serve, import, follow, publish, check or generate (see --help).')
     .strict()
     .version(`${info.version} (commit ${info.commit})`)
     .alias('version', 'v')
     .help()
     .alias('help', 'h')
-    .epilog('Every option can also be set with an environment variable INDEXER_API_<OPTION>, e.g. INDEXER_API_DB=chain.sqlite, INDEXER_API_PORT=9000, INDEXER_API_CORS_ORIGIN=https://scan.example. Command-line flags win over the environment.')
+    .epilog('Every option can also be set with an environment variable INDEXER_API_<OPTION>, e.g. INDEXER_API_DB=chain.sqlite, INDEXER_API_PORT=9000, INDEXER_API_CORS_ORIGIN=https://scan.example; INDEXER_API_NO_<OPTION>=true is --no-<option>. Each command reads the variables of its own options and ignores the others. Command-line flags win over the environment. A yes/no option takes true or false (or 1, t, T, TRUE, True / 0, f, F, FALSE, False), nothing else.')
     .wrap(Math.min(110, process.stdout.columns || 110))
     // English messages whatever LANG says: usageMessage() reads one of them.
     .locale('en')
@@ -195,7 +186,14 @@ export async function main(argv: string[]): Promise<void> {
       if (msg === null || msg === undefined || msg === '') throw err ?? new Error('indexer-api: failed');
       usageError(usageMessage(msg, /^Unknown arguments?:/.test(msg) ? optionsOf(command) : [], args), command);
     })
-    .parseAsync();
+    .parseAsync()
+    .catch((e: unknown) => {
+      // a failure of the run about an option set by its variable (`--db x: no such snapshot
+      // file` from INDEXER_API_DB) names the variable: no --db was typed
+      const text = describeError(e);
+      const named = nameEnvOrigin(text);
+      throw named === text ? e : new Error(named, { cause: e });
+    });
 }
 
 if (require.main === module) {

@@ -120,7 +120,9 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     port: running.port,
     db: c.file,
     close: () => closed ??= (async () => {
-      await running.close(c.shutdownTimeoutMs);
+      // quick: no grace for requests still in the kernel's buffers (serve's SIGTERM waits 250 ms
+      // for them): a test closes its server once its requests were answered
+      await running.close(c.shutdownTimeoutMs, true);
       logger.flush();
     })(),
   };

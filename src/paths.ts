@@ -98,18 +98,29 @@ function existingAncestor(path: string): string {
 /** `option path` as the message begins. */
 const named = (option: string, path: string): string => `${option} ${path}`;
 
-/** A file to read (a snapshot, a validators list): it exists, is a file, and can be read. */
-export function checkInputFile(option: string, path: string, what = 'file'): void {
+/**
+ * What is wrong with a file to read (a snapshot, a validators list), in words, or undefined when
+ * it exists, is a file and can be read: the one wording of every command (`serve --db`, `check
+ * FILE`, `publish --db`…), each putting its own name for the file before it.
+ */
+export function inputFileProblem(path: string, what = 'file'): string | undefined {
   const st = statOf(path);
   if (st === undefined) {
     const up = existingAncestor(path);
     const parent = dirname(resolve(path));
-    if (up !== parent && statOf(up)?.isDirectory() === false) throw new PathError(`${named(option, path)}: ${up} is a file, not a directory`);
-    throw new PathError(`${named(option, path)}: no such ${what}`);
+    if (up !== parent && statOf(up)?.isDirectory() === false) return `${up} is a file, not a directory`;
+    return `no such ${what}`;
   }
-  if (st.isDirectory()) throw new PathError(`${named(option, path)}: is a directory, not a ${what}`);
-  if (!st.isFile()) throw new PathError(`${named(option, path)}: is not a regular file`);
-  if (!can(path, constants.R_OK)) throw new PathError(`${named(option, path)}: cannot be read (permission denied): run as a user who may read it, or change its permissions`);
+  if (st.isDirectory()) return `is a directory, not a ${what}`;
+  if (!st.isFile()) return 'is not a regular file';
+  if (!can(path, constants.R_OK)) return 'cannot be read (permission denied): run as a user who may read it, or change its permissions';
+  return undefined;
+}
+
+/** A file to read (a snapshot, a validators list): it exists, is a file, and can be read. */
+export function checkInputFile(option: string, path: string, what = 'file'): void {
+  const problem = inputFileProblem(path, what);
+  if (problem !== undefined) throw new PathError(`${named(option, path)}: ${problem}`);
 }
 
 /** A directory to read (a dump, --db-dir): it exists, is a directory, and can be listed. */

@@ -25,9 +25,9 @@ function cleanEnv(): NodeJS.ProcessEnv {
   return Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('INDEXER_API'))) as NodeJS.ProcessEnv;
 }
 
-function cli(args: string[], timeoutMs = 30_000): Promise<Run> {
+function cli(args: string[], timeoutMs = 30_000, env: NodeJS.ProcessEnv = {}): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: { ...cleanEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
@@ -114,6 +114,18 @@ describe('indexer-api (the command line)', function () {
   };
 
   describe('--help and --version', () => {
+    it('each command\'s --help says how its options are read from the environment and which yes/no spellings they take', async () => {
+      const { COMMANDS } = await import('../src/cli');
+      const helps = await Promise.all(COMMANDS.map((c) => cli([c.name, '--help'])));
+      COMMANDS.forEach((c, i) => {
+        expect(helps[i].code, c.name).to.equal(0);
+        const text = helps[i].stdout.replace(/\s+/g, ' ');
+        expect(text, c.name).to.contain('Every option above can also be set as INDEXER_API_<OPTION>');
+        expect(text, c.name).to.contain(`${c.name} ignores the variables of options it does not take`);
+        expect(text, c.name).to.contain('A yes/no option takes true or false (or 1, t, T, TRUE, True / 0, f, F, FALSE, False), nothing else.');
+      });
+    });
+
     it('lists the serve, import and generate commands', async () => {
       const r = await cli(['--help']);
       expect(r.code).to.equal(0);
@@ -259,24 +271,59 @@ describe('indexer-api (the command line)', function () {
       expect(r.stderr).to.contain('indexer-api: INDEXER_API_PORT (--port) must be a whole number from 0 to 65535, got "http"\n');
     });
 
+    it('a yes/no option takes Go\'s spellings and refuses any other, typed or from its variable (exit 2, one line naming it)', async () => {
+      const demo = join(ROOT, 'fixtures', 'demo', 'wasm.sqlite');
+      const runs = await Promise.all([
+        cli(['serve', '--db', demo, '--verify=yes', '--get', '/status']),
+        cli(['serve', '--db', demo, '--get', '/status'], 30_000, { INDEXER_API_VERIFY: 'maybe' }),
+        cli(['check', '--json=1', demo]),
+        cli(['serve', '--db', demo, '--get', '/status'], 30_000, { INDEXER_API_VERIFY: 'TRUE' }),
+      ]);
+      expect(runs[0].code).to.equal(2);
+      expect(runs[0].stderr.split('\n')[0]).to.equal('indexer-api: --verify must be true or false (or 1, t, T, TRUE, True / 0, f, F, FALSE, False), got "yes"');
+      expect(runs[1].code).to.equal(2);
+      expect(runs[1].stderr.split('\n')[0]).to.equal('indexer-api: INDEXER_API_VERIFY (--verify) must be true or false (or 1, t, T, TRUE, True / 0, f, F, FALSE, False), got "maybe"');
+      expect(runs[2].code).to.equal(0);
+      expect(JSON.parse(runs[2].stdout)).to.include({ ok: true, chain_id: 'miniwasm-demo-1' });
+      expect(runs[3].code, runs[3].stderr).to.equal(0);
+    });
+
+    it('variables meant for other commands are ignored: serve\'s set for every command break none of the others', async () => {
+      const demo = join(ROOT, 'fixtures', 'demo', 'move.sqlite');
+      const env = { INDEXER_API_PORT: '9', INDEXER_API_HOST: '127.0.0.1', INDEXER_API_NO_VERIFY: '1', INDEXER_API_WORKERS: '1', INDEXER_API_TO: dir('env-to') };
+      const [check, publish, serve, missing] = await Promise.all([
+        cli(['check', demo], 30_000, env),
+        cli(['publish', '--db', demo, '--quiet', '--compress', 'none'], 30_000, env),
+        cli(['serve', '--db', demo, '--get', '/status'], 30_000, { ...env, INDEXER_API_PORT: '0' }),
+        cli(['serve', '--get', '/status'], 30_000, { INDEXER_API_DB: join(dir('env-db'), 'missing.sqlite') }),
+      ]);
+      expect(check.code, check.stderr).to.equal(0);
+      expect(check.stdout).to.match(/move\.sqlite: ok/);
+      expect(publish.code, publish.stderr).to.equal(0);
+      expect(publish.stdout).to.match(/^indexer-api: published height 400 as /);
+      expect(serve.code, serve.stderr).to.equal(0);
+      expect(JSON.parse(serve.stdout)).to.have.property('version');
+      // a failure of the run about an option set by its variable names the variable
+      expect(missing.code).to.equal(1);
+      expect(oneLine(missing.stderr)).to.match(/^indexer-api: INDEXER_API_DB \(--db\) \S+missing\.sqlite: no such snapshot file$/);
+    });
+
     it('the variable is named for every kind of check, and the flag when the flag was typed', async () => {
-      const { fromEnvironment, usageMessage } = await import('../src/cli');
-      const env = { INDEXER_API_PORT: 'abc', INDEXER_API_DEMO: 'foo', INDEXER_API_INTERVAL: '0' };
-      expect(fromEnvironment('--port must be a whole number from 0 to 65535, got "abc"', ['serve'], env))
+      const { usageMessage } = await import('../src/cli');
+      const { nameEnvOrigin } = await import('../src/settings/command-line');
+      // what prepareArgs gives: the options that came from a variable (a typed flag never does)
+      const fromEnv = new Map([['port', 'INDEXER_API_PORT'], ['demo', 'INDEXER_API_DEMO'], ['interval', 'INDEXER_API_INTERVAL'], ['db', 'INDEXER_API_DB']]);
+      expect(nameEnvOrigin('--port must be a whole number from 0 to 65535, got "abc"', fromEnv))
         .to.equal('INDEXER_API_PORT (--port) must be a whole number from 0 to 65535, got "abc"');
-      expect(fromEnvironment('--port must be a whole number from 0 to 65535, got "x"', ['serve', '--port', 'x'], env))
+      expect(nameEnvOrigin('--port must be a whole number from 0 to 65535, got "x"', new Map()))
         .to.equal('--port must be a whole number from 0 to 65535, got "x"');
-      expect(fromEnvironment('--interval must be a duration like 2s, got "0"', ['follow', '--interval=0'], env)).to.match(/^--interval /);
-      expect(fromEnvironment('--interval must be a duration like 2s, got "0"', ['follow'], env)).to.match(/^INDEXER_API_INTERVAL \(--interval\) /);
-      expect(fromEnvironment('--host must be …', ['serve'], env)).to.equal('--host must be …');
-      const prev = process.env.INDEXER_API_DEMO;
-      process.env.INDEXER_API_DEMO = 'foo';
-      try {
-        expect(usageMessage('Invalid values:\n  Argument: demo, Given: "foo", Choices: "move", "wasm", "evm"', [], ['serve']))
-          .to.equal('INDEXER_API_DEMO (--demo) must be one of "move", "wasm", "evm", got "foo"');
-      } finally {
-        if (prev === undefined) delete process.env.INDEXER_API_DEMO; else process.env.INDEXER_API_DEMO = prev;
-      }
+      expect(nameEnvOrigin('--interval must be a duration like 2s, got "0"', fromEnv)).to.match(/^INDEXER_API_INTERVAL \(--interval\) /);
+      expect(nameEnvOrigin('--host must be …', fromEnv)).to.equal('--host must be …');
+      // --db-dir is not --db
+      expect(nameEnvOrigin('--db-dir x: no such directory', fromEnv)).to.equal('--db-dir x: no such directory');
+      expect(usageMessage('Invalid values:\n  Argument: demo, Given: "foo", Choices: "move", "wasm", "evm"', [], ['serve', '--demo=foo'], fromEnv))
+        .to.equal('INDEXER_API_DEMO (--demo) must be one of "move", "wasm", "evm", got "foo"');
+      expect(usageMessage('Not enough arguments following: port', [], ['serve', '--port'], new Map())).to.equal('--port needs a value');
     });
 
     it('--help still labels the numeric options [number] (their text reaches the check unparsed)', async () => {

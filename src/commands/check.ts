@@ -1,4 +1,5 @@
 import type { CommandModule } from 'yargs';
+import { inputFileProblem } from '../paths';
 
 /**
  * `indexer-api check FILE…`: the check every file passes before `serve` serves it
@@ -24,6 +25,9 @@ export async function runCheck(o: CheckOptions, out: (line: string) => void, err
   let failed = 0;
   for (const file of o.files) {
     try {
+      // a path that is no file to read: serve's words for its --db (src/paths.ts), the file named as typed
+      const problem = inputFileProblem(file, 'snapshot file');
+      if (problem !== undefined) throw new Error(`${file}: ${problem}`);
       const c = await checkSnapshot(file, { expectChainId: o.expectChainId });
       const m = c.meta;
       if (o.json) {
@@ -53,7 +57,7 @@ export const checkCommand: CommandModule<object, { file?: string[]; json: boolea
       return true;
     })
     .epilog('The check reads the whole file: about 7 s per GB with the file in the page cache, several times that from a cold disk (docs/reliability.md). '
-      + 'On failure the line is the one serve prints for that file.')
+      + 'On failure the line is the one serve prints for that file (serve puts its option before a path it cannot read: --db FILE: no such snapshot file).')
     .example('$0 check chain.sqlite', 'is chain.sqlite a snapshot serve would serve?')
     .example('$0 check --json --expect-chain-id minimove-1 download.sqlite', 'a download of the right chain, for a script') as never,
   handler: async (argv) => {

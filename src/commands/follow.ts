@@ -15,6 +15,7 @@ import { CollectionsAudit } from '../follow/collections-audit';
 import { runImport } from '../import/run';
 import { FOLLOW_OPTIONS, FollowArgs, FollowOptions, resolveFollow } from '../settings/follow';
 import { checkInputFile, checkOutputFile, checkWritableFile, describeError } from '../paths';
+import { nameEnvOrigin } from '../settings/command-line';
 
 /** How often follow tries again to switch --db to WAL mode while another process reads it, ms. */
 const WAL_RETRY_MS = 1_000;
@@ -179,7 +180,7 @@ export const followCommand: CommandModule<object, FollowArgs> = {
     try {
       process.exitCode = await runFollow(resolveFollow(argv));
     } catch (e) {
-      process.stderr.write(`indexer-api follow: ${describeError(e)}\n`);
+      process.stderr.write(`indexer-api follow: ${nameEnvOrigin(describeError(e))}\n`);
       process.exitCode = 1;
     }
   },

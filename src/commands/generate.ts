@@ -4,6 +4,7 @@ import { checkOutputDir, describeError } from '../paths';
 import { GenerateProgress, GenerateSummary, generateDump } from '../generate';
 import { DEMO_TXS, GENERATE_DEFAULTS, PRESETS, Preset, SCALE_TXS } from '../generate/params';
 import { VM_TYPES, type VmType } from '../lib/vm';
+import { nameEnvOrigin } from '../settings/command-line';
 
 export interface GenerateOptions {
   vm: VmType;
@@ -86,7 +87,7 @@ export const generateCommand: CommandModule<object, GenerateOptions> = {
       const summary = await runGenerate(argv);
       if (!argv.quiet) process.stderr.write(describeSummary(summary) + '\n');
     } catch (e) {
-      process.stderr.write(`indexer-api generate: ${describeError(e)}\n`);
+      process.stderr.write(`indexer-api generate: ${nameEnvOrigin(describeError(e))}\n`);
       process.exitCode = 1;
     }
   },

@@ -5,6 +5,7 @@ import { type ImportOptions, type ImportResult, runImport } from '../import/run'
 import type { CutOptions } from '../import/cut/run';
 import { IMPORT_OPTIONS } from '../settings/import';
 import { describeError } from '../paths';
+import { nameEnvOrigin } from '../settings/command-line';
 
 /**
  * The fixture cut (src/import/cut/run.ts) with a snapshot file served by the library's
@@ -79,7 +80,7 @@ export const importCommand: CommandModule<object, ImportOptions> = {
         process.stderr.write(`indexer-api: wrote ${r.out} (${r.chainId}, ${r.vmType}): ${n} in ${r.seconds.toFixed(1)} s\n`);
       }
     } catch (e) {
-      const msg = e instanceof DumpError ? `bad dump record: ${e.message}` : describeError(e);
+      const msg = e instanceof DumpError ? `bad dump record: ${e.message}` : nameEnvOrigin(describeError(e));
       process.stderr.write(`indexer-api import: ${msg}\n`);
       process.exitCode = 1;
     }

@@ -14,6 +14,8 @@ export interface PublishCommandOptions {
   compress: Compression;
   /** start --to over with the chain of --db, whatever its manifest names */
   newChain: boolean;
+  /** publish --db even when --to's manifest names a greater height of its chain (a rollback) */
+  allowOlder: boolean;
   quiet: boolean;
   /** the progress lines on stderr (src/lib/log.ts) */
   logFormat: LogFormat;
@@ -37,7 +39,7 @@ export async function runPublish(o: PublishCommandOptions): Promise<PublishResul
   const logger = createLogger('info', (t) => { process.stderr.write(t); }, {}, o.logFormat);
   try {
     return await publishSnapshot({
-      db: o.db, to: o.to, keep: o.keep, compress: o.compress, newChain: o.newChain,
+      db: o.db, to: o.to, keep: o.keep, compress: o.compress, newChain: o.newChain, allowOlder: o.allowOlder,
       onPhase: o.quiet ? undefined : (p) => logger.info(`publish: ${p}`, { seconds: Number(((Date.now() - started) / 1000).toFixed(1)) }),
     });
   } finally {
@@ -65,6 +67,7 @@ export const publishCommand: CommandModule<object, Omit<PublishCommandOptions, '
       'compress': choice({ choices: ['auto', 'gzip', 'none'] as const, default: 'auto' as Compression, describe: 'gzip the file: auto = only when it saves ≥ 10 % of the bytes' }),
     }))
     .option('new-chain', { type: 'boolean', default: false, describe: 'Publish into a directory whose manifest.json names another chain (or is not a manifest), starting it over with the chain of --db. Without it that is refused: the replicas pulling the directory serve its chain (and refuse another one until restarted with --expect-chain-id)' })
+    .option('allow-older', { type: 'boolean', default: false, describe: 'Publish --db even when the manifest of --to names a greater height of its chain: roll the directory back (a bad snapshot withdrawn). Without it that is refused: replicas already at the greater height would skip the older file, while a new replica would start at it' })
     .option('quiet', { type: 'boolean', default: false, describe: 'No progress lines on stderr' })
     .check((a) => {
       if (typeof a.to === 'string' && typeof a.db === 'string' && resolve(a.to) === resolve(a.db)) {
@@ -72,7 +75,8 @@ export const publishCommand: CommandModule<object, Omit<PublishCommandOptions, '
       }
       return true;
     })
-    .example('$0 publish --db chain.sqlite --to /srv/snapshots', 'then: serve --pull http://origin/snapshots/manifest.json --db local.sqlite') as never,
+    .example('$0 publish --db chain.sqlite --to /srv/snapshots', 'then: serve --pull http://origin/snapshots/manifest.json --db local.sqlite')
+    .example('$0 publish --db yesterday.sqlite --to /srv/snapshots --allow-older', 'roll the directory back to a lower height of its chain') as never,
   handler: async (argv) => {
     // resolved here, once: unset, text on a terminal and JSON otherwise
     const r = await runPublish({ ...argv, logFormat: argv.logFormat ?? defaultLogFormat(process.stderr) });

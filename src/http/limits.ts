@@ -1,8 +1,9 @@
 import type { RequestHandler } from 'express';
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Limits } from '../settings/serve';
-import { errorJson, GRPC, sendError } from './errors';
+import { errorJson, GRPC, sendError, shown } from './errors';
 
 /**
  * Request limits. Node enforces the socket-level ones (src/serve/server.ts): `maxHeaderSize` (431;
@@ -59,7 +60,9 @@ export function urlLengthLimit(limits: Limits): RequestHandler {
   };
 }
 
-const REASONS: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 414: 'URI Too Long', 431: 'Request Header Fields Too Large' };
+const REASONS: Record<number, string> = {
+  400: 'Bad Request', 405: 'Method Not Allowed', 408: 'Request Timeout', 414: 'URI Too Long', 417: 'Expectation Failed', 431: 'Request Header Fields Too Large',
+};
 
 /**
  * The request target's length as far as `raw` (the bytes Node's parser stopped in) shows it:
@@ -113,9 +116,57 @@ export function requestTimedOut(socket: Socket): void {
   setTimeout(() => socket.destroy(), 1_000).unref();
 }
 
-function endWith(socket: Socket, status: number, message: string): void {
-  // 408 is gRPC CANCELLED (1) in grpc-gateway's mapping; the others are bad input.
-  const body = errorJson(status === 408 ? 1 : GRPC.INVALID_ARGUMENT, message);
+/** gRPC code of a status answered here: 408 is CANCELLED (1) in grpc-gateway's mapping, 405 UNIMPLEMENTED, the others bad input. */
+function grpcOf(status: number): number {
+  return status === 408 ? 1 : status === 405 ? GRPC.UNIMPLEMENTED : GRPC.INVALID_ARGUMENT;
+}
+
+function endWith(socket: Socket, status: number, message: string, headers = ''): void {
+  const body = errorJson(grpcOf(status), message);
   socket.end(`HTTP/1.1 ${status} ${REASONS[status]}\r\nContent-Type: application/json; charset=utf-8\r\n`
-    + `Content-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`);
+    + `Content-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\n${headers}Connection: close\r\n\r\n${body}`);
+}
+
+/** A JSON error written on a ServerResponse, the connection closed after it (the request's body is not read). */
+function answerAndClose(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
+  const body = errorJson(grpcOf(status), message);
+  res.shouldKeepAlive = false;
+  res.writeHead(status, { ...headers, 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), 'Cache-Control': 'no-store', Connection: 'close' });
+  res.end(body);
+}
+
+/**
+ * The options of createServer that leave to us an answer Node would write itself with an empty
+ * body: an HTTP/1.1 request without Host (RFC 9112 section 3.2: a 400), answered by
+ * withHostRequired in the JSON error shape.
+ */
+export const NODE_SERVER_OPTIONS = { requireHostHeader: false } as const;
+
+/** The listener behind NODE_SERVER_OPTIONS: an HTTP/1.1 request without a Host header gets the JSON 400. */
+export function withHostRequired(inner: RequestListener): RequestListener {
+  return (req: IncomingMessage, res: ServerResponse) => {
+    if (req.headers.host !== undefined || req.httpVersionMajor !== 1 || req.httpVersionMinor < 1) { inner(req, res); return; }
+    answerAndClose(res, 400, 'an HTTP/1.1 request needs a Host header');
+  };
+}
+
+/**
+ * Every answer Node's HTTP server would otherwise write itself, in the API's JSON error shape
+ * with its Content-Type (docs/api-contract.md#errors), closing the connection: a request it could
+ * not parse or that came too slowly (clientErrorHandler), an `Expect` it does not meet (Node: a
+ * 417 with no body), and CONNECT (Node: the connection closed without an answer) — a 405, as
+ * every method a route does not take. The Host check is withHostRequired's.
+ */
+export function answerWhatNodeWould(server: Server, limits: Limits): void {
+  server.on('clientError', clientErrorHandler(limits));
+  // Node answers `Expect: 100-continue` itself when no 'checkContinue' listener is there; any other expectation comes here
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    answerAndClose(res, 417, `unsupported expectation: Expect: ${shown(String(req.headers.expect))} (this server meets only 100-continue)`);
+  });
+  server.on('connect', (req: IncomingMessage, socket: Socket) => {
+    socket.on('error', () => socket.destroy());
+    if (!socket.writable) { socket.destroy(); return; }
+    endWith(socket, 405, `method not allowed: CONNECT ${shown(req.url ?? '')}`, 'Allow: GET, HEAD\r\n');
+    setTimeout(() => socket.destroy(), 1_000).unref();
+  });
 }

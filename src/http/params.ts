@@ -1,5 +1,6 @@
 import type { Request, RequestHandler } from 'express';
 import { AddressError, canonicalAddress } from '../lib/address';
+import { parseGoBool } from '../lib/bool';
 import { invalidValue } from './errors';
 import { rawQueryValues } from './url';
 import { PageRequest, PaginationQuery, parsePageRequest } from '../snapshot/pagination';
@@ -121,14 +122,9 @@ export function tokenIdCandidates(req: Request): [string, string] | undefined {
  * spellings are `1 t T TRUE true True` and `0 f F FALSE false False`; any other value, the empty
  * one included, is the default — never a 400.
  */
-const GO_BOOL: Record<string, boolean> = {
-  1: true, t: true, T: true, TRUE: true, true: true, True: true,
-  0: false, f: false, F: false, FALSE: false, false: false, False: false,
-};
-
 export function goBool(req: Request, name: string, fallback: boolean): boolean {
   const v = query<unknown>(req, name);
-  return typeof v === 'string' && Object.hasOwn(GO_BOOL, v) ? GO_BOOL[v] : fallback;
+  return (typeof v === 'string' ? parseGoBool(v) : undefined) ?? fallback;
 }
 
 /**

@@ -16,7 +16,10 @@ import { DATA_FILE_RE, Manifest, MANIFEST_NAME, parseManifest } from './manifest
  *
  * A directory is one chain's: publishing a snapshot of another chain over a manifest that names
  * one is refused (its replicas would switch chains — they refuse it too), unless `newChain`
- * says to start the directory over.
+ * says to start the directory over. And it only moves forward: a snapshot of the same chain at a
+ * lower height than the manifest's is refused (replicas already at the manifest's height would
+ * skip it with a warning, while a new replica would start at the older one), unless `allowOlder`
+ * says to roll the directory back.
  */
 
 export type Compression = 'auto' | 'gzip' | 'none';
@@ -32,10 +35,18 @@ export interface PublishOptions {
   onPhase?: (phase: string) => void;
   /** publish --new-chain: start DIR over with the chain of `db`, whatever its manifest names */
   newChain?: boolean;
+  /** publish --allow-older: publish `db` even when the manifest names a greater height of its chain (a rollback) */
+  allowOlder?: boolean;
 }
 
-/** Refuses to publish chain `chainId` into `dir` when its manifest names another chain (or is no manifest). */
-function checkSameChain(dir: string, chainId: string, db: string): void {
+/**
+ * Refuses to publish `db` (chain `chainId` at `height`) into `dir` when its manifest names another
+ * chain (or is no manifest), or a greater height of the same chain (unless `allowOlder`); with
+ * `newChain` the directory starts over, whatever its manifest names.
+ */
+function checkManifestBefore(dir: string, db: string, chainId: string, height: number, o: Pick<PublishOptions, 'newChain' | 'allowOlder'>): void {
+  // --new-chain starts the directory over, whatever it held
+  if (o.newChain) return;
   const path = join(dir, MANIFEST_NAME);
   let text: string;
   try { text = readFileSync(path, 'utf8'); } catch { return; } // a new directory
@@ -49,6 +60,10 @@ function checkSameChain(dir: string, chainId: string, db: string): void {
   if (m.chain_id !== chainId) {
     throw new Error(`${path} names chain ${JSON.stringify(m.chain_id)} (height ${m.height}), ${db} is chain ${JSON.stringify(chainId)}: `
       + `not publishing another chain into a directory whose replicas serve ${JSON.stringify(m.chain_id)}${restart}`);
+  }
+  if (m.height > height && !o.allowOlder) {
+    throw new Error(`${path} names height ${m.height} of chain ${JSON.stringify(chainId)}, ${db} is at height ${height}: not moving the manifest back `
+      + `(replicas at ${m.height} would skip it, a new replica would start at ${height}); to roll ${dir} back to height ${height}, pass --allow-older`);
   }
 }
 
@@ -70,7 +85,7 @@ export async function publishSnapshot(o: PublishOptions): Promise<PublishResult>
   // one openSnapshotFile reads (a version-2 file is published as it is: replicas read it too)
   const schemaVersion = meta.schemaVersion;
   snapshot.close();
-  if (!o.newChain) checkSameChain(o.to, meta.chainId, o.db);
+  checkManifestBefore(o.to, o.db, meta.chainId, meta.height, o);
   mkdirSync(o.to, { recursive: true });
   const tmp = join(o.to, `.publish-${process.pid}-${randomBytes(4).toString('hex')}`);
   try {

@@ -69,9 +69,10 @@ export interface ServeStack {
   drain(): void;
   /**
    * drain(), let in-flight requests finish (cut after `timeoutMs`), stop the watches and close the
-   * snapshot; resolves true if nothing had to be cut. Idempotent.
+   * snapshot; resolves true if nothing had to be cut. Idempotent. `quick`: no grace for requests
+   * still in the kernel's buffers (RunningServer.close).
    */
-  close(timeoutMs: number): Promise<boolean>;
+  close(timeoutMs: number, quick?: boolean): Promise<boolean>;
 }
 
 /**
@@ -202,9 +203,9 @@ export async function assembleServeStack(o: ServeStackOptions): Promise<ServeSta
       for (const c of chains?.list() ?? []) void c.holder.reload(reason);
     },
     drain: () => { draining = true; },
-    close: (timeoutMs) => closed ??= (async () => {
+    close: (timeoutMs, quick) => closed ??= (async () => {
       draining = true;
-      const finished = await running.close(timeoutMs);
+      const finished = await running.close(timeoutMs, quick);
       if (!finished) o.logger.warn('shutdown timeout: cut the connections still open', { pid: process.pid });
       await teardown();
       return finished;

@@ -4,7 +4,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { createServer, IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { defaultServeSettings } from '../settings/serve';
-import { clientErrorHandler, Limits, nodeHeaderLimit, requestTimedOut, withHeaderLimit } from '../http/limits';
+import { answerWhatNodeWould, Limits, NODE_SERVER_OPTIONS, nodeHeaderLimit, requestTimedOut, withHeaderLimit, withHostRequired } from '../http/limits';
 
 export interface RunningServer {
   server: Server;
@@ -15,8 +15,10 @@ export interface RunningServer {
    * in-flight ones finish; connections with nothing to answer are
    * closed. After `forceAfterMs` the listener closes and the remaining connections are cut;
    * resolves true if everything finished in time, false if requests were cut.
+   * `quick` (the library's close(), src/index.ts: a test closes its server after its requests
+   * were answered): no grace — idle connections close and the listener stops at the first check.
    */
-  close(forceAfterMs?: number): Promise<boolean>;
+  close(forceAfterMs?: number, quick?: boolean): Promise<boolean>;
 }
 
 export interface ServerEvents {
@@ -96,6 +98,8 @@ export function listen(app: RequestListener, host: string, port: number, limits:
     const headersTimeout = Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs);
     const checkEvery = Math.max(100, Math.min(1_000, Math.floor(headersTimeout / 4)));
     const server = createServer({
+      // answers Node would write with an empty body are ours, in the JSON error shape (answerWhatNodeWould)
+      ...NODE_SERVER_OPTIONS,
       // Node's head limit, with room for the target as well (withHeaderLimit applies ours to the rest)
       ...nodeHeaderLimit(limits),
       requestTimeout: limits.requestTimeoutMs,
@@ -104,7 +108,7 @@ export function listen(app: RequestListener, host: string, port: number, limits:
       connectionsCheckingInterval: checkEvery,
     });
     server.keepAliveTimeout = limits.keepAliveTimeoutMs;
-    server.on('clientError', clientErrorHandler(limits));
+    answerWhatNodeWould(server, limits);
 
     // Open connections, oldest first. Node's own closeIdleConnections (which server.close()
     // calls) destroys a connection whose response has called end() but is still being written,
@@ -151,7 +155,7 @@ export function listen(app: RequestListener, host: string, port: number, limits:
       if (closing) socket.destroy();
     }
     // Node's header limit counts the target too (nodeHeaderLimit): --max-header-size is applied here to the rest
-    const serveApp = withHeaderLimit(limits, app);
+    const serveApp = withHostRequired(withHeaderLimit(limits, app));
     // one 'request' listener: with two, Node copies its listener array on every request
     server.on('request', (req: IncomingMessage, res: ServerResponse) => {
       requestsSeen++;
@@ -191,7 +195,9 @@ export function listen(app: RequestListener, host: string, port: number, limits:
       resolve({
         server,
         url: `http://${h}:${addr.port}`,
-        close: (forceAfterMs: number) => closed ??= new Promise<boolean>((done) => {
+        close: (forceAfterMs: number, quick = false) => closed ??= new Promise<boolean>((done) => {
+          const graceMs = quick ? 0 : DRAIN_GRACE_MS;
+          const acceptQuietMsNeeded = quick ? 0 : ACCEPT_QUIET_MS;
           closing = true;
           let listening = true;
           // Past the timeout the listener closes too: an open listener would keep the process
@@ -224,13 +230,13 @@ export function listen(app: RequestListener, host: string, port: number, limits:
               if (!idle(socket, c)) { quietSince.delete(socket); continue; }
               const since = quietSince.get(socket) ?? now;
               quietSince.set(socket, since);
-              if (now - since >= DRAIN_GRACE_MS) socket.destroy();
+              if (now - since >= graceMs) socket.destroy();
             }
             // Stops listening once no request has come for ACCEPT_QUIET_MS: a connection the kernel has
             // accepted but Node not yet (the accept queue), or that a cluster's primary has yet to
             // hand over, was sent before the signal, and closing the listener would reset it.
             // Connections close through the check above.
-            if (listening && acceptQuietMs >= ACCEPT_QUIET_MS) {
+            if (listening && acceptQuietMs >= acceptQuietMsNeeded) {
               listening = false;
               server.close(() => { clearTimeout(force); clearInterval(drainCheck); done(true); });
             }

@@ -333,7 +333,7 @@ describe('deploy/', () => {
     const used = [...flagsIn(execStart), ...flagsIn(k8s().deployment.spec.template.spec.containers[0].args.join(' ')), ...chains];
     expect(used).to.include.members(['pull', 'db', 'db-dir', 'host', 'port']);
     for (const flag of used) expect(help, `--${flag}`).to.contain(`--${flag}`);
-    // The unit sets --pull through the environment: yargs reads INDEXER_API_PULL as --pull.
+    // The unit sets --pull through the environment: serve reads INDEXER_API_PULL as --pull (src/settings/command-line.ts).
     expect(readFileSync(join(DEPLOY, 'indexer-api.service'), 'utf8')).to.contain('INDEXER_API_PULL');
   });
 });

@@ -135,7 +135,7 @@ describe('container image (deploy/Containerfile, make image)', () => {
       expect(optionOf(c.Cmd ?? [], '--port')).to.equal('8080');
       expect(Object.keys(c.ExposedPorts ?? {})).to.deep.equal(['8080/tcp']);
       const env = envOf(c.Env);
-      // an INDEXER_API_<OPTION> in the image would reach every command, and those without the option refuse it
+      // no INDEXER_API_<OPTION> in the image: the default command says its options where they are seen
       expect(Object.keys(env).filter((k) => k.startsWith('INDEXER_API_'))).to.deep.equal([]);
       expect(env.XDG_CACHE_HOME).to.equal(CACHE_DIR);
       expect(Object.keys(c.Volumes ?? {})).to.have.members([env.XDG_CACHE_HOME, '/data']);

@@ -130,6 +130,24 @@ describe('faults: every file is checked before it is served, however it arrives'
       }
     });
 
+    it('a path that is no snapshot file: check and serve say it in the same words (serve puts its option first)', () => {
+      const missing = join(tmp, 'missing.sqlite');
+      const dir = join(tmp, 'a-directory.sqlite');
+      mkdirSync(dir, { recursive: true });
+      for (const [file, words] of [[missing, 'no such snapshot file'], [dir, 'is a directory, not a snapshot file']]) {
+        for (const workers of ['1', '2']) {
+          const served = cli(['serve', '--workers', workers, '--port', '0', '--db', file]);
+          expect(served.status, served.stderr).to.equal(1);
+          expect(served.stderr).to.equal(`indexer-api: --db ${file}: ${words}\n`);
+        }
+        const checked = cli(['check', file]);
+        expect(checked.status).to.equal(1);
+        expect(checked.stderr).to.equal(`indexer-api check: ${file}: ${words}\n`);
+        const json = cli(['check', '--json', file]);
+        expect(JSON.parse(json.stdout)).to.deep.equal({ file, ok: false, error: `${file}: ${words}` });
+      }
+    });
+
     it('--json: one object per file; --expect-chain-id: a file of another chain fails', () => {
       const r = cli(['check', '--json', '--expect-chain-id', 'minimove-demo-1', DEMO('move'), DEMO('wasm')]);
       expect(r.status).to.equal(1);

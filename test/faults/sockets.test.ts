@@ -193,3 +193,60 @@ describe('faults: hostile and idle sockets', function () {
     });
   }
 });
+
+describe('faults: hostile sockets get the JSON error where Node would answer alone', function () {
+  this.timeout(60_000);
+
+  /** One raw request on a fresh connection: the whole answer, its status line, headers and body (or what came before the close). */
+  function raw(url: string, text: string): Promise<{ status: string; headers: Record<string, string>; body: string; closed: boolean }> {
+    const u = new URL(url);
+    return new Promise((done, fail) => {
+      const sock = connect(Number(u.port), u.hostname, () => sock.write(text));
+      let out = '';
+      sock.setEncoding('utf8').on('data', (d: string) => { out += d; });
+      sock.on('error', fail);
+      // the server closes each of these connections; a server that kept it open fails here
+      const timer = setTimeout(() => { sock.destroy(); fail(new Error(`connection still open after 5 s; got ${JSON.stringify(out)}`)); }, 5_000);
+      sock.on('close', () => {
+        clearTimeout(timer);
+        const [head, body = ''] = out.split('\r\n\r\n');
+        const [status, ...lines] = head.split('\r\n');
+        const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
+        done({ status, headers, body, closed: true });
+      });
+    });
+  }
+
+  for (const workers of ['1', '2']) {
+    it(`--workers ${workers}: HTTP/1.1 without Host (400), Expect: 999-nope (417) and CONNECT (405) answer the JSON error with its Content-Type`, async () => {
+      const s = await startServe(['--db', DEMO('wasm'), '--log-level', 'warn', '--workers', workers]);
+      try {
+        const cases: [string, string, number, string][] = [
+          ['GET /status HTTP/1.1\r\n\r\n', 'HTTP/1.1 400 Bad Request', 3, 'an HTTP/1.1 request needs a Host header'],
+          ['GET /status HTTP/1.1\r\nHost: x\r\nExpect: 999-nope\r\n\r\n', 'HTTP/1.1 417 Expectation Failed', 3,
+            'unsupported expectation: Expect: 999-nope (this server meets only 100-continue)'],
+          ['CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n', 'HTTP/1.1 405 Method Not Allowed', 12, 'method not allowed: CONNECT example.com:443'],
+          // the one Node already left to us: a malformed request line
+          ['GET /status HTTP/9.9\r\nHost: x\r\n\r\n', 'HTTP/1.1 400 Bad Request', 3, 'malformed request: HPE_INVALID_VERSION'],
+        ];
+        for (const [request, status, code, message] of cases) {
+          const r = await raw(s.url, request);
+          expect(r.status, request).to.equal(status);
+          expect(r.headers['content-type'], request).to.equal('application/json; charset=utf-8');
+          expect(Number(r.headers['content-length']), request).to.equal(Buffer.byteLength(r.body));
+          expect(JSON.parse(r.body), request).to.deep.equal({ code, message, details: [] });
+          if (status.includes(' 405 ')) expect(r.headers.allow).to.equal('GET, HEAD');
+        }
+        // what Node answers well stays as it was: HTTP/1.0 needs no Host, Expect: 100-continue is met
+        const old = await raw(s.url, 'GET /status HTTP/1.0\r\n\r\n');
+        expect(old.status).to.equal('HTTP/1.1 200 OK');
+        const cont = await raw(s.url, 'GET /status HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n');
+        expect(cont.status).to.equal('HTTP/1.1 100 Continue');
+        // and the server still answers
+        expect((await get(`${s.url}/status`)).status).to.equal(200);
+      } finally {
+        await s.stop();
+      }
+    });
+  }
+});

@@ -32,11 +32,81 @@ function shellBlock(needle: string): string {
   return block;
 }
 
+/**
+ * The steps of the page's examples left at a framework's default timeout, one line each: a
+ * mocha `describe` that does not begin with `this.timeout(…)` (its hooks and tests then run at
+ * mocha's 2 s) or a hook or test outside one; a vitest config without `testTimeout`,
+ * `hookTimeout` and `teardownTimeout` (5 s, 10 s, 10 s) while a vitest test is there; a GitHub
+ * Actions job without `timeout-minutes` (6 h). The default is what a loaded CI runner crosses.
+ */
+export function stepsAtDefaultTimeout(files: ReadonlyMap<string, string>): string[] {
+  const problems: string[] = [];
+  const vitestConfig = [...files.keys()].find((f) => /(^|\/)vitest\.config\.m?[jt]s$/.test(f));
+  for (const [file, text] of files) {
+    if (/\.github\/workflows\/.*\.ya?ml$/.test(file)) {
+      const wf = yaml.load(text) as { jobs?: Record<string, Record<string, unknown>> };
+      for (const [job, body] of Object.entries(wf.jobs ?? {})) {
+        if (typeof body['timeout-minutes'] !== 'number') problems.push(`${file}: job ${job} has no timeout-minutes (GitHub's default: 6 hours)`);
+      }
+      continue;
+    }
+    if (!/\.(test|spec)\.m?[jt]s$/.test(file)) continue;
+    if (/from ['"]vitest['"]/.test(text)) {
+      if (vitestConfig === undefined) problems.push(`${file}: a vitest test without a vitest.config setting its timeouts (vitest's defaults)`);
+      continue;
+    }
+    // mocha: every hook and test inside a describe whose first statement sets the timeout
+    const calls = [...text.matchAll(/\b(describe|before|beforeEach|after|afterEach|it)\(/g)];
+    if (calls.length > 0 && calls[0][1] !== 'describe') problems.push(`${file}: ${calls[0][1]}() outside a describe, at mocha's default timeout (2 s)`);
+    for (const m of text.matchAll(/\bdescribe\((['"`])(.*?)\1,\s*(function\s*\(\)|(?:async\s*)?\(\)\s*=>)\s*\{/g)) {
+      const body = text.slice((m.index ?? 0) + m[0].length).replace(/^(\s*\/\/[^\n]*\n)*\s*/, '');
+      if (!m[3].startsWith('function') || !/^this\.timeout\(\s*[1-9][\d_]*\s*\)/.test(body)) {
+        problems.push(`${file}: describe('${m[2]}') does not begin with this.timeout(…): its hooks and tests run at mocha's default (2 s)`);
+      }
+    }
+  }
+  if (vitestConfig !== undefined) {
+    const config = files.get(vitestConfig) as string;
+    for (const key of ['testTimeout', 'hookTimeout', 'teardownTimeout']) {
+      if (!new RegExp(`\\b${key}\\s*:\\s*[1-9]`).test(config)) problems.push(`${vitestConfig}: no ${key} (vitest's default)`);
+    }
+  }
+  return problems;
+}
+
 function run(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = {}, timeout = 300_000): SpawnSyncReturns<string> {
   const r = spawnSync(cmd, args, { cwd, encoding: 'utf8', env: { ...cleanEnv(), ...env }, timeout });
   if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} (in ${cwd}) exited ${r.status ?? r.signal}:\n${r.stdout}\n${r.stderr}`);
   return r;
 }
+
+describe('docs/ci.md: no example step at a framework\'s default timeout', () => {
+  it('every mocha describe sets its timeout first, the vitest config its three, the workflow job its timeout-minutes', () => {
+    expect(stepsAtDefaultTimeout(docFiles())).to.deep.equal([]);
+  });
+
+  it('finds each kind of step left at its default (the check fails when it should)', () => {
+    const files = docFiles();
+    const mocha = files.get('test/api.test.mjs') as string;
+    const config = files.get('vitest.config.mjs') as string;
+    const workflow = files.get('.github/workflows/wallet.yml') as string;
+    const broken = new Map(files);
+    broken.set('test/api.test.mjs', mocha.replace(/^\s*this\.timeout\([^)]*\);\n/m, ''));
+    broken.set('test/more.test.mjs', "before(() => {});\ndescribe('x', () => { it('y', () => {}); });\n");
+    broken.set('vitest.config.mjs', config.replace(/^\s*hookTimeout:.*\n/m, ''));
+    broken.set('.github/workflows/wallet.yml', workflow.replace(/^\s*timeout-minutes:.*\n/m, ''));
+    expect(stepsAtDefaultTimeout(broken)).to.deep.equal([
+      "test/api.test.mjs: describe('my wallet against a real indexer API') does not begin with this.timeout(…): its hooks and tests run at mocha's default (2 s)",
+      '.github/workflows/wallet.yml: job wallet has no timeout-minutes (GitHub\'s default: 6 hours)',
+      "test/more.test.mjs: before() outside a describe, at mocha's default timeout (2 s)",
+      "test/more.test.mjs: describe('x') does not begin with this.timeout(…): its hooks and tests run at mocha's default (2 s)",
+      "vitest.config.mjs: no hookTimeout (vitest's default)",
+    ]);
+    const noConfig = new Map(files);
+    noConfig.delete('vitest.config.mjs');
+    expect(stepsAtDefaultTimeout(noConfig)).to.deep.equal(["test/wallet.test.mjs: a vitest test without a vitest.config setting its timeouts (vitest's defaults)"]);
+  });
+});
 
 describe('docs/ci.md: the packed package in an empty project, every example run', function () {
   this.timeout(1_200_000);
@@ -139,9 +209,12 @@ describe('docs/ci.md: the packed package in an empty project, every example run'
     run(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'], project);
   });
 
-  it('runs the mocha example', () => {
+  it('runs the mocha example; with mocha\'s default timeout at 1 ms it still passes (no step relies on the default)', () => {
     const r = run('npx', ['mocha', 'test/api.test.mjs'], project);
     expect(r.stdout).to.match(/2 passing/);
+    // a step at the default would now time out: startServer alone takes hundreds of ms
+    const strict = run('npx', ['mocha', '--timeout', '1', 'test/api.test.mjs'], project);
+    expect(strict.stdout).to.match(/2 passing/);
   });
 
   it('runs the vitest example (globalSetup + inject)', () => {

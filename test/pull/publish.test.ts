@@ -106,6 +106,27 @@ describe('indexer-api publish', () => {
     expect(cli(['--db', other, '--to', to]).status).to.equal(0);
   });
 
+  it('refuses to move the manifest back to a lower height of its chain (exit 1, one line naming both heights, the directory as it was); --allow-older rolls it back', async () => {
+    const [low, high] = await chainVersions();
+    expect(low.height).to.be.below(high.height);
+    const to = mkdtempSync(join(pullTmp(), 'pub-'));
+    await publishSnapshot({ db: high.file, to, keep: 3, compress: 'auto' });
+    const before = readdirSync(to).sort().map((n) => [n, sha(readFileSync(join(to, n)))]);
+    const cli = (args: string[]): { status: number | null; stdout: string; stderr: string } => spawnSync(process.execPath, [CLI, 'publish', '--quiet', ...args], { cwd: ROOT, encoding: 'utf8', env: cleanEnv() });
+    const r = cli(['--db', low.file, '--to', to]);
+    expect(r.status, r.stderr).to.equal(1);
+    expect(r.stdout).to.equal('');
+    expect(r.stderr).to.equal(`indexer-api: ${join(to, 'manifest.json')} names height ${high.height} of chain "minimove-demo-1", ${low.file} is at height ${low.height}: `
+      + `not moving the manifest back (replicas at ${high.height} would skip it, a new replica would start at ${low.height}); to roll ${to} back to height ${low.height}, pass --allow-older\n`);
+    expect(readdirSync(to).sort().map((n) => [n, sha(readFileSync(join(to, n)))])).to.deep.equal(before);
+    // the same height again (the same file, or a re-import of it) is no step back
+    expect(cli(['--db', high.file, '--to', to]).status).to.equal(0);
+    const rolled = cli(['--db', low.file, '--to', to, '--allow-older']);
+    expect(rolled.status, rolled.stderr).to.equal(0);
+    expect(rolled.stdout).to.match(new RegExp(`^indexer-api: published height ${low.height} as `));
+    expect(parseManifest(readFileSync(join(to, 'manifest.json'), 'utf8'), 'manifest.json').height).to.equal(low.height);
+  });
+
   it('refuses to publish over a manifest.json that is not a manifest, unless --new-chain', async () => {
     const [v] = await chainVersions();
     const to = mkdtempSync(join(pullTmp(), 'pub-'));

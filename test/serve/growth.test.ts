@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { growingStatus } from '../../src/serve/growth';
@@ -115,6 +116,68 @@ describe('serve --start-height: a growing demo chain', function () {
       expect(existsSync(replica)).to.equal(true);
       proc.kill('SIGINT');
       expect(await exited).to.equal(130);
+      expect(existsSync(replica), 'the replica is removed').to.equal(false);
+      for (const u of [url, source]) {
+        let answered = true;
+        try { await fetch(`${u}/health`); } catch { answered = false; }
+        expect(answered, `${u} stopped`).to.equal(false);
+      }
+    } finally {
+      if (proc.exitCode === null) proc.kill('SIGTERM');
+      await exited;
+    }
+  });
+
+  /** The child process of `parent` whose command line contains `word` (Linux /proc). */
+  function childWith(parent: number, word: string): number | undefined {
+    for (const task of readdirSync(`/proc/${parent}/task`)) {
+      for (const pid of readFileSync(`/proc/${parent}/task/${task}/children`, 'utf8').trim().split(/\s+/).filter((p) => p !== '')) {
+        if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes(word)) return Number(pid);
+      }
+    }
+    return undefined;
+  }
+
+  it('make demo-live on a busy port: one line naming it, exit 1, before anything is started or imported', async () => {
+    const busy = createServer();
+    await new Promise<void>((done) => busy.listen(0, '127.0.0.1', done));
+    const port = (busy.address() as { port: number }).port;
+    try {
+      const started = Date.now();
+      const r = spawnSync('bash', [join(ROOT, 'scripts', 'demo-live.sh')], { cwd: ROOT, env: { ...cleanEnv(), DEMO: 'wasm', PORT: String(port) }, encoding: 'utf8', timeout: 30_000 });
+      expect(r.status, r.stderr).to.equal(1);
+      expect(r.stderr).to.equal(`demo-live: port ${port} on 127.0.0.1 is in use (another server?): stop what holds it, or pick another, e.g. make demo-live PORT=9000\n`);
+      expect(r.stdout).to.equal('');
+      // no import ran: a node start to probe the port, nothing more
+      expect(Date.now() - started).to.be.below(5_000);
+    } finally {
+      busy.close();
+    }
+  });
+
+  it('make demo-live: any one of its processes stopping stops the demo, with one line naming it', async () => {
+    const port = await freePort();
+    const proc = spawn('bash', [join(ROOT, 'scripts', 'demo-live.sh')], {
+      cwd: ROOT, env: { ...cleanEnv(), DEMO: 'wasm', PORT: String(port), START: '390', BLOCK_MS: '400' }, stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let err = '';
+    proc.stderr.setEncoding('utf8').on('data', (t: string) => { err += t; });
+    proc.stdout.resume();
+    const exited = new Promise<number | null>((done) => proc.once('exit', (code) => done(code)));
+    try {
+      const url = `http://127.0.0.1:${port}`;
+      await eventually('the replica served', 60_000, async () => statusHeight(url));
+      const source = /\((http:\/\/127\.0\.0\.1:\d+)\/status\)/.exec(err)?.[1] as string;
+      const replica = /follow appends each block to (\S+)\/replica\.sqlite/.exec(err)?.[1] as string;
+      // the source stopping (before: the follower logged "connection refused" forever)
+      const sourcePid = childWith(proc.pid as number, '--start-height');
+      expect(sourcePid, 'the source process').to.be.a('number');
+      process.kill(sourcePid as number, 'SIGTERM');
+      expect(await exited).to.equal(1);
+      // the banner, then the one line of the stop
+      const lines = err.split('\n').filter((l) => l.startsWith('demo-live: ') && !l.includes(' demo chain grows '));
+      expect(lines, err).to.have.length(1);
+      expect(lines[0]).to.match(/^demo-live: the source \(serve --start-height\) stopped \(exit status 0\), so the demo stops/);
       expect(existsSync(replica), 'the replica is removed').to.equal(false);
       for (const u of [url, source]) {
         let answered = true;
