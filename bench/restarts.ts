@@ -150,7 +150,7 @@ async function scenario(event: string, workers: number, o: Options, bin: string,
     mkdirSync(pubDir, { recursive: true });
     await run(bin, ['publish', '--db', o.chain, '--to', pubDir, '--compress', 'none', '--quiet']);
     pub = await origin(pubDir);
-    args.push('--pull', `${pub.url}/manifest.json`, '--pull-interval', '2000');
+    args.push('--pull', `${pub.url}/manifest.json`, '--pull-interval', '2s');
   }
   // stderr kept (its one-line reasons, the serving line) in the work directory
   const log = openSync(join(o.work, `serve-${event}-${workers}.log`), 'a');
