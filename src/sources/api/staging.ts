@@ -4,6 +4,7 @@
  * cheaply (validators before blocks, block times that need the txs) is put right here.
  */
 import { existsSync, unlinkSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import type Database from 'better-sqlite3';
 import { openStore } from '../../snapshot/store';
 import type { VmType } from '../../lib/vm';
@@ -35,7 +36,26 @@ export const STAGING_SQL = `
   CREATE TABLE token_txs (collection TEXT NOT NULL, token_id TEXT NOT NULL, sequence INTEGER NOT NULL, PRIMARY KEY (collection, token_id, sequence)) WITHOUT ROWID;
   CREATE TABLE holders (denom TEXT NOT NULL, account TEXT NOT NULL, text TEXT NOT NULL, PRIMARY KEY (denom, account)) WITHOUT ROWID;
   CREATE TABLE evm_txs (height INTEGER NOT NULL, pos INTEGER NOT NULL, text TEXT NOT NULL, PRIMARY KEY (height, pos)) WITHOUT ROWID;
-  CREATE TABLE evm_internal_txs (height INTEGER NOT NULL, pos INTEGER NOT NULL, text TEXT NOT NULL, PRIMARY KEY (height, pos)) WITHOUT ROWID;`;
+  CREATE TABLE evm_internal_txs (height INTEGER NOT NULL, pos INTEGER NOT NULL, text TEXT NOT NULL, PRIMARY KEY (height, pos)) WITHOUT ROWID;
+  CREATE TABLE crawl_state (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+  CREATE TABLE cursors (name TEXT PRIMARY KEY, next_key TEXT, pos INTEGER NOT NULL, done INTEGER NOT NULL) WITHOUT ROWID;`;
+
+/**
+ * An import's crawl staging: `.NAME.crawl` beside --out. Not a temporary file of the crash
+ * clean-up (src/snapshot/store.ts cleanStaleTemps): it is kept when a crawl fails or is killed,
+ * so that the same command continues it (docs/follow.md "A crawl that resumes"), and removed
+ * once the snapshot it was for is in place.
+ */
+export function crawlStagingPath(out: string): string {
+  return join(dirname(resolve(out)), `.${basename(out)}.crawl`);
+}
+
+/** Removes a crawl staging file (and its -wal). */
+export function removeStagingFile(path: string): void {
+  for (const f of [path, `${path}-wal`, `${path}-journal`]) {
+    try { if (existsSync(f)) unlinkSync(f); } catch { /* already gone */ }
+  }
+}
 
 /**
  * The crawl's staging database: a file, or (stageInMemory) memory until a read too big for it
@@ -45,10 +65,19 @@ export class Staging {
   db: Database.Database;
   /** the file in use; undefined while in memory */
   private file: string | undefined;
+  /** rows a previous run committed (a resumed crawl): the file existed with the crawl's state */
+  readonly resumed: boolean;
 
-  constructor(private readonly path: string, inMemory: boolean) {
+  /**
+   * `resumable` (an import's crawl): the file is kept on failure and reopened by the next run
+   * (crash-safe commits, ./resume.ts); otherwise a throw-away file or memory.
+   */
+  constructor(readonly path: string, inMemory: boolean, readonly resumable = false) {
     this.file = inMemory ? undefined : path;
-    this.db = openStore(inMemory ? ':memory:' : path, 'scratch');
+    const existed = resumable && existsSync(path);
+    this.db = openStore(inMemory ? ':memory:' : path, resumable ? 'resumable' : 'scratch');
+    this.resumed = existed && (this.db.prepare("SELECT count(*) FROM sqlite_master WHERE name = 'crawl_state'").pluck().get() as number) > 0;
+    if (!this.resumed) this.db.exec(STAGING_SQL);
   }
 
   get inMemory(): boolean {
@@ -64,8 +93,10 @@ export class Staging {
     this.db = openStore(this.path, 'scratch');
   }
 
+  /** Closes it; a throw-away staging is removed, a resumable one kept (removeStagingFile). */
   dispose(): void {
     try { if (this.db.open) this.db.close(); } catch { /* closing anyway */ }
+    if (this.resumable) return;
     try { if (this.file !== undefined && existsSync(this.file)) unlinkSync(this.file); } catch { /* already gone */ }
   }
 }

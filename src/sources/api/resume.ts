@@ -1,0 +1,89 @@
+/**
+ * What an import's crawl has committed to its staging file, read back by the next run of the
+ * same command (docs/follow.md "A crawl that resumes"). Every answer is staged in the
+ * transaction that records how far its list got, so a run killed at any moment (or stopped by a
+ * source outage past the retries, or a full disk) leaves: the /status the crawl began with and
+ * its height range, the first tx sequence once found, every block and tx page staged whole (a
+ * page and the probes that checked it commit together), and per list read by next_key (the
+ * collections, each collection's tokens, each token's tx history, each denom's holders, each
+ * height's EVM and internal txs) its cursor or that it is done. What was in flight is asked
+ * again; nothing committed is.
+ */
+import type Database from 'better-sqlite3';
+import type { Staging } from './staging';
+
+/** A list's committed position: the next_key to go on from (null: from the start), rows staged of it, whether it is done. */
+export interface Cursor {
+  nextKey: string | null;
+  pos: number;
+  done: boolean;
+}
+
+/** The staged crawl's own state (tables crawl_state and cursors of the staging). */
+export class CrawlState {
+  private readonly getState: Database.Statement;
+  private readonly putState: Database.Statement;
+  private readonly getCursor: Database.Statement;
+  private readonly putCursor: Database.Statement;
+
+  constructor(private readonly staging: Staging) {
+    const db = staging.db;
+    this.getState = db.prepare('SELECT value FROM crawl_state WHERE name = ?').pluck();
+    this.putState = db.prepare('INSERT OR REPLACE INTO crawl_state (name, value) VALUES (?, ?)');
+    this.getCursor = db.prepare('SELECT next_key, pos, done FROM cursors WHERE name = ?');
+    this.putCursor = db.prepare('INSERT OR REPLACE INTO cursors (name, next_key, pos, done) VALUES (?, ?, ?, ?)');
+  }
+
+  get(name: string): string | undefined {
+    return this.getState.get(name) as string | undefined;
+  }
+
+  set(name: string, value: string): void {
+    this.putState.run(name, value);
+  }
+
+  cursor(name: string): Cursor | undefined {
+    const r = this.getCursor.get(name) as { next_key: string | null; pos: number; done: number } | undefined;
+    return r && { nextKey: r.next_key, pos: r.pos, done: r.done === 1 };
+  }
+
+  /** (in the transaction that staged the page's rows) */
+  saveCursor(name: string, c: Cursor): void {
+    this.putCursor.run(name, c.nextKey, c.pos, c.done ? 1 : 0);
+  }
+
+  /** What the staging holds, for the line a resumed crawl starts with. */
+  carried(): Record<string, number> {
+    const db = this.staging.db;
+    const count = (sql: string): number => db.prepare(sql).pluck().get() as number;
+    return {
+      blocks: count('SELECT count(*) FROM blocks'),
+      txs: count('SELECT count(*) FROM txs'),
+      collections: count('SELECT count(*) FROM collections'),
+      tokens: count('SELECT count(*) FROM tokens'),
+      token_histories: count("SELECT count(*) FROM cursors WHERE name LIKE 'token txs %' AND done = 1"),
+      evm_txs: count('SELECT count(*) FROM evm_txs'),
+      evm_internal_txs: count('SELECT count(*) FROM evm_internal_txs'),
+      holders: count('SELECT count(*) FROM holders'),
+    };
+  }
+
+  /** Staged blocks of heights after..to (a page is staged whole or not at all). */
+  blocksStaged(after: number, to: number): number {
+    return this.staging.db.prepare('SELECT count(*) FROM blocks WHERE height > ? AND height <= ?').pluck().get(after, to) as number;
+  }
+
+  /** Staged txs of sequences after+1..end. */
+  txsStaged(after: number, end: number): number {
+    return this.staging.db.prepare('SELECT count(*) FROM txs WHERE sequence > ? AND sequence <= ?').pluck().get(after, end) as number;
+  }
+
+  /** Whether a staged token has an object address (the VM detection of a resumed crawl, source.ts). */
+  tokensSeen(): { token: boolean; object: boolean } {
+    const db = this.staging.db;
+    return {
+      token: db.prepare('SELECT EXISTS (SELECT 1 FROM tokens)').pluck().get() === 1,
+      object: db.prepare("SELECT EXISTS (SELECT 1 FROM tokens WHERE json_extract(text, '$.object_addr') IS NOT NULL)").pluck().get() === 1,
+    };
+  }
+}
