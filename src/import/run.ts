@@ -180,7 +180,7 @@ async function openSource(o: ImportConfig, progress: StageProgress, log: (line: 
         denoms: o.denoms ?? [], http: o.http,
         validatorsFile: o.validators, denomContractsFile: o.denomContracts, progress, historyPage: o.crawlPage,
         // kept when the import fails or is killed: the same command goes on from it
-        ...(o.resumeCrawl === false ? { stagingPath: tempPathBeside(o.out) } : { stagingPath: crawlStagingPath(o.out), resumable: true, log }),
+        ...(o.resumeCrawl === false ? { stagingPath: tempPathBeside(o.out) } : { stagingPath: crawlStagingPath(o.out), resumable: true, log, out: o.out }),
       });
     }
   }

@@ -6,13 +6,15 @@
  * uninterrupted crawl's serves, every route family compared.
  */
 import { expect } from 'chai';
-import { ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ROOT } from '../../src/assets';
 import { ImportOptions, runImport } from '../../src/import/run';
+import { freeBytes } from '../../src/paths';
 import { crawlStagingPath } from '../../src/sources/api/staging';
 import type { VmType } from '../../src/lib/vm';
 import { openSnapshot } from '../../src/snapshot/open';
@@ -33,6 +35,8 @@ interface Counting {
   paths: string[];
   killAt?: { k: number; atK: () => void };
   outageFrom?: number;
+  /** called as each request arrives, before it is forwarded */
+  onArrive?: (n: number) => void;
   close(): Promise<void>;
 }
 
@@ -41,6 +45,7 @@ async function countingProxy(target: string): Promise<Counting> {
   const state: Counting = { url: '', answered: 0, arrived: 0, paths: [], close: async () => undefined };
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const n = ++state.arrived;
+    state.onArrive?.(n);
     if (state.killAt && n === state.killAt.k) {
       held.push(res);
       state.killAt.atK();
@@ -89,8 +94,11 @@ function denomsOf(file: string): string[] {
   }
 }
 
-/** The requests a whole crawl asks twice at most, besides what it has in flight: /status, and (EVM) whether internal txs are indexed. */
-const FIXED = 2;
+/**
+ * The requests every run asks, besides what it has in flight: /status, the newest txs' size
+ * (the free-space check) and (EVM) whether internal txs are indexed.
+ */
+const FIXED = 3;
 
 describe('import --from-api resumes (kill -9, outage)', function () {
   this.timeout(600_000);
@@ -206,6 +214,71 @@ describe('import --from-api resumes (kill -9, outage)', function () {
       expect(readdirSync(work).filter((f) => f.endsWith('.crawl'))).to.deep.equal([]);
     } finally {
       await proxy.close();
+    }
+  });
+
+  /** A tmpfs of `size` at `dir` (root only: the test is skipped, saying so, where it cannot be mounted); its unmount. */
+  function tmpfs(dir: string, size: string, ctx: Mocha.Context): () => void {
+    mkdirSync(dir, { recursive: true });
+    const m = spawnSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', dir], { encoding: 'utf8' });
+    if (m.status !== 0) {
+      console.log(`      SKIPPED: cannot mount a tmpfs here (${(m.stderr || m.error?.message || '').trim()})`);
+      ctx.skip();
+    }
+    return () => { spawnSync('umount', [dir]); };
+  }
+
+  it('an import that cannot fit says so before it reads the txs, with the free space and the estimate, and exits 1', async function () {
+    const { src } = await setUp('wasm');
+    const mnt = join(work, 'small');
+    const umount = tmpfs(mnt, '1m', this);
+    try {
+      // (not spawnSync: the source is served by this process)
+      const child = spawn(process.execPath, [join(ROOT, 'bin', 'indexer-api'), 'import', '--from-api', src.url, '--out', join(mnt, 'chain.sqlite'), '--quiet'],
+        { stdio: ['ignore', 'ignore', 'pipe'] });
+      let stderr = '';
+      child.stderr?.on('data', (d: Buffer) => { stderr += d.toString(); });
+      const status = await new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+      const r = { status, stderr };
+      expect(r.status, r.stderr).to.equal(1);
+      expect(r.stderr).to.match(/^indexer-api import: --out \S+chain\.sqlite: [\d.]+ MB free on the device of \S+, the crawl of 3000 txs in \d+ blocks \(its staging and the snapshot; \d+ bytes a tx, from the newest txs' mean size of \d+ bytes\) needs about [\d.]+ MB: free some space or name a path on another device/);
+      expect(r.stderr.split('\n').filter(Boolean)).to.have.length(1);
+    } finally {
+      umount();
+    }
+  });
+
+  it('a disk that fills up amid the crawl: the error says so and that the crawl is kept; with room again the same command goes on from it', async function () {
+    const { src, options } = await setUp('wasm');
+    const mnt = join(work, 'fills');
+    const umount = tmpfs(mnt, '64m', this);
+    const proxy = await countingProxy(src.url);
+    try {
+      const whole = join(work, 'disk-whole.sqlite');
+      await runImport(options(whole, proxy.url));
+      const total = proxy.answered;
+      proxy.answered = 0;
+      const out = join(mnt, 'chain.sqlite');
+      const ballast = join(mnt, 'ballast');
+      // amid the tx pages: the rest of the tmpfs taken (a file of its free bytes, less a page or two)
+      proxy.onArrive = (n) => {
+        if (n === 60) writeFileSync(ballast, Buffer.alloc(Math.max(0, (freeBytes(mnt) ?? 0) - 8192)));
+      };
+      proxy.arrived = 0;
+      let err: Error | undefined;
+      try { await runImport(options(out, proxy.url)); } catch (e) { err = e as Error; }
+      proxy.onArrive = undefined;
+      expect(err?.message).to.match(/^no space left on the device of /);
+      expect(err?.message).to.include(`the crawl so far is kept in ${crawlStagingPath(out)}: run the same command again to continue it`);
+      rmSync(ballast);
+      const before = proxy.answered;
+      expect(before).to.be.greaterThan(40);
+      await runImport(options(out, proxy.url));
+      expect(proxy.answered - total, 'requests answered twice').to.be.at.most(BOUND);
+      await expectSameAnswers(whole, out, 4000);
+    } finally {
+      await proxy.close();
+      umount();
     }
   });
 

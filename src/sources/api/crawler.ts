@@ -14,7 +14,7 @@ import { canonicalAddress } from '../../lib/address';
 import { HttpClient, HttpError, forEachConcurrent } from '../http';
 import { cursorValue, key, listUrl, members, PAGE, parseJson, Status, TxFacts, txFacts } from './answers';
 import type { ApiSourceOptions } from './options';
-import type { CrawlState, Cursor } from './resume';
+import { type CrawlState, type Cursor, packTexts } from './resume';
 import { readRichList } from './richlist';
 import type { Staging } from './staging';
 
@@ -197,6 +197,7 @@ export class Crawler {
     progress?.stage('crawl txs');
     const insTx = db.prepare('INSERT OR IGNORE INTO txs (sequence, height, hash, text) VALUES (?, ?, ?, ?)');
     const insTime = db.prepare('INSERT OR IGNORE INTO block_times (height, ts) VALUES (?, ?)');
+    const insPage = db.prepare('INSERT OR IGNORE INTO tx_pages (first, texts, lengths) VALUES (?, ?, ?)');
     const txPage = (after: number, limit: number): Promise<{ url: string; items: string[] }> => this.txPage(after, limit);
     const probe = (after: number): Promise<TxFacts | undefined> => this.probe(after);
     if (!(txBlocks.n > 0 && txBlocks.lo !== null)) return;
@@ -245,16 +246,31 @@ export class Crawler {
         throw new HttpError(page.url, 200, `GET ${page.url}: txs ${after + 1}..${end} are not the gap-free sequence range of heights ${from}..${to} `
           + `this crawler needs (got ${facts.length} txs; rollytics numbers txs 1, 2, 3, ... without gaps)`);
       }
+      // a resumable crawl (an import) stages the page's texts as one compressed row (tx_pages)
+      const packed = state !== undefined ? packTexts(page.items) : undefined;
       db.transaction(() => {
         page.items.forEach((text, i) => {
           const f = facts[i];
-          insTx.run(after + 1 + i, f.height, f.hash, text);
+          insTx.run(after + 1 + i, f.height, f.hash, packed === undefined ? text : '');
           if (typeof f.timestamp === 'string') insTime.run(f.height, f.timestamp);
         });
+        if (packed !== undefined) insPage.run(after + 1, packed.texts, packed.lengths);
       })();
       progress?.records(n);
     });
     db.exec('CREATE INDEX IF NOT EXISTS txs_by_hash ON txs (hash)');
+  }
+
+  /** The mean size in bytes of the newest txs served (up to 100; 0 when there are none): one request. */
+  async servedTxBytes(): Promise<number> {
+    const path = '/indexer/tx/v1/txs?pagination.limit=100&pagination.reverse=true&pagination.count_total=false';
+    const items = members(this.base + path, await this.http.get(path), 'txs').items;
+    return items.length === 0 ? 0 : items.reduce((n, t) => n + Buffer.byteLength(t), 0) / items.length;
+  }
+
+  /** The staged blocks. */
+  blockCount(): number {
+    return this.db.prepare('SELECT count(*) FROM blocks').pluck().get() as number;
   }
 
   /** The txs of the staged blocks (their tx_count). */

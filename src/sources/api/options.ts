@@ -46,6 +46,12 @@ export interface ApiSourceOptions {
   /** lines for the operator (a resumed crawl says what it carried over) */
   log?: (line: string) => void;
   /**
+   * with resumable: the --out the crawl is for. Once the blocks are staged (their tx counts
+   * known) the crawl checks that its staging and that snapshot fit in the free space there, and
+   * stops naming both figures when they do not (./source.ts checkRoom)
+   */
+  out?: string;
+  /**
    * follow's small batches: stage in memory (no file made, written, synced or removed per
    * batch). Memory stays bounded: when the batch has to read the whole NFT state (nftChangesSince
    * could not be used), the staging moves to `stagingPath` before that read.

@@ -10,7 +10,41 @@
  * again; nothing committed is.
  */
 import type Database from 'better-sqlite3';
-import type { Staging } from './staging';
+import { brotliCompressSync, brotliDecompressSync, constants } from 'node:zlib';
+
+/** The staging (./staging.ts Staging): its connection. */
+interface Staged { readonly db: Database.Database }
+
+/**
+ * A tx page's texts as one row of tx_pages: compressed together with their lengths, so the
+ * staging stays a fraction of the snapshot it is for. Brotli at quality 3 with a 4 MiB window:
+ * consecutive txs repeat each other, so a whole page compresses ≈ 10× (407 bytes a tx on the
+ * generated Wasm chain: 17 µs a tx; zlib level 1, 558 bytes at 18 µs; bench/README.md "A crawl's
+ * footprint").
+ */
+export function packTexts(texts: string[]): { texts: Buffer; lengths: string } {
+  const raw = Buffer.from(texts.join(''), 'utf8');
+  const packed = brotliCompressSync(raw, { params: {
+    [constants.BROTLI_PARAM_QUALITY]: 3, [constants.BROTLI_PARAM_LGWIN]: 22, [constants.BROTLI_PARAM_SIZE_HINT]: raw.length } });
+  return { texts: packed, lengths: JSON.stringify(texts.map((t) => t.length)) };
+}
+
+/** The staged tx pages in sequence order, each with its texts and the txs' hashes (no statement stays open between pages). */
+export function* txPages(db: Database.Database): Generator<{ first: number; texts: string[]; hashes: string[] }> {
+  const next = db.prepare('SELECT first, texts, lengths FROM tx_pages WHERE first > ? ORDER BY first LIMIT 1');
+  const hashes = db.prepare('SELECT hash FROM txs WHERE sequence >= ? ORDER BY sequence LIMIT ?').pluck();
+  for (let after = -1; ;) {
+    const p = next.get(after) as { first: number; texts: Buffer; lengths: string } | undefined;
+    if (p === undefined) return;
+    const all = brotliDecompressSync(p.texts).toString('utf8');
+    const lengths = JSON.parse(p.lengths) as number[];
+    const texts: string[] = [];
+    let at = 0;
+    for (const n of lengths) { texts.push(all.slice(at, at + n)); at += n; }
+    yield { first: p.first, texts, hashes: hashes.all(p.first, lengths.length) as string[] };
+    after = p.first;
+  }
+}
 
 /** A list's committed position: the next_key to go on from (null: from the start), rows staged of it, whether it is done. */
 export interface Cursor {
@@ -26,7 +60,7 @@ export class CrawlState {
   private readonly getCursor: Database.Statement;
   private readonly putCursor: Database.Statement;
 
-  constructor(private readonly staging: Staging) {
+  constructor(private readonly staging: Staged) {
     const db = staging.db;
     this.getState = db.prepare('SELECT value FROM crawl_state WHERE name = ?').pluck();
     this.putState = db.prepare('INSERT OR REPLACE INTO crawl_state (name, value) VALUES (?, ?)');

@@ -65,10 +65,12 @@
  * collections audit nft-state.ts.
  */
 import { randomBytes } from 'node:crypto';
+import { existsSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { VmType } from '../../lib/vm';
 import type { ImportSource } from '../../records/source';
+import { checkFreeSpace } from '../../paths';
 import { HttpClient } from '../http';
 import type { Status } from './answers';
 import { Crawler, Inflight } from './crawler';
@@ -119,6 +121,8 @@ export async function openApiSource(o: ApiSourceOptions): Promise<ImportSource> 
 /** What a resumable crawl's staging holds depends on: another value of one of these, and it starts over. */
 function stagedOptions(o: ApiSourceOptions): string {
   return JSON.stringify({
+    // the staging's own layout (3: tx texts packed by page, brotli)
+    format: 3,
     from: o.fromHeight ?? null, to: o.toHeight ?? null, vm: o.vmType ?? null, denoms: o.denoms,
     listPage: o.listPage ?? null, historyPage: o.historyPage ?? null, linkTokensSince: o.linkTokensSince ?? null,
   });
@@ -170,6 +174,7 @@ async function crawlInto(staging: Staging, http: HttpClient, concurrency: number
   const richList = o.denoms.length > 0 && !o.withoutRichList;
   const denomContracts = richList ? await readDenomContracts(o) : new Map<string, string>();
   await (ahead?.blocks ?? crawler.blocks(from, to));
+  if (state !== undefined && o.out !== undefined) await checkRoom(crawler, staging, o.out);
   // (nothing else writes yet: the requests started ahead besides the blocks only read)
   if (staging.inMemory && crawler.txCount() > (o.memoryStagingTxs ?? MEMORY_STAGING_TXS)) staging.spill();
   const evm = overlap && o.vmType === 'evm' ? inflight.start(crawler.evmTxs()) : undefined;
@@ -205,6 +210,30 @@ async function crawlInto(staging: Staging, http: HttpClient, concurrency: number
   if (richList) await crawler.richList(vmType, denomContracts);
   const completeCollections = changedTokensOnly ? crawler.completeCollections : new Set<string>();
   return { status, vmType, from, to, denomContracts, changedTokensOnly, fullNftReason, completeCollections, internalTxs: crawler.internalTxs };
+}
+
+/**
+ * Bytes of disk a crawl takes per byte of the txs it reads, at its peak (the staging — tx pages
+ * compressed, their hashes, blocks, tokens — beside the finished snapshot): 0.6 on the generated
+ * Wasm chain (4,095-byte txs: a 1,746-byte snapshot and ≈ 700 bytes of staging a tx,
+ * bench/README.md "A crawl's footprint"). Blocks: BLOCK_BYTES each.
+ */
+const DISK_PER_TX_BYTE = 0.6;
+const BLOCK_BYTES = 500;
+
+/**
+ * Before the txs are read (the blocks staged: their tx counts are known): does the crawl fit
+ * beside --out? The estimate scales the newest served txs' mean size (one request); what the
+ * staging already holds counts as used. Throws a PathError naming the free space and the estimate.
+ */
+async function checkRoom(crawler: Crawler, staging: Staging, out: string): Promise<void> {
+  const txs = crawler.txCount();
+  const blocks = crawler.blockCount();
+  const txBytes = txs > 0 ? await crawler.servedTxBytes() : 0;
+  const estimate = Math.ceil(txs * txBytes * DISK_PER_TX_BYTE + blocks * BLOCK_BYTES);
+  const used = [staging.path, `${staging.path}-wal`].reduce((n, f) => n + (existsSync(f) ? statSync(f).size : 0), 0);
+  checkFreeSpace('--out', out, estimate - used, `the crawl of ${txs} txs in ${blocks} blocks (its staging and the snapshot; `
+    + `${Math.round(txBytes * DISK_PER_TX_BYTE)} bytes a tx, from the newest txs' mean size of ${Math.round(txBytes)} bytes)`);
 }
 
 /**

@@ -14,6 +14,7 @@ import { STATUS_EXTENSIONS } from '../../wire/status';
 import type { HttpClient } from '../http';
 import type { Status } from './answers';
 import type { ApiSourceOptions } from './options';
+import { txPages } from './resume';
 
 function parseUtcMicros(text: string): number | undefined {
   const m = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?Z$/.exec(text);
@@ -37,6 +38,7 @@ export const STAGING_SQL = `
   CREATE TABLE holders (denom TEXT NOT NULL, account TEXT NOT NULL, text TEXT NOT NULL, PRIMARY KEY (denom, account)) WITHOUT ROWID;
   CREATE TABLE evm_txs (height INTEGER NOT NULL, pos INTEGER NOT NULL, text TEXT NOT NULL, PRIMARY KEY (height, pos)) WITHOUT ROWID;
   CREATE TABLE evm_internal_txs (height INTEGER NOT NULL, pos INTEGER NOT NULL, text TEXT NOT NULL, PRIMARY KEY (height, pos)) WITHOUT ROWID;
+  CREATE TABLE tx_pages (first INTEGER PRIMARY KEY, texts BLOB NOT NULL, lengths TEXT NOT NULL);
   CREATE TABLE crawl_state (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
   CREATE TABLE cursors (name TEXT PRIMARY KEY, next_key TEXT, pos INTEGER NOT NULL, done INTEGER NOT NULL) WITHOUT ROWID;`;
 
@@ -167,11 +169,19 @@ export function sourceFromStaging(db: Database.Database, c: Crawl, o: ApiSourceO
         yield record(at(`block ${b.height}`), b.text.slice(0, -1) + ',"timestamp":' + JSON.stringify(ts) + '}');
       }
     })(),
-    txs: () => (function* () {
+    txs: () => (count('tx_pages') > 0 ? (function* () {
+      // an import's crawl: each tx page's texts in one compressed row (./resume.ts packTexts)
+      for (const p of txPages(db)) {
+        for (let i = 0; i < p.texts.length; i++) {
+          const sequence = p.first + i;
+          yield record(at(`tx ${p.hashes[i]} (sequence ${sequence})`), '{"sequence":' + sequence + ',"tx":' + p.texts[i] + '}');
+        }
+      }
+    })() : (function* () {
       for (const t of rows<{ sequence: number; hash: string; text: string }>('SELECT sequence, hash, text FROM txs ORDER BY sequence')) {
         yield record(at(`tx ${t.hash} (sequence ${t.sequence})`), '{"sequence":' + t.sequence + ',"tx":' + t.text + '}');
       }
-    })(),
+    })()),
     collections: () => (function* () {
       for (const r of rows<{ addr: string; text: string }>('SELECT addr, text FROM collections ORDER BY height, addr')) {
         yield record(at(`collection ${r.addr}`), r.text);
