@@ -48,8 +48,9 @@ const PRAGMAS: Record<OpenMode, readonly string[]> = {
   // is ≈46 MB; txs are appended), and keeps the import under 500 MB with parser threads.
   bulk: ['journal_mode = OFF', 'synchronous = OFF', 'locking_mode = EXCLUSIVE', 'temp_store = MEMORY', 'cache_size = -98304'],
   scratch: ['journal_mode = OFF', 'synchronous = OFF', 'locking_mode = EXCLUSIVE'],
-  // locking_mode first: WAL then keeps its index in this process's memory (no -shm beside)
-  resumable: ['locking_mode = EXCLUSIVE', 'journal_mode = WAL', 'synchronous = NORMAL', 'cache_size = -32768'],
+  // locking_mode first: WAL then keeps its index in this process's memory (no -shm beside);
+  // the -wal cut back to 8 MiB after a checkpoint (one big transaction, an index build, grew it)
+  resumable: ['locking_mode = EXCLUSIVE', 'journal_mode = WAL', 'synchronous = NORMAL', 'cache_size = -32768', 'journal_size_limit = 8388608'],
 };
 
 /** A scratch file another connection attaches (a rich-list refresh's staging): no exclusive lock. */

@@ -19,6 +19,7 @@ import { crawlStagingPath } from '../../src/sources/api/staging';
 import type { VmType } from '../../src/lib/vm';
 import { openSnapshot } from '../../src/snapshot/open';
 import { demoDump, expectSameAnswers, Served, serveSnapshot } from './helpers/serve';
+import { eventually, startFollow, statusHeight } from '../follow/helpers';
 
 /** The import module as compiled (this file runs from build/test/import/). */
 const RUN = require.resolve('../../src/import/run');
@@ -83,6 +84,11 @@ function importChild(o: ImportOptions): { child: ChildProcess; exited: Promise<{
     child.once('exit', (code, signal) => resolve({ code, signal, stderr }));
   });
   return { child, exited };
+}
+
+function openSnapshotHeight(file: string): number {
+  const s = openSnapshot(file);
+  try { return s.meta.height; } finally { s.close(); }
 }
 
 function denomsOf(file: string): string[] {
@@ -279,6 +285,39 @@ describe('import --from-api resumes (kill -9, outage)', function () {
     } finally {
       await proxy.close();
       umount();
+    }
+  });
+
+  it('follow on a missing --db, killed -9 amid its first import, run again goes on from the kept crawl and then follows', async () => {
+    const { src } = await setUp('wasm');
+    const proxy = await countingProxy(src.url);
+    const db = join(work, 'followed.sqlite');
+    const args = ['--db', db, '--from-api', proxy.url, '--interval', '500ms', '--concurrency', '3', '--richlist-interval', '0', '--collections-audit-interval', '0'];
+    try {
+      const first = startFollow(args);
+      proxy.killAt = { k: 250, atK: () => { first.proc.kill('SIGKILL'); } };
+      const fr = await first.exited;
+      proxy.killAt = undefined;
+      expect(fr.signal).to.equal('SIGKILL');
+      expect(existsSync(db)).to.equal(false);
+      expect(existsSync(crawlStagingPath(db)), 'the first import\'s crawl is kept').to.equal(true);
+      const answered = proxy.answered;
+      const again = startFollow(args);
+      try {
+        await again.until('the resumed crawl', /resuming the crawl of .* carried over \d+ blocks, \d+ txs/);
+        const height = await statusHeight(src.url);
+        await eventually('the followed file at the source\'s height', 120_000, async () => existsSync(db)
+          && openSnapshotHeight(db) === height);
+      } finally {
+        await again.stop();
+      }
+      expect(answered).to.be.greaterThan(200);
+      expect(existsSync(crawlStagingPath(db))).to.equal(false);
+      const whole = join(work, 'follow-whole.sqlite');
+      await runImport({ fromApi: src.url, out: whole, force: false, quiet: true, json: false, concurrency: 3 });
+      await expectSameAnswers(whole, db, 4000);
+    } finally {
+      await proxy.close();
     }
   });
 
