@@ -19,8 +19,8 @@ interface Staged { readonly db: Database.Database }
  * A tx page's texts as one row of tx_pages: compressed together with their lengths, so the
  * staging stays a fraction of the snapshot it is for. Brotli at quality 3 with a 4 MiB window:
  * consecutive txs repeat each other, so a whole page compresses ≈ 10× (407 bytes a tx on the
- * generated Wasm chain: 17 µs a tx; zlib level 1, 558 bytes at 18 µs; bench/README.md "A crawl's
- * footprint").
+ * generated Wasm chain, 17–68 ms a page of 1000 on the loaded box; zlib level 1: 558 bytes,
+ * 18–138 ms; bench/README.md "A crawl's footprint", bench/crawl-pack.js).
  */
 export function packTexts(texts: string[]): { texts: Buffer; lengths: string } {
   const raw = Buffer.from(texts.join(''), 'utf8');
