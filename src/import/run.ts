@@ -260,7 +260,7 @@ export async function importWith(o: ImportConfig): Promise<ImportResult> {
   // --from-api: what the crawl committed is kept on any failure, and the same command goes on from it
   const staging = o.fromApi !== undefined && o.resumeCrawl !== false ? crawlStagingPath(o.out) : undefined;
   const kept = (): string => (staging !== undefined && existsSync(staging)
-    ? `; the crawl so far is kept in ${staging}: run the same command again to continue it` : '');
+    ? `; the crawl so far is kept in ${staging}: the next run of this import goes on from it` : '');
   const onSignal = (signal: NodeJS.Signals): void => {
     abortWriter();
     source?.dispose?.();

@@ -209,7 +209,7 @@ describe('import --from-api resumes (kill -9, outage)', function () {
       let err: Error | undefined;
       try { await runImport(options(out, proxy.url)); } catch (e) { err = e as Error; }
       expect(err?.message).to.include('HTTP 503');
-      expect(err?.message).to.include(`the crawl so far is kept in ${crawlStagingPath(out)}: run the same command again to continue it`);
+      expect(err?.message).to.include(`the crawl so far is kept in ${crawlStagingPath(out)}: the next run of this import goes on from it`);
       expect(existsSync(out)).to.equal(false);
       proxy.outageFrom = undefined;
       const before = proxy.answered;
@@ -275,7 +275,7 @@ describe('import --from-api resumes (kill -9, outage)', function () {
       try { await runImport(options(out, proxy.url)); } catch (e) { err = e as Error; }
       proxy.onArrive = undefined;
       expect(err?.message).to.match(/^no space left on the device of /);
-      expect(err?.message).to.include(`the crawl so far is kept in ${crawlStagingPath(out)}: run the same command again to continue it`);
+      expect(err?.message).to.include(`the crawl so far is kept in ${crawlStagingPath(out)}: the next run of this import goes on from it`);
       rmSync(ballast);
       const before = proxy.answered;
       expect(before).to.be.greaterThan(40);

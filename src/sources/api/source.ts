@@ -123,7 +123,8 @@ function stagedOptions(o: ApiSourceOptions): string {
   return JSON.stringify({
     // the staging's own layout (3: tx texts packed by page, brotli)
     format: 3,
-    from: o.fromHeight ?? null, to: o.toHeight ?? null, vm: o.vmType ?? null, denoms: o.denoms,
+    // (not the VM: it decides only which steps run, so a crawl refused for a wrong --vm-type goes on with the right one)
+    from: o.fromHeight ?? null, to: o.toHeight ?? null, denoms: o.denoms,
     listPage: o.listPage ?? null, historyPage: o.historyPage ?? null, linkTokensSince: o.linkTokensSince ?? null,
   });
 }
