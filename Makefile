@@ -80,7 +80,7 @@ check: deps build/.tsc-stamp ## The inner loop: make lint + make test-unit with 
 # (TEST_FIRST, longest first by the per-file times of a parallel run) so that none starts near the
 # end; the rest follow in path order.
 TEST_JOBS ?= 3
-TEST_FIRST := $(addprefix build/test/,kit/package.test.js import/postgres.test.js routes/pagination-walk.test.js \
+TEST_FIRST := $(addprefix build/test/,kit/package.test.js import/postgres.test.js import/resume.test.js routes/pagination-walk.test.js \
   follow/live-cache-validators.test.js follow/live-cache-workers2.test.js follow/live-cache.test.js cli.test.js \
   explorer/explorer.test.js serve/growth.test.js follow/follow.test.js follow/postgres.test.js scale/rate-limit.test.js \
   follow/start-order.test.js scale/replicas.test.js binary.test.js errors/paths.test.js scale/rolling-restart.test.js)

@@ -375,9 +375,15 @@ describe('indexer-api (the command line)', function () {
       const { startServer } = await import('../src/index');
       const api = await startServer({ demo: 'move' });
       try {
-        const r = await cli(['import', '--from-api', api.url, '--vm-type', 'wasm', '--out', join(dir('vm-type'), 'x.sqlite'), '--quiet']);
+        const out = join(dir('vm-type'), 'x.sqlite');
+        const r = await cli(['import', '--from-api', api.url, '--vm-type', 'wasm', '--out', out, '--quiet']);
         expect(r.code).to.equal(1);
-        expect(oneLine(r.stderr)).to.equal(`indexer-api import: --vm-type wasm, but ${api.url} serves a move chain (its NFTs are objects with an object_addr): pass --vm-type move, or leave it out (--from-api detects it)`);
+        // what was crawled is kept (the VM decides only which steps run): the run with --vm-type move goes on from it
+        expect(oneLine(r.stderr)).to.equal(`indexer-api import: --vm-type wasm, but ${api.url} serves a move chain (its NFTs are objects with an object_addr): pass --vm-type move, or leave it out (--from-api detects it)`
+          + `; the crawl so far is kept in ${join(dir('vm-type'), '.x.sqlite.crawl')}: the next run of this import goes on from it`);
+        const again = await cli(['import', '--from-api', api.url, '--vm-type', 'move', '--out', out, '--quiet']);
+        expect(again.code, again.stderr).to.equal(0);
+        expect(existsSync(join(dir('vm-type'), '.x.sqlite.crawl'))).to.equal(false);
       } finally {
         await api.close();
       }

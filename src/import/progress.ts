@@ -45,8 +45,12 @@ export class ProgressLines extends StageProgress {
 
   private figures(): Record<string, number> {
     const seconds = (Date.now() - this.lineSince) / 1000;
+    const left = this.eta();
+    // a resumed crawl's stage: the rows an earlier run staged, the share done, the seconds left
+    const more = { ...(this.carried > 0 ? { carried_over: this.carried } : {}),
+      ...(left ? { percent: Number(left.pct.toFixed(1)), eta_s: Math.round(left.eta) } : {}) };
     return this.lineRows === 0
-      ? { seconds: Number(seconds.toFixed(1)) }
-      : { rows: this.lineRows, rows_per_s: Math.round(this.lineRows / Math.max(seconds, 0.001)), seconds: Number(seconds.toFixed(1)) };
+      ? { seconds: Number(seconds.toFixed(1)), ...more }
+      : { rows: this.lineRows, rows_per_s: Math.round(this.lineRows / Math.max(seconds, 0.001)), seconds: Number(seconds.toFixed(1)), ...more };
   }
 }

@@ -14,6 +14,7 @@ import { loadRecords } from '../records/from-dump';
 import { dumpSource } from '../sources/dump';
 import { incrementalSource } from '../records/incremental';
 import { openApiSource } from '../sources/api/source';
+import { crawlStagingPath, removeStagingFile } from '../sources/api/staging';
 import { observeTotals } from '../sources/observe';
 import { resolveHttp } from '../sources/options';
 import type { SourceOptions } from '../settings/source';
@@ -68,6 +69,13 @@ export interface ImportOptions extends SourceOptions {
   progressInterval?: number;
   /** exit status after SIGINT / SIGTERM (default 130 / 143; `follow`'s first import: 0) */
   signalExitCode?: number;
+  /** --from-api: heights per block page and txs per tx page (default 1000; tests crawl small pages) */
+  crawlPage?: number;
+  /**
+   * --from-api: keep the crawl's staging when the import fails or is killed, for the same command
+   * to go on from it (default true; the fixture cut, crawling a server of its own, does not)
+   */
+  resumeCrawl?: boolean;
 }
 
 /** `import`'s settings, every one decided (resolveImport): below it no default is restated. */
@@ -138,7 +146,7 @@ export function ensureOutDir(out: string): void {
   ensureParentDir(out);
 }
 
-async function openSource(o: ImportConfig, progress: StageProgress): Promise<{ source: ImportSource; base?: BaseInfo }> {
+async function openSource(o: ImportConfig, progress: StageProgress, log: (line: string) => void): Promise<{ source: ImportSource; base?: BaseInfo }> {
   let source: ImportSource;
   if (o.fromDump !== undefined) {
     source = { ...dumpSource(o.fromDump), lineBased: true, close: async () => undefined };
@@ -170,8 +178,9 @@ async function openSource(o: ImportConfig, progress: StageProgress): Promise<{ s
       source = await openApiSource({
         url: o.fromApi as string, vmType: o.vmType, prefix, fromHeight, evmSequenceStart, previousBlockUs, toHeight: o.toHeight,
         denoms: o.denoms ?? [], http: o.http,
-        validatorsFile: o.validators, denomContractsFile: o.denomContracts, progress,
-        stagingPath: tempPathBeside(o.out),
+        validatorsFile: o.validators, denomContractsFile: o.denomContracts, progress, historyPage: o.crawlPage,
+        // kept when the import fails or is killed: the same command goes on from it
+        ...(o.resumeCrawl === false ? { stagingPath: tempPathBeside(o.out) } : { stagingPath: crawlStagingPath(o.out), resumable: true, log, out: o.out }),
       });
     }
   }
@@ -215,6 +224,20 @@ export function checkImportPaths(o: Pick<ImportOptions, 'fromDump' | 'base' | 'v
   if (o.base !== undefined) checkFreeSpace('--out', o.out, statSync(o.base).size, `the copy of --base ${o.base}`);
 }
 
+/**
+ * An import's error as the operator reads it: a full disk named as such, and after a crawl's
+ * failure where what it committed is kept (`kept`, '' when nothing is).
+ */
+function withKept(e: unknown, o: ImportConfig, outExisted: boolean, kept: string): unknown {
+  const code = (e as NodeJS.ErrnoException).code;
+  if (code === 'SQLITE_FULL' || code === 'ENOSPC') {
+    return new Error(`no space left on the device of ${dirname(resolve(o.out))} (${(e as Error).message}); `
+      + `${outExisted ? `${o.out} is unchanged` : `${o.out} was not written`} and the partial file was removed${kept}`);
+  }
+  if (kept !== '' && e instanceof Error && !(e instanceof ImportRecordError)) e.message += kept;
+  return e;
+}
+
 /** runImport on a resolved config (the command's handler resolves first: a bad option is named before any work). */
 export async function importWith(o: ImportConfig): Promise<ImportResult> {
   checkImportPaths(o);
@@ -234,22 +257,26 @@ export async function importWith(o: ImportConfig): Promise<ImportResult> {
     // this run's temporary files, also one whose writer failed while being set up (disk full)
     cleanStaleTemps(o.out, true);
   };
+  // --from-api: what the crawl committed is kept on any failure, and the same command goes on from it
+  const staging = o.fromApi !== undefined && o.resumeCrawl !== false ? crawlStagingPath(o.out) : undefined;
+  const kept = (): string => (staging !== undefined && existsSync(staging)
+    ? `; the crawl so far is kept in ${staging}: the next run of this import goes on from it` : '');
   const onSignal = (signal: NodeJS.Signals): void => {
     abortWriter();
     source?.dispose?.();
-    process.stderr.write(`indexer-api import: interrupted by ${signal}; ${outExisted ? `${o.out} is unchanged` : `${o.out} was not written`} and the partial file was removed\n`);
+    process.stderr.write(`indexer-api import: interrupted by ${signal}; ${outExisted ? `${o.out} is unchanged` : `${o.out} was not written`} and the partial file was removed${kept()}\n`);
     process.exit(signal === 'SIGINT' ? o.signalExitCode.SIGINT : o.signalExitCode.SIGTERM);
   };
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   let base: BaseInfo | undefined;
   try {
-    ({ source, base } = await openSource(o, progress));
+    ({ source, base } = await openSource(o, progress, (line) => { if (!o.quiet) logger.info(`import: ${line}`); }));
   } catch (e) {
     progress.done();
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
-    throw e;
+    throw withKept(e, o, outExisted, kept());
   }
   try {
     if (base) progress.stage('copy base');
@@ -258,6 +285,8 @@ export async function importWith(o: ImportConfig): Promise<ImportResult> {
     const summary = await loadRecords(source, writer, progress, { parseThreads: o.parseThreads });
     await source.close();
     writer.finish({ prefix: summary.prefix });
+    // the snapshot is in place: the crawl it was made from is done with
+    if (staging !== undefined) removeStagingFile(staging);
     progress.done();
     return { out: o.out, chainId: summary.chainId, vmType: summary.vmType, source: source.describe, records: summary.counts,
       stages: progress.stages, ...(source.stats ? { stats: source.stats() } : {}),
@@ -269,14 +298,11 @@ export async function importWith(o: ImportConfig): Promise<ImportResult> {
     // Dump lines keep their `FILE:LINE: FIELD: reason` error (printed as `bad dump record: ...`);
     // records of a database, an API or a base snapshot are named by the source and the record.
     if (e instanceof DumpError && (!source.lineBased || e.line === 0)) {
+      // a bad record staged by a crawl would fail the next run the same way: it starts over
+      if (staging !== undefined) removeStagingFile(staging);
       throw new ImportRecordError(`bad record from ${source.describe}: ${dumpErrorText(e, false)}`);
     }
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'SQLITE_FULL' || code === 'ENOSPC') {
-      throw new Error(`no space left on the device of ${dirname(resolve(o.out))} (${(e as Error).message}); `
-        + `${outExisted ? `${o.out} is unchanged` : `${o.out} was not written`} and the partial file was removed`);
-    }
-    throw e;
+    throw withKept(e, o, outExisted, kept());
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);

@@ -24,6 +24,11 @@ export interface ImportProgress {
   stage(name: string): void;
   /** n more records of the current stage were loaded */
   records(n: number): void;
+  /**
+   * the current stage's size once known: `total` rows, `carried` of them already there (staged
+   * by an earlier run of a resumed crawl) — for a percentage and an ETA
+   */
+  expect?(total: number, carried: number): void;
 }
 
 export interface ImportSummary {

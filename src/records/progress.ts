@@ -11,6 +11,8 @@ export class StageProgress implements ImportProgress {
   private started = 0;
   private last = 0;
   private total: number | undefined;
+  /** rows of the stage an earlier run left (a resumed crawl): counted in the percentage, not in the rate */
+  protected carried = 0;
   readonly stages: { name: string; rows: number; seconds: number }[] = [];
 
   constructor(private readonly enabled: boolean, private readonly totals: (stage: string) => number | undefined = () => undefined,
@@ -22,7 +24,23 @@ export class StageProgress implements ImportProgress {
     this.rows = 0;
     this.started = Date.now();
     this.total = this.totals(name);
+    this.carried = 0;
     this.render(true);
+  }
+
+  expect(total: number, carried: number): void {
+    this.total = total;
+    this.carried = carried;
+    this.render(true);
+  }
+
+  /** The stage's percentage and seconds left, when its size is known and rows came (ETA from this run's rate). */
+  protected eta(): { pct: number; eta: number } | undefined {
+    if (this.total === undefined || this.total <= 0 || this.rows === 0) return undefined;
+    const secs = Math.max((Date.now() - this.started) / 1000, 0.001);
+    const done = this.carried + this.rows;
+    const rate = this.rows / secs;
+    return { pct: Math.min(100, (100 * done) / this.total), eta: rate > 0 && done < this.total ? (this.total - done) / rate : 0 };
   }
 
   records(n: number): void {
@@ -52,11 +70,9 @@ export class StageProgress implements ImportProgress {
     let line = this.rows === 0 && this.total === undefined
       ? `  ${this.name.padEnd(16)} ${''.padStart(10)}       ${''.padStart(9)}         ${fmtSecs(secs).padStart(7)}`
       : `  ${this.name.padEnd(16)} ${String(this.rows).padStart(10)} rows  ${fmtRate(rate).padStart(9)} rows/s  ${fmtSecs(secs).padStart(7)}`;
-    if (this.total !== undefined && this.total > 0 && this.rows > 0 && !final) {
-      const pct = Math.min(100, (100 * this.rows) / this.total);
-      const eta = rate > 0 && this.rows < this.total ? (this.total - this.rows) / rate : 0;
-      line += `  ${pct.toFixed(1).padStart(5)}%  ETA ${fmtSecs(eta)}`;
-    }
+    const left = final ? undefined : this.eta();
+    if (left !== undefined) line += `  ${left.pct.toFixed(1).padStart(5)}%  ETA ${fmtSecs(left.eta)}`;
+    if (this.carried > 0) line += `  (${this.carried} carried over)`;
     this.out.write(`\r\x1b[K${line}`);
   }
 }

@@ -22,9 +22,13 @@ import { checkSnapshotHeader } from './file-check';
  *   empty or truncated one) is refused with serve's words before a byte of it is written;
  * - `bulk`: a new or copied temporary file beside the target, loaded without a journal and
  *   renamed over the target at the end (import, cut, import --base);
- * - `scratch`: a throw-away file (a crawl's or a rich-list refresh's staging), never renamed.
+ * - `scratch`: a throw-away file (a follow batch's or a rich-list refresh's staging), never renamed;
+ * - `resumable`: an import's crawl staging, kept across runs (a run killed, or stopped by its
+ *   source or a full disk, is continued by the next): every commit survives a process crash
+ *   (WAL, synchronous NORMAL; a power cut may lose the last commits, never consistency), one
+ *   process at a time (exclusive lock, so no -shm file either).
  */
-export type OpenMode = 'read' | 'liveRead' | 'inPlace' | 'bulk' | 'scratch';
+export type OpenMode = 'read' | 'liveRead' | 'inPlace' | 'bulk' | 'scratch' | 'resumable';
 
 /** How long a connection waits for another's write lock before SQLITE_BUSY. */
 const BUSY_TIMEOUT_MS = 5000;
@@ -44,6 +48,9 @@ const PRAGMAS: Record<OpenMode, readonly string[]> = {
   // is ≈46 MB; txs are appended), and keeps the import under 500 MB with parser threads.
   bulk: ['journal_mode = OFF', 'synchronous = OFF', 'locking_mode = EXCLUSIVE', 'temp_store = MEMORY', 'cache_size = -98304'],
   scratch: ['journal_mode = OFF', 'synchronous = OFF', 'locking_mode = EXCLUSIVE'],
+  // locking_mode first: WAL then keeps its index in this process's memory (no -shm beside);
+  // the -wal cut back to 8 MiB after a checkpoint (one big transaction, an index build, grew it)
+  resumable: ['locking_mode = EXCLUSIVE', 'journal_mode = WAL', 'synchronous = NORMAL', 'cache_size = -32768', 'journal_size_limit = 8388608'],
 };
 
 /** A scratch file another connection attaches (a rich-list refresh's staging): no exclusive lock. */

@@ -101,7 +101,7 @@ export async function cutFixture(o: CutOptions, serveSnapshot: ServeSnapshot): P
   const loaded = tempPathBeside(o.out);
   try {
     const result = await importWith({
-      ...c, fromApi: server?.url ?? o.fromApi, fromSnapshot: undefined, bech32Prefix: prefix, out: loaded, force: true,
+      ...c, fromApi: server?.url ?? o.fromApi, fromSnapshot: undefined, bech32Prefix: prefix, out: loaded, force: true, resumeCrawl: false,
       denoms: o.denoms?.length ? o.denoms : facts?.denoms ?? [],
       transform: (source) => cutSource(source, { accounts, collections, prefix, label }),
     });

@@ -14,6 +14,7 @@ import { canonicalAddress } from '../../lib/address';
 import { HttpClient, HttpError, forEachConcurrent } from '../http';
 import { cursorValue, key, listUrl, members, PAGE, parseJson, Status, TxFacts, txFacts } from './answers';
 import type { ApiSourceOptions } from './options';
+import { type CrawlState, type Cursor, packTexts } from './resume';
 import { readRichList } from './richlist';
 import type { Staging } from './staging';
 
@@ -53,12 +54,22 @@ export class Crawler {
   completeCollections = new Set<string>();
 
   constructor(private readonly staging: Staging, private readonly http: HttpClient, private readonly concurrency: number,
-    private readonly o: ApiSourceOptions, private readonly base: string, private readonly inflight: Inflight) {
+    private readonly o: ApiSourceOptions, private readonly base: string, private readonly inflight: Inflight,
+    /** a resumable crawl's committed state: what it holds is not asked again (./resume.ts) */
+    private readonly state?: CrawlState) {
     this.progress = o.progress;
     this.listPage = o.listPage ?? PAGE;
+    this.historyPage = o.historyPage ?? PAGE;
   }
 
   private readonly listPage: number;
+  /** heights per block page, txs per tx page */
+  private readonly historyPage: number;
+
+  /** The progress of a stage that knows its size: `total` rows, `carried` of them staged by an earlier run. */
+  private expect(total: number, carried: number): void {
+    this.progress?.expect?.(total, carried);
+  }
 
   /** the staging connection now (another one after a spill to the file) */
   private get db(): Database.Database {
@@ -96,14 +107,26 @@ export class Crawler {
    * depend on the previous page's limit). `fn` returns true to stop early.
    */
   private async eachPage(path: string, name: string, limit: (n: number) => number,
-    fn: (url: string, page: ReturnType<typeof members>) => boolean | void, first?: Promise<ReturnType<typeof members>>): Promise<void> {
-    let nextKey: string | null = null;
+    fn: (url: string, page: ReturnType<typeof members>) => boolean | void, first?: Promise<ReturnType<typeof members>>,
+    cursor?: string): Promise<void> {
+    // a resumable crawl goes on from the list's committed cursor (`cursor` names the list)
+    const state = cursor === undefined ? undefined : this.state;
+    const at: Cursor | undefined = state?.cursor(cursor as string);
+    if (at?.done) return;
+    let nextKey: string | null = at?.nextKey ?? null;
     for (let n = 0; ; n++) {
       const lim = limit(n);
       const url = listUrl(path, lim, nextKey);
       // `first`: page 0 (at this url, this limit) already asked for (startAhead)
-      const page = n === 0 && first !== undefined ? await first : await this.page(url, name);
-      if (fn(this.base + url, page) === true || page.items.length < lim || page.nextKey === null) return;
+      const page = n === 0 && first !== undefined && at === undefined ? await first : await this.page(url, name);
+      const last = page.items.length < lim || page.nextKey === null;
+      let stop = false;
+      // the page's rows and the list's new cursor in one transaction (fn's own nests in it)
+      this.db.transaction(() => {
+        stop = fn(this.base + url, page) === true;
+        state?.saveCursor(cursor as string, { nextKey: page.nextKey, pos: 0, done: stop || last });
+      })();
+      if (stop || last) return;
       nextKey = page.nextKey;
     }
   }
@@ -119,12 +142,19 @@ export class Crawler {
 
   /** Blocks (and the validators they show): height-cursor pages, each covering at most PAGE heights, fetched in parallel. */
   async blocks(from: number, to: number): Promise<void> {
-    const { db, base, progress } = this;
+    const { db, base, progress, state } = this;
+    const PAGE = this.historyPage;
     progress?.stage('crawl blocks');
     const insBlock = db.prepare('INSERT OR IGNORE INTO blocks (height, text, seconds, block_time, tx_count) VALUES (?, ?, ?, ?, ?)');
     const insValidator = db.prepare('INSERT OR IGNORE INTO validators (operator, moniker) VALUES (?, ?)');
     const starts: number[] = [];
-    for (let h = from - 1; h < to; h += PAGE) starts.push(h);
+    let carried = 0;
+    for (let h = from - 1; h < to; h += PAGE) {
+      // a page a previous run staged (whole, in one transaction) is not asked again
+      const n = Math.min(h + PAGE, to) - h;
+      if (state !== undefined && state.blocksStaged(h, h + n) === n) carried += n; else starts.push(h);
+    }
+    this.expect(to - from + 1, carried);
     await forEachConcurrent(starts, this.concurrency, async (after) => {
       const path = `/indexer/block/v1/blocks?pagination.limit=${PAGE}&pagination.reverse=false&pagination.key=${key({ height: after })}`;
       const page = await this.page(path, 'blocks');
@@ -160,12 +190,14 @@ export class Crawler {
    * must have exactly the expected sequence).
    */
   async txs(from: number, to: number, ahead?: Promise<[TxFacts | undefined, TxFacts | undefined]>): Promise<void> {
-    const { db, progress } = this;
+    const { db, progress, state } = this;
+    const PAGE = this.historyPage;
     const txBlocks = db.prepare('SELECT count(*) AS n, coalesce(sum(tx_count), 0) AS txs, min(height) AS lo FROM blocks WHERE tx_count > 0')
       .get() as { n: number; txs: number; lo: number | null };
     progress?.stage('crawl txs');
     const insTx = db.prepare('INSERT OR IGNORE INTO txs (sequence, height, hash, text) VALUES (?, ?, ?, ?)');
     const insTime = db.prepare('INSERT OR IGNORE INTO block_times (height, ts) VALUES (?, ?)');
+    const insPage = db.prepare('INSERT OR IGNORE INTO tx_pages (first, texts, lengths) VALUES (?, ?, ?)');
     const txPage = (after: number, limit: number): Promise<{ url: string; items: string[] }> => this.txPage(after, limit);
     const probe = (after: number): Promise<TxFacts | undefined> => this.probe(after);
     if (!(txBlocks.n > 0 && txBlocks.lo !== null)) return;
@@ -175,8 +207,10 @@ export class Crawler {
     // The smallest X that reaches the range (reaches() is monotone): the base's last sequence
     // when it checks out, else searched.
     const hint = this.o.txSequenceAfter;
-    let hiX = -1;
-    if (hint !== undefined && Number.isSafeInteger(hint) && hint >= 0) {
+    // a resumed crawl: the first sequence its earlier run found
+    const found = state?.get('first_tx_sequence');
+    let hiX = found === undefined ? -1 : Number(found) - 1;
+    if (hiX < 0 && hint !== undefined && Number.isSafeInteger(hint) && hint >= 0) {
       const [t, tBelow] = await (ahead ?? Promise.all([probe(hint), hint === 0 ? Promise.resolve(undefined) : probe(hint - 1)]));
       if (lands(t) && !(hint > 0 && lands(tBelow))) hiX = hint;
     }
@@ -191,9 +225,15 @@ export class Crawler {
       }
     }
     const lo = hiX + 1;
+    if (state !== undefined && found === undefined) state.set('first_tx_sequence', String(lo));
     const hi = lo - 1 + txBlocks.txs;
     const pages: number[] = [];
-    for (let s = lo - 1; s < hi; s += PAGE) pages.push(s);
+    let carried = 0;
+    for (let s = lo - 1; s < hi; s += PAGE) {
+      const n = Math.min(s + PAGE, hi) - s;
+      if (state !== undefined && state.txsStaged(s, s + n) === n) carried += n; else pages.push(s);
+    }
+    this.expect(txBlocks.txs, carried);
     await forEachConcurrent(pages, this.concurrency, async (after) => {
       const end = Math.min(after + PAGE, hi);
       const n = end - after;
@@ -206,16 +246,31 @@ export class Crawler {
         throw new HttpError(page.url, 200, `GET ${page.url}: txs ${after + 1}..${end} are not the gap-free sequence range of heights ${from}..${to} `
           + `this crawler needs (got ${facts.length} txs; rollytics numbers txs 1, 2, 3, ... without gaps)`);
       }
+      // a resumable crawl (an import) stages the page's texts as one compressed row (tx_pages)
+      const packed = state !== undefined ? packTexts(page.items) : undefined;
       db.transaction(() => {
         page.items.forEach((text, i) => {
           const f = facts[i];
-          insTx.run(after + 1 + i, f.height, f.hash, text);
+          insTx.run(after + 1 + i, f.height, f.hash, packed === undefined ? text : '');
           if (typeof f.timestamp === 'string') insTime.run(f.height, f.timestamp);
         });
+        if (packed !== undefined) insPage.run(after + 1, packed.texts, packed.lengths);
       })();
       progress?.records(n);
     });
-    db.exec('CREATE INDEX txs_by_hash ON txs (hash)');
+    db.exec('CREATE INDEX IF NOT EXISTS txs_by_hash ON txs (hash)');
+  }
+
+  /** The mean size in bytes of the newest txs served (up to 100; 0 when there are none): one request. */
+  async servedTxBytes(): Promise<number> {
+    const path = '/indexer/tx/v1/txs?pagination.limit=100&pagination.reverse=true&pagination.count_total=false';
+    const items = members(this.base + path, await this.http.get(path), 'txs').items;
+    return items.length === 0 ? 0 : items.reduce((n, t) => n + Buffer.byteLength(t), 0) / items.length;
+  }
+
+  /** The staged blocks. */
+  blockCount(): number {
+    return this.db.prepare('SELECT count(*) FROM blocks').pluck().get() as number;
   }
 
   /** The txs of the staged blocks (their tx_count). */
@@ -243,7 +298,7 @@ export class Crawler {
     await this.eachPage('/indexer/nft/v1/collections?pagination.reverse=false', 'collections', () => this.listPage, (url, page) => {
       db.transaction(() => { for (const text of page.items) this.stageCollection(ins, url, text); })();
       progress?.records(page.items.length);
-    });
+    }, undefined, 'collections');
     return db.prepare('SELECT addr FROM collections ORDER BY height, addr').pluck().all() as string[];
   }
 
@@ -295,9 +350,10 @@ export class Crawler {
           }
         })();
         progress?.records(page.items.length);
-      });
+      }, undefined, `tokens ${addr}`);
     });
-    return { token: sawToken, object: sawObject };
+    // a resumed crawl saw only what it read itself: the staged tokens tell
+    return this.state?.tokensSeen() ?? { token: sawToken, object: sawObject };
   }
 
   /**
@@ -421,7 +477,7 @@ export class Crawler {
 
   /** NFT ↔ tx links (Wasm / EVM): the tx history of every live token, mapped to sequences by hash. */
   async tokenTxs(from: number, to: number): Promise<void> {
-    const { db, base, o, progress } = this;
+    const { db, base, o, progress, state } = this;
     progress?.stage('crawl token txs');
     const bySeqHash = db.prepare('SELECT sequence FROM txs WHERE hash = ? AND height = ?').pluck();
     const insLink = db.prepare('INSERT OR IGNORE INTO token_txs (collection, token_id, sequence) VALUES (?, ?, ?)');
@@ -439,7 +495,11 @@ export class Crawler {
       }
     };
     await forEachConcurrent(tokens(), this.concurrency, async ([collection, tokenId]) => {
-      let keyParam = '';
+      // a resumable crawl: each token's history goes on from its committed cursor
+      const name = `token txs ${collection} ${tokenId}`;
+      const at = state?.cursor(name);
+      if (at?.done) return;
+      let keyParam = at?.nextKey ? `&pagination.key=${at.nextKey}` : '';
       for (;;) {
         const path = `/indexer/nft/v1/txs/${collection}/${encodeURIComponent(tokenId)}?pagination.limit=${PAGE}&pagination.reverse=false&pagination.count_total=false${keyParam}`;
         const page = await this.page(path, 'txs');
@@ -453,6 +513,9 @@ export class Crawler {
             if (seq === undefined) throw new HttpError(base + path, 200, `GET ${base}${path}: tx ${hash} (height ${height}) is not in the crawled tx list`);
             insLink.run(collection, tokenId, seq);
           }
+          const next = cursorValue(page.nextKey, 'sequence');
+          const done = page.items.length < PAGE || next === undefined;
+          state?.saveCursor(name, { nextKey: done ? null : key({ sequence: next as number }), pos: 0, done });
         })();
         progress?.records(page.items.length);
         const next = cursorValue(page.nextKey, 'sequence');
@@ -481,7 +544,7 @@ export class Crawler {
 
   /** EVM txs and internal txs (when the source indexes them), block by block (only blocks with cosmos txs can hold any). */
   async evmTxs(): Promise<void> {
-    const { db, progress } = this;
+    const { db, progress, state } = this;
     const heights = db.prepare('SELECT height FROM blocks WHERE tx_count > 0 ORDER BY height').pluck().all() as number[];
     const groups = [['evm-txs', 'evm_txs', 'txs'], ['evm-internal-txs', 'evm_internal_txs', 'internal_txs']] as const;
     const indexed = this.inflight.start(this.indexesInternalTxs().then((yes) => { this.internalTxs = yes; return yes; }));
@@ -490,11 +553,20 @@ export class Crawler {
       progress?.stage(`crawl ${group}`);
       const ins = db.prepare(`INSERT OR IGNORE INTO ${table} (height, pos, text) VALUES (?, ?, ?)`);
       await forEachConcurrent(heights, this.concurrency, async (height) => {
-        let keyParam = '';
-        for (let pos = 0; ;) {
+        // a resumable crawl: each height's list goes on from its committed cursor and position
+        const name = `${group} ${height}`;
+        const at = state?.cursor(name);
+        if (at?.done) return;
+        let keyParam = at?.nextKey ? `&pagination.key=${at.nextKey}` : '';
+        for (let pos = at?.pos ?? 0; ;) {
           const path = `/indexer/tx/v1/${group}/by_height/${height}?pagination.limit=${PAGE}&pagination.reverse=false&pagination.count_total=false${keyParam}`;
           const page = await this.page(path, itemsKey);
-          db.transaction(() => { for (const text of page.items) ins.run(height, pos++, text); })();
+          db.transaction(() => {
+            for (const text of page.items) ins.run(height, pos++, text);
+            const next = cursorValue(page.nextKey, 'sequence');
+            const done = page.items.length < PAGE || next === undefined;
+            state?.saveCursor(name, { nextKey: done ? null : key({ sequence: next as number }), pos, done });
+          })();
           progress?.records(page.items.length);
           const next = cursorValue(page.nextKey, 'sequence');
           if (page.items.length < PAGE || next === undefined) break;
@@ -517,11 +589,17 @@ export class Crawler {
     const { db, progress } = this;
     progress?.stage('crawl rich list');
     const insHolder = db.prepare('INSERT OR IGNORE INTO holders (denom, account, text) VALUES (?, ?, ?)');
-    await readRichList(this.http, this.base, this.o.denoms, vmType, denomContracts, this.concurrency, (stored, holders) => {
+    const { state } = this;
+    await readRichList(this.http, this.base, this.o.denoms, vmType, denomContracts, this.concurrency, (stored, holders, _url, next) => {
       db.transaction(() => {
         for (const h of holders) insHolder.run(stored, h.account, JSON.stringify({ denom: stored, account: h.account, amount: h.amount }));
+        state?.saveCursor(`holders ${stored}`, { nextKey: next ?? null, pos: 0, done: next === undefined });
       })();
       progress?.records(holders.length);
-    }, this.listPage);
+    }, this.listPage, state && ((stored) => {
+      // a resumable crawl: each denom goes on from its committed cursor
+      const at = state.cursor(`holders ${stored}`);
+      return at === undefined ? null : at.done ? false : at.nextKey;
+    }));
   }
 }

@@ -29,12 +29,28 @@ export interface ApiSourceOptions {
   denoms: string[];
   /** rows per page of the lists crawled by next_key (collections, tokens, rich lists); default 1000 */
   listPage?: number;
+  /** heights per block page and txs per tx page (default 1000; tests use small pages to have many) */
+  historyPage?: number;
   /** the crawl client's settings, resolved (src/sources/options.ts resolveHttp) */
   http: HttpOptions;
   validatorsFile?: string;
   denomContractsFile?: string;
   /** staging file (default: a temporary file in the OS temp dir) */
   stagingPath?: string;
+  /**
+   * import: the staging file is kept when the crawl fails or is killed and continued by the next
+   * run with the same options (./resume.ts; docs/follow.md "A crawl that resumes"); the caller
+   * removes it (removeStagingFile) once the snapshot is in place
+   */
+  resumable?: boolean;
+  /** lines for the operator (a resumed crawl says what it carried over) */
+  log?: (line: string) => void;
+  /**
+   * with resumable: the --out the crawl is for. Once the blocks are staged (their tx counts
+   * known) the crawl checks that its staging and that snapshot fit in the free space there, and
+   * stops naming both figures when they do not (./source.ts checkRoom)
+   */
+  out?: string;
   /**
    * follow's small batches: stage in memory (no file made, written, synced or removed per
    * batch). Memory stays bounded: when the batch has to read the whole NFT state (nftChangesSince

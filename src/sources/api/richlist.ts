@@ -42,19 +42,26 @@ export function storedRichListDenom(denom: string, vmType: VmType, denomContract
  */
 export async function readRichList(http: HttpClient, base: string, denoms: readonly string[], vmType: VmType,
   denomContracts: ReadonlyMap<string, string>, concurrency: number,
-  put: (stored: string, holders: { account: string; amount: string }[], url: string) => void, pageSize = PAGE): Promise<Map<string, number | undefined>> {
+  put: (stored: string, holders: { account: string; amount: string }[], url: string, next: string | undefined) => void, pageSize = PAGE,
+  /** a resumed crawl: where a denom goes on (null: from the start; false: it is done) */
+  startAt?: (stored: string) => string | null | false): Promise<Map<string, number | undefined>> {
   const totals = new Map<string, number | undefined>();
   // one denom's pages in order, by next_key (docs/api-contract.md#deep-offsets: our server refuses
   // offsets past 10,000; rollytics' next_key is an offset it carries out); the denoms in parallel
   await forEachConcurrent(denoms, concurrency, async (denom) => {
     const stored = storedRichListDenom(denom, vmType, denomContracts);
-    let nextKey: string | null = null;
+    const start = startAt?.(stored) ?? null;
+    if (start === false) return;
+    let nextKey: string | null = start;
     for (let n = 0; ; n++) {
       const path: string = `/indexer/richlist/v1/${encodeURIComponent(denom)}?pagination.limit=${pageSize}${nextKey === null ? '' : `&pagination.key=${encodeURIComponent(nextKey)}`}`;
       const page = members(base + path, await http.get(path), 'holders');
-      if (n === 0) totals.set(stored, page.total);
-      put(stored, page.items.map((text) => parseJson<{ account: string; amount: string }>(base + path, text)), base + path);
-      if (page.items.length < pageSize || page.nextKey === null) break;
+      if (n === 0 && start === null) totals.set(stored, page.total);
+      const last = page.items.length < pageSize || page.nextKey === null;
+      // `next`: the key the denom goes on from, undefined once it is done
+      put(stored, page.items.map((text) => parseJson<{ account: string; amount: string }>(base + path, text)), base + path,
+        last ? undefined : page.nextKey as string);
+      if (last) break;
       nextKey = page.nextKey;
     }
   });

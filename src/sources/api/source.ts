@@ -65,16 +65,19 @@
  * collections audit nft-state.ts.
  */
 import { randomBytes } from 'node:crypto';
+import { existsSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { VmType } from '../../lib/vm';
 import type { ImportSource } from '../../records/source';
+import { checkFreeSpace } from '../../paths';
 import { HttpClient } from '../http';
 import type { Status } from './answers';
 import { Crawler, Inflight } from './crawler';
 import { ApiSourceOptions, MEMORY_STAGING_TXS } from './options';
+import { CrawlState } from './resume';
 import { readDenomContracts } from './richlist';
-import { Crawl, sourceFromStaging, Staging, STAGING_SQL } from './staging';
+import { Crawl, removeStagingFile, sourceFromStaging, Staging } from './staging';
 
 /** Crawls the API into a staging file (or memory), then serves the records from there. */
 export async function openApiSource(o: ApiSourceOptions): Promise<ImportSource> {
@@ -82,21 +85,79 @@ export async function openApiSource(o: ApiSourceOptions): Promise<ImportSource> 
   const http = new HttpClient(base, o.http);
   const concurrency = o.http.concurrency;
   const stagingPath = o.stagingPath ?? join(tmpdir(), `indexer-api-crawl-${process.pid}-${randomBytes(4).toString('hex')}`);
-  const staging = new Staging(stagingPath, o.stageInMemory === true);
+  let staging = new Staging(stagingPath, o.stageInMemory === true, o.resumable === true);
+  let state: CrawlState | undefined;
+  if (o.resumable) {
+    state = new CrawlState(staging);
+    const options = stagedOptions(o);
+    const was = state.get('options');
+    if (staging.resumed && was !== options) {
+      o.log?.(`the crawl kept in ${stagingPath} was for other options (${was ?? 'unknown'}; now ${options}): starting over`);
+      staging.dispose();
+      removeStagingFile(stagingPath);
+      staging = new Staging(stagingPath, false, true);
+      state = new CrawlState(staging);
+    }
+    state.set('options', options);
+  }
   const inflight = new Inflight();
   const dispose = (): void => staging.dispose();
   try {
-    staging.db.exec(STAGING_SQL);
-    const crawl = await crawlInto(staging, http, concurrency, o, base, inflight);
+    const crawl = await crawlInto(staging, http, concurrency, o, base, inflight, state);
     // a request started ahead whose answer was not needed (the probes of a batch without txs)
     // does not outlive the batch
     await inflight.settle();
     return sourceFromStaging(staging.db, crawl, o, base, dispose, http);
   } catch (e) {
     await inflight.settle();
+    // a resumable crawl keeps what it committed, unless that is nothing (not even /status)
+    const nothing = state !== undefined && staging.db.open && state.get('status') === undefined;
     dispose();
+    if (nothing) removeStagingFile(stagingPath);
     throw e;
   }
+}
+
+/** What a resumable crawl's staging holds depends on: another value of one of these, and it starts over. */
+function stagedOptions(o: ApiSourceOptions): string {
+  return JSON.stringify({
+    // the staging's own layout (3: tx texts packed by page, brotli)
+    format: 3,
+    // (not the VM: it decides only which steps run, so a crawl refused for a wrong --vm-type goes on with the right one)
+    from: o.fromHeight ?? null, to: o.toHeight ?? null, denoms: o.denoms,
+    listPage: o.listPage ?? null, historyPage: o.historyPage ?? null, linkTokensSince: o.linkTokensSince ?? null,
+  });
+}
+
+/**
+ * A resumable crawl's /status and heights: those its first run read and chose (a resumed crawl
+ * ends at the height it set out for, its meta is that /status), once the source is checked to be
+ * the same chain, not behind it. A new crawl records them.
+ */
+function crawlStatus(state: CrawlState | undefined, status: Status, o: ApiSourceOptions, base: string, stagingPath: string): { status: Status; from: number; to: number } {
+  const staged = state?.get('status');
+  if (state === undefined || staged === undefined) {
+    const range = heightRange(o, status);
+    state?.set('range', JSON.stringify(range));
+    state?.set('began', new Date().toISOString());
+    state?.set('status', JSON.stringify(status));
+    return { status, ...range };
+  }
+  const was = JSON.parse(staged) as Status;
+  const range = JSON.parse(state.get('range') as string) as { from: number; to: number };
+  if (was.chain_id !== status.chain_id) {
+    throw new Error(`${base} serves chain "${status.chain_id}", the crawl kept in ${stagingPath} is of chain "${was.chain_id}": `
+      + 'point --from-api at the chain it was crawling, or remove that file to start over');
+  }
+  if (status.height < range.to) {
+    throw new Error(`${base} is at height ${status.height}, below the height ${range.to} the crawl kept in ${stagingPath} set out for: `
+      + 'a source behind (or reset) is not crawled; wait for it, or remove that file to start over');
+  }
+  const c = state.carried();
+  const parts = Object.entries(c).filter(([, n]) => n > 0).map(([k, n]) => `${n} ${k.replace(/_/g, ' ')}`);
+  o.log?.(`resuming the crawl of ${base} kept in ${stagingPath} (begun ${state.get('began') ?? '?'}, heights ${range.from}..${range.to} `
+    + `of chain ${was.chain_id}): carried over ${parts.length ? parts.join(', ') : 'nothing yet'}; asking only for what was not committed`);
+  return { status: was, ...range };
 }
 
 /**
@@ -105,16 +166,16 @@ export async function openApiSource(o: ApiSourceOptions): Promise<ImportSource> 
  * awaited where the sequential crawl would run them, so a failure surfaces at the same place.
  */
 async function crawlInto(staging: Staging, http: HttpClient, concurrency: number, o: ApiSourceOptions, base: string,
-  inflight: Inflight): Promise<Crawl> {
-  const crawler = new Crawler(staging, http, concurrency, o, base, inflight);
+  inflight: Inflight, state: CrawlState | undefined): Promise<Crawl> {
+  const crawler = new Crawler(staging, http, concurrency, o, base, inflight, state);
   const overlap = o.overlap === true && o.fromHeight !== undefined && o.toHeight !== undefined && o.vmType !== undefined;
   const ahead = overlap ? crawler.startAhead(o.fromHeight as number, o.toHeight as number) : undefined;
-  const status = await crawler.status();
-  const { from, to } = heightRange(o, status);
+  const { status, from, to } = crawlStatus(state, await crawler.status(), o, base, staging.path);
   // only the rich list's crawl needs them (a follow batch has none: it is refreshed apart)
   const richList = o.denoms.length > 0 && !o.withoutRichList;
   const denomContracts = richList ? await readDenomContracts(o) : new Map<string, string>();
   await (ahead?.blocks ?? crawler.blocks(from, to));
+  if (state !== undefined && o.out !== undefined) await checkRoom(crawler, staging, o.out);
   // (nothing else writes yet: the requests started ahead besides the blocks only read)
   if (staging.inMemory && crawler.txCount() > (o.memoryStagingTxs ?? MEMORY_STAGING_TXS)) staging.spill();
   const evm = overlap && o.vmType === 'evm' ? inflight.start(crawler.evmTxs()) : undefined;
@@ -150,6 +211,30 @@ async function crawlInto(staging: Staging, http: HttpClient, concurrency: number
   if (richList) await crawler.richList(vmType, denomContracts);
   const completeCollections = changedTokensOnly ? crawler.completeCollections : new Set<string>();
   return { status, vmType, from, to, denomContracts, changedTokensOnly, fullNftReason, completeCollections, internalTxs: crawler.internalTxs };
+}
+
+/**
+ * Bytes of disk a crawl takes per byte of the txs it reads, at its peak (the staging — tx pages
+ * compressed, their hashes, blocks, tokens — beside the finished snapshot): 0.6 on the generated
+ * Wasm chain (4,095-byte txs: a 1,746-byte snapshot and ≈ 700 bytes of staging a tx,
+ * bench/README.md "A crawl's footprint"). Blocks: BLOCK_BYTES each.
+ */
+const DISK_PER_TX_BYTE = 0.6;
+const BLOCK_BYTES = 500;
+
+/**
+ * Before the txs are read (the blocks staged: their tx counts are known): does the crawl fit
+ * beside --out? The estimate scales the newest served txs' mean size (one request); what the
+ * staging already holds counts as used. Throws a PathError naming the free space and the estimate.
+ */
+async function checkRoom(crawler: Crawler, staging: Staging, out: string): Promise<void> {
+  const txs = crawler.txCount();
+  const blocks = crawler.blockCount();
+  const txBytes = txs > 0 ? await crawler.servedTxBytes() : 0;
+  const estimate = Math.ceil(txs * txBytes * DISK_PER_TX_BYTE + blocks * BLOCK_BYTES);
+  const used = [staging.path, `${staging.path}-wal`].reduce((n, f) => n + (existsSync(f) ? statSync(f).size : 0), 0);
+  checkFreeSpace('--out', out, estimate - used, `the crawl of ${txs} txs in ${blocks} blocks (its staging and the snapshot; `
+    + `${Math.round(txBytes * DISK_PER_TX_BYTE)} bytes a tx, from the newest txs' mean size of ${Math.round(txBytes)} bytes)`);
 }
 
 /**

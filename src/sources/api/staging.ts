@@ -4,6 +4,7 @@
  * cheaply (validators before blocks, block times that need the txs) is put right here.
  */
 import { existsSync, unlinkSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import type Database from 'better-sqlite3';
 import { openStore } from '../../snapshot/store';
 import type { VmType } from '../../lib/vm';
@@ -13,6 +14,7 @@ import { STATUS_EXTENSIONS } from '../../wire/status';
 import type { HttpClient } from '../http';
 import type { Status } from './answers';
 import type { ApiSourceOptions } from './options';
+import { txPages } from './resume';
 
 function parseUtcMicros(text: string): number | undefined {
   const m = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?Z$/.exec(text);
@@ -35,7 +37,27 @@ export const STAGING_SQL = `
   CREATE TABLE token_txs (collection TEXT NOT NULL, token_id TEXT NOT NULL, sequence INTEGER NOT NULL, PRIMARY KEY (collection, token_id, sequence)) WITHOUT ROWID;
   CREATE TABLE holders (denom TEXT NOT NULL, account TEXT NOT NULL, text TEXT NOT NULL, PRIMARY KEY (denom, account)) WITHOUT ROWID;
   CREATE TABLE evm_txs (height INTEGER NOT NULL, pos INTEGER NOT NULL, text TEXT NOT NULL, PRIMARY KEY (height, pos)) WITHOUT ROWID;
-  CREATE TABLE evm_internal_txs (height INTEGER NOT NULL, pos INTEGER NOT NULL, text TEXT NOT NULL, PRIMARY KEY (height, pos)) WITHOUT ROWID;`;
+  CREATE TABLE evm_internal_txs (height INTEGER NOT NULL, pos INTEGER NOT NULL, text TEXT NOT NULL, PRIMARY KEY (height, pos)) WITHOUT ROWID;
+  CREATE TABLE tx_pages (first INTEGER PRIMARY KEY, texts BLOB NOT NULL, lengths TEXT NOT NULL);
+  CREATE TABLE crawl_state (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+  CREATE TABLE cursors (name TEXT PRIMARY KEY, next_key TEXT, pos INTEGER NOT NULL, done INTEGER NOT NULL) WITHOUT ROWID;`;
+
+/**
+ * An import's crawl staging: `.NAME.crawl` beside --out. Not a temporary file of the crash
+ * clean-up (src/snapshot/store.ts cleanStaleTemps): it is kept when a crawl fails or is killed,
+ * so that the same command continues it (docs/follow.md "A crawl that resumes"), and removed
+ * once the snapshot it was for is in place.
+ */
+export function crawlStagingPath(out: string): string {
+  return join(dirname(resolve(out)), `.${basename(out)}.crawl`);
+}
+
+/** Removes a crawl staging file (and its -wal). */
+export function removeStagingFile(path: string): void {
+  for (const f of [path, `${path}-wal`, `${path}-journal`]) {
+    try { if (existsSync(f)) unlinkSync(f); } catch { /* already gone */ }
+  }
+}
 
 /**
  * The crawl's staging database: a file, or (stageInMemory) memory until a read too big for it
@@ -45,10 +67,19 @@ export class Staging {
   db: Database.Database;
   /** the file in use; undefined while in memory */
   private file: string | undefined;
+  /** rows a previous run committed (a resumed crawl): the file existed with the crawl's state */
+  readonly resumed: boolean;
 
-  constructor(private readonly path: string, inMemory: boolean) {
+  /**
+   * `resumable` (an import's crawl): the file is kept on failure and reopened by the next run
+   * (crash-safe commits, ./resume.ts); otherwise a throw-away file or memory.
+   */
+  constructor(readonly path: string, inMemory: boolean, readonly resumable = false) {
     this.file = inMemory ? undefined : path;
-    this.db = openStore(inMemory ? ':memory:' : path, 'scratch');
+    const existed = resumable && existsSync(path);
+    this.db = openStore(inMemory ? ':memory:' : path, resumable ? 'resumable' : 'scratch');
+    this.resumed = existed && (this.db.prepare("SELECT count(*) FROM sqlite_master WHERE name = 'crawl_state'").pluck().get() as number) > 0;
+    if (!this.resumed) this.db.exec(STAGING_SQL);
   }
 
   get inMemory(): boolean {
@@ -64,8 +95,10 @@ export class Staging {
     this.db = openStore(this.path, 'scratch');
   }
 
+  /** Closes it; a throw-away staging is removed, a resumable one kept (removeStagingFile). */
   dispose(): void {
     try { if (this.db.open) this.db.close(); } catch { /* closing anyway */ }
+    if (this.resumable) return;
     try { if (this.file !== undefined && existsSync(this.file)) unlinkSync(this.file); } catch { /* already gone */ }
   }
 }
@@ -136,11 +169,19 @@ export function sourceFromStaging(db: Database.Database, c: Crawl, o: ApiSourceO
         yield record(at(`block ${b.height}`), b.text.slice(0, -1) + ',"timestamp":' + JSON.stringify(ts) + '}');
       }
     })(),
-    txs: () => (function* () {
+    txs: () => (count('tx_pages') > 0 ? (function* () {
+      // an import's crawl: each tx page's texts in one compressed row (./resume.ts packTexts)
+      for (const p of txPages(db)) {
+        for (let i = 0; i < p.texts.length; i++) {
+          const sequence = p.first + i;
+          yield record(at(`tx ${p.hashes[i]} (sequence ${sequence})`), '{"sequence":' + sequence + ',"tx":' + p.texts[i] + '}');
+        }
+      }
+    })() : (function* () {
       for (const t of rows<{ sequence: number; hash: string; text: string }>('SELECT sequence, hash, text FROM txs ORDER BY sequence')) {
         yield record(at(`tx ${t.hash} (sequence ${t.sequence})`), '{"sequence":' + t.sequence + ',"tx":' + t.text + '}');
       }
-    })(),
+    })()),
     collections: () => (function* () {
       for (const r of rows<{ addr: string; text: string }>('SELECT addr, text FROM collections ORDER BY height, addr')) {
         yield record(at(`collection ${r.addr}`), r.text);
