@@ -30,9 +30,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
-import Database from 'better-sqlite3';
-import { toBech32 } from '../src/lib/address';
-import { cpuSeconds, freePort, metrics, ROOT, seed, startListening, stop, wrk } from './wallet-kit';
+import { cpuSeconds, freePort, metrics, ROOT, seed, startListening, stop, walletPaths, wrk } from './wallet-kit';
 
 function opt(argv: string[], name: string, dflt: string): string {
   const i = argv.indexOf(`--${name}`);
@@ -315,15 +313,7 @@ async function main(argv: string[]): Promise<void> {
   };
   mkdirSync(o.work, { recursive: true });
   const bin = join(o.cli, 'bin', 'indexer-api');
-  const db = new Database(o.chain, { readonly: true });
-  const prefix = String(db.prepare("SELECT value FROM meta WHERE key = 'bech32_prefix'").pluck().get());
-  const all = db.prepare('SELECT addr FROM accounts WHERE tx_count > 0 ORDER BY id').pluck().all() as Buffer[];
-  db.close();
-  const step = Math.max(1, all.length / o.wallets);
-  const paths: string[] = [];
-  for (let i = 0; paths.length < Math.min(o.wallets, all.length); i++) {
-    paths.push(`/indexer/tx/v1/txs/by_account/${toBech32(all[Math.floor(i * step)], prefix)}?pagination.reverse=true&pagination.limit=10`);
-  }
+  const { paths } = walletPaths(o.chain, o.wallets);
   o.wallets = paths.length;
   process.stdout.write(`${paths.length} wallets, ${o.rate} polls/s offered, build ${o.cli}; load ${loadavg()[0].toFixed(2)}\n`);
   // the ETags the wallets hold, as this build answers them (the release before: ETags of the bytes)

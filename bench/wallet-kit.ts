@@ -8,6 +8,8 @@ import { createWriteStream, readdirSync, readFileSync, writeFileSync } from 'nod
 import { Agent, request } from 'node:http';
 import { createServer as netServer, type AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
+import Database from 'better-sqlite3';
+import { toBech32 } from '../src/lib/address';
 
 export const ROOT = resolve(__dirname, '..', '..');
 
@@ -144,4 +146,23 @@ export function freePort(): Promise<number> {
       srv.close(() => done(port));
     });
   });
+}
+
+/**
+ * The wallets of a snapshot file: `n` of its accounts with txs, spread over the id range (wallets
+ * of every age), each the Initia wallet's activity URL. Also the file's height and how many
+ * accounts have txs.
+ */
+export function walletPaths(file: string, n: number): { paths: string[]; height: number; accounts: number } {
+  const db = new Database(file, { readonly: true });
+  const prefix = String(db.prepare("SELECT value FROM meta WHERE key = 'bech32_prefix'").pluck().get());
+  const height = Number(db.prepare("SELECT value FROM meta WHERE key = 'max_height'").pluck().get());
+  const all = db.prepare('SELECT addr FROM accounts WHERE tx_count > 0 ORDER BY id').pluck().all() as Buffer[];
+  db.close();
+  const step = Math.max(1, all.length / n);
+  const paths: string[] = [];
+  for (let i = 0; paths.length < Math.min(n, all.length); i++) {
+    paths.push(`/indexer/tx/v1/txs/by_account/${toBech32(all[Math.floor(i * step)], prefix)}?pagination.reverse=true&pagination.limit=10`);
+  }
+  return { paths, height, accounts: all.length };
 }

@@ -42,9 +42,7 @@ import { Agent, createServer, request, type IncomingMessage, type Server } from 
 import type { AddressInfo } from 'node:net';
 import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
-import Database from 'better-sqlite3';
-import { toBech32 } from '../src/lib/address';
-import { cpuSeconds, freePort, json, metrics, ROOT, seed, startListening, stop, type Wrk, wrk } from './wallet-kit';
+import { cpuSeconds, freePort, json, metrics, ROOT, walletPaths, seed, startListening, stop, type Wrk, wrk } from './wallet-kit';
 
 interface Options {
   chain: string; replica: string; work: string; wallets: number; rate: number; seconds: number; runs: number; blockMs: number;
@@ -100,18 +98,8 @@ async function main(argv: string[]): Promise<void> {
   };
   mkdirSync(o.work, { recursive: true });
   const bin = join(o.cli, 'bin', 'indexer-api');
-  const db = new Database(o.replica, { readonly: true });
-  const prefix = String(db.prepare("SELECT value FROM meta WHERE key = 'bech32_prefix'").pluck().get());
-  const start = Number(db.prepare("SELECT value FROM meta WHERE key = 'max_height'").pluck().get());
-  // accounts with txs, spread over the id range: wallets of every age
-  const all = db.prepare('SELECT addr FROM accounts WHERE tx_count > 0 ORDER BY id').pluck().all() as Buffer[];
-  db.close();
-  const step = Math.max(1, all.length / o.wallets);
-  const paths: string[] = [];
-  for (let i = 0; paths.length < Math.min(o.wallets, all.length); i++) {
-    paths.push(`/indexer/tx/v1/txs/by_account/${toBech32(all[Math.floor(i * step)], prefix)}?pagination.reverse=true&pagination.limit=10`);
-  }
-  process.stdout.write(`replica at height ${start}, ${all.length} accounts with txs, ${paths.length} wallets, ${o.rate} polls/s offered, ${o.seconds} s a run, ${o.runs} runs; load ${loadavg()[0].toFixed(2)}\n`);
+  const { paths, height: start, accounts } = walletPaths(o.replica, o.wallets);
+  process.stdout.write(`replica at height ${start}, ${accounts} accounts with txs, ${paths.length} wallets, ${o.rate} polls/s offered, ${o.seconds} s a run, ${o.runs} runs; load ${loadavg()[0].toFixed(2)}\n`);
   const src = await startListening([bin, 'serve', '--db', o.chain, '--port', '0', '--workers', '1', '--log-level', 'warn', '--no-explorer']);
   const rows: Row[] = [];
   try {
