@@ -135,7 +135,7 @@ export class Follower {
   private chainChecked = false;
 
   constructor(private readonly o: FollowerOptions) {
-    if (!existsSync(o.db)) throw new Error(`snapshot not found: ${o.db}`);
+    if (!existsSync(o.db)) throw new Error(`${o.db}: no such snapshot file`);
     this.db = openStore(o.db, 'inPlace');
     this.tip = prepareTipQueries(this.db);
     const ours = readOurs(this.tip);

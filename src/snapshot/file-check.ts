@@ -1,5 +1,6 @@
 import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import { READABLE_SCHEMA_VERSIONS, readableSchema, SCHEMA_VERSION } from './schema';
+import { inputFileProblem } from '../paths';
 
 /**
  * The checks of a snapshot file that need no SQLite: its path, its 100-byte SQLite header, its
@@ -27,9 +28,10 @@ function readHeader(file: string): Buffer {
 
 /** Missing, not a regular file, not SQLite, truncated: throws SnapshotError; returns the header. */
 export function checkSnapshotFile(file: string): Buffer {
-  if (!existsSync(file)) throw new SnapshotError(`snapshot not found: ${file}`);
+  // the words serve's --db check and `check FILE` use (src/paths.ts inputFileProblem): one wording
+  const problem = inputFileProblem(file, 'snapshot file');
+  if (problem !== undefined) throw new SnapshotError(`${file}: ${problem}`);
   const st = statSync(file);
-  if (!st.isFile()) throw new SnapshotError(`snapshot is not a regular file: ${file}`);
   const header = readHeader(file);
   if (header.length < 100 || header.subarray(0, 16).toString('latin1') !== SQLITE_MAGIC) {
     throw new SnapshotError(`not a SQLite database: ${file}`);

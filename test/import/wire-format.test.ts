@@ -114,7 +114,7 @@ describe('the stored wire format and its version', () => {
         error = e;
       }
       expect((error as Error).message).to.contain(newer).and.contain(`wire format ${WIRE_FORMAT_VERSION + 1}, newer`);
-      expect(() => openSnapshot(out)).to.throw(SnapshotError, /not found/);
+      expect(() => openSnapshot(out)).to.throw(SnapshotError, /no such snapshot file/);
     });
   });
 

@@ -130,7 +130,7 @@ describe('snapshot store (src/snapshot/store.ts)', () => {
       db.exec('CREATE TABLE t (x)');
       db.close();
       expect(existsSync(file)).to.equal(true);
-      expect(() => openStore(join(dir, 'c', 'x.sqlite'), 'inPlace')).to.throw(SnapshotError, `snapshot not found: ${join(dir, 'c', 'x.sqlite')}`);
+      expect(() => openStore(join(dir, 'c', 'x.sqlite'), 'inPlace')).to.throw(SnapshotError, `${join(dir, 'c', 'x.sqlite')}: no such snapshot file`);
       expect(existsSync(join(dir, 'c'))).to.equal(false);
     });
 
