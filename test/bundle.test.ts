@@ -156,7 +156,7 @@ if (cluster.isPrimary) process.on('exit', () => require('node:fs').writeFileSync
     const url = await new Promise<string>((resolve, reject) => {
       proc.stderr.setEncoding('utf8').on('data', (s: string) => {
         stderr += s;
-        const m = /serving .* \(miniwasm-demo-1, wasm, height \d+\) on (http:\/\/\S+) \(2 workers\)/.exec(stderr);
+        const m = /serving .* \(miniwasm-demo-1, wasm, height \d+; [^)]*\) on (http:\/\/\S+) \(2 workers\)/.exec(stderr);
         if (m) resolve(m[1]);
       });
       proc.once('exit', () => reject(new Error(`serve exited: ${stderr}`)));

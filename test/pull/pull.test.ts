@@ -60,7 +60,7 @@ function place(from: string, to: string): void {
     replicas.push(r);
     expect((await get(`${r.url}/ready`)).status).to.equal(503);
     expect((await get(`${r.url}/indexer/block/v1/blocks`)).status).to.equal(503);
-    await publishSnapshot({ db: versions[0].file, to: dir, keep: 3, compress: 'auto' });
+    await publishSnapshot({ db: versions[0].file, to: dir, keep: 3, compress: 'auto', allowOlder: true }); // each test starts the shared origin over
     await eventually('ready at the first height', async () => (await get(`${r.url}/ready`)).status === 200);
     expect((await getJson(`${r.url}/status`)).height).to.equal(versions[0].height);
     const { manifest } = await publishSnapshot({ db: versions[1].file, to: dir, keep: 3, compress: 'auto' });
@@ -73,7 +73,7 @@ function place(from: string, to: string): void {
   });
 
   it('with --workers 2 the primary pulls before forking, and the workers swap in each newer file', async () => {
-    await publishSnapshot({ db: versions[0].file, to: dir, keep: 3, compress: 'auto' });
+    await publishSnapshot({ db: versions[0].file, to: dir, keep: 3, compress: 'auto', allowOlder: true }); // each test starts the shared origin over
     const db = join(mkdtempSync(join(pullTmp(), 'replica-')), 'local.sqlite');
     const r = await startServe(['--pull', `${origin.url}/manifest.json`, '--pull-interval', '300ms', '--db', db, '--workers', '2', '--watch-poll-ms', '200']);
     replicas.push(r);
@@ -191,7 +191,7 @@ function place(from: string, to: string): void {
   });
 
   it('a corrupted download is refused and retried: the old file keeps serving until the good one verifies', async () => {
-    await publishSnapshot({ db: versions[0].file, to: dir, keep: 3, compress: 'auto' });
+    await publishSnapshot({ db: versions[0].file, to: dir, keep: 3, compress: 'auto', allowOlder: true }); // each test starts the shared origin over
     const db = join(mkdtempSync(join(pullTmp(), 'replica-')), 'local.sqlite');
     const r = await startServe(['--pull', `${origin.url}/manifest.json`, '--pull-interval', '300ms', '--db', db]);
     replicas.push(r);
@@ -214,7 +214,7 @@ function place(from: string, to: string): void {
   });
 
   it('a file of a newer wire format (published by a newer release) is refused with one line naming the version; the old file keeps serving', async () => {
-    await publishSnapshot({ db: versions[0].file, to: dir, keep: 3, compress: 'auto' });
+    await publishSnapshot({ db: versions[0].file, to: dir, keep: 3, compress: 'auto', allowOlder: true }); // each test starts the shared origin over
     const db = join(mkdtempSync(join(pullTmp(), 'replica-')), 'local.sqlite');
     const r = await startServe(['--pull', `${origin.url}/manifest.json`, '--pull-interval', '300ms', '--db', db]);
     replicas.push(r);

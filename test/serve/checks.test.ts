@@ -77,7 +77,10 @@ describe('serve: a file is not ready until its check passed', function () {
   });
 
   it('one --db: /ready 503 while its start-up check runs (the API answers meanwhile), 200 after', async () => {
-    const s = await serveSlowChecks(['--db', DEMO('wasm')], 3_000);
+    // a file of its own (a new inode): the demo file's check is recorded by every serve of it, and taken
+    const db = join(tmp, 'slow-check.sqlite');
+    copyFileSync(DEMO('wasm'), db);
+    const s = await serveSlowChecks(['--db', db], 3_000);
     try {
       const ready = await get(`${s.url}/ready`);
       expect(ready.status).to.equal(503);
