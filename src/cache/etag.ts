@@ -47,12 +47,7 @@ export function isFresh(ifNoneMatch: string | undefined, _cacheControl: string |
   if (!ifNoneMatch) return false;
   // fresh: If-Modified-Since is checked against Last-Modified, which we never send → stale
   if (ifModifiedSince) return false;
-  if (ifNoneMatch === etag) return true;
-  if (ifNoneMatch === '*') return true;
-  for (const t of ifNoneMatch.split(TOKEN_SEPARATORS)) {
-    if (t === etag || t === `W/${etag}` || `W/${t}` === etag) return true;
-  }
-  return false;
+  return ifNoneMatch === '*' || namesEtag(ifNoneMatch, etag);
 }
 
 /**
