@@ -97,7 +97,9 @@ export function routeMatcher(routes: readonly ApiRoute[]): (url: string) => Rout
       } catch {
         return undefined;
       }
-      return { route, params: { path: params, query: q < 0 ? {} : firstValues(parseQuery(url.slice(q + 1))) } };
+      // the query is parsed only if the route's tags read it (one route does: tokens/by_account's collection_addr)
+      let query: RouteParams['query'] | undefined;
+      return { route, params: { path: params, get query() { return query ??= q < 0 ? {} : firstValues(parseQuery(url.slice(q + 1))); } } };
     }
     return undefined;
   };
