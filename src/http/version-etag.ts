@@ -33,9 +33,10 @@ export interface Versioned { tags: readonly string[]; versions: string[] }
  * key table holds either.
  */
 export function versionEtag(s: Snapshot, key: string, v: Versioned, gzip: boolean): string {
-  const h = createHash('sha1').update(s.lineage).update('.').update(String(s.meta.wireFormat)).update('.').update(BUILD).update('\n').update(key);
-  for (let i = 0; i < v.tags.length; i++) h.update('\n').update(v.tags[i]).update('=').update(v.versions[i]);
-  const d = h.digest('base64url');
+  // one string, hashed in one call (each update() is a crossing into C++)
+  let text = `${s.lineage}.${s.meta.wireFormat}.${BUILD}\n${key}`;
+  for (let i = 0; i < v.tags.length; i++) text += `\n${v.tags[i]}=${v.versions[i]}`;
+  const d = createHash('sha1').update(text).digest('base64url');
   return gzip ? `"${d}-gz"` : `"${d}"`;
 }
 
@@ -83,12 +84,16 @@ export function routeMatcher(routes: readonly ApiRoute[]): (url: string) => Rout
       if (seg.startsWith(':')) { names.push(seg.slice(1)); return '([^/]+?)'; }
       return seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
     }).join('/');
-    return { route, names, re: new RegExp(`^${source}$`, 'i') };
+    // the path up to its first parameter, lower-cased: a cheap test before the pattern
+    const colon = route.path.indexOf(':');
+    return { route, names, re: new RegExp(`^${source}$`, 'i'), literal: (colon < 0 ? route.path : route.path.slice(0, colon)).toLowerCase() };
   });
   return (url) => {
     const q = url.indexOf('?');
     const path = q < 0 ? url : url.slice(0, q);
-    for (const { route, names, re } of compiled) {
+    const lower = path.toLowerCase();
+    for (const { route, names, re, literal } of compiled) {
+      if (!lower.startsWith(literal)) continue;
       const m = re.exec(path);
       if (m === null) continue;
       const params: Record<string, string> = {};
