@@ -25,12 +25,21 @@
  * With `pull`, --chain is the version served first and --later the one published during the run.
  */
 import { ChildProcess, spawn } from 'node:child_process';
-import { closeSync, copyFileSync, createReadStream, existsSync, mkdirSync, openSync, renameSync, rmSync, statSync } from 'node:fs';
+import { closeSync, copyFileSync, createReadStream, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { cpuSeconds, freePort, metrics, ROOT, seed, startListening, stop, walletPaths, wrk } from './wallet-kit';
+
+/** The commit a checkout's build records (build/build-info.json). */
+function buildCommit(dir: string): string {
+  try {
+    return String((JSON.parse(readFileSync(join(dir, 'build', 'build-info.json'), 'utf8')) as { commit?: string }).commit ?? 'unknown');
+  } catch {
+    return 'unknown';
+  }
+}
 
 function opt(argv: string[], name: string, dflt: string): string {
   const i = argv.indexOf(`--${name}`);
@@ -268,6 +277,16 @@ async function cyclesScenario(workers: number, o: Options, bin: string, tsvOf: (
   const url = `http://127.0.0.1:${port}`;
   const args = [bin, 'serve', '--db', db, '--port', String(port), '--workers', String(workers), '--log-level', 'warn', '--no-explorer'];
   const argv = pin ? ['taskset', '-c', '1', process.execPath, ...args] : [process.execPath, ...args];
+  // the wallets' ETags, seeded by another process (seeding this one would fill its key table: no restart)
+  if (!existsSync(await tsvOf(''))) {
+    const seeder = spawn(process.execPath, args, { stdio: 'ignore' });
+    try {
+      await readyAt(url, Date.now());
+      await tsvOf(url);
+    } finally {
+      await stop(seeder);
+    }
+  }
   const serve = spawn(argv[0], argv.slice(1), { stdio: 'ignore' });
   try {
     const readyMs = await readyAt(url, Date.now());
@@ -317,9 +336,11 @@ async function main(argv: string[]): Promise<void> {
   o.wallets = paths.length;
   process.stdout.write(`${paths.length} wallets, ${o.rate} polls/s offered, build ${o.cli}; load ${loadavg()[0].toFixed(2)}\n`);
   // the ETags the wallets hold, as this build answers them (the release before: ETags of the bytes)
+  // ('' asks for the file's name only: it may not exist yet)
   const tsvOf = async (url: string): Promise<string> => {
-    const tsv = join(o.work, `wallets-${paths.length}-${o.cli === ROOT ? 'this' : 'other'}.tsv`);
-    if (!existsSync(tsv)) await seed(url, paths, tsv);
+    // the build's commit in the name: a versioned ETag names the build (src/http/version-etag.ts)
+    const tsv = join(o.work, `wallets-${paths.length}-${o.cli === ROOT ? 'this' : 'other'}-${buildCommit(o.cli)}.tsv`);
+    if (url !== '' && !existsSync(tsv)) await seed(url, paths, tsv);
     return tsv;
   };
   const results: Result[] = [];
