@@ -57,10 +57,12 @@ export interface TagVersionReader {
  * and its join would only cost a second B-tree descent per lookup).
  */
 export function prepareTagVersions(db: Database.Database, evm: boolean): TagVersionReader {
+  // rows as arrays, or the one value (no object built per lookup)
   const account = evm
-    ? db.prepare(`SELECT a.tx_count AS t, coalesce(e.tx_count, 0) AS e FROM accounts a
-      LEFT JOIN evm_account_counts e ON e.account_id = a.id WHERE a.addr = ?`)
-    : db.prepare('SELECT tx_count AS t, 0 AS e FROM accounts WHERE addr = ?');
+    ? db.prepare(`SELECT a.tx_count, coalesce(e.tx_count, 0) FROM accounts a
+      LEFT JOIN evm_account_counts e ON e.account_id = a.id WHERE a.addr = ?`).raw()
+    : undefined;
+  const cosmos = evm ? undefined : db.prepare('SELECT tx_count FROM accounts WHERE addr = ?').pluck();
   return {
     forState(meta, evmInternalTxs, status) {
       const txs = String(meta.countTxs);
@@ -70,8 +72,13 @@ export function prepareTagVersions(db: Database.Database, evm: boolean): TagVers
           switch (tag.charCodeAt(0)) {
             case 97: { // a:<hex>
               if (tag.charCodeAt(1) !== 58) return undefined;
-              const row = account.get(Buffer.from(tag.slice(2), 'hex')) as { t: number; e: number } | undefined;
-              return row === undefined ? '0.0' : `${row.t}.${row.e}`;
+              const key = Buffer.from(tag.slice(2), 'hex');
+              if (cosmos !== undefined) {
+                const t = cosmos.get(key) as number | undefined;
+                return t === undefined ? '0.0' : `${t}.0`;
+              }
+              const row = (account as NonNullable<typeof account>).get(key) as [number, number] | undefined;
+              return row === undefined ? '0.0' : `${row[0]}.${row[1]}`;
             }
             case 104: // h:<height>
               return tag.charCodeAt(1) === 58 ? (Number(tag.slice(2)) <= meta.height ? '1' : '0') : undefined;
