@@ -6,7 +6,7 @@
  * everything else stays valid across the batch.
  *
  * The tags — their vocabulary and the table of what names and reads each — live in
- * src/cache/tags.ts, the one module the writer and the response cache share.
+ * src/snapshot/tags.ts, the one module the writer and the response cache share.
  *
  * A file without the table (built before change records, or imported and never followed) has no
  * records: a reader that sees its state move without records empties its cache (a gap). The

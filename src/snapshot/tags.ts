@@ -7,9 +7,9 @@
  * declaration's `reads`, src/routes/<resource>/routes.ts); the cache drops an answer when a write
  * names one of them (src/cache/store.ts).
  *
- * A leaf: it imports nothing, so the snapshot layer below the cache can import it
- * (.dependency-cruiser.js layer 'cache-leaves'). TAG_TABLE is the table docs/response-cache.md
- * shows: test/cache/tags.test.ts fails when the two differ.
+ * A leaf of the snapshot layer (it imports nothing): the writer beside it records these tags, and
+ * the routes and the response cache above read them. TAG_TABLE is the table docs/response-cache.md
+ * shows: test/snapshot/tags.test.ts fails when the two differ.
  *
  * Accounts and collections are keyed by their canonical bytes in lower-case hex (the `addr`
  * column of `accounts`; what src/lib/address.ts canonicalAddress gives for every spelling:
