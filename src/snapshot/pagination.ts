@@ -7,7 +7,6 @@ import { DeflateBody, isPackedRow, JsonBody } from '../wire/packed';
  */
 
 export const DEFAULT_LIMIT = 100;
-export const MAX_LIMIT = 1000;
 
 export type KeyValue = number | string;
 
