@@ -84,7 +84,7 @@ export interface AppOptions extends ServeSettings {
   grownStatus?: (s: Snapshot) => string | undefined;
 }
 
-/** What createApp reports to and shares with the server around it; all optional. */
+/** What the app reports to and shares with the server around it; all optional. */
 export interface AppDependencies {
   /** one JSON line per request at level info, server faults at error */
   logger?: Logger;
@@ -187,15 +187,11 @@ export interface AppRouting {
 }
 
 /**
- * Builds the Express app of the one chain of a replica, at the root (under --base-url when the
- * caller cuts it: src/serve/routing.ts createRequestListener); it never listens (src/serve/server.ts).
+ * The Express app of a replica — of its one chain, or of its several, each under `/{id}/` — as
+ * src/serve/routing.ts createRequestListener routes to it (the one caller: `serve`, `--get`,
+ * startServer(), tests and benchmarks all go through it); it never listens (src/serve/server.ts).
+ * The app, and the request observer it logs and counts with (the cached front shares it).
  */
-export function createApp(args: AppArgs & { snapshots: ChainHolder }): Express {
-  const only: ChainRoute = { id: '', base: args.options.baseUrl, holder: args.snapshots };
-  return buildApp(args, { chainOf: () => only, only, outsideBase: () => false }).app;
-}
-
-/** The app, and the request observer it logs and counts with (the cached front shares it). */
 export function buildApp(args: AppArgs, routing: AppRouting): { app: Express; observe: ObserveRequest; metrics: Metrics; routes: readonly ApiRoute[] } {
   const { openapi, options, logger = silentLogger, metrics, responseCache } = args;
   const { chainOf, several } = routing;
