@@ -17,10 +17,12 @@ import { AppArgs, AppOptions, buildApp, ChainHolder, ChainRoute, readinessInputs
  * (cutBase) or the base URL and the chain's prefix (cutChain: a replica of several chains,
  * `/{chain_id}/…`), then the response cache's front answers what it holds from memory
  * (src/cache/front.ts), then admission (`wrap`, src/http/admission.ts) gives what runs a query
- * its turn, then the Express app of the request's chain answers (src/serve/app.ts: its pages,
- * snapshot, validator and the routes of src/routes/table.ts). A request routed to no chain of a
- * replica of several is the root's: the chain list (JSON or the explorer's chain picker), the
- * replica's /health, /ready and /metrics (rootRouter).
+ * its turn, then the Express app answers (src/serve/app.ts buildApp: one app for every chain of
+ * the replica, built once here, which reads the request's chain back through `chainOf` — the
+ * chain's pages, its snapshot, the filling of its part of the cache — then the query checks, the
+ * validator and the routes of src/routes/table.ts). A request routed to no chain of a replica of
+ * several is the root's: the chain list (JSON or the explorer's chain picker), the replica's
+ * /health, /ready and /metrics (rootRouter).
  */
 
 /** The chains of a replica serving several (src/serve/chains.ts ChainSet). */
