@@ -272,7 +272,7 @@ export class KeyTable {
 const B64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
 const B64URL_CODES = Array.from(B64URL, (c) => c.charCodeAt(0));
 /** base64url characters of a 20-byte digest (src/http/etag.ts etagOf shows 27) */
-export const DIGEST_CHARS = 27;
+const DIGEST_CHARS = 27;
 
 /**
  * Whether `text` holds, from `at`, the 27 base64url characters of the digest at `digest[off…]` —

@@ -65,7 +65,7 @@ const AGE_WINDOW_PER_BODY = 10;
 const MIN_AGE_WINDOW = 10_240;
 const AGE_MS = 60_000;
 /** default key-table budget for a cache built alone (tests); serve passes --cache-validator-bytes (src/settings/serve.ts) */
-export const DEFAULT_VALIDATOR_BYTES = 32 * 1024 * 1024;
+const DEFAULT_VALIDATOR_BYTES = 32 * 1024 * 1024;
 /** slot flag: the key holds a body but its ETag is not one etagOf writes (no validator 304s) */
 const NO_VALIDATOR = 64;
 

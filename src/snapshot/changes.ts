@@ -15,7 +15,7 @@
 import type Database from 'better-sqlite3';
 
 /** change records kept in the file: at one batch a second, more than an hour of them */
-export const KEEP_RECORDS = 4096;
+const KEEP_RECORDS = 4096;
 
 const TABLE_SQL = `CREATE TABLE IF NOT EXISTS changes (
   seq INTEGER PRIMARY KEY,

@@ -38,7 +38,7 @@ export interface TagRow {
 const shape = <T>(tag: (arg: T) => string, placeholder: string): string => tag(placeholder as T);
 
 /** The tag table, in the docs' order and words (Markdown). */
-export const TAG_TABLE: readonly TagRow[] = [
+const TAG_TABLE: readonly TagRow[] = [
   { tag: TIP, namedWhen: 'any write', readBy: '`/status`, `avg_blocktime`, every global list (blocks, txs, evm-txs, evm-internal-txs, with any filter)' },
   { tag: shape(heightTag, '<height>'), namedWhen: 'the block at that height is added', readBy: '`blocks/{h}`, `txs/by_height/{h}`, `evm-txs/by_height/{h}` (a future height\'s empty list too)' },
   { tag: shape(accountTag, '<account>'), namedWhen: 'a tx (cosmos or EVM) touching the account is added', readBy: '`txs/by_account`, `evm-txs/by_account` (every page, filter and `is_signer`)' },
