@@ -11,14 +11,12 @@ const LAYERS = [
   // [rank, name, path, never]
   [0, 'lib', '^src/lib/'],
   [0, 'platform', '^src/(assets|sqlite|version|paths)\\.ts$'],
-  // the response cache's leaves, imported from below it: the tag vocabulary the writer records
-  // (src/cache/tags.ts) and the ETag / conditional GET that sendJson uses (src/cache/etag.ts)
-  [0, 'cache-leaves', '^src/cache/(tags|etag)\\.ts$'],
   [1, 'wire', '^src/wire/'],
   // each command's settings (src/settings/): its options declared once, their defaults and resolve
   // step; what the layers above read (serve's ServeSettings, a source's options, the crawl client's defaults)
   [1, 'settings', '^src/settings/'],
-  // the snapshot file: its store (the only opener), its reads, its one writer
+  // the snapshot file: its store (the only opener), its reads, its one writer and the tag vocabulary
+  // of what a write changes (src/snapshot/tags.ts), which the routes and the response cache above read
   [2, 'snapshot', '^src/snapshot/'],
   // records in the dump format → validated rows handed to the writer (import and follow alike)
   [3, 'records', '^src/records/'],
@@ -27,7 +25,7 @@ const LAYERS = [
   [3, 'publish', '^src/publish/'],
   // the response cache (src/cache/): its store, key table, the front before Express and the
   // middleware that fills it — above the HTTP modules it uses, below the serve stack that wires it
-  [4, 'cache', '^src/cache/(?!(tags|etag)\\.ts$)', ['records', 'generate', 'publish']],
+  [4, 'cache', '^src/cache/', ['records', 'generate', 'publish']],
   // where records come from: a dump, a crawled API, a rollytics PostgreSQL, a node's REST
   [4, 'sources', '^src/sources/'],
   // import's orchestration (src/commands/import.ts only parses and calls): run, progress, the fixture cut

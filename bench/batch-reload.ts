@@ -26,7 +26,7 @@ import { loadavg } from 'node:os';
 import type Database from 'better-sqlite3';
 import { openDatabase } from '../src/sqlite';
 import { recordChange } from '../src/snapshot/changes';
-import { heightTag, TIP } from '../src/cache/tags';
+import { heightTag, TIP } from '../src/snapshot/tags';
 import { SnapshotHolder } from '../src/snapshot/holder';
 import { openSnapshot, type Snapshot } from '../src/snapshot/open';
 

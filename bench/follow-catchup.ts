@@ -16,7 +16,7 @@ import { spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, rmSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
-import { createApp } from '../src/serve/app';
+import { createRequestListener } from '../src/serve/routing';
 import { runImport } from '../src/import/run';
 import { loadOpenApi } from '../src/serve/openapi';
 import { listen } from '../src/serve/server';
@@ -52,7 +52,7 @@ async function main(): Promise<void> {
   mkdirSync(work, { recursive: true });
   const s = openSnapshot(file);
   const txs = s.meta.countTxs;
-  const app = createApp({ snapshots: { current: () => s }, openapi: loadOpenApi(), options: appOptions({ corsOrigin: '', logError: () => undefined }) });
+  const app = createRequestListener({ snapshots: { current: () => s }, openapi: loadOpenApi(), options: appOptions({ corsOrigin: '', logError: () => undefined }) });
   const src = await listen(app, '127.0.0.1', 0);
   const small = join(work, 'small.sqlite');
   if (!existsSync(small)) await runImport({ fromApi: src.url, toHeight: from, out: small, force: true, quiet: true, json: false });

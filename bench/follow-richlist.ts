@@ -18,7 +18,7 @@ import { spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, rmSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
-import { createApp } from '../src/serve/app';
+import { createRequestListener } from '../src/serve/routing';
 import { runImport } from '../src/import/run';
 import { generateDump } from '../src/generate/index';
 import { BANK_RICH_DENOMS } from '../src/generate/richlist';
@@ -57,7 +57,7 @@ async function main(): Promise<void> {
     const next = openSnapshot(after);
     const rows = next.db.prepare('SELECT count(*) FROM richlist').pluck().get() as number;
     let cur: Snapshot = prev;
-    const app = createApp({ snapshots: { current: () => cur }, openapi: loadOpenApi(), options: appOptions({ corsOrigin: '', logError: () => undefined }) });
+    const app = createRequestListener({ snapshots: { current: () => cur }, openapi: loadOpenApi(), options: appOptions({ corsOrigin: '', logError: () => undefined }) });
     const src = await listen(app, '127.0.0.1', 0);
     for (const mode of holders <= denomsUpTo ? ['no --denoms', '--denoms'] : ['no --denoms']) {
       const r = { holders, rows, mode, ms: [] as number[], refresh: [] as string[] };

@@ -30,7 +30,7 @@ import { createInterface } from 'node:readline';
 import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Client } from 'pg';
-import { createApp } from '../src/serve/app';
+import { createRequestListener } from '../src/serve/routing';
 import { runImport } from '../src/import/run';
 import { generateDump } from '../src/generate/index';
 import { BANK_RICH_DENOMS } from '../src/generate/richlist';
@@ -115,7 +115,7 @@ async function apiRuns(work: string, s: Size, runs: number, results: Result[]): 
   const rows = next.db.prepare('SELECT count(*) FROM richlist').pluck().get() as number;
   const nfts = next.db.prepare('SELECT count(*) FROM nfts').pluck().get() as number;
   let cur: Snapshot = prev;
-  const app = createApp({ snapshots: { current: () => cur }, openapi: loadOpenApi(), options: appOptions({ corsOrigin: '', logError: () => undefined }) });
+  const app = createRequestListener({ snapshots: { current: () => cur }, openapi: loadOpenApi(), options: appOptions({ corsOrigin: '', logError: () => undefined }) });
   const src = await listen(app, '127.0.0.1', 0);
   try {
     for (const mode of ['no rich list', '--denoms']) {

@@ -8,7 +8,7 @@
  *     [--denoms-file DENOM_CONTRACTS] [--modes none,denoms] [--cli bin/indexer-api[,OTHER]]
  *     [--gap-ms 250] [--cpu-prof DIR]
  *
- * The source is in-process (createApp over FULL, height H) and shows the chain up to a moving
+ * The source is in-process (createRequestListener over FULL, height H) and shows the chain up to a moving
  * height C: /status says C, a page of the block list stops at C (everything else is asked by
  * height or sequence below C by the follower; the NFT state is FULL's, as any API source's is
  * the current one). The replica is `import --from-api --to-height H-K` of that source (with the
@@ -26,7 +26,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
-import { createApp } from '../src/serve/app';
+import { createRequestListener } from '../src/serve/routing';
 import { runImport } from '../src/import/run';
 import { loadOpenApi } from '../src/serve/openapi';
 import { listen } from '../src/serve/server';
@@ -100,7 +100,7 @@ async function main(): Promise<void> {
     status: JSON.stringify({ ...status, height: h, internal_tx_height: Math.min(Number(status.internal_tx_height ?? h), h) }),
   });
   let cur: Snapshot = full;
-  const app = createApp({ snapshots: { current: () => cur }, openapi: loadOpenApi(), options: appOptions({ corsOrigin: '', logError: () => undefined }) });
+  const app = createRequestListener({ snapshots: { current: () => cur }, openapi: loadOpenApi(), options: appOptions({ corsOrigin: '', logError: () => undefined }) });
   // A page of the block list ends at the shown height (the follower asks for 1000 after its tip).
   const front = (req: IncomingMessage, res: ServerResponse): void => {
     const u = req.url ?? '';

@@ -15,7 +15,7 @@ import { spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, rmSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
-import { createApp } from '../src/serve/app';
+import { createRequestListener } from '../src/serve/routing';
 import { runImport } from '../src/import/run';
 import { loadOpenApi } from '../src/serve/openapi';
 import { listen } from '../src/serve/server';
@@ -41,7 +41,7 @@ async function main(): Promise<void> {
     const h = full.meta.height;
     const txs = full.meta.countTxs;
     let cur: Snapshot = full;
-    const app = createApp({ snapshots: { current: () => cur }, openapi: loadOpenApi(), options: appOptions({ corsOrigin: '', logError: () => undefined }) });
+    const app = createRequestListener({ snapshots: { current: () => cur }, openapi: loadOpenApi(), options: appOptions({ corsOrigin: '', logError: () => undefined }) });
     const src = await listen(app, '127.0.0.1', 0);
     const base = join(work, `replica-${txs}.sqlite`);
     const cut = join(work, `cut-${txs}.sqlite`);

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { etagOf } from '../src/cache/etag';
+import { etagOf } from '../src/http/etag';
 import { ResponseCache, type CacheState } from '../src/cache/store';
 import { acceptsGzipCached } from '../src/http/encoding';
 import { normalizeUrl } from '../src/http/url';

@@ -1,6 +1,6 @@
 import { copyFileSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
-import { createApp } from '../src/serve/app';
+import { createRequestListener } from '../src/serve/routing';
 import { loadOpenApi } from '../src/serve/openapi';
 import { listen } from '../src/serve/server';
 import { openSnapshot } from '../src/snapshot/open';
@@ -69,7 +69,7 @@ async function main(): Promise<void> {
 async function pages(file: string, denom: string, reps: number, runs: number, maxOffset: number | undefined): Promise<void> {
   const snapshot = openSnapshot(file);
   const total = Number(JSON.parse(snapshot.q.richlist.holders(denom, { limit: 1, offset: 0, reverse: true, countTotal: true }).pagination).total);
-  const server = await listen(createApp({ snapshots: { current: () => snapshot }, openapi: loadOpenApi(), options: appOptions({ corsOrigin: '' }) }), '127.0.0.1', 0);
+  const server = await listen(createRequestListener({ snapshots: { current: () => snapshot }, openapi: loadOpenApi(), options: appOptions({ corsOrigin: '' }) }), '127.0.0.1', 0);
   try {
     print(`${file}: ${denom}, ${total.toLocaleString('en-US')} holders; schema version ${snapshot.meta.schemaVersion}`);
     const offsets = [0, 10, 10_000, Math.floor(total / 2), total - 10].filter((n, i, a) => n >= 0 && n < total && a.indexOf(n) === i && (maxOffset === undefined || n <= maxOffset));

@@ -1,7 +1,7 @@
 import { request } from 'node:http';
 import { basename } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { createApp } from '../src/serve/app';
+import { createRequestListener } from '../src/serve/routing';
 import { loadOpenApi } from '../src/serve/openapi';
 import { listen } from '../src/serve/server';
 import { openSnapshot } from '../src/snapshot/open';
@@ -35,7 +35,7 @@ async function main(): Promise<void> {
   const print = (s: string): void => { process.stdout.write(`${s}\n`); };
   for (const file of files) {
     const snapshot = openSnapshot(file);
-    const server = await listen(createApp({ snapshots: { current: () => snapshot }, openapi: loadOpenApi(), options: appOptions({ corsOrigin: '*' }) }), '127.0.0.1', 0);
+    const server = await listen(createRequestListener({ snapshots: { current: () => snapshot }, openapi: loadOpenApi(), options: appOptions({ corsOrigin: '*' }) }), '127.0.0.1', 0);
     try {
       print(`\n### ${basename(file)} (${snapshot.meta.vmType}, ${snapshot.meta.countTxs.toLocaleString('en-US')} txs, wire format ${snapshot.meta.wireFormat})\n`);
       print('| route family | limit | identity B | gzip B (ours) | gzip / identity | gzip -6 of the body B | ours / gzip -6 |');

@@ -53,7 +53,7 @@ const ASSETS = {
   'fixtures/demo/evm.sqlite': 'fixtures/demo/evm.sqlite',
   'node_modules/swagger-ui-dist/swagger-ui.css': 'node_modules/swagger-ui-dist/swagger-ui.css',
   'node_modules/swagger-ui-dist/swagger-ui-bundle.js': 'node_modules/swagger-ui-dist/swagger-ui-bundle.js',
-  // the built-in explorer (src/explorer/router.ts EXPLORER_ASSETS)
+  // the built-in explorer (src/explorer/router.ts reads them from src/explorer/assets/)
   'src/explorer/assets/index.html': 'src/explorer/assets/index.html',
   'src/explorer/assets/explorer.js': 'src/explorer/assets/explorer.js',
   'src/explorer/assets/explorer.css': 'src/explorer/assets/explorer.css',

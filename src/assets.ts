@@ -56,7 +56,7 @@ function onDisk(relPath: string): string {
 }
 
 /** A private cache directory for files the single executable must put on disk. */
-export function cacheDir(): string {
+function cacheDir(): string {
   const base = process.env.XDG_CACHE_HOME || (homedir() ? join(homedir(), '.cache') : tmpdir());
   return join(base, 'indexer-api');
 }

@@ -18,44 +18,53 @@ export const COMMANDS: readonly {
   describe: string;
   load(): CommandModule<object, never>;
 }[] = [
+  /* eslint-disable @typescript-eslint/no-require-imports -- each loaded only when its command runs (see above) */
   {
     name: 'serve',
     describe: 'Serve the read API from a snapshot file',
-    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only when the command runs (see above)
-    load: () => (require('./commands/serve') as typeof import('./commands/serve')).serveCommand as CommandModule<object, never>,
+    load: lazyRequire(() => require('./commands/serve'), 'serveCommand'),
   },
   {
     name: 'publish',
     describe: 'Copy a snapshot into a directory for replicas to pull (content-addressed file + manifest.json)',
-    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only when the command runs (see above)
-    load: () => (require('./commands/publish') as typeof import('./commands/publish')).publishCommand as CommandModule<object, never>,
+    load: lazyRequire(() => require('./commands/publish'), 'publishCommand'),
   },
   {
     name: 'import',
     describe: 'Build a snapshot file from a dump directory (NDJSON, see docs/dump-format.md), a rollytics PostgreSQL database or a running rollytics-compatible API',
-    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only when the command runs (see above)
-    load: () => (require('./commands/import') as typeof import('./commands/import')).importCommand as CommandModule<object, never>,
+    load: lazyRequire(() => require('./commands/import'), 'importCommand'),
   },
   {
     name: 'follow',
     describe: 'Keep a snapshot current: import it if missing, then poll a PostgreSQL database or an API and append new heights in place',
-    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only when the command runs (see above)
-    load: () => (require('./commands/follow') as typeof import('./commands/follow')).followCommand as CommandModule<object, never>,
+    load: lazyRequire(() => require('./commands/follow'), 'followCommand'),
   },
   {
     name: 'check',
     signature: 'check [file..]',
     describe: 'Check snapshot files as serve does before serving one (open + quick check of every page), offline: exit 0 if all pass, 1 if one does not',
-    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only when the command runs (see above)
-    load: () => (require('./commands/check') as typeof import('./commands/check')).checkCommand as CommandModule<object, never>,
+    load: lazyRequire(() => require('./commands/check'), 'checkCommand'),
   },
   {
     name: 'generate',
     describe: 'Write a synthetic, deterministic Initia rollup chain as an NDJSON dump (for demos and benchmarks)',
-    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only when the command runs (see above)
-    load: () => (require('./commands/generate') as typeof import('./commands/generate')).generateCommand as CommandModule<object, never>,
+    load: lazyRequire(() => require('./commands/generate'), 'generateCommand'),
   },
+  /* eslint-enable @typescript-eslint/no-require-imports */
 ];
+
+/**
+ * The command module a thunk requires, when the command runs (not with this module: cold start),
+ * and the command it exports under `exportName`. Each command's require stays a literal string, so
+ * the bundle (scripts/build-bundle.js, esbuild) sees and includes its module.
+ */
+function lazyRequire(load: () => unknown, exportName: string): () => CommandModule<object, never> {
+  return () => {
+    const command = (load() as Record<string, CommandModule<object, never> | undefined>)[exportName];
+    if (command === undefined) throw new Error(`the command module exports no ${exportName}`);
+    return command;
+  };
+}
 
 function lazy(c: (typeof COMMANDS)[number]): CommandModule<object, never> {
   return {

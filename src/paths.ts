@@ -9,7 +9,7 @@ import { accessSync, constants, existsSync, statfsSync, statSync, type Stats } f
 import { dirname, join, resolve } from 'node:path';
 
 /** A path that cannot be used as given: the message is the one line the CLI prints (exit 1). */
-export class PathError extends Error {}
+class PathError extends Error {}
 
 /** System error codes in words (what `describeError` and the checks say instead of the code). */
 const REASONS: Record<string, string> = {

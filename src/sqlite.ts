@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import { isSingleExecutable, materialize, readBinaryAsset } from './assets';
 
 /** The addon as embedded in the single executable (see scripts/build-binary.js). */
-export const NATIVE_ADDON_ASSET = 'native/better_sqlite3.node';
+const NATIVE_ADDON_ASSET = 'native/better_sqlite3.node';
 
 let nativeBinding: string | undefined;
 

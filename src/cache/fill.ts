@@ -3,7 +3,7 @@ import type { RequestHandler, Response } from 'express';
 import { snapshotOf } from '../http/context';
 import { requestAcceptsGzip } from '../http/encoding';
 import { answerTags } from '../http/route';
-import { maxAgeCacheControl } from './etag';
+import { maxAgeCacheControl } from '../http/etag';
 import type { CachePart, ResponseCache } from './store';
 import type { ServeSettings } from '../settings/serve';
 

@@ -6,7 +6,7 @@ import { Limits, urlTooLong } from '../http/limits';
 import type { ObserveRequest } from '../http/observe';
 import type { Metrics, RouteSeries } from '../http/ops';
 import { normalizeUrl } from '../http/url';
-import { IMMUTABLE_CACHE_CONTROL, isFresh, namesEtag } from './etag';
+import { IMMUTABLE_CACHE_CONTROL, isFresh, namesEtag } from '../http/etag';
 import { RouteMatch, versionedTags, versionEtag } from '../http/version-etag';
 import type { CachePart, ResponseCache } from './store';
 

@@ -17,7 +17,7 @@ import { randomBytes } from 'node:crypto';
 
 /** Change-record tags kept per slot; an answer that read more is kept as reading everything (WILD). */
 export const MAX_TAGS = 4;
-/** SHA-1 digest bytes of an ETag (etag.ts etagOf: 27 base64url characters) */
+/** SHA-1 digest bytes of an ETag (src/http/etag.ts etagOf: 27 base64url characters) */
 export const DIGEST_BYTES = 20;
 
 /** flags: the number of tags (bits 0-2), and these */
@@ -271,8 +271,8 @@ export class KeyTable {
 
 const B64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
 const B64URL_CODES = Array.from(B64URL, (c) => c.charCodeAt(0));
-/** base64url characters of a 20-byte digest (etag.ts etagOf shows 27) */
-export const DIGEST_CHARS = 27;
+/** base64url characters of a 20-byte digest (src/http/etag.ts etagOf shows 27) */
+const DIGEST_CHARS = 27;
 
 /**
  * Whether `text` holds, from `at`, the 27 base64url characters of the digest at `digest[off…]` —

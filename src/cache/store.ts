@@ -2,7 +2,7 @@ import type { ChangeReader } from '../snapshot/changes';
 import {
   DIGEST_BYTES, digestMatches, etagText, GZ, KeyHasher, KeyTable, MAX_TAGS, parseEtag, SLOT_BYTES, tagHash, WILD,
 } from './key-table';
-import { TOKEN_SEPARATORS } from './etag';
+import { TOKEN_SEPARATORS } from '../http/etag';
 
 /**
  * The response cache's store (docs/response-cache.md): its bodies, its key table of validators
@@ -10,12 +10,12 @@ import { TOKEN_SEPARATORS } from './etag';
  * batch:
  *
  * - Its strong ETag is a hash of its bytes (the gzip stream assembled from stored rows, or the
- *   bytes sent) seeded with the chain's lineage and the wire format (src/cache/etag.ts etagOf): the same answer has
+ *   bytes sent) seeded with the chain's lineage and the wire format (src/http/etag.ts etagOf): the same answer has
  *   the same ETag across any number of batches and on every replica of the chain at the same
  *   state — followed, pulled or imported — so a conditional GET stays a 304 until the answer
  *   itself changes.
  * - Each answer the cache keeps carries the tags of what it read (its route's declared
- *   `reads`, src/routes/<resource>/routes.ts; src/cache/tags.ts names them) and the change sequence of the state it was computed on.
+ *   `reads`, src/routes/<resource>/routes.ts; src/snapshot/tags.ts names them) and the change sequence of the state it was computed on.
  *   A new state of the same file applies the change records committed since: each named tag's
  *   version moves to the record's sequence, and an answer is valid while every tag it read is no
  *   newer than its own state. Another file (hot swap, pull) or a gap in the records empties the
@@ -65,7 +65,7 @@ const AGE_WINDOW_PER_BODY = 10;
 const MIN_AGE_WINDOW = 10_240;
 const AGE_MS = 60_000;
 /** default key-table budget for a cache built alone (tests); serve passes --cache-validator-bytes (src/settings/serve.ts) */
-export const DEFAULT_VALIDATOR_BYTES = 32 * 1024 * 1024;
+const DEFAULT_VALIDATOR_BYTES = 32 * 1024 * 1024;
 /** slot flag: the key holds a body but its ETag is not one etagOf writes (no validator 304s) */
 const NO_VALIDATOR = 64;
 

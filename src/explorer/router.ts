@@ -11,7 +11,6 @@ import { staticFile } from '../http/static';
  */
 
 const DIR = 'src/explorer/assets';
-export const EXPLORER_ASSETS = ['index.html', 'explorer.js', 'explorer.css'].map((f) => `${DIR}/${f}`);
 
 /** Paths the shell answers (each its own route, so /metrics labels stay bounded). */
 export const EXPLORER_PAGES = [
@@ -37,7 +36,7 @@ const FILES: Record<string, string> = {
  * root-relative links carry the prefix, and its `indexer-api-base` meta tag tells explorer.js
  * where the API and the explorer's own pages are.
  */
-export function shellUnder(html: string, base: string): string {
+function shellUnder(html: string, base: string): string {
   if (base === '') return html;
   return html
     .replace(/(\s(?:href|src)=")\//g, `$1${base}/`)

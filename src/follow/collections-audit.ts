@@ -44,7 +44,7 @@ export interface CollectionsAuditOptions {
 }
 
 /** The collections (lower-case hex) whose count or names differ, or that only one side has, each with how. */
-export function differingCollections(theirs: ReadonlyMap<string, CollectionState>, ours: ReadonlyMap<string, CollectionState>): Map<string, string> {
+function differingCollections(theirs: ReadonlyMap<string, CollectionState>, ours: ReadonlyMap<string, CollectionState>): Map<string, string> {
   const out = new Map<string, string>();
   for (const [hex, t] of theirs) {
     const m = ours.get(hex);

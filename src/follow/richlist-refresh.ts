@@ -67,7 +67,7 @@ export interface RichListReader {
 }
 
 /** A holder the refresher refuses (names the record and the field). */
-export class RichListRecordError extends Error {}
+class RichListRecordError extends Error {}
 
 /** Thrown from the sink when a stop was requested: a long read is dropped (nothing of it was written). */
 class RefreshStopped extends Error {}

@@ -21,13 +21,13 @@ import type { RichListReader } from './richlist-refresh';
 import type { CollectionLister } from './collections-audit';
 
 /** A crawled rich list is read again at most this many times while the source's rich_list_height moves. */
-export const RICH_LIST_READS = 3;
+const RICH_LIST_READS = 3;
 
 /**
  * A batch of fewer heights is staged in memory (a follower at the tip: one or two heights per
  * batch); a bigger one (catching up) in a file beside the snapshot, as an import's crawl is.
  */
-export const MEMORY_STAGING_HEIGHTS = 16;
+const MEMORY_STAGING_HEIGHTS = 16;
 
 /** The source options with what the snapshot decided: its VM type and prefix, its file. */
 export interface FollowSourceOptions extends SourceOptions {

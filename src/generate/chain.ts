@@ -5,8 +5,8 @@ import { pubkeyToAddress, secp256k1PublicKey } from '../lib/pubkey';
 import { ChainParams } from './params';
 import { Prng } from './prng';
 
-export const ETH_PUBKEY = '/initia.crypto.v1beta1.ethsecp256k1.PubKey';
-export const COSMOS_PUBKEY = '/cosmos.crypto.secp256k1.PubKey';
+const ETH_PUBKEY = '/initia.crypto.v1beta1.ethsecp256k1.PubKey';
+const COSMOS_PUBKEY = '/cosmos.crypto.secp256k1.PubKey';
 
 export interface PublicKey {
   '@type': string;
@@ -51,7 +51,7 @@ export function checksumAddress(addr: Buffer): string {
   return out;
 }
 
-export function createAccount(index: number, seed: number, keyType: string, prefix: string): Account {
+function createAccount(index: number, seed: number, keyType: string, prefix: string): Account {
   const priv = sha256(`account-${seed}-${index}`);
   const publicKey = { '@type': keyType, key: secp256k1PublicKey(priv).toString('base64') };
   const addr = pubkeyToAddress(publicKey);

@@ -6,13 +6,13 @@ import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 
 /** Dump files in the order docs/dump-format.md lists them. */
-export const DUMP_FILES = [
+const DUMP_FILES = [
   'meta', 'validators', 'blocks', 'txs', 'collections', 'tokens', 'token_txs', 'richlist',
   'denom_contracts', 'evm_txs', 'evm_internal_txs',
 ] as const;
 export type DumpFile = typeof DUMP_FILES[number];
 
-export class OutputDirError extends Error {}
+class OutputDirError extends Error {}
 
 /** Records are encoded straight into chunks of this size, handed to the stream when full. */
 const CHUNK = 1 << 20;

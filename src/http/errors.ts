@@ -35,7 +35,7 @@ const INT64_MAX_TEXT = '9223372036854775807';
  * A bound in an Ajv message as a whole number: Ajv prints the schema's double, so the int64
  * maximum 9223372036854775807 reads `must be <= 9223372036854776000` (a float's digits).
  */
-export function exactBounds(message: string): string {
+function exactBounds(message: string): string {
   return message.replace(/(must be [<>]=? )(\d+(?:\.\d+)?(?:e\+?\d+)?)$/, (all, lead: string, num: string) => {
     const n = Number(num);
     if (Number.isSafeInteger(n) || !Number.isInteger(n)) return all;
@@ -64,7 +64,7 @@ function rawQueryValue(url: string, name: string): string | undefined {
  * SQLite's "the file is damaged or unreadable" errors (extended codes too, e.g.
  * SQLITE_IOERR_SHORT_READ): the snapshot, not the request, is at fault.
  */
-export function isStorageError(err: unknown): err is Error & { code: string } {
+function isStorageError(err: unknown): err is Error & { code: string } {
   const code = (err as { code?: unknown } | null)?.code;
   return typeof code === 'string' && /^SQLITE_(CORRUPT|IOERR|NOTADB)(_|$)/.test(code);
 }

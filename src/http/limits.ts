@@ -30,7 +30,7 @@ export function nodeHeaderLimit(l: Limits): { maxHeaderSize: number } {
 }
 
 /** The bytes of a request's head but its target: `GET  HTTP/1.1\r\n`, each `Name: value\r\n`, the blank line. */
-export function headBytesWithoutTarget(req: IncomingMessage): number {
+function headBytesWithoutTarget(req: IncomingMessage): number {
   let n = req.method === undefined ? 0 : req.method.length + 12;
   const raw = req.rawHeaders;
   for (let i = 0; i + 1 < raw.length; i += 2) n += raw[i].length + raw[i + 1].length + 4;
@@ -70,7 +70,7 @@ const REASONS: Record<number, string> = {
  * of what arrived; undefined when `raw` does not begin with a request line (the line came in an
  * earlier packet).
  */
-export function targetLength(raw: Buffer | undefined): { length: number; exact: boolean } | undefined {
+function targetLength(raw: Buffer | undefined): { length: number; exact: boolean } | undefined {
   if (raw === undefined) return undefined;
   const m = /^[A-Z]{1,20} /.exec(raw.subarray(0, 21).toString('latin1'));
   if (!m) return undefined;
@@ -89,7 +89,7 @@ export function targetLength(raw: Buffer | undefined): { length: number; exact: 
  * line into --max-header-size: a request whose target alone is past --max-url-length gets the
  * target's own answer, 414 (as it would below Node's limit, urlLengthLimit), not 431.
  */
-export function clientErrorHandler(limits: Limits): (err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Socket) => void {
+function clientErrorHandler(limits: Limits): (err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Socket) => void {
   return (err, socket) => {
     if (!socket.writable || err.code === 'ECONNRESET') { socket.destroy(); return; }
     let status = 400;

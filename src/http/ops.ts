@@ -1,12 +1,13 @@
 import { Request, Response, Router } from 'express';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { Snapshot } from '../snapshot/open';
-import { errorJson, GRPC, MethodNotAllowedError } from './errors';
+import { MethodNotAllowedError } from './errors';
 import { RequestMetrics } from './request-metrics';
 
 /**
  * Operations endpoints, mounted before the OpenAPI validator: `/health` (the process is up),
- * `/ready` (a snapshot is loaded and the server is not draining), `/metrics` (Prometheus text).
+ * `/ready` (a snapshot is loaded and the server is not draining: src/serve/readiness.ts decides),
+ * `/metrics` (Prometheus text).
  * Like every route, they answer GET and HEAD; any other method gets a 405.
  */
 
@@ -189,44 +190,16 @@ export function createMetrics(current: () => Snapshot | undefined, cache?: Cache
   };
 }
 
-export interface ReadinessInputs {
-  current: () => Snapshot | undefined; draining: () => boolean;
-  /** serve --max-lag-s (src/serve/live.ts): why the snapshot is too old to be ready, if it is */
-  stale?: (s: Snapshot) => string | undefined;
-  /** why the loaded snapshot must not take traffic yet (being checked, found damaged), if so */
-  notReady?: () => string | undefined;
-  /** files refused and why (a replacement that failed its check or is of another chain; a manifest of another chain) */
-  notServed?: () => { file: string; error: string }[];
-  /** the last check of the file served (src/snapshot/holder.ts CheckStatus): /ready says it */
-  check?: () => { state: string };
-}
-
 /**
- * /ready's answer: 200 with the snapshot served, or 503 with why not; either way the files
- * refused (`files_not_served`), when there are any — the snapshot served is then an older one.
+ * `/health`, `/ready` and `/metrics` of one chain; `ready` is its readiness (src/serve/readiness.ts
+ * chainReadiness), asked on each request.
  */
-export function readiness({ current, draining, stale, notReady = () => undefined, notServed, check }: ReadinessInputs): { ready: boolean; body: string } {
-  const refused = notServed?.() ?? [];
-  const checked = check?.();
-  const extra = refused.length === 0 && checked === undefined ? undefined
-    : { ...(checked === undefined ? {} : { check: checked }), ...(refused.length === 0 ? {} : { files_not_served: refused }) };
-  const fail = (why: string): { ready: false; body: string } => ({
-    ready: false, body: extra === undefined ? errorJson(GRPC.UNAVAILABLE, why) : JSON.stringify({ ...(JSON.parse(errorJson(GRPC.UNAVAILABLE, why)) as object), ...extra }),
-  });
-  const s = current();
-  if (!s) return fail('no snapshot is loaded');
-  if (draining()) return fail('shutting down');
-  const why = notReady() ?? stale?.(s);
-  if (why) return fail(why);
-  return { ready: true, body: JSON.stringify({ status: 'ready', snapshot_id: s.meta.snapshotId, height: s.meta.height, ...extra }) };
-}
-
-export function opsRouter(o: ReadinessInputs & { metrics: Metrics }): Router {
+export function opsRouter(o: { ready: () => { ready: boolean; body: string }; metrics: Metrics }): Router {
   const noStore = (res: Response): Response => res.set('Cache-Control', 'no-store');
   return Router()
     .get('/health', (_req, res) => { noStore(res).type('application/json').send('{"status":"ok"}'); })
     .get('/ready', (_req, res) => {
-      const r = readiness(o);
+      const r = o.ready();
       noStore(res).type('application/json').status(r.ready ? 200 : 503).send(r.body);
     })
     .get('/metrics', (_req, res, next) => {

@@ -122,7 +122,7 @@ export function tokenIdCandidates(req: Request): [string, string] | undefined {
  * spellings are `1 t T TRUE true True` and `0 f F FALSE false False`; any other value, the empty
  * one included, is the default — never a 400.
  */
-export function goBool(req: Request, name: string, fallback: boolean): boolean {
+function goBool(req: Request, name: string, fallback: boolean): boolean {
   const v = query<unknown>(req, name);
   return (typeof v === 'string' ? parseGoBool(v) : undefined) ?? fallback;
 }

@@ -14,7 +14,7 @@ import type { Registry } from 'prom-client';
  */
 
 /** One (method, route, status, chain) series: a count, and the latency histogram's share of it. */
-export class RequestSeries {
+class RequestSeries {
   count = 0;
   sum = 0;
   /** observations per bucket (not cumulative), by LATENCY_BUCKETS index */

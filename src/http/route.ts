@@ -18,7 +18,7 @@ export interface ApiRoute {
   /** the query parameters the handler reads: exactly the ones openapi.yaml lists for the path */
   readonly query: readonly string[];
   /**
-   * The change-record tags the answer reads (src/cache/tags.ts; docs/response-cache.md): a cached
+   * The change-record tags the answer reads (src/snapshot/tags.ts; docs/response-cache.md): a cached
    * answer is dropped when a write names one. `[]`: it reads nothing a write changes. A function
    * when they depend on the request (an account, a height).
    */
@@ -26,7 +26,7 @@ export interface ApiRoute {
   /**
    * A 200 of the route can never change — a tx, EVM tx or block, once present, is never rewritten
    * (an answer about one not yet present is a 404, never cached) — so it is sent with a long
-   * `Cache-Control: immutable` (src/cache/etag.ts IMMUTABLE_CACHE_CONTROL, set by sendJson).
+   * `Cache-Control: immutable` (src/http/etag.ts IMMUTABLE_CACHE_CONTROL, set by sendJson).
    */
   readonly immutable?: true;
   /** answers the request (thin: parameters → a snapshot query → the wire → sendJson) */

@@ -1,6 +1,6 @@
 import type { Response } from 'express';
 import { DeflateBody, identityOfGzip, JsonBody } from '../wire/packed';
-import { etagOf, etagSeed, IMMUTABLE_CACHE_CONTROL, requestIsFresh } from '../cache/etag';
+import { etagOf, etagSeed, IMMUTABLE_CACHE_CONTROL, requestIsFresh } from './etag';
 import { gzipEtag, requestAcceptsGzip } from './encoding';
 import { listResponse, Page } from '../snapshot/pagination';
 import { versionEtag, versionedTags } from './version-etag';
@@ -11,7 +11,7 @@ export const JSON_TYPE = 'application/json; charset=utf-8';
  * Sends a JSON answer: its bytes or text, or a DeflateBody of packed rows (src/wire/packed.ts).
  * A DeflateBody goes as gzip to a client that accepts it (assembled from the stored bytes: no
  * compression at request time), inflated once otherwise; the gzip one has its own ETag
- * (a hash of the bytes: src/cache/etag.ts etagOf; encoding.ts gzipEtag). Every answer says
+ * (a hash of the bytes: src/http/etag.ts etagOf; encoding.ts gzipEtag). Every answer says
  * `Vary: Accept-Encoding` (encoding.ts varyOnEncoding). What
  * Express's res.send does, without the parts that cost and do nothing here (content-type parsing,
  * charset rewriting, ETag generation is off anyway): Content-Type and Content-Length, a 304 when

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import { brotliCompress, constants, gzip } from 'node:zlib';
 import type { Request, RequestHandler, Response } from 'express';
-import { requestIsFresh } from '../cache/etag';
+import { requestIsFresh } from './etag';
 
 /**
  * Fixed files (the Swagger UI and explorer assets, the OpenAPI document) served precompressed

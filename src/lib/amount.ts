@@ -3,7 +3,7 @@
  * the number: a sign byte ('-' < '0'), then the magnitude zero-padded to a fixed width; negative
  * magnitudes are nine's-complemented so that larger debts sort first.
  */
-export const AMOUNT_DIGITS = 96;
+const AMOUNT_DIGITS = 96;
 const AMOUNT_RE = /^-?[0-9]+$/;
 
 export function isAmount(text: string): boolean {
@@ -11,7 +11,7 @@ export function isAmount(text: string): boolean {
 }
 
 /** Canonical decimal text: no leading zeros, no "-0". */
-export function canonicalAmount(text: string): string {
+function canonicalAmount(text: string): string {
   const neg = text.startsWith('-');
   const digits = text.replace(/^-/, '').replace(/^0+/, '') || '0';
   return neg && digits !== '0' ? `-${digits}` : digits;

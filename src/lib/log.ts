@@ -109,7 +109,7 @@ function isoClock(): () => string {
   };
 }
 
-/** A logger that drops everything (createApp without one, e.g. in route tests). */
+/** A logger that drops everything (an app built without one, e.g. in route tests). */
 export const silentLogger: Logger = {
   level: 'error', enabled: () => false, error: () => {}, warn: () => {}, info: () => {}, debug: () => {}, flush: () => {},
 };

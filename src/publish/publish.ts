@@ -76,7 +76,7 @@ export interface PublishResult {
 }
 
 /** gzip must save a tenth of the bytes to pay for the decompression on every replica. */
-export const AUTO_GZIP_MIN_SAVING = 0.1;
+const AUTO_GZIP_MIN_SAVING = 0.1;
 
 export async function publishSnapshot(o: PublishOptions): Promise<PublishResult> {
   // Refuses (with the open check's one line) anything `serve` would refuse.

@@ -170,7 +170,7 @@ export function msgTypesOf(tx: unknown): string[] {
 }
 
 /** keccak256("Transfer(address,address,uint256)"); an ERC-721 Transfer indexes the token id too (4 topics). */
-export const TRANSFER_TOPIC = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
+const TRANSFER_TOPIC = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
 
 /**
  * The (collection, token id) pairs a tx's events can name as NFTs (rollytics' tx_nfts): every

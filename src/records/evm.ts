@@ -10,8 +10,8 @@ import { ADDRESS_TOPIC } from './derive';
 import { describe, Fields, toAddress } from './fields';
 import { EvmTables, type EvmWriter } from '../snapshot/evm-writer';
 
-export const EVM_TX_FIELDS = ['sequence', 'height', 'receipt', 'signer', 'accounts'] as const;
-export const EVM_INTERNAL_TX_FIELDS = ['sequence', 'height', 'hash', 'index', 'parent_index', 'type', 'from', 'to',
+const EVM_TX_FIELDS = ['sequence', 'height', 'receipt', 'signer', 'accounts'] as const;
+const EVM_INTERNAL_TX_FIELDS = ['sequence', 'height', 'hash', 'index', 'parent_index', 'type', 'from', 'to',
   'input', 'output', 'value', 'gas', 'gasUsed', 'accounts'] as const;
 
 const HASH = /^0x[0-9a-fA-F]{64}$/;

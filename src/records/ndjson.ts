@@ -24,7 +24,7 @@ export interface LineBatch {
 }
 
 /** docs/dump-format.md: a longer line is refused, so a corrupt file cannot exhaust memory. */
-export const MAX_LINE_BYTES = 64 * 1024 * 1024;
+const MAX_LINE_BYTES = 64 * 1024 * 1024;
 const READ_CHUNK = 1024 * 1024;
 /** Batches stop at whichever limit comes first (≈500 4-KB txs, so the buffers in flight stay ≈25 MB). */
 const BATCH_LINES = 1000;

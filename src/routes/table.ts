@@ -1,5 +1,5 @@
 import { Request, Response, Router } from 'express';
-import { IMMUTABLE_CACHE_CONTROL, namesEtag } from '../cache/etag';
+import { IMMUTABLE_CACHE_CONTROL, namesEtag } from '../http/etag';
 import { requestAcceptsGzip } from '../http/encoding';
 import { versionEtag, versionedTags } from '../http/version-etag';
 import type { ApiRoute } from '../http/route';

@@ -10,7 +10,7 @@ import { errorMiddleware, GRPC, sendError, shown, UnavailableError } from '../ht
 import { urlLengthLimit } from '../http/limits';
 import { errorFields, Logger, silentLogger } from '../lib/log';
 import { ObserveRequest, requestObserver } from '../http/observe';
-import { createMetrics, Metrics, opsRouter, ReadinessInputs, routeLabel } from '../http/ops';
+import { createMetrics, Metrics, opsRouter, routeLabel } from '../http/ops';
 import { arrayQueryParameters, decodablePath, rollyticsQuery } from '../http/params';
 import { swaggerRouter } from '../http/swagger';
 import { normalizeUrl } from '../http/url';
@@ -18,9 +18,9 @@ import { ApiGroups, apiGroupsOf, OpenApiDocument, servedDocument, validatorDocum
 import { evmUnavailable } from '../routes/evm/routes';
 import { apiPathCheck, apiRouter, apiRoutes } from '../routes/table';
 import type { ApiRoute } from '../http/route';
-import type { CheckStatus } from '../snapshot/holder';
 import type { Snapshot } from '../snapshot/open';
 import type { ServeSettings } from '../settings/serve';
+import { chainReadiness, ReadinessHolder, ReadinessOptions } from './readiness';
 
 /*
  * The Express app: what answers a request once its chain is known — the chain's pages (ops,
@@ -32,10 +32,11 @@ import type { ServeSettings } from '../settings/serve';
 
 /**
  * The holder of a chain's snapshot as the app uses it (src/snapshot/holder.ts SnapshotHolder, or
- * a plain `{ current }` in tests); `current()` is undefined while none is loaded.
+ * a plain `{ current }` in tests): what readiness reads of it (src/serve/readiness.ts
+ * ReadinessHolder: current(), undefined while none is loaded; its check, faults, files refused)
+ * and what a request does with it.
  */
-export interface ChainHolder {
-  current(): Snapshot | undefined;
+export interface ChainHolder extends ReadinessHolder {
   /**
    * With hot swap (SnapshotHolder): current(), kept open for the request until release() — a
    * swap closes the old snapshot only after the requests that took it have finished.
@@ -44,13 +45,6 @@ export interface ChainHolder {
   release?(snapshot: Snapshot): void;
   /** a request on `snapshot` met a storage error (SnapshotHolder takes the snapshot out of rotation) */
   reportFault?(snapshot: Snapshot, error: Error): void;
-  faulty?(): Error | undefined;
-  /** the file served is being checked (its start-up check; a file just added): not ready yet */
-  checking?(): boolean;
-  /** the last check of the file served (/ready shows it) */
-  checkStatus?(): CheckStatus;
-  /** files refused (a damaged or other-chain replacement, a manifest of another chain), and why: /ready lists them */
-  notServed?(): { file: string; error: string }[];
 }
 
 /**
@@ -71,20 +65,14 @@ export interface ChainRoute {
  * the base URL, the limits, max-age, the explorer, response validation, the slow-request line;
  * each read where it is used), and what the process around it adds.
  */
-export interface AppOptions extends ServeSettings {
+export interface AppOptions extends ServeSettings, ReadinessOptions {
   /** where server faults are reported (never to the client); default: the logger, else stderr */
   logError?: (err: unknown) => void;
-  /** true once shutdown began: /ready answers 503 and connections are closed after each response */
-  draining?: () => boolean;
-  /** why /ready must answer 503 although a snapshot is loaded (e.g. its start-up check is running) */
-  notReady?: () => string | undefined;
-  /** serve --max-lag-s: /ready answers 503 with this reason (src/serve/live.ts staleness) */
-  stale?: (s: Snapshot) => string | undefined;
   /** a growing demo chain (serve --start-height, src/serve/growth.ts): the /status body while it grows */
   grownStatus?: (s: Snapshot) => string | undefined;
 }
 
-/** What createApp reports to and shares with the server around it; all optional. */
+/** What the app reports to and shares with the server around it; all optional. */
 export interface AppDependencies {
   /** one JSON line per request at level info, server faults at error */
   logger?: Logger;
@@ -150,25 +138,6 @@ export function uncacheable(res: Response): void {
   res.setHeader('Cache-Control', 'no-store');
 }
 
-/**
- * What /ready answers from (src/http/ops.ts readiness), on the app's port or the operations port;
- * `chain`: one chain of a replica serving several (its own start-up check).
- */
-export function readinessInputs(snapshots: ChainHolder, options: AppOptions): ReadinessInputs {
-  return {
-    current: () => snapshots.current(),
-    draining: options.draining ?? ((): boolean => false),
-    stale: options.stale,
-    notReady: () => (snapshots.checking?.() ? CHECKING : undefined) ?? options.notReady?.()
-      ?? (snapshots.faulty?.() ? 'snapshot file is damaged; waiting for a good file' : undefined),
-    notServed: snapshots.notServed?.bind(snapshots),
-    check: snapshots.checkStatus?.bind(snapshots),
-  };
-}
-
-/** /ready's reason while the file served is being checked. */
-const CHECKING = 'checking the snapshot file (quick check)';
-
 /** What the app is built from: its document and options, and what it reports to (AppDependencies). */
 export type AppArgs = { openapi: OpenApiDocument; options: AppOptions } & AppDependencies;
 
@@ -187,15 +156,11 @@ export interface AppRouting {
 }
 
 /**
- * Builds the Express app of the one chain of a replica, at the root (under --base-url when the
- * caller cuts it: src/serve/routing.ts createRequestListener); it never listens (src/serve/server.ts).
+ * The Express app of a replica — of its one chain, or of its several, each under `/{id}/` — as
+ * src/serve/routing.ts createRequestListener routes to it (the one caller: `serve`, `--get`,
+ * startServer(), tests and benchmarks all go through it); it never listens (src/serve/server.ts).
+ * The app, and the request observer it logs and counts with (the cached front shares it).
  */
-export function createApp(args: AppArgs & { snapshots: ChainHolder }): Express {
-  const only: ChainRoute = { id: '', base: args.options.baseUrl, holder: args.snapshots };
-  return buildApp(args, { chainOf: () => only, only, outsideBase: () => false }).app;
-}
-
-/** The app, and the request observer it logs and counts with (the cached front shares it). */
 export function buildApp(args: AppArgs, routing: AppRouting): { app: Express; observe: ObserveRequest; metrics: Metrics; routes: readonly ApiRoute[] } {
   const { openapi, options, logger = silentLogger, metrics, responseCache } = args;
   const { chainOf, several } = routing;
@@ -224,7 +189,7 @@ export function buildApp(args: AppArgs, routing: AppRouting): { app: Express; ob
   // (a growing demo chain's /status changes without a write: sent with no-store and no ETag, never decided from versions)
   // what is per chain — its readiness, the prefix Swagger UI and the explorer carry — is built once per chain
   app.use(perChain(chainOf, apiPathCheck(routes), (chain) => Router().use(
-    opsRouter({ ...readinessInputs(chain.holder, options), metrics: ops }),
+    opsRouter({ ready: chainReadiness(chain.holder, options), metrics: ops }),
     // the served document names the prefix (Swagger UI's "Try it out" calls go there) and only
     // the groups the chain's snapshot answers (no /evm- paths on Move and Wasm)
     swaggerRouter({

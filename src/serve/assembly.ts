@@ -14,15 +14,15 @@ import { Admission, admission, peerAddress } from '../http/admission';
 import { CachePart, ResponseCache } from '../cache/store';
 import { corsHeaders } from '../http/cors';
 import { errorFields, Logger } from '../lib/log';
-import { createMetrics, Metrics, MetricsChain, readiness } from '../http/ops';
+import { createMetrics, Metrics, MetricsChain } from '../http/ops';
 import { changeOf, OpsPort, reportEvery, startOpsPort } from '../http/ops-port';
 import cluster from 'node:cluster';
 import type { ServeSettings } from '../settings/serve';
 import { SnapshotHolder, type CheckStatus } from '../snapshot/holder';
 import type { Snapshot } from '../snapshot/open';
 import { checkPages } from '../snapshot/verify';
-import { readinessInputs } from './app';
-import { chainIdOf, createRequestListener, rootReadiness } from './routing';
+import { chainReadiness, rootReadiness } from './readiness';
+import { chainIdOf, createRequestListener } from './routing';
 import { ChainSet, ServedChain } from './chains';
 import { PrimaryMessage, tellPrimary, WorkerMessage } from './cluster';
 import { CommitWatch, registerLagMetrics, staleness, watchCommits } from './live';
@@ -175,7 +175,7 @@ export async function assembleServeStack(o: ServeStackOptions): Promise<ServeSta
     }, (inner) => (admitted = admitRequests(inner, o, metrics, chains !== undefined)).listener);
     ops = await startOps(o, metrics, chains
       ? () => rootReadiness(chains, appOptions, draining)
-      : () => readiness(readinessInputs(holder as SnapshotHolder, appOptions)));
+      : chainReadiness(holder as SnapshotHolder, appOptions));
     running = await listen(app, o.host, o.port, o.limits, {
       shed: (info) => o.logger.warn('near the file-descriptor limit: closed the oldest idle connections', info),
     });

@@ -36,7 +36,7 @@ import { fsReason } from '../paths';
  * to one would shadow it (or be shadowed). The ops endpoints, the API's roots, Swagger UI, the
  * explorer's pages and its asset directory.
  */
-export const RESERVED_SEGMENTS: ReadonlySet<string> = new Set([
+const RESERVED_SEGMENTS: ReadonlySet<string> = new Set([
   'health', 'ready', 'metrics', 'status', 'swagger', 'indexer', 'explorer', 'favicon.ico', 'robots.txt',
   ...EXPLORER_PAGES.map((p) => p.split('/')[1]).filter((s) => s !== ''),
 ]);
@@ -90,7 +90,7 @@ function statOrUndefined(file: string): Stats | undefined {
 }
 
 /** The snapshot files of a `--db-dir` directory: `*.sqlite`, not dot files. */
-export function snapshotFilesIn(dir: string): string[] {
+function snapshotFilesIn(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true })
     .filter((e) => (e.isFile() || e.isSymbolicLink()) && e.name.endsWith('.sqlite') && !e.name.startsWith('.'))
     .map((e) => join(dir, e.name))

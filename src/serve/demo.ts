@@ -5,7 +5,7 @@ import { VM_TYPES, VmType } from '../lib/vm';
 
 export const DEMO_VMS: readonly VmType[] = VM_TYPES;
 
-export function demoAsset(vm: VmType): string {
+function demoAsset(vm: VmType): string {
   return `fixtures/demo/${vm}.sqlite`;
 }
 

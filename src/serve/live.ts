@@ -85,7 +85,7 @@ export function watchCommits(holder: SnapshotHolder, pollMs: number, onError?: (
 const newest = new WeakMap<Snapshot, number>();
 
 /** Unix seconds of the snapshot's newest block (0 without blocks); one query per snapshot. */
-export function newestBlockSeconds(s: Snapshot): number {
+function newestBlockSeconds(s: Snapshot): number {
   let t = newest.get(s);
   if (t === undefined) {
     const us = newestBlockTimeUs(s.db);
@@ -95,7 +95,7 @@ export function newestBlockSeconds(s: Snapshot): number {
   return t;
 }
 
-export function newestBlockAgeSeconds(s: Snapshot, nowMs = Date.now()): number {
+function newestBlockAgeSeconds(s: Snapshot, nowMs = Date.now()): number {
   const t = newestBlockSeconds(s);
   return t === 0 ? Infinity : nowMs / 1000 - t;
 }

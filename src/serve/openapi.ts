@@ -5,7 +5,7 @@ import { isSingleExecutable, readTextAsset, ROOT } from '../assets';
 export type OpenApiDocument = Record<string, unknown>;
 
 /** `make build` writes openapi.yaml as JSON here (scripts/build-bundle.js): no YAML parse at start-up. */
-export const OPENAPI_JSON_ASSET = 'build/openapi.json';
+const OPENAPI_JSON_ASSET = 'build/openapi.json';
 
 /** openapi.json when it is at least as new as openapi.yaml (always, inside the single executable). */
 function jsonIsCurrent(): boolean {

@@ -2,14 +2,16 @@ import type { IncomingMessage, RequestListener } from 'node:http';
 import { RequestHandler, Response, Router } from 'express';
 import { cachedFront, FrontSource } from '../cache/front';
 import { cacheControlOf } from '../cache/fill';
+import { ChainEntry, chainPickerHtml } from '../explorer/chain-picker';
 import { corsHeaders } from '../http/cors';
-import { errorJson, GRPC, sendError, shown } from '../http/errors';
+import { GRPC, sendError, shown } from '../http/errors';
 import { Limits, urlTooLong } from '../http/limits';
 import { silentLogger } from '../lib/log';
-import { methodNotAllowed, Metrics, readiness } from '../http/ops';
+import { methodNotAllowed, Metrics } from '../http/ops';
 import { underBase } from '../http/url';
 import { routeMatcher } from '../http/version-etag';
-import { AppArgs, AppOptions, buildApp, ChainHolder, ChainRoute, readinessInputs, uncacheable } from './app';
+import { AppArgs, AppOptions, buildApp, ChainHolder, ChainRoute, uncacheable } from './app';
+import { chainReadiness, rootReadiness } from './readiness';
 
 /**
  * Where a request finds its chain, read top to bottom in the order it runs: the listener
@@ -17,10 +19,13 @@ import { AppArgs, AppOptions, buildApp, ChainHolder, ChainRoute, readinessInputs
  * (cutBase) or the base URL and the chain's prefix (cutChain: a replica of several chains,
  * `/{chain_id}/…`), then the response cache's front answers what it holds from memory
  * (src/cache/front.ts), then admission (`wrap`, src/http/admission.ts) gives what runs a query
- * its turn, then the Express app of the request's chain answers (src/serve/app.ts: its pages,
- * snapshot, validator and the routes of src/routes/table.ts). A request routed to no chain of a
- * replica of several is the root's: the chain list (JSON or the explorer's chain picker), the
- * replica's /health, /ready and /metrics (rootRouter).
+ * its turn, then the Express app answers (src/serve/app.ts buildApp: one app for every chain of
+ * the replica, built once here, which reads the request's chain back through `chainOf` — the
+ * chain's pages, its snapshot, the filling of its part of the cache — then the query checks, the
+ * validator and the routes of src/routes/table.ts). A request routed to no chain of a replica of
+ * several is the root's: the chain list (JSON or the explorer's chain picker,
+ * src/explorer/chain-picker.ts), the replica's /health, /ready (src/serve/readiness.ts) and
+ * /metrics (rootRouter).
  */
 
 /** The chains of a replica serving several (src/serve/chains.ts ChainSet). */
@@ -152,13 +157,10 @@ function segmentEnd(url: string): number {
   return url.length;
 }
 
-/** One chain in the root's list: `ready` as its own /ready, and why not. */
-interface ChainEntry { chain_id: string; vm_type: string | null; height: number | null; path: string; ready: boolean; not_ready?: string }
-
 function chainEntries(chains: ChainDirectory, options: AppOptions): ChainEntry[] {
   return chains.list().map((c) => {
     const s = c.holder.current();
-    const r = readiness(readinessInputs(c.holder, options));
+    const r = chainReadiness(c.holder, options)();
     const why = r.ready ? undefined : (JSON.parse(r.body) as { message?: string }).message;
     return { chain_id: c.id, vm_type: s?.meta.vmType ?? null, height: s?.meta.height ?? null, path: `${c.base}/`, ready: r.ready, ...(why === undefined ? {} : { not_ready: why }) };
   });
@@ -181,7 +183,7 @@ function rootRouter(chains: ChainDirectory, metrics: Metrics, options: AppOption
       const refused = chains.refused();
       noStore(res).vary('Accept');
       if (options.explorer && req.accepts(['application/json', 'text/html']) === 'text/html') {
-        res.type('text/html; charset=utf-8').send(chainPickerHtml(list, refused, base, listUrl(req, base)));
+        res.type('text/html; charset=utf-8').send(chainPickerHtml(req, list, refused, base));
         return;
       }
       res.type('application/json').send(JSON.stringify({ chains: list, ...(refused.length === 0 ? {} : { files_not_served: refused }) }));
@@ -205,57 +207,4 @@ function rootRouter(chains: ChainDirectory, metrics: Metrics, options: AppOption
     if (chainOf(req) !== undefined) { next(); return; }
     router(req, res, next);
   };
-}
-
-/** The root /ready of a replica of several chains: ready while any chain is; each chain's own answer. */
-export function rootReadiness(chains: ChainDirectory, options: AppOptions, draining: boolean): { ready: boolean; body: string } {
-  const breakdown: Record<string, unknown> = {};
-  let any = false;
-  for (const c of chains.list()) {
-    const r = readiness(readinessInputs(c.holder, options));
-    any ||= r.ready;
-    breakdown[c.id] = JSON.parse(r.body) as unknown;
-  }
-  const refused = chains.refused();
-  const extra = refused.length === 0 ? {} : { files_not_served: refused };
-  if (draining) return { ready: false, body: JSON.stringify({ ...JSON.parse(errorJson(GRPC.UNAVAILABLE, 'shutting down')) as object, chains: breakdown, ...extra }) };
-  if (!any) {
-    const why = Object.keys(breakdown).length === 0 ? 'no chain is served' : 'no chain is ready';
-    return { ready: false, body: JSON.stringify({ ...JSON.parse(errorJson(GRPC.UNAVAILABLE, why)) as object, chains: breakdown, ...extra }) };
-  }
-  return { ready: true, body: JSON.stringify({ status: 'ready', chains: breakdown, ...extra }) };
-}
-
-const htmlEscape = (t: string): string => t.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-
-/**
- * The chain list's URL as this request reached it (scheme and Host as sent), for the picker's
- * curl line: a Host that is not a plain host[:port] is not echoed into a shell command.
- */
-function listUrl(req: IncomingMessage & { protocol?: string }, base: string): string {
-  const host = req.headers.host;
-  const safe = host !== undefined && /^[A-Za-z0-9.-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/.test(host) ? host : 'localhost';
-  return `${req.protocol === 'https' ? 'https' : 'http'}://${safe}${base}/`;
-}
-
-/** The explorer's chain picker: each chain's explorer, its VM and height, whether it is ready; the files not served and why; the explorer's top bar and column. */
-function chainPickerHtml(list: ChainEntry[], refused: { file: string; error: string }[], base: string, url: string): string {
-  const rows = list.map((c) => `<li><a href="${htmlEscape(c.path)}">${htmlEscape(c.chain_id)}</a> <span class="muted">${htmlEscape(c.vm_type ?? 'not loaded')}${c.height === null ? '' : ` · height ${c.height}`}</span>`
-    + `${c.ready ? '' : ` <strong class="not-ready">not ready: ${htmlEscape(c.not_ready ?? '')}</strong>`}</li>`).join('\n');
-  const notServed = refused.length === 0 ? '' : `<h2>Files not served</h2>
-<ul class="not-served">
-${refused.map((r) => `<li><code>${htmlEscape(r.file)}</code>: ${htmlEscape(r.error)}</li>`).join('\n')}
-</ul>
-`;
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>indexer-api · chains</title><link rel="stylesheet" href="${base}/${list.length > 0 ? list[0].chain_id + '/' : ''}explorer/explorer.css"></head>
-<body><header class="top"><span class="brand">indexer-api <span>chains</span></span></header>
-<main><h1>Chains</h1>
-<p>${list.length === 0 ? 'This replica serves no chain yet.' : `This replica serves ${list.length} chain${list.length === 1 ? '' : 's'}; each has its explorer, its API and Swagger UI under its own path.`}</p>
-<ul class="chains">
-${rows}
-</ul>
-${notServed}<p class="muted">As JSON: <code>curl -H 'Accept: application/json' '${htmlEscape(url)}'</code></p>
-</main></body></html>`;
 }

@@ -41,7 +41,7 @@ function wanted(r: Rule): string {
 }
 
 /** The value yargs collected for the option → the number, or a message naming what was typed. */
-export function parseNumber(name: string, r: Rule, value: unknown): number | undefined {
+function parseNumber(name: string, r: Rule, value: unknown): number | undefined {
   if (value === undefined) return undefined;
   // Repeated on the command line: the last one wins, as with every other option.
   const v = Array.isArray(value) ? value[value.length - 1] as unknown : value;
@@ -93,16 +93,11 @@ export function choice(o: Options & { choices: readonly string[] }): Options {
   return { ...o, requiresArg: true };
 }
 
-/** `named()` for a builder that declares its options one `.option(key, …)` at a time. */
-export function checked(key: string, o: Options): Options {
-  return named({ [key]: o })[key];
-}
-
 /**
  * The shortest wait a duration option takes: below it a poll loop spins (`follow --interval 0`
  * polled without pause, minutes of CPU for nothing new).
  */
-export const MIN_DURATION_MS = 50;
+const MIN_DURATION_MS = 50;
 
 /**
  * A duration option (`2s`, `500ms`, `1m`; src/lib/duration.ts), read into milliseconds while
@@ -115,7 +110,7 @@ export function duration(o: Options & { zero?: string }): Options {
 }
 
 
-export function parseDurationOption(name: string, value: unknown, zero: string | undefined): number | undefined {
+function parseDurationOption(name: string, value: unknown, zero: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const v = Array.isArray(value) ? value[value.length - 1] as unknown : value;
   const wanted = `a duration like 2s, 500ms, 2m or 1h, at least ${MIN_DURATION_MS}ms${zero === undefined ? '' : ` (or 0: ${zero})`}`;
@@ -156,7 +151,7 @@ export function httpUrl(o: Options): Options {
 }
 
 
-export function parseHttpUrl(name: string, value: unknown): string | undefined {
+function parseHttpUrl(name: string, value: unknown): string | undefined {
   if (value === undefined) return undefined;
   const v = String(Array.isArray(value) ? value[value.length - 1] as unknown : value);
   let u: URL | undefined;

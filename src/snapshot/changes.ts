@@ -6,7 +6,7 @@
  * everything else stays valid across the batch.
  *
  * The tags — their vocabulary and the table of what names and reads each — live in
- * src/cache/tags.ts, the one module the writer and the response cache share.
+ * src/snapshot/tags.ts, the one module the writer and the response cache share.
  *
  * A file without the table (built before change records, or imported and never followed) has no
  * records: a reader that sees its state move without records empties its cache (a gap). The
@@ -15,7 +15,7 @@
 import type Database from 'better-sqlite3';
 
 /** change records kept in the file: at one batch a second, more than an hour of them */
-export const KEEP_RECORDS = 4096;
+const KEEP_RECORDS = 4096;
 
 const TABLE_SQL = `CREATE TABLE IF NOT EXISTS changes (
   seq INTEGER PRIMARY KEY,

@@ -16,7 +16,7 @@ import { statSync } from 'node:fs';
 import { readPackedRow } from '../wire/packed';
 import { prepareChangeReader, type ChangeReader } from './changes';
 import { prepareTagVersions, type TagVersionReader, type TagVersions } from './tag-versions';
-import { COLLECTIONS } from '../cache/tags';
+import { COLLECTIONS } from './tags';
 import type { CollectionNames } from './queries/collection-names';
 
 import type { VmType } from '../lib/vm';
@@ -78,7 +78,7 @@ export interface Snapshot extends SnapshotFile {
   /**
    * The chain this file holds: a hash of its chain id and its lowest block, the same on every
    * replica of that chain however it was made (followed, pulled, imported, `import --base`),
-   * different for another chain. Part of every ETag (src/cache/etag.ts).
+   * different for another chain. Part of every ETag (src/http/etag.ts).
    */
   lineage: string;
   /** the tag versions of this state (src/snapshot/tag-versions.ts): what an answer's ETag is a hash of (src/http/version-etag.ts) */

@@ -6,8 +6,7 @@ import { DeflateBody, isPackedRow, JsonBody } from '../wire/packed';
  * `util/common-handler/common/pagination.go`: limit 100 (1..1000), count_total true, reverse true.
  */
 
-export const DEFAULT_LIMIT = 100;
-export const MAX_LIMIT = 1000;
+const DEFAULT_LIMIT = 100;
 
 export type KeyValue = number | string;
 
@@ -52,7 +51,7 @@ const BASE64 = /^[A-Za-z0-9+/\-_]*={0,2}$/;
  * Accepts our keys and rollytics' (docs/api-contract.md#accepted-keys): standard base64 (URL-safe and unpadded
  * tolerated; a `+` that arrived as a space is restored) of a decimal offset or a JSON object.
  */
-export function decodeKey(raw: string): PageKey {
+function decodeKey(raw: string): PageKey {
   const b64 = raw.replace(/ /g, '+');
   if (!BASE64.test(b64)) throw invalidValue('pagination.key', raw, 'must be a base64 string');
   const text = Buffer.from(b64.replace(/-/g, '+').replace(/_/g, '/'), 'base64').toString('utf8').trim();

@@ -26,7 +26,7 @@ export const RANK_STEP = 128;
 const ORDER_DESC = 'ORDER BY amount_key DESC, account DESC';
 
 /** Whether the file has the marks table (schema v3) — on `db`'s connection, `schemaName` ('main' by default). */
-export function hasRanks(db: Database.Database, schemaName = 'main'): boolean {
+function hasRanks(db: Database.Database, schemaName = 'main'): boolean {
   return db.prepare(`SELECT 1 FROM ${schemaName}.sqlite_schema WHERE type = 'table' AND name = 'richlist_ranks'`).get() !== undefined;
 }
 

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, unlinkSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { recordChange } from './changes';
-import { denomTag, TIP } from '../cache/tags';
+import { denomTag, TIP } from './tags';
 import type Database from 'better-sqlite3';
 import { openStore, tempPathBeside } from './store';
 import { ensureRanks, writeRanks } from './richlist-ranks';

@@ -193,7 +193,7 @@ export function compactCopy(file: string, dest: string): void {
   }
 }
 
-export function pidAlive(pid: number): boolean {
+function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -11,7 +11,7 @@ import { INDEXES_SQL, SCHEMA_VERSION, schemaSql, TABLES_SQL } from './schema';
 import { ensureRanks, writeRanks } from './richlist-ranks';
 import { prepareTipQueries } from './queries/tip';
 import { recordChange } from './changes';
-import { accountTag, ANY_TX, collectionTag, COLLECTIONS, denomTag, heightTag, INTERNAL_TXS, ownerTag, TIP } from '../cache/tags';
+import { accountTag, ANY_TX, collectionTag, COLLECTIONS, denomTag, heightTag, INTERNAL_TXS, ownerTag, TIP } from './tags';
 
 /** Rows per multi-row INSERT into the tx link tables. */
 const LINK_ROWS = 64;

@@ -7,7 +7,7 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createApp } from '../../src/serve/app';
+import { createRequestListener } from '../../src/serve/routing';
 import { runImport } from '../../src/import/run';
 import { loadOpenApi } from '../../src/serve/openapi';
 import { listen } from '../../src/serve/server';
@@ -27,7 +27,7 @@ export interface GrowingSource {
 export async function growingSource(first: string): Promise<GrowingSource> {
   let cur: Snapshot = openSnapshot(first);
   const old: Snapshot[] = [];
-  const app = createApp({ snapshots: { current: () => cur }, openapi: loadOpenApi(), options: appOptions({ corsOrigin: '', logError: () => undefined }) });
+  const app = createRequestListener({ snapshots: { current: () => cur }, openapi: loadOpenApi(), options: appOptions({ corsOrigin: '', logError: () => undefined }) });
   const running = await listen(app, '127.0.0.1', 0);
   return {
     url: running.url,

@@ -31,7 +31,7 @@ import { runImport } from '../../src/import/run';
 import { canonicalAddress, toHex0x } from '../../src/lib/address';
 import { amountKey } from '../../src/lib/amount';
 import { openDatabase } from '../../src/sqlite';
-import { createApp } from '../../src/serve/app';
+import { createRequestListener } from '../../src/serve/routing';
 import { loadOpenApi } from '../../src/serve/openapi';
 import { listen } from '../../src/serve/server';
 import { openSnapshot } from '../../src/snapshot/open';
@@ -63,7 +63,7 @@ function fetchRaw(url: string, headers: Record<string, string>): Promise<Answer>
 /** A server with no response cache over the file as it is now (one read transaction). */
 async function freshServer(file: string): Promise<{ url: string; close(): Promise<void> }> {
   const snapshot = openSnapshot(file);
-  const app = createApp({ snapshots: { current: () => snapshot }, openapi: loadOpenApi(), options: appOptions({ corsOrigin: '', logError: () => undefined }) });
+  const app = createRequestListener({ snapshots: { current: () => snapshot }, openapi: loadOpenApi(), options: appOptions({ corsOrigin: '', logError: () => undefined }) });
   const running = await listen(app, '127.0.0.1', 0);
   return { url: running.url, async close() { await running.close(); snapshot.close(); } };
 }

@@ -9,7 +9,7 @@ import { expect } from 'chai';
 import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createApp } from '../../src/serve/app';
+import { createRequestListener } from '../../src/serve/routing';
 import { loadOpenApi } from '../../src/serve/openapi';
 import { listen } from '../../src/serve/server';
 import { openSnapshot } from '../../src/snapshot/open';
@@ -69,7 +69,7 @@ describe('follow beside a replica of several chains', function () {
       expect((metric(await metrics(), 'indexer_api_response_cache_hits_total') ?? 0) - hitsBefore, `hits after ${WASM} reached ${h}`).to.equal(2 * other.length);
       // the followed chain answers what a fresh server over its file answers
       const snapshot = openSnapshot(db);
-      const fresh = await listen(createApp({ snapshots: { current: () => snapshot }, openapi: loadOpenApi(), options: appOptions({ corsOrigin: '', logError: () => undefined }) }), '127.0.0.1', 0);
+      const fresh = await listen(createRequestListener({ snapshots: { current: () => snapshot }, openapi: loadOpenApi(), options: appOptions({ corsOrigin: '', logError: () => undefined }) }), '127.0.0.1', 0);
       try {
         for (const p of ['/status', '/indexer/tx/v1/txs?pagination.limit=5', '/indexer/block/v1/blocks?pagination.limit=3']) {
           const [a, b] = await Promise.all([get(`${serve.url}/${WASM}${p}`), get(fresh.url + p)]);

@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runImport } from '../../src/import/run';
-import { createApp } from '../../src/serve/app';
+import { createRequestListener } from '../../src/serve/routing';
 import { loadOpenApi } from '../../src/serve/openapi';
 import { listen, type RunningServer } from '../../src/serve/server';
 import { canonicalAddress } from '../../src/lib/address';
@@ -53,7 +53,7 @@ describe('API source, follow batches: in-memory staging and overlapped steps (#3
   before(async () => {
     full = openSnapshot(DEMO('evm'));
     top = full.meta.height;
-    const app = createApp({ snapshots: { current: () => full }, openapi: loadOpenApi(), options: appOptions({ corsOrigin: '', logError: () => undefined }) });
+    const app = createRequestListener({ snapshots: { current: () => full }, openapi: loadOpenApi(), options: appOptions({ corsOrigin: '', logError: () => undefined }) });
     server = await listen((req: IncomingMessage, res: ServerResponse) => {
       if (failing(req.url ?? '')) { res.statusCode = 500; res.end('failing on purpose'); return; }
       app(req, res);

@@ -1,18 +1,19 @@
 /**
  * The one test-app factory. Per VM and per test run: copy the demo dump (or generate it when
  * fixtures/demo/dumps/<vm> is missing), import it with runImport into a temp directory (so every
- * route test also exercises import), open the snapshot, and serve it with createApp with response
+ * route test also exercises import), open the snapshot, and serve it with serve's own request
+ * listener (src/serve/routing.ts createRequestListener, without the response cache) with response
  * validation on — every response is checked against openapi.yaml.
  */
 import type Database from 'better-sqlite3';
-import type { Express } from 'express';
 import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer, Server } from 'node:http';
+import { createServer, RequestListener, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import request from 'supertest';
-import { AppOptions, createApp } from '../../src/serve/app';
+import { AppOptions } from '../../src/serve/app';
+import { createRequestListener } from '../../src/serve/routing';
 import { appOptions } from './app-options';
 import { runGenerate } from '../../src/commands/generate';
 import { runImport } from '../../src/import/run';
@@ -87,7 +88,8 @@ export function testChain(vm: Vm): Promise<TestChain> {
 }
 
 export interface TestApp extends TestChain {
-  app: Express;
+  /** what the HTTP server runs, as `serve` builds it (src/serve/routing.ts createRequestListener) */
+  app: RequestListener;
   /** a listening server on 127.0.0.1 (one per app, reused by every request) */
   server: Server;
   baseUrl: string;
@@ -100,7 +102,7 @@ const servers: Server[] = [];
 
 async function buildApp(vm: Vm, overrides: Partial<AppOptions>): Promise<TestApp> {
   const chain = await testChain(vm);
-  const app = createApp({
+  const app = createRequestListener({
     snapshots: { current: () => chain.snapshot },
     openapi: loadOpenApi(),
     options: appOptions({

@@ -38,13 +38,13 @@ describe('layer rules (make lint): forbidden imports planted in a copy of src/',
     expect(r.output).to.match(/layer-snapshot: src\/snapshot\/planted\.ts → src\/serve\/assembly\.ts/);
   });
 
-  it('fails on http/ importing the response cache (src/cache/, a higher rank) and on snapshot/ importing its store, while the cache\'s leaves (tags, ETags) are importable from below', () => {
+  it('fails on http/ importing the response cache (src/cache/, a higher rank) and on snapshot/ importing its store, while the tag vocabulary (src/snapshot/tags.ts) is the snapshot\'s own', () => {
     writeFileSync(join(dir, 'src', 'http', 'planted-cache.ts'), "export { cachedFront } from '../cache/front';\n");
-    writeFileSync(join(dir, 'src', 'snapshot', 'planted-cache.ts'), "export type { ResponseCache } from '../cache/store';\nexport { TIP } from '../cache/tags';\n");
+    writeFileSync(join(dir, 'src', 'snapshot', 'planted-cache.ts'), "export type { ResponseCache } from '../cache/store';\nexport { TIP } from './tags';\n");
     const r = layerCheck(dir);
     expect(r.status, r.output).to.not.equal(0);
     expect(r.output).to.match(/layer-http: src\/http\/planted-cache\.ts → src\/cache\/front\.ts/);
     expect(r.output).to.match(/layer-snapshot: src\/snapshot\/planted-cache\.ts → src\/cache\/store\.ts/);
-    expect(r.output).to.not.match(/src\/snapshot\/planted-cache\.ts → src\/cache\/tags\.ts/);
+    expect(r.output).to.not.match(/src\/snapshot\/planted-cache\.ts → src\/snapshot\/tags\.ts/);
   });
 });

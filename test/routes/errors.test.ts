@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import request, { Response } from 'supertest';
-import { createApp } from '../../src/serve/app';
+import { createRequestListener } from '../../src/serve/routing';
 import { SHOWN_VALUE_CHARS } from '../../src/http/errors';
 import { loadOpenApi } from '../../src/serve/openapi';
 import { bech32Of, hexOf } from '../helpers/address';
@@ -66,7 +66,7 @@ describe('errors: 404 for a missing object', () => {
 
 describe('errors: 503 while no snapshot is loaded', () => {
   it('answers every route with 503 and gRPC code 14', async () => {
-    const app = createApp({ snapshots: { current: () => undefined }, openapi: loadOpenApi(), options: appOptions({ corsOrigin: '*', validateResponses: true }) });
+    const app = createRequestListener({ snapshots: { current: () => undefined }, openapi: loadOpenApi(), options: appOptions({ corsOrigin: '*', validateResponses: true }) });
     for (const path of ['/status', '/indexer/block/v1/blocks', '/indexer/tx/v1/txs/by_height/1', '/indexer/richlist/v1/umin']) {
       expectError(await request(app).get(path), 503, 14, path);
     }

@@ -3,7 +3,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
-import { createApp } from '../../src/serve/app';
+import { createRequestListener } from '../../src/serve/routing';
 import { runImport } from '../../src/import/run';
 import { loadOpenApi } from '../../src/serve/openapi';
 import { openSnapshot } from '../../src/snapshot/open';
@@ -56,7 +56,7 @@ describe('GET /status', () => {
       await runImport({ fromDump: dir, out: file, force: false, quiet: true, json: false });
       const snapshot = openSnapshot(file);
       try {
-        const app = createApp({ snapshots: { current: () => snapshot }, openapi: loadOpenApi(), options: appOptions({ corsOrigin: '*', validateResponses: true }) });
+        const app = createRequestListener({ snapshots: { current: () => snapshot }, openapi: loadOpenApi(), options: appOptions({ corsOrigin: '*', validateResponses: true }) });
         const res = await request(app).get('/status');
         expect(res.status).to.equal(200);
         const base = (await makeTestApp('evm')).api;

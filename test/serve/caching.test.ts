@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { copyFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
-import { etagOf } from '../../src/cache/etag';
+import { etagOf } from '../../src/http/etag';
 import { CacheState, ResponseCache } from '../../src/cache/store';
 import type { ChangeRecord } from '../../src/snapshot/changes';
 import { DEMO, get, getJson, metric, eventually, serveTmp, ServeProcess, smallSnapshots, startServe } from './helpers';

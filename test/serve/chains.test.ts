@@ -11,7 +11,7 @@ import { execFile, spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { etagOf } from '../../src/cache/etag';
+import { etagOf } from '../../src/http/etag';
 import { ResponseCache, type CacheState } from '../../src/cache/store';
 import { createLogger } from '../../src/lib/log';
 import { defaultServeSettings } from '../../src/settings/serve';

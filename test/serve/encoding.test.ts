@@ -4,7 +4,7 @@ import { request as httpRequest } from 'node:http';
 import { crc32, gunzipSync, gzipSync } from 'node:zlib';
 import { targetsOf } from '../../bench/targets';
 import { acceptsGzip, addVary, gzipEtag, withVary } from '../../src/http/encoding';
-import { createApp } from '../../src/serve/app';
+import { createRequestListener } from '../../src/serve/routing';
 import { loadOpenApi } from '../../src/serve/openapi';
 import { RunningServer, listen } from '../../src/serve/server';
 import { openSnapshot, Snapshot } from '../../src/snapshot/open';
@@ -95,7 +95,7 @@ for (const vm of ['wasm', 'evm', 'move'] as const) {
     let server: RunningServer;
     before(async () => {
       snapshot = openSnapshot(DEMO(vm));
-      server = await listen(createApp({ snapshots: { current: () => snapshot }, openapi: loadOpenApi(), options: appOptions({ corsOrigin: '*' }) }), '127.0.0.1', 0);
+      server = await listen(createRequestListener({ snapshots: { current: () => snapshot }, openapi: loadOpenApi(), options: appOptions({ corsOrigin: '*' }) }), '127.0.0.1', 0);
     });
     after(async () => {
       await server.close();

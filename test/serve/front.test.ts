@@ -1,7 +1,6 @@
 import { expect } from 'chai';
 import { connect } from 'node:net';
 import { targetsOf } from '../../bench/targets';
-import { createApp } from '../../src/serve/app';
 import { createRequestListener } from '../../src/serve/routing';
 import { ResponseCache } from '../../src/cache/store';
 import { normalizeUrl } from '../../src/http/url';
@@ -61,7 +60,7 @@ for (const vm of ['move', 'wasm', 'evm'] as const) {
         const snapshots = { current: () => snapshot };
         const openapi = loadOpenApi();
         cache = new ResponseCache(64 << 20, Infinity, false); // admission is caching.test's; here: every 200 stored
-        plain = await listen(createApp({ snapshots, openapi, options: appOptions({ corsOrigin }) }), '127.0.0.1', 0);
+        plain = await listen(createRequestListener({ snapshots, openapi, options: appOptions({ corsOrigin }) }), '127.0.0.1', 0);
         cached = await listen(createRequestListener({ snapshots, openapi, options: appOptions({ corsOrigin }), responseCache: cache }), '127.0.0.1', 0);
       });
       after(async () => {
@@ -147,7 +146,7 @@ for (const vm of ['move', 'evm'] as const) {
         const openapi = loadOpenApi();
         // no byte for bodies: every key is a validator alone
         cache = new ResponseCache(0, Infinity, false);
-        plain = await listen(createApp({ snapshots, openapi, options: appOptions({ corsOrigin }) }), '127.0.0.1', 0);
+        plain = await listen(createRequestListener({ snapshots, openapi, options: appOptions({ corsOrigin }) }), '127.0.0.1', 0);
         cached = await listen(createRequestListener({ snapshots, openapi, options: appOptions({ corsOrigin }), responseCache: cache }), '127.0.0.1', 0);
       });
       after(async () => {

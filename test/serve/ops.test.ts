@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { once } from 'node:events';
 import { connect } from 'node:net';
-import { createApp } from '../../src/serve/app';
+import { createRequestListener } from '../../src/serve/routing';
 import { loadOpenApi } from '../../src/serve/openapi';
 import { listen } from '../../src/serve/server';
 import { DEMO, get, metric, ServeProcess, startServe } from './helpers';
@@ -83,7 +83,7 @@ describe('serve: /health, /ready, /metrics, request logs, graceful shutdown', fu
   });
 
   it('answers /ready 503 with the JSON error while no snapshot is loaded; /health stays 200', async () => {
-    const app = createApp({ snapshots: { current: () => undefined }, openapi: loadOpenApi(), options: appOptions({ corsOrigin: '*' }) });
+    const app = createRequestListener({ snapshots: { current: () => undefined }, openapi: loadOpenApi(), options: appOptions({ corsOrigin: '*' }) });
     const server = await listen(app, '127.0.0.1', 0);
     try {
       const ready = await get(`${server.url}/ready`);

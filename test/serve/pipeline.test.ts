@@ -3,7 +3,6 @@ import { execFileSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { createApp } from '../../src/serve/app';
 import { createRequestListener } from '../../src/serve/routing';
 import { ResponseCache } from '../../src/cache/store';
 import { normalizeUrl } from '../../src/http/url';
@@ -69,11 +68,11 @@ describe('the request pipeline: methods, OPTIONS, request targets, booleans, err
     snapshot = openSnapshot(DEMO('move'));
     const snapshots = { current: () => snapshot };
     const openapi = loadOpenApi();
-    servers.plain = await listen(createApp({ snapshots, openapi, options: appOptions({ corsOrigin: '*' }) }), '127.0.0.1', 0);
+    servers.plain = await listen(createRequestListener({ snapshots, openapi, options: appOptions({ corsOrigin: '*' }) }), '127.0.0.1', 0);
     servers.cached = await listen(createRequestListener({
       snapshots, openapi, options: appOptions({ corsOrigin: '*' }), responseCache: new ResponseCache(16 << 20, Infinity, false),
     }), '127.0.0.1', 0);
-    servers.noCors = await listen(createApp({ snapshots, openapi, options: appOptions({ corsOrigin: '' }) }), '127.0.0.1', 0);
+    servers.noCors = await listen(createRequestListener({ snapshots, openapi, options: appOptions({ corsOrigin: '' }) }), '127.0.0.1', 0);
   });
   after(async () => {
     for (const s of Object.values(servers)) await s.close();

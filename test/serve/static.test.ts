@@ -3,7 +3,6 @@ import express from 'express';
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
-import { createApp } from '../../src/serve/app';
 import { createRequestListener } from '../../src/serve/routing';
 import { readBinaryAsset, readTextAsset } from '../../src/assets';
 import { ResponseCache } from '../../src/cache/store';
@@ -112,7 +111,7 @@ describe('precompressed static files: Swagger UI, OpenAPI document, explorer', f
     const snapshots = { current: (): Snapshot => snapshot };
     const openapi = loadOpenApi();
     const options = appOptions({ corsOrigin: 'https://app.example', explorer: true });
-    servers.push(['Express', await listen(createApp({ snapshots, openapi, options }), '127.0.0.1', 0)]);
+    servers.push(['Express', await listen(createRequestListener({ snapshots, openapi, options }), '127.0.0.1', 0)]);
     servers.push(['response cache front', await listen(createRequestListener({ snapshots, openapi, options, responseCache: new ResponseCache(64 << 20, Infinity, false) }), '127.0.0.1', 0)]);
   });
   after(async () => {

@@ -9,7 +9,7 @@
 import { expect } from 'chai';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { etagOf } from '../../src/cache/etag';
+import { etagOf } from '../../src/http/etag';
 import { CachePart, CacheState, ResponseCache } from '../../src/cache/store';
 import { gzipEtag } from '../../src/http/encoding';
 import type { ChangeRecord } from '../../src/snapshot/changes';

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import type Database from 'better-sqlite3';
 import { openDatabase } from '../../src/sqlite';
 import { recordChange } from '../../src/snapshot/changes';
-import { COLLECTIONS, TIP, heightTag } from '../../src/cache/tags';
+import { COLLECTIONS, TIP, heightTag } from '../../src/snapshot/tags';
 import { SnapshotHolder } from '../../src/snapshot/holder';
 import { openSnapshot, type Snapshot } from '../../src/snapshot/open';
 import type { Page, PageRequest } from '../../src/snapshot/pagination';

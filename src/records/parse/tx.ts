@@ -14,7 +14,7 @@ import { scanTxRecord } from './scan';
  * which stay with the loader. Runs on parser threads (pool.ts) or inline, with the same result.
  */
 
-export const TXS_FIELDS = ['sequence', 'tx', 'signer', 'accounts', 'msg_types'];
+const TXS_FIELDS = ['sequence', 'tx', 'signer', 'accounts', 'msg_types'];
 const TX_KEYS = ['txhash', 'height', 'codespace', 'code', 'data', 'raw_log', 'logs', 'info', 'gas_wanted', 'gas_used', 'tx', 'timestamp', 'events'];
 
 const UINT_STRING = /^(0|[1-9][0-9]*)$/;

@@ -2,7 +2,7 @@ import { NotFoundError } from '../../http/errors';
 import { page, PAGE_QUERY, pathInt } from '../../http/params';
 import type { ApiRoute } from '../../http/route';
 import { sendJson, sendPage } from '../../http/send';
-import { heightTag, TIP } from '../../cache/tags';
+import { heightTag, TIP } from '../../snapshot/tags';
 import { snapshotOf } from '../context';
 import { blockResponse } from '../../wire/block';
 

@@ -3,7 +3,7 @@ import { GRPC, NotFoundError, sendError, shown } from '../../http/errors';
 import { address, isSigner, page, PAGE_QUERY, pathInt, pathParam, txHash } from '../../http/params';
 import type { ApiRoute } from '../../http/route';
 import { sendJson, sendPage } from '../../http/send';
-import { accountTag, heightTag, INTERNAL_TXS, TIP } from '../../cache/tags';
+import { accountTag, heightTag, INTERNAL_TXS, TIP } from '../../snapshot/tags';
 import { addressHex, snapshotOf } from '../context';
 import { evmTxResponse } from '../../wire/evm';
 

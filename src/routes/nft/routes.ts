@@ -4,7 +4,7 @@ import { address, page, PAGE_QUERY, pathParam, query, tokenIdCandidates, tokenOr
 import type { ApiRoute } from '../../http/route';
 import { sendJson, sendPage } from '../../http/send';
 import { normalizeName } from '../../lib/normalize';
-import { ANY_TX, collectionTag, COLLECTIONS, ownerTag } from '../../cache/tags';
+import { ANY_TX, collectionTag, COLLECTIONS, ownerTag } from '../../snapshot/tags';
 import { addressHex, snapshotOf } from '../context';
 import { collectionResponse } from '../../wire/nft';
 

@@ -2,7 +2,7 @@ import { invalidValue } from '../../http/errors';
 import { page, PAGE_QUERY, pathParam } from '../../http/params';
 import type { ApiRoute } from '../../http/route';
 import { sendPage } from '../../http/send';
-import { denomTag } from '../../cache/tags';
+import { denomTag } from '../../snapshot/tags';
 import { snapshotOf } from '../context';
 
 /** rollytics api/handler/richlist */

@@ -1,7 +1,7 @@
 import type { ApiRoute } from '../../http/route';
 import { JSON_TYPE, sendJson } from '../../http/send';
 import type { Snapshot } from '../../snapshot/open';
-import { TIP } from '../../cache/tags';
+import { TIP } from '../../snapshot/tags';
 import { snapshotOf } from '../context';
 
 /**

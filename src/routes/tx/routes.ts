@@ -3,7 +3,7 @@ import { emptyPage } from '../../snapshot/pagination';
 import { address, isSigner, msgTypes, page, PAGE_QUERY, pathInt, pathParam, txHash } from '../../http/params';
 import type { ApiRoute } from '../../http/route';
 import { sendJson, sendPage } from '../../http/send';
-import { accountTag, heightTag, TIP } from '../../cache/tags';
+import { accountTag, heightTag, TIP } from '../../snapshot/tags';
 import { addressHex, snapshotOf } from '../context';
 import { TxFilter } from '../../snapshot/queries/tx';
 import { txResponse } from '../../wire/tx';

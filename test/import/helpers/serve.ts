@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createApp } from '../../../src/serve/app';
+import { createRequestListener } from '../../../src/serve/routing';
 import { runGenerate } from '../../../src/commands/generate';
 import { loadOpenApi } from '../../../src/serve/openapi';
 import { listen } from '../../../src/serve/server';
@@ -37,7 +37,7 @@ export interface Served {
 /** Serves a snapshot file on 127.0.0.1 with a random port. */
 export async function serveSnapshot(file: string): Promise<Served> {
   const snapshot = openSnapshot(file);
-  const app = createApp({ snapshots: { current: () => snapshot }, openapi: loadOpenApi(), options: appOptions({ corsOrigin: '', logError: () => undefined }) });
+  const app = createRequestListener({ snapshots: { current: () => snapshot }, openapi: loadOpenApi(), options: appOptions({ corsOrigin: '', logError: () => undefined }) });
   const running = await listen(app, '127.0.0.1', 0);
   return {
     url: running.url,

@@ -7,9 +7,9 @@
  * declaration's `reads`, src/routes/<resource>/routes.ts); the cache drops an answer when a write
  * names one of them (src/cache/store.ts).
  *
- * A leaf: it imports nothing, so the snapshot layer below the cache can import it
- * (.dependency-cruiser.js layer 'cache-leaves'). TAG_TABLE is the table docs/response-cache.md
- * shows: test/cache/tags.test.ts fails when the two differ.
+ * A leaf of the snapshot layer (it imports nothing): the writer beside it records these tags, and
+ * the routes and the response cache above read them. TAG_TABLE is the table docs/response-cache.md
+ * shows: test/snapshot/tags.test.ts fails when the two differ.
  *
  * Accounts and collections are keyed by their canonical bytes in lower-case hex (the `addr`
  * column of `accounts`; what src/lib/address.ts canonicalAddress gives for every spelling:
@@ -38,7 +38,7 @@ export interface TagRow {
 const shape = <T>(tag: (arg: T) => string, placeholder: string): string => tag(placeholder as T);
 
 /** The tag table, in the docs' order and words (Markdown). */
-export const TAG_TABLE: readonly TagRow[] = [
+const TAG_TABLE: readonly TagRow[] = [
   { tag: TIP, namedWhen: 'any write', readBy: '`/status`, `avg_blocktime`, every global list (blocks, txs, evm-txs, evm-internal-txs, with any filter)' },
   { tag: shape(heightTag, '<height>'), namedWhen: 'the block at that height is added', readBy: '`blocks/{h}`, `txs/by_height/{h}`, `evm-txs/by_height/{h}` (a future height\'s empty list too)' },
   { tag: shape(accountTag, '<account>'), namedWhen: 'a tx (cosmos or EVM) touching the account is added', readBy: '`txs/by_account`, `evm-txs/by_account` (every page, filter and `is_signer`)' },

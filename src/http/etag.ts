@@ -2,9 +2,9 @@ import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 
 /*
- * ETags and conditional GETs: the one definition the response cache (src/cache/store.ts,
- * src/cache/front.ts) and sendJson (src/http/send.ts) share. A leaf (it imports nothing of src/),
- * so the http layer below the cache can import it (.dependency-cruiser.js layer 'cache-leaves').
+ * ETags and conditional GETs: the one definition sendJson (src/http/send.ts), the static files
+ * (src/http/static.ts) and the response cache above them (src/cache/store.ts, src/cache/front.ts)
+ * share. A leaf: it imports nothing of src/.
  */
 
 /**
