@@ -60,7 +60,7 @@ const NO_BODY = Buffer.alloc(0);
  * docs/reliability.md#overload): an answer from memory runs no query, so it waits for no turn.
  * Not a second pipeline: each concern it touches is the app's own module — the URL (url.ts
  * normalizeUrl), the URL limit (limits.ts), CORS (cors.ts corsHeaders), conditional GET
- * (etag.ts isFresh and the validators' matchValidator), log line and metrics (observe.ts,
+ * (src/http/etag.ts isFresh and the validators' matchValidator), log line and metrics (observe.ts,
  * ops.ts) — called here instead of through Express's middleware chain, which is most of what a
  * hit would cost.
  *

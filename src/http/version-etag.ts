@@ -6,7 +6,7 @@ import type { ApiRoute, RouteParams } from './route';
 
 /*
  * ETags from versions (docs/response-cache.md "ETags from versions"): the ETag of an answer that
- * reads change-record tags (src/cache/tags.ts; a route's declared `reads`) is a hash of what
+ * reads change-record tags (src/snapshot/tags.ts; a route's declared `reads`) is a hash of what
  * decides its bytes — the chain's lineage, the wire format, this build, the normalized URL, the
  * representation and the **version of every tag it reads** (src/snapshot/tag-versions.ts: kept
  * in or derived from the file). So whether an answer a client holds is still the answer is
@@ -17,7 +17,7 @@ import type { ApiRoute, RouteParams } from './route';
  * reads moves a version, so a changed answer never keeps an ETag.
  *
  * Answers that read no tag (a tx or EVM tx by hash: immutable once present, a 404 before) and
- * answers whose tags cannot be computed keep the ETag of their bytes (src/cache/etag.ts etagOf).
+ * answers whose tags cannot be computed keep the ETag of their bytes (src/http/etag.ts etagOf).
  */
 
 /** This build, in every version ETag: another build may render other bytes for the same data. */

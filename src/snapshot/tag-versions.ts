@@ -1,6 +1,6 @@
 /**
  * Tag versions (docs/response-cache.md "ETags from versions"): for a change-record tag an answer
- * reads (src/cache/tags.ts), a value derived from the data of one state of the file that moves
+ * reads (src/snapshot/tags.ts), a value derived from the data of one state of the file that moves
  * whenever the data the tag covers moves — so that any process reading the file can tell with
  * one indexed lookup, having seen nothing before, whether an answer a client holds is still the
  * answer (the ETag is a hash of the versions: src/http/version-etag.ts).
@@ -28,7 +28,7 @@
  * (`r:`) have none: the data they cover (ownership, NFT JSON, NFT ↔ tx links, holders read from
  * a source) moves in ways no count or height of the schema names (an NFT sent away moves its
  * former owner's list; a link added moves a collection's; a refresh may move holders at the same
- * rich-list height) — their answers keep the ETag of their bytes (src/cache/etag.ts etagOf),
+ * rich-list height) — their answers keep the ETag of their bytes (src/http/etag.ts etagOf),
  * decided by computing the answer, then by the response cache's key table
  * (docs/response-cache.md#etags-from-versions-a-restart-a-new-file-another-worker says why).
  */
