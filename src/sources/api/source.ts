@@ -108,8 +108,14 @@ export async function openApiSource(o: ApiSourceOptions): Promise<ImportSource> 
   const crawled = state?.get('crawled');
   if (state !== undefined && crawled !== undefined) {
     // a crawl finished by an earlier run (its load was stopped): nothing is asked again
+    const c = parseCrawl(crawled);
+    // (as the crawl refuses it: the VM the data told is recorded)
+    if (o.vmType !== undefined && o.vmType !== c.vmType) {
+      dispose();
+      throw new Error(`--vm-type ${o.vmType}, but ${base} serves a ${c.vmType} chain (${VM_EVIDENCE[c.vmType]}): pass --vm-type ${c.vmType}, or leave it out (--from-api detects it)`);
+    }
     o.log?.(`the crawl of ${base} kept in ${stagingPath} is complete (begun ${state.get('began') ?? '?'}): loading it, no request made`);
-    return sourceFromStaging(staging.db, parseCrawl(crawled), o, base, dispose, http, loadId);
+    return sourceFromStaging(staging.db, c, o, base, dispose, http, loadId);
   }
   try {
     const crawl = await crawlInto(staging, http, concurrency, o, base, inflight, state);
