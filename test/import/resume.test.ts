@@ -7,7 +7,7 @@
  */
 import { expect } from 'chai';
 import { ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -226,7 +226,7 @@ describe('import --from-api resumes (kill -9, outage)', function () {
     expect(existsSync(crawlLoadPath(out))).to.equal(false);
   });
 
-  it('killed -9 amid the load (its staging already shrunk): run again, it goes on from the load\'s last commit without asking the source anything, and serves what an uninterrupted crawl serves', async () => {
+  it('killed -9 amid the load (its staging already shrunk): run again, it goes on from the load\'s last commit without asking the source anything, and serves what an uninterrupted crawl serves; a finished load not yet renamed is put in place', async () => {
     const { src, options } = await setUp('wasm');
     const proxy = await countingProxy(src.url);
     try {
@@ -257,6 +257,30 @@ describe('import --from-api resumes (kill -9, outage)', function () {
       expect(existsSync(staging)).to.equal(false);
       expect(existsSync(crawlLoadPath(out))).to.equal(false);
       await expectSameAnswers(whole, out, 4000);
+
+      // killed after the load's last commit, before its rename (a finished file where the load
+      // was kept): the next run checks it and puts it in place, asking nothing
+      const out2 = join(work, 'load-finished.sqlite');
+      const second = importChild({ ...options(out2, proxy.url), loadCheckpointTxs: 100 });
+      let peak2 = 0;
+      const timer2 = setInterval(() => {
+        const n = sizeOf(crawlStagingPath(out2));
+        if (existsSync(crawlLoadPath(out2)) && peak2 > 0 && n < peak2 * 0.9) second.child.kill('SIGKILL');
+        peak2 = Math.max(peak2, n);
+      }, 5);
+      const sr = await second.exited;
+      clearInterval(timer2);
+      expect(sr.signal, 'killed amid the load').to.equal('SIGKILL');
+      rmSync(`${crawlLoadPath(out2)}-journal`, { force: true });
+      copyFileSync(whole, crawlLoadPath(out2));
+      proxy.answered = 0;
+      const third = importChild(options(out2, proxy.url));
+      const tr = await third.exited;
+      expect(tr.code, tr.stderr).to.equal(0);
+      expect(proxy.answered, 'requests of the run that found the finished load').to.equal(0);
+      expect(existsSync(crawlStagingPath(out2))).to.equal(false);
+      expect(existsSync(crawlLoadPath(out2))).to.equal(false);
+      await expectSameAnswers(whole, out2, 4000);
     } finally {
       await proxy.close();
     }

@@ -244,10 +244,9 @@ async function crawlInto(staging: Staging, http: HttpClient, concurrency: number
 /**
  * Bytes of disk a crawl takes per byte of the txs it reads, at its peak: the snapshot near its
  * end beside what is left of the staging (the load lets the tx pages go as it commits them:
- * blocks, tokens, the txs' sequence, height and hash, at most one commit's pages) — ≈ 1.1× the
- * snapshot, 0.43 bytes a tx byte on the generated Wasm chain (4,095-byte txs, a 1,746-byte
- * snapshot a tx), 0.5 with room to spare (bench/README.md "A crawl's footprint"). Blocks:
- * BLOCK_BYTES each.
+ * blocks, tokens, the txs' sequence, height and hash, at most one commit's pages): 1.13× the
+ * snapshot on the generated Wasm chain, 0.48 bytes a tx byte (200k 4,095-byte txs, a peak of
+ * 377 MiB; bench/README.md "A crawl's footprint"). Blocks: BLOCK_BYTES each.
  */
 const DISK_PER_TX_BYTE = 0.5;
 const BLOCK_BYTES = 500;
