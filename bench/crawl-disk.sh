@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # A crawl's footprint (issue #43): `import --from-api` of SOURCE.sqlite served by a `serve` on
 # 127.0.0.1, the disk of its --out folder (the staging .NAME.crawl and its -wal, the temporary
-# output, --out) and the importer's RSS sampled every 0.2 s; wall and CPU (user + sys) of the
-# importer, the final snapshot's size and the ratio peak disk / snapshot. One line per run.
+# output or the load `.NAME.load`, --out) plus the files the importer holds open that are
+# deleted (SQLite's temporary files, e.g. a CREATE INDEX sort's, wherever they are), and the
+# importer's RSS, sampled every 0.2 s; wall and CPU (user + sys) of the importer, the final
+# snapshot's size and the ratio peak disk / snapshot. One line per run.
 #
 #   bench/crawl-disk.sh SOURCE.sqlite WORKDIR [RUNS] [-- import options...]
 #
@@ -27,9 +29,17 @@ for r in $(seq "$runs"); do
   tpid=$!
   sleep 0.2
   ipid=$(pgrep -P "$tpid" | head -1 || true)
-  peak_disk=0 peak_rss=0
+  peak_disk=0 peak_rss=0 peak_temp=0
   while kill -0 "$tpid" 2>/dev/null; do
     d=$(du -s --block-size=1 "$work" 2>/dev/null | cut -f1 || echo 0)
+    t=0
+    if [ -n "$ipid" ]; then
+      for f in $(find "/proc/$ipid/fd" -lname '*(deleted)' 2>/dev/null); do
+        t=$(( t + $(stat -L -c %s "$f" 2>/dev/null || echo 0) ))
+      done
+    fi
+    (( t > peak_temp )) && peak_temp=$t
+    d=$(( d + t ))
     (( d > peak_disk )) && peak_disk=$d
     if [ -n "$ipid" ] && [ -r "/proc/$ipid/status" ]; then
       m=$(awk '/^VmRSS/ {print $2 * 1024}' "/proc/$ipid/status" 2>/dev/null || echo 0)
@@ -40,12 +50,12 @@ for r in $(seq "$runs"); do
   wait "$tpid"
   read -r wall user sys maxrss_kb <"$work/../time.$r"
   size=$(stat -c %s "$work/chain.sqlite")
-  python3 - "$r" "$load" "$wall" "$user" "$sys" "$maxrss_kb" "$peak_rss" "$peak_disk" "$size" <<'EOF'
+  python3 - "$r" "$load" "$wall" "$user" "$sys" "$maxrss_kb" "$peak_rss" "$peak_disk" "$size" "$peak_temp" <<'EOF'
 import sys
-r, load, wall, user, sys_, maxrss, rss, disk, size = sys.argv[1:]
+r, load, wall, user, sys_, maxrss, rss, disk, size, temp = sys.argv[1:]
 cpu = float(user) + float(sys_)
 print(f"run {r}: load {load}, wall {float(wall):.1f} s, cpu {cpu:.1f} s, peak RSS {int(maxrss)/1024:.0f} MiB "
-      f"(sampled {int(rss)/2**20:.0f} MiB), peak disk {int(disk)/2**20:.0f} MiB, snapshot {int(size)/2**20:.0f} MiB, "
+      f"(sampled {int(rss)/2**20:.0f} MiB), peak disk {int(disk)/2**20:.0f} MiB (deleted temp files at most {int(temp)/2**20:.0f} MiB), snapshot {int(size)/2**20:.0f} MiB, "
       f"peak disk / snapshot {int(disk)/int(size):.2f}")
 EOF
 done

@@ -14,7 +14,7 @@ import { loadRecords } from '../records/from-dump';
 import { dumpSource } from '../sources/dump';
 import { incrementalSource } from '../records/incremental';
 import { openApiSource } from '../sources/api/source';
-import { crawlStagingPath, removeStagingFile } from '../sources/api/staging';
+import { crawlLoadPath, crawlStagingPath, removeStagingFile } from '../sources/api/staging';
 import { observeTotals } from '../sources/observe';
 import { resolveHttp } from '../sources/options';
 import type { SourceOptions } from '../settings/source';
@@ -22,7 +22,7 @@ import type { HttpOptions } from '../sources/http';
 import { openPostgresSource } from '../sources/postgres/source';
 import { StageProgress } from '../records/progress';
 import { dumpErrorText, ImportSource } from '../records/source';
-import { BaseInfo, FileCheck, SnapshotWriter } from '../snapshot/writer';
+import { BaseInfo, completeFinishedLoad, FileCheck, SnapshotWriter } from '../snapshot/writer';
 import { createLogger, defaultLogFormat, type LogFormat } from '../lib/log';
 import { ProgressLines } from './progress';
 import { IMPORT_DEFAULTS } from '../settings/import';
@@ -76,6 +76,8 @@ export interface ImportOptions extends SourceOptions {
    * to go on from it (default true; the fixture cut, crawling a server of its own, does not)
    */
   resumeCrawl?: boolean;
+  /** --from-api: txs per commit of the crawl's load (default LOAD_CHECKPOINT_TXS; tests commit more often) */
+  loadCheckpointTxs?: number;
 }
 
 /** `import`'s settings, every one decided (resolveImport): below it no default is restated. */
@@ -238,6 +240,14 @@ function withKept(e: unknown, o: ImportConfig, outExisted: boolean, kept: string
   return e;
 }
 
+/**
+ * A crawl's load commits every this many txs (and at their end), and its staging then lets them
+ * go (issue #43): the staging's tx pages shrink as the snapshot grows, at most this many txs
+ * behind (≈ 20 MB of the generated Wasm chain's); each commit journals the tx_accounts pages
+ * the batch touched (bench/README.md "A crawl's footprint").
+ */
+const LOAD_CHECKPOINT_TXS = 50_000;
+
 /** runImport on a resolved config (the command's handler resolves first: a bad option is named before any work). */
 export async function importWith(o: ImportConfig): Promise<ImportResult> {
   checkImportPaths(o);
@@ -260,7 +270,8 @@ export async function importWith(o: ImportConfig): Promise<ImportResult> {
   // --from-api: what the crawl committed is kept on any failure, and the same command goes on from it
   const staging = o.fromApi !== undefined && o.resumeCrawl !== false ? crawlStagingPath(o.out) : undefined;
   const kept = (): string => (staging !== undefined && existsSync(staging)
-    ? `; the crawl so far is kept in ${staging}: the next run of this import goes on from it` : '');
+    ? `; the crawl so far is kept in ${staging}${existsSync(crawlLoadPath(o.out)) ? ` (its load so far in ${crawlLoadPath(o.out)})` : ''}: `
+      + 'the next run of this import goes on from it' : '');
   const onSignal = (signal: NodeJS.Signals): void => {
     abortWriter();
     source?.dispose?.();
@@ -281,8 +292,41 @@ export async function importWith(o: ImportConfig): Promise<ImportResult> {
   try {
     if (base) progress.stage('copy base');
     const wo = { onStep: (s: string) => progress.stage(s), check: o.check };
-    writer = base ? SnapshotWriter.extend(base, o.out, wo) : SnapshotWriter.create(o.out, wo);
-    const summary = await loadRecords(source, writer, progress, { parseThreads: o.parseThreads });
+    // a crawl's load (not on a base): into `.NAME.load`, committed as it goes, the staging let go behind it
+    const rl = base === undefined && staging !== undefined ? source.resumableLoad : undefined;
+    const loadPath = crawlLoadPath(o.out);
+    if (rl !== undefined && completeFinishedLoad(loadPath, o.out, o.check)) {
+      // a load killed after its last commit, before its rename: it is in place now
+      if (staging !== undefined) removeStagingFile(staging);
+      await source.close();
+      progress.done();
+      const meta = openSnapshotFile(o.out, {});
+      const m = (k: string): string => String(meta.db.prepare('SELECT value FROM meta WHERE key = ?').pluck().get(k) ?? '');
+      const r = { out: o.out, chainId: m('chain_id'), vmType: m('vm_type'), source: source.describe, records: {}, stages: progress.stages,
+        seconds: Number(process.hrtime.bigint() - started) / 1e9 };
+      meta.close();
+      return r;
+    }
+    if (rl !== undefined) {
+      writer = SnapshotWriter.resumable(o.out, loadPath, rl.id, wo);
+      const from = writer.resumedFrom;
+      if (from !== undefined) {
+        rl.startAfter(from.lastSequence);
+        if (!o.quiet) logger.info(`import: resuming the load kept in ${loadPath}: ${from.txs} txs (through sequence ${from.lastSequence}) are in, loading the rest`);
+      } else if (rl.committed() !== undefined) {
+        // the staging let go of txs a load committed, and that load is gone: nothing to go on from
+        writer.discard();
+        if (staging !== undefined) removeStagingFile(staging);
+        throw new Error(`the load kept in ${loadPath} is missing or unusable, and the crawl kept in ${staging ?? '?'} no longer holds `
+          + `the txs it had committed: both are removed; run the import again to crawl anew`);
+      }
+    } else {
+      writer = base ? SnapshotWriter.extend(base, o.out, wo) : SnapshotWriter.create(o.out, wo);
+    }
+    const resumable = rl === undefined ? undefined : {
+      every: o.loadCheckpointTxs ?? LOAD_CHECKPOINT_TXS, loaded: (t: number) => rl.loaded(t), seen: (t: number) => rl.seen(t), from: writer.resumedFrom,
+    };
+    const summary = await loadRecords(source, writer, progress, { parseThreads: o.parseThreads, resumable });
     await source.close();
     writer.finish({ prefix: summary.prefix });
     // the snapshot is in place: the crawl it was made from is done with
@@ -300,6 +344,7 @@ export async function importWith(o: ImportConfig): Promise<ImportResult> {
     if (e instanceof DumpError && (!source.lineBased || e.line === 0)) {
       // a bad record staged by a crawl would fail the next run the same way: it starts over
       if (staging !== undefined) removeStagingFile(staging);
+      writer?.discard();
       throw new ImportRecordError(`bad record from ${source.describe}: ${dumpErrorText(e, false)}`);
     }
     throw withKept(e, o, outExisted, kept());

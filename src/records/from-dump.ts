@@ -13,7 +13,7 @@ import { BufferPool } from './parse/buffers';
 import { openTxParsing } from './parse/pool';
 import { heapTrimmer } from './heap';
 import { outputSize, TxJob, TxRows } from './parse/tx';
-import { NO_OWNER, SnapshotWriter } from '../snapshot/writer';
+import { LoadCheckpoint, NO_OWNER, SnapshotWriter } from '../snapshot/writer';
 import { EVM_INTERNAL_TXS_META_KEY } from '../snapshot/schema';
 
 import { VM_TYPES, type VmType } from '../lib/vm';
@@ -73,6 +73,20 @@ export interface RecordSource {
 export interface LoadOptions {
   /** threads parsing txs besides the loader's (0: parse inline) */
   parseThreads: number;
+  /**
+   * A resumable load (an import's crawl, issue #43; the writer is SnapshotWriter.resumable):
+   * the writer commits a checkpoint every `every` txs and at the end of the txs, then the
+   * source is told through which sequence the txs are in (`loaded`: its staging lets them go).
+   * With `from` (the writer's resumedFrom) the load goes on after that checkpoint: the kinds
+   * before the txs are in the file, the txs up to its sequence too (the source yields only those
+   * after it), `seen` gives the txs of each height up to it (for the blocks' tx_count check).
+   */
+  resumable?: {
+    every: number;
+    loaded(lastSequence: number): void;
+    from?: LoadCheckpoint;
+    seen(through: number): Map<number, number>;
+  };
 }
 
 /** What the stages of an import share: the chain's meta and what later kinds are checked against. */
@@ -307,7 +321,15 @@ const STAGES: readonly Stage[] = [
     // parsed on threads (parse/); its own loop
     name: 'txs',
     async load(s) {
-      s.counts.txs = await loadTxs(s.source, s.meta.prefix, s.blocks, s.writer, s.progress, s.options.parseThreads);
+      const r = s.options.resumable;
+      const from = r?.from;
+      // a resumable load commits every r.every txs and at the end (the source then lets them go)
+      const checkpoint = r && ((count: number, lastSequence: number): void => {
+        s.writer.checkpoint({ ...s.counts, txs: count }, lastSequence);
+        r.loaded(lastSequence);
+      });
+      s.counts.txs = await loadTxs(s.source, s.meta.prefix, s.blocks, s.writer, s.progress, s.options.parseThreads,
+        checkpoint && { every: r.every, at: checkpoint, count: from?.counts.txs ?? 0, lastSequence: from?.lastSequence });
       for (const [height, b] of s.blocks) {
         if (b.seen !== b.txCount) {
           throw new DumpError('blocks.ndjson', b.line, 'tx_count', `block ${height} says ${b.txCount} txs, txs.ndjson has ${b.seen}`);
@@ -430,9 +452,27 @@ const STAGES: readonly Stage[] = [
 export async function loadRecords(source: RecordSource, writer: SnapshotWriter, progress: ImportProgress,
   options: LoadOptions): Promise<ImportSummary> {
   const s = new LoadState(source, writer, progress, options);
-  for (const stage of STAGES) await stage.load(s);
+  const from = options.resumable?.from;
+  if (from !== undefined) resumeState(s, from, options.resumable?.seen(from.lastSequence) ?? new Map());
+  for (const stage of STAGES) {
+    // a resumed load: the kinds before the txs are in the file
+    if (from !== undefined && (stage.name === 'meta' || stage.name === 'validators' || stage.name === 'blocks')) continue;
+    await stage.load(s);
+  }
   const m = s.meta;
   return { chainId: m.chainId, vmType: m.vmType, prefix: m.prefix, counts: s.counts };
+}
+
+/** A resumed load's state at its checkpoint: the meta, the record counts, the blocks with the txs seen of each. */
+function resumeState(s: LoadState, from: LoadCheckpoint, seen: Map<number, number>): void {
+  const db = s.writer.db;
+  const meta = new Map(db.prepare("SELECT key, value FROM meta WHERE key IN ('chain_id', 'vm_type', 'bech32_prefix')").raw().all() as [string, string][]);
+  s.meta = { chainId: meta.get('chain_id') as string, vmType: meta.get('vm_type') as VmType, prefix: meta.get('bech32_prefix') as string };
+  Object.assign(s.counts, from.counts);
+  for (const k of ['meta', 'validators', 'blocks']) if (from.counts[k] !== undefined) s.present.add(k);
+  for (const [height, txCount] of db.prepare('SELECT height, tx_count FROM blocks').raw().iterate() as IterableIterator<[number, number]>) {
+    s.blocks.set(height, { txCount, line: 0, seen: seen.get(height) ?? 0 });
+  }
 }
 
 /**
@@ -441,9 +481,11 @@ export async function loadRecords(source: RecordSource, writer: SnapshotWriter, 
  * inserts stay on this thread. Returns the number of txs.
  */
 async function loadTxs(source: RecordSource, prefix: string, blocks: Map<number, { seen: number }>, writer: SnapshotWriter,
-  progress: ImportProgress, threads: number): Promise<number> {
-  let count = 0;
-  let lastSequence = writer.base?.sequence ?? 0;
+  progress: ImportProgress, threads: number,
+  checkpoint?: { every: number; at(count: number, lastSequence: number): void; count: number; lastSequence?: number }): Promise<number> {
+  let count = checkpoint?.count ?? 0;
+  let lastSequence = checkpoint?.lastSequence ?? writer.base?.sequence ?? 0;
+  let committed = count;
   const check = (file: string, line: number, sequence: number | undefined, height: number | undefined): void => {
     if (sequence !== undefined) {
       if (sequence <= lastSequence) throw new DumpError(file, line, 'sequence', `must ascend: ${sequence} after ${lastSequence}`);
@@ -471,9 +513,13 @@ async function loadTxs(source: RecordSource, prefix: string, blocks: Map<number,
       check(bad.file, bad.line, bad.sequence, bad.height);
       throw new DumpError(bad.file, bad.line, bad.field, bad.reason);
     }
+    if (checkpoint && count - committed >= checkpoint.every) {
+      checkpoint.at(count, lastSequence);
+      committed = count;
+    }
   };
   const jobs = txJobs(source, (n) => buffers.take(n));
-  if (!jobs) return 0;
+  if (!jobs) return count;
   progress.stage('txs');
   const parsing = openTxParsing(prefix, threads);
   try {
@@ -489,6 +535,7 @@ async function loadTxs(source: RecordSource, prefix: string, blocks: Map<number,
       if (inFlight.length >= parsing.depth) insert(await (inFlight.shift() as Promise<TxRows>));
     }
     for (const rows of inFlight) insert(await rows);
+    if (checkpoint && count > committed) checkpoint.at(count, lastSequence);
     return count;
   } finally {
     await parsing.close();

@@ -29,6 +29,25 @@ export interface ImportSource extends RecordSource {
   /** synchronous cleanup on SIGINT / SIGTERM (temporary files) */
   dispose?(): void;
   close(): Promise<void>;
+  /** a crawl staged for a resumable load (an import's, issue #43): the load's side of it */
+  resumableLoad?: ResumableLoad;
+}
+
+/**
+ * What a source staged for a resumable load (src/sources/api/staging.ts) does for it: its txs
+ * start after the load's checkpoint, and go from the staging once the load committed them.
+ */
+export interface ResumableLoad {
+  /** the staged crawl's id: a load file of another crawl is not gone on from */
+  readonly id: string;
+  /** records('txs') yields the txs after this sequence only (a resumed load) */
+  startAfter(sequence: number): void;
+  /** the staged txs of each height, up to sequence `through` */
+  seen(through: number): Map<number, number>;
+  /** the txs up to sequence `through` are committed in the load: the staging lets them go (and shrinks) */
+  loaded(through: number): void;
+  /** the highest sequence a load said it committed (loaded), if any: the staging no longer holds what is below */
+  committed(): number | undefined;
 }
 
 /**

@@ -26,9 +26,13 @@ import { checkSnapshotHeader } from './file-check';
  * - `resumable`: an import's crawl staging, kept across runs (a run killed, or stopped by its
  *   source or a full disk, is continued by the next): every commit survives a process crash
  *   (WAL, synchronous NORMAL; a power cut may lose the last commits, never consistency), one
- *   process at a time (exclusive lock, so no -shm file either).
+ *   process at a time (exclusive lock, so no -shm file either);
+ * - `resumableBulk`: an import's load from its crawl staging (`.NAME.load`, issue #43): `bulk`'s
+ *   cache and temp store, but a rollback journal (truncated at each commit; appended pages are
+ *   not journaled, so it stays small), so a process killed amid it finds the file as the last
+ *   commit left it (no sync: a commit survives kill -9, not a power cut).
  */
-export type OpenMode = 'read' | 'liveRead' | 'inPlace' | 'bulk' | 'scratch' | 'resumable';
+export type OpenMode = 'read' | 'liveRead' | 'inPlace' | 'bulk' | 'scratch' | 'resumable' | 'resumableBulk';
 
 /** How long a connection waits for another's write lock before SQLITE_BUSY. */
 const BUSY_TIMEOUT_MS = 5000;
@@ -51,6 +55,7 @@ const PRAGMAS: Record<OpenMode, readonly string[]> = {
   // locking_mode first: WAL then keeps its index in this process's memory (no -shm beside);
   // the -wal cut back to 8 MiB after a checkpoint (one big transaction, an index build, grew it)
   resumable: ['locking_mode = EXCLUSIVE', 'journal_mode = WAL', 'synchronous = NORMAL', 'cache_size = -32768', 'journal_size_limit = 8388608'],
+  resumableBulk: ['locking_mode = EXCLUSIVE', 'journal_mode = TRUNCATE', 'synchronous = OFF', 'temp_store = MEMORY', 'cache_size = -98304'],
 };
 
 /** A scratch file another connection attaches (a rich-list refresh's staging): no exclusive lock. */

@@ -60,6 +60,51 @@ export interface WriterOptions {
 }
 
 /**
+ * A resumable load's last commit (SnapshotWriter.resumable, issue #43), in its file's meta
+ * until finish() removes it: the crawl it loads (`id`), the txs and blocks written, the
+ * loader's record counts and the highest tx sequence written.
+ */
+export interface LoadCheckpoint {
+  id: string;
+  txs: number;
+  blocks: number;
+  counts: Record<string, number>;
+  lastSequence: number;
+}
+
+/** The meta key of a resumable load's checkpoint (never in a finished snapshot). */
+const CHECKPOINT_KEY = 'load_checkpoint';
+
+/**
+ * A resumable load's file that is finished (its last transaction committed, user_version set)
+ * but was not renamed (a kill in between): checked again and put in place at `target`. False
+ * when `path` is not such a file.
+ */
+export function completeFinishedLoad(path: string, target: string, check: FileCheck): boolean {
+  if (!existsSync(path)) return false;
+  let db: Database.Database;
+  try { db = openStore(path, 'resumableBulk', { mustExist: true }); } catch { return false; }
+  try {
+    if (db.pragma('user_version', { simple: true }) !== SCHEMA_VERSION) return false;
+    if (check !== 'none') {
+      const r = db.pragma(check === 'quick' ? 'quick_check' : 'integrity_check', { simple: true });
+      if (r !== 'ok') return false;
+    }
+  } finally {
+    db.close();
+  }
+  syncAndRename(path, target);
+  return true;
+}
+
+/** Removes a resumable load's file and its journal. */
+export function removeLoadFile(path: string): void {
+  for (const f of [path, `${path}-journal`]) {
+    try { if (existsSync(f)) unlinkSync(f); } catch { /* already gone */ }
+  }
+}
+
+/**
  * What a writer writes to (one static constructor each):
  * - `create`: a fresh temporary file, bulk-loaded without a journal, renamed over the target;
  * - `extend`: a copy of `base.file` in a temporary file, same journal-less load and rename;
@@ -139,15 +184,24 @@ export class SnapshotWriter {
   private readonly stmts;
   private readonly txAccounts: LinkRows;
   private readonly txMsgTypes: LinkRows;
+  /** create, resumable: the load's id (its crawl's); committed by checkpoint(), kept on abort() */
+  private readonly loadId?: string;
+  /** a resumable load that goes on from its file's last checkpoint */
+  readonly resumedFrom?: LoadCheckpoint;
 
-  private constructor(readonly target: string, private readonly opts: WriterOptions, readonly mode: WriterMode, base?: BaseInfo) {
+  private constructor(readonly target: string, private readonly opts: WriterOptions, readonly mode: WriterMode, base?: BaseInfo,
+    resumable?: { path: string; id: string; from?: LoadCheckpoint; db?: Database.Database }) {
     this.base = base;
     // create / extend: a throw-away file (no rollback journal: it is dropped unless the whole
-    // load succeeds); inPlace: the live file, readers (serve) reading on, one batch = one commit
-    this.tempPath = mode === 'inPlace' ? target : tempPathBeside(target);
-    this.db = mode === 'create' ? openStore(this.tempPath, 'bulk') : mode === 'extend' ? openCopy(this.tempPath, base as BaseInfo) : openStore(target, 'inPlace');
+    // load succeeds); inPlace: the live file, readers (serve) reading on, one batch = one commit;
+    // create, resumable: a kept file with a rollback journal, committed at each checkpoint()
+    this.tempPath = mode === 'inPlace' ? target : resumable ? resumable.path : tempPathBeside(target);
+    this.loadId = resumable?.id;
+    this.resumedFrom = resumable?.from;
+    this.db = resumable ? resumable.db ?? openStore(this.tempPath, 'resumableBulk')
+      : mode === 'create' ? openStore(this.tempPath, 'bulk') : mode === 'extend' ? openCopy(this.tempPath, base as BaseInfo) : openStore(target, 'inPlace');
     if (mode === 'inPlace') this.db.exec('BEGIN IMMEDIATE');
-    if (!base) this.db.exec(schemaSql(TABLES_SQL));
+    if (!base && !this.resumedFrom) this.db.exec(schemaSql(TABLES_SQL));
     const p = (sql: string): Database.Statement => this.db.prepare(sql);
     this.stmts = {
       meta: p('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)'),
@@ -169,6 +223,17 @@ export class SnapshotWriter {
     this.evm = newEvmDelta(base ? this.db : undefined);
     this.txAccounts = new LinkRows(this.db, 'tx_accounts', ['account_id', 'sequence', 'signer']);
     this.txMsgTypes = new LinkRows(this.db, 'tx_msg_types', ['msg_type_id', 'sequence']);
+    if (this.resumedFrom) {
+      // the state the load had at its checkpoint, from what it committed
+      for (const r of this.db.prepare('SELECT id, name FROM msg_types').all() as { id: number; name: string }[]) this.msgTypeIds.set(r.name, r.id);
+      for (const r of this.db.prepare('SELECT id, type_ids FROM msg_type_sets').all() as { id: number; type_ids: string }[]) this.setIds.set(r.type_ids, r.id);
+      for (const r of this.db.prepare('SELECT id, addr FROM accounts').raw().iterate() as IterableIterator<[number, Buffer]>) {
+        this.accountIds.set(r[1].toString('hex'), r[0]);
+        if (r[0] >= this.nextAccountId) this.nextAccountId = r[0] + 1;
+      }
+      this.newBlocks = this.resumedFrom.blocks;
+      this.newTxs = this.resumedFrom.txs;
+    }
     if (base) {
       // Small tables come into memory; accounts are looked up by address on first use.
       for (const r of this.db.prepare('SELECT id, name FROM msg_types').all() as { id: number; name: string }[]) this.msgTypeIds.set(r.name, r.id);
@@ -192,6 +257,46 @@ export class SnapshotWriter {
 
   static create(target: string, opts: WriterOptions & { check: FileCheck }): SnapshotWriter {
     return new SnapshotWriter(target, opts, 'create');
+  }
+
+  /**
+   * A new snapshot loaded into `path` (kept when the load fails or is killed), committed at each
+   * checkpoint(): a file there with a checkpoint of load `id` is gone on from (resumedFrom), any
+   * other is replaced. Renamed over `target` by finish().
+   */
+  static resumable(target: string, path: string, id: string, opts: WriterOptions & { check: FileCheck }): SnapshotWriter {
+    let from: LoadCheckpoint | undefined;
+    let db: Database.Database | undefined;
+    if (existsSync(path)) {
+      try {
+        db = openStore(path, 'resumableBulk', { mustExist: true });
+        const has = db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'meta'").get() !== undefined;
+        const text = has ? db.prepare('SELECT value FROM meta WHERE key = ?').pluck().get(CHECKPOINT_KEY) as string | undefined : undefined;
+        const c = text === undefined ? undefined : JSON.parse(text) as LoadCheckpoint;
+        if (c !== undefined && c.id === id) from = c;
+      } catch { /* not a load we can go on with: replaced */ }
+      if (from === undefined) {
+        try { db?.close(); } catch { /* replaced anyway */ }
+        db = undefined;
+        removeLoadFile(path);
+      }
+    }
+    return new SnapshotWriter(target, opts, 'create', undefined, { path, id, from, db });
+  }
+
+  /**
+   * A resumable load: commits what it wrote, with the loader's `counts` and the highest tx
+   * sequence written; a run killed after it goes on from here (resumedFrom). The tx counts
+   * gathered so far are added to their columns now (the maps are memory a kill loses).
+   */
+  checkpoint(counts: Record<string, number>, lastSequence: number): void {
+    if (this.loadId === undefined) throw new Error('internal: checkpoint() of a load that is not resumable');
+    this.txAccounts.flush();
+    this.txMsgTypes.flush();
+    this.applyTxCounts();
+    const c: LoadCheckpoint = { id: this.loadId, txs: this.newTxs, blocks: this.newBlocks, counts, lastSequence };
+    this.setMeta(CHECKPOINT_KEY, JSON.stringify(c));
+    this.db.exec('COMMIT; BEGIN');
   }
 
   /** A writer on a copy of the base snapshot `base.file`, for the heights after it. */
@@ -427,6 +532,8 @@ export class SnapshotWriter {
     for (const [id, n] of this.typeCounts) type.run(n, id);
     const set = db.prepare('UPDATE msg_type_sets SET tx_count = tx_count + ? WHERE id = ?');
     for (const [id, n] of this.setCounts) set.run(n, id);
+    this.typeCounts.clear();
+    this.setCounts.clear();
     const link = db.prepare(`INSERT INTO nft_tx_counts (collection_addr, token_id, tx_count) VALUES (?, ?, ?)
       ON CONFLICT (collection_addr, token_id) DO UPDATE SET tx_count = tx_count + excluded.tx_count`);
     for (const c of this.nftTxCounts.values()) link.run(c.addr, c.tokenId, c.n);
@@ -560,12 +667,14 @@ export class SnapshotWriter {
     this.txAccounts.flush();
     this.txMsgTypes.flush();
     const count = (table: string): number => db.prepare(`SELECT count(*) FROM main.${table}`).pluck().get() as number;
+    // a resumable load: everything after its last checkpoint is one transaction (a kill rolls back to it)
+    const resumable = this.loadId !== undefined;
     if (!this.base) {
-      db.exec('COMMIT');
+      if (!resumable) db.exec('COMMIT');
       step('indexes');
       db.exec(schemaSql(INDEXES_SQL));
       step('counts');
-      db.exec('BEGIN');
+      if (!resumable) db.exec('BEGIN');
       this.applyTxCounts();
       db.exec(`
         UPDATE collections SET nft_count = k.n
@@ -581,7 +690,7 @@ export class SnapshotWriter {
       writeRanks(db, 'all');
       step('collections');
       this.renderCollections(meta.prefix);
-      db.exec('COMMIT');
+      if (!resumable) db.exec('COMMIT');
     } else {
       step('counts');
       this.applyTxCounts();
@@ -611,6 +720,7 @@ export class SnapshotWriter {
     this.setMeta('snapshot_id', randomBytes(16).toString('hex'));
     this.setMeta('created_at', new Date().toISOString());
     this.setMeta('schema_version', SCHEMA_VERSION);
+    if (resumable) db.prepare('DELETE FROM meta WHERE key = ?').run(CHECKPOINT_KEY);
     if (this.mode === 'inPlace') {
       step('commit');
       db.exec('COMMIT');
@@ -621,6 +731,10 @@ export class SnapshotWriter {
     if (!this.base) db.exec('ANALYZE');
     // On a base: its statistics stand unless a table grew or shrank enough for SQLite to redo them.
     else db.exec('PRAGMA analysis_limit = 1000; PRAGMA optimize = 0x10002;');
+    if (resumable) {
+      db.pragma(`user_version = ${SCHEMA_VERSION}`);
+      db.exec('COMMIT');
+    }
     const mode = this.opts.check;
     if (mode !== undefined && mode !== 'none') {
       step('integrity check');
@@ -633,7 +747,7 @@ export class SnapshotWriter {
     syncAndRename(this.tempPath, this.target);
   }
 
-  /** Drops the temporary file; the target stays as it was. */
+  /** Drops the temporary file (a resumable load keeps it at its last checkpoint); the target stays as it was. */
   abort(): void {
     if (this.mode === 'inPlace') {
       // Rolled back: the live file keeps its last committed batch.
@@ -642,7 +756,14 @@ export class SnapshotWriter {
       return;
     }
     try { if (this.db.open) this.db.close(); } catch { /* already failing */ }
+    if (this.loadId !== undefined) return;
     if (existsSync(this.tempPath)) unlinkSync(this.tempPath);
+  }
+
+  /** A resumable load's file with no checkpoint to go on from (a failure the next run must not repeat): removed. */
+  discard(): void {
+    try { if (this.db.open) this.db.close(); } catch { /* already failing */ }
+    removeLoadFile(this.tempPath);
   }
 }
 

@@ -7,7 +7,7 @@
  */
 import { expect } from 'chai';
 import { ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { ROOT } from '../../src/assets';
 import { ImportOptions, runImport } from '../../src/import/run';
 import { freeBytes } from '../../src/paths';
-import { crawlStagingPath } from '../../src/sources/api/staging';
+import { crawlLoadPath, crawlStagingPath } from '../../src/sources/api/staging';
 import type { VmType } from '../../src/lib/vm';
 import { openSnapshot } from '../../src/snapshot/open';
 import { demoDump, expectSameAnswers, Served, serveSnapshot } from './helpers/serve';
@@ -194,6 +194,97 @@ describe('import --from-api resumes (kill -9, outage)', function () {
       }
     });
   }
+
+  /** A file's size with its -wal and -journal (0 when missing). */
+  const sizeOf = (f: string): number => [f, `${f}-wal`, `${f}-journal`].reduce((n, x) => n + (existsSync(x) ? statSync(x).size : 0), 0);
+
+  it('the staging shrinks as the load commits its txs: at the load\'s last commit it holds none of the tx pages', async () => {
+    const { src, options } = await setUp('wasm');
+    const out = join(work, 'shrink.sqlite');
+    const staging = crawlStagingPath(out);
+    const sizes: { before: number; after: number; load: number }[] = [];
+    await runImport({
+      ...options(out, src.url), loadCheckpointTxs: 200,
+      transform: (source) => {
+        const rl = source.resumableLoad;
+        expect(rl, 'a crawl staged for a resumable load').to.not.equal(undefined);
+        return { ...source, resumableLoad: rl && { ...rl, loaded: (t: number) => {
+          const before = sizeOf(staging);
+          rl.loaded(t);
+          sizes.push({ before, after: sizeOf(staging), load: sizeOf(crawlLoadPath(out)) });
+        } } };
+      },
+    });
+    expect(sizes.length, 'commits of the load').to.be.greaterThan(5);
+    if (process.env.RESUME_REPORT) process.stderr.write(`staging and load after each commit: ${JSON.stringify(sizes)}\n`);
+    // it falls at every commit that let tx pages go (the last one has none left to let go, or one page)
+    for (const [i, c] of sizes.slice(0, -1).entries()) expect(c.after, `staging after commit ${i + 1} of ${sizes.length}`).to.be.below(c.before);
+    // the tx pages are most of the demo staging: after the last commit it is well under what it was after the first
+    const last = sizes[sizes.length - 1].after;
+    expect(last, `staging ${sizes[0].after} bytes after the first commit, ${last} after the last`).to.be.below(sizes[0].after * 0.6);
+    expect(existsSync(staging)).to.equal(false);
+    expect(existsSync(crawlLoadPath(out))).to.equal(false);
+  });
+
+  it('killed -9 amid the load (its staging already shrunk): run again, it goes on from the load\'s last commit without asking the source anything, and serves what an uninterrupted crawl serves; a finished load not yet renamed is put in place', async () => {
+    const { src, options } = await setUp('wasm');
+    const proxy = await countingProxy(src.url);
+    try {
+      const whole = join(work, 'load-whole.sqlite');
+      await runImport(options(whole, proxy.url));
+      const out = join(work, 'load-killed.sqlite');
+      const staging = crawlStagingPath(out);
+      const first = importChild({ ...options(out, proxy.url), loadCheckpointTxs: 100 });
+      // killed once the load has committed and the staging let txs go (it shrank)
+      let peak = 0;
+      let killed = false;
+      const timer = setInterval(() => {
+        const n = sizeOf(staging);
+        if (existsSync(crawlLoadPath(out)) && peak > 0 && n < peak * 0.9) { killed = true; first.child.kill('SIGKILL'); }
+        peak = Math.max(peak, n);
+      }, 5);
+      const fr = await first.exited;
+      clearInterval(timer);
+      expect(killed && fr.signal, 'killed amid the load').to.equal('SIGKILL');
+      expect(existsSync(out)).to.equal(false);
+      expect(existsSync(crawlLoadPath(out)), 'the load so far is kept').to.equal(true);
+      proxy.answered = 0;
+      const again = importChild({ ...options(out, proxy.url), loadCheckpointTxs: 100, quiet: false });
+      const ar = await again.exited;
+      expect(ar.code, ar.stderr).to.equal(0);
+      expect(ar.stderr).to.include('resuming the load kept in');
+      expect(proxy.answered, 'requests of the resumed run').to.equal(0);
+      expect(existsSync(staging)).to.equal(false);
+      expect(existsSync(crawlLoadPath(out))).to.equal(false);
+      await expectSameAnswers(whole, out, 4000);
+
+      // killed after the load's last commit, before its rename (a finished file where the load
+      // was kept): the next run checks it and puts it in place, asking nothing
+      const out2 = join(work, 'load-finished.sqlite');
+      const second = importChild({ ...options(out2, proxy.url), loadCheckpointTxs: 100 });
+      let peak2 = 0;
+      const timer2 = setInterval(() => {
+        const n = sizeOf(crawlStagingPath(out2));
+        if (existsSync(crawlLoadPath(out2)) && peak2 > 0 && n < peak2 * 0.9) second.child.kill('SIGKILL');
+        peak2 = Math.max(peak2, n);
+      }, 5);
+      const sr = await second.exited;
+      clearInterval(timer2);
+      expect(sr.signal, 'killed amid the load').to.equal('SIGKILL');
+      rmSync(`${crawlLoadPath(out2)}-journal`, { force: true });
+      copyFileSync(whole, crawlLoadPath(out2));
+      proxy.answered = 0;
+      const third = importChild(options(out2, proxy.url));
+      const tr = await third.exited;
+      expect(tr.code, tr.stderr).to.equal(0);
+      expect(proxy.answered, 'requests of the run that found the finished load').to.equal(0);
+      expect(existsSync(crawlStagingPath(out2))).to.equal(false);
+      expect(existsSync(crawlLoadPath(out2))).to.equal(false);
+      await expectSameAnswers(whole, out2, 4000);
+    } finally {
+      await proxy.close();
+    }
+  });
 
   it('a source outage past the retries: the error says the crawl is kept; the same command goes on from it', async () => {
     const { src, options } = await setUp('wasm');

@@ -29,11 +29,16 @@ export function packTexts(texts: string[]): { texts: Buffer; lengths: string } {
   return { texts: packed, lengths: JSON.stringify(texts.map((t) => t.length)) };
 }
 
-/** The staged tx pages in sequence order, each with its texts and the txs' hashes (no statement stays open between pages). */
-export function* txPages(db: Database.Database): Generator<{ first: number; texts: string[]; hashes: string[] }> {
+/**
+ * The staged tx pages in sequence order from the one holding sequence `from` on, each with its
+ * texts and the txs' hashes (no statement stays open between pages: the load deletes the pages
+ * it committed meanwhile, ./staging.ts).
+ */
+export function* txPages(db: Database.Database, from = 0): Generator<{ first: number; texts: string[]; hashes: string[] }> {
   const next = db.prepare('SELECT first, texts, lengths FROM tx_pages WHERE first > ? ORDER BY first LIMIT 1');
   const hashes = db.prepare('SELECT hash FROM txs WHERE sequence >= ? ORDER BY sequence LIMIT ?').pluck();
-  for (let after = -1; ;) {
+  const start = db.prepare('SELECT max(first) FROM tx_pages WHERE first <= ?').pluck().get(from) as number | null;
+  for (let after = (start ?? from) - 1; ;) {
     const p = next.get(after) as { first: number; texts: Buffer; lengths: string } | undefined;
     if (p === undefined) return;
     const all = brotliDecompressSync(p.texts).toString('utf8');

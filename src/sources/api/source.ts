@@ -99,15 +99,37 @@ export async function openApiSource(o: ApiSourceOptions): Promise<ImportSource> 
       state = new CrawlState(staging);
     }
     state.set('options', options);
+    // the crawl's id: the load of it (a file beside --out, src/import/run.ts) goes on only from its own
+    if (state.get('crawl_id') === undefined) state.set('crawl_id', randomBytes(8).toString('hex'));
   }
   const inflight = new Inflight();
   const dispose = (): void => staging.dispose();
+  const loadId = state?.get('crawl_id');
+  const crawled = state?.get('crawled');
+  if (state !== undefined && crawled !== undefined) {
+    // a crawl finished by an earlier run (its load was stopped): nothing is asked again
+    const c = parseCrawl(crawled);
+    // (as the crawl refuses it: the VM the data told is recorded)
+    if (o.vmType !== undefined && o.vmType !== c.vmType) {
+      dispose();
+      throw new Error(`--vm-type ${o.vmType}, but ${base} serves a ${c.vmType} chain (${VM_EVIDENCE[c.vmType]}): pass --vm-type ${c.vmType}, or leave it out (--from-api detects it)`);
+    }
+    o.log?.(`the crawl of ${base} kept in ${stagingPath} is complete (begun ${state.get('began') ?? '?'}): loading it, no request made`);
+    return sourceFromStaging(staging.db, c, o, base, dispose, http, loadId);
+  }
   try {
     const crawl = await crawlInto(staging, http, concurrency, o, base, inflight, state);
     // a request started ahead whose answer was not needed (the probes of a batch without txs)
     // does not outlive the batch
     await inflight.settle();
-    return sourceFromStaging(staging.db, crawl, o, base, dispose, http);
+    if (state !== undefined) {
+      // from here the load may let the staged txs go (ResumableLoad.loaded): the crawl is not run again
+      state.set('crawled', JSON.stringify({ ...crawl, denomContracts: [...crawl.denomContracts], completeCollections: [...crawl.completeCollections] }));
+      // only the crawl of the NFT tx histories looked txs up by hash
+      staging.db.exec('DROP INDEX IF EXISTS txs_by_hash');
+      staging.db.pragma('incremental_vacuum');
+    }
+    return sourceFromStaging(staging.db, crawl, o, base, dispose, http, loadId);
   } catch (e) {
     await inflight.settle();
     // a resumable crawl keeps what it committed, unless that is nothing (not even /status)
@@ -118,11 +140,17 @@ export async function openApiSource(o: ApiSourceOptions): Promise<ImportSource> 
   }
 }
 
+/** A finished crawl as its staging records it ('crawled'). */
+function parseCrawl(text: string): Crawl {
+  const c = JSON.parse(text) as Omit<Crawl, 'denomContracts' | 'completeCollections'> & { denomContracts: [string, string][]; completeCollections: string[] };
+  return { ...c, denomContracts: new Map(c.denomContracts), completeCollections: new Set(c.completeCollections) };
+}
+
 /** What a resumable crawl's staging holds depends on: another value of one of these, and it starts over. */
 function stagedOptions(o: ApiSourceOptions): string {
   return JSON.stringify({
-    // the staging's own layout (3: tx texts packed by page, brotli)
-    format: 3,
+    // the staging's own layout (3: tx texts packed by page, brotli; 4: auto_vacuum incremental, a crawl id, shrunk by the load)
+    format: 4,
     // (not the VM: it decides only which steps run, so a crawl refused for a wrong --vm-type goes on with the right one)
     from: o.fromHeight ?? null, to: o.toHeight ?? null, denoms: o.denoms,
     listPage: o.listPage ?? null, historyPage: o.historyPage ?? null, linkTokensSince: o.linkTokensSince ?? null,
@@ -214,12 +242,13 @@ async function crawlInto(staging: Staging, http: HttpClient, concurrency: number
 }
 
 /**
- * Bytes of disk a crawl takes per byte of the txs it reads, at its peak (the staging — tx pages
- * compressed, their hashes, blocks, tokens — beside the finished snapshot): 0.6 on the generated
- * Wasm chain (4,095-byte txs: a 1,746-byte snapshot and ≈ 700 bytes of staging a tx,
- * bench/README.md "A crawl's footprint"). Blocks: BLOCK_BYTES each.
+ * Bytes of disk a crawl takes per byte of the txs it reads, at its peak: the snapshot near its
+ * end beside what is left of the staging (the load lets the tx pages go as it commits them:
+ * blocks, tokens, the txs' sequence, height and hash, at most one commit's pages): 1.13× the
+ * snapshot on the generated Wasm chain, 0.48 bytes a tx byte (200k 4,095-byte txs, a peak of
+ * 377 MiB; bench/README.md "A crawl's footprint"). Blocks: BLOCK_BYTES each.
  */
-const DISK_PER_TX_BYTE = 0.6;
+const DISK_PER_TX_BYTE = 0.5;
 const BLOCK_BYTES = 500;
 
 /**

@@ -9,7 +9,7 @@ import type Database from 'better-sqlite3';
 import { openStore } from '../../snapshot/store';
 import type { VmType } from '../../lib/vm';
 import type { NdjsonLine } from '../../records/ndjson';
-import { ImportSource, ndjsonFile, record } from '../../records/source';
+import { ImportSource, ndjsonFile, record, ResumableLoad } from '../../records/source';
 import { STATUS_EXTENSIONS } from '../../wire/status';
 import type { HttpClient } from '../http';
 import type { Status } from './answers';
@@ -52,6 +52,14 @@ export function crawlStagingPath(out: string): string {
   return join(dirname(resolve(out)), `.${basename(out)}.crawl`);
 }
 
+/**
+ * The load of an import's crawl: `.NAME.load` beside --out, committed as it goes and kept with
+ * the staging (src/snapshot/writer.ts SnapshotWriter.resumable), renamed over --out at its end.
+ */
+export function crawlLoadPath(out: string): string {
+  return join(dirname(resolve(out)), `.${basename(out)}.load`);
+}
+
 /** Removes a crawl staging file (and its -wal). */
 export function removeStagingFile(path: string): void {
   for (const f of [path, `${path}-wal`, `${path}-journal`]) {
@@ -79,6 +87,10 @@ export class Staging {
     const existed = resumable && existsSync(path);
     this.db = openStore(inMemory ? ':memory:' : path, resumable ? 'resumable' : 'scratch');
     this.resumed = existed && (this.db.prepare("SELECT count(*) FROM sqlite_master WHERE name = 'crawl_state'").pluck().get() as number) > 0;
+    // a resumable staging shrinks as the load commits its txs (ResumableLoad.loaded): the pages
+    // freed go back to the file system (set before the first table)
+    // (set before the first table; the file is already in WAL mode, so it takes a VACUUM of the empty file)
+    if (!this.resumed && resumable && !inMemory) this.db.exec('PRAGMA auto_vacuum = INCREMENTAL; VACUUM');
     if (!this.resumed) this.db.exec(STAGING_SQL);
   }
 
@@ -122,7 +134,7 @@ export interface Crawl {
 
 /** The records of a finished crawl, read from its staging in the loader's order. */
 export function sourceFromStaging(db: Database.Database, c: Crawl, o: ApiSourceOptions, base: string, dispose: () => void,
-  http: HttpClient): ImportSource {
+  http: HttpClient, loadId?: string): ImportSource {
   const at = (what: string): string => `${base} ${what}`;
   const count = (table: string): number => db.prepare(`SELECT count(*) FROM ${table}`).pluck().get() as number;
   const totals: Record<string, number> = {
@@ -169,11 +181,12 @@ export function sourceFromStaging(db: Database.Database, c: Crawl, o: ApiSourceO
         yield record(at(`block ${b.height}`), b.text.slice(0, -1) + ',"timestamp":' + JSON.stringify(ts) + '}');
       }
     })(),
-    txs: () => (count('tx_pages') > 0 ? (function* () {
+    txs: () => (loadId !== undefined || count('tx_pages') > 0 ? (function* () {
       // an import's crawl: each tx page's texts in one compressed row (./resume.ts packTexts)
-      for (const p of txPages(db)) {
+      for (const p of txPages(db, after + 1)) {
         for (let i = 0; i < p.texts.length; i++) {
           const sequence = p.first + i;
+          if (sequence <= after) continue;
           yield record(at(`tx ${p.hashes[i]} (sequence ${sequence})`), '{"sequence":' + sequence + ',"tx":' + p.texts[i] + '}');
         }
       }
@@ -221,9 +234,32 @@ export function sourceFromStaging(db: Database.Database, c: Crawl, o: ApiSourceO
       }
     })()),
   };
+  // a resumed load: the txs after its checkpoint's sequence
+  let after = 0;
+  const resumableLoad: ResumableLoad | undefined = loadId === undefined ? undefined : {
+    id: loadId,
+    startAfter(sequence) { after = sequence; },
+    seen(through) {
+      return new Map(db.prepare('SELECT height, count(*) FROM txs WHERE sequence <= ? GROUP BY height').raw().all(through) as [number, number][]);
+    },
+    loaded(through) {
+      // every page before the one holding the next tx: committed in the load, gone from here
+      db.prepare('DELETE FROM tx_pages WHERE first < (SELECT coalesce(max(first), 0) FROM tx_pages WHERE first <= ?)').run(through + 1);
+      // (the last page too once its last tx is in)
+      db.prepare('DELETE FROM tx_pages WHERE ? >= (SELECT max(sequence) FROM txs)').run(through);
+      db.prepare("INSERT OR REPLACE INTO crawl_state (name, value) VALUES ('load_committed', ?)").run(String(through));
+      db.pragma('incremental_vacuum');
+      db.pragma('wal_checkpoint(TRUNCATE)');
+    },
+    committed() {
+      const v = db.prepare("SELECT value FROM crawl_state WHERE name = 'load_committed'").pluck().get() as string | undefined;
+      return v === undefined ? undefined : Number(v);
+    },
+  };
   return {
     describe: `api ${base}`,
     lineBased: false,
+    resumableLoad,
     partialKinds: () => new Set(c.changedTokensOnly ? ['collections', 'tokens'] : []),
     completeCollections: () => c.completeCollections,
     fullStateReason: () => c.fullNftReason,
