@@ -8,10 +8,10 @@
 import { expect } from 'chai';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Argv } from 'yargs';
+import type { Argv, Options } from 'yargs';
 import yargs from 'yargs';
 import { serveCommand } from '../src/commands/serve';
-import { checkServeArgs, defaultServeSettings, resolveServe, serveDefaults, ServeArgs } from '../src/settings/serve';
+import { checkServeArgs, defaultServeSettings, resolveServe, SERVE_OPTIONS, serveDefaults, ServeArgs } from '../src/settings/serve';
 import { ROOT } from './serve/helpers';
 
 /** The command line's own parse of `serve ARGS`, its defaults and checks applied. */
@@ -72,6 +72,38 @@ describe('serve settings, declared and resolved once (src/settings/serve.ts)', (
     expect(c.stack.growth).to.deep.equal({ startHeight: 300, blockMs: 500 });
     expect(c.workers).to.equal(1);
     expect(resolveServe(parsed(['--start-height', '300']), () => 'x').stack.growth).to.deep.equal({ startHeight: 300, blockMs: 1_000 });
+  });
+
+  /**
+   * README's option list is written for people (grouped, with what a value means), so it is kept
+   * by hand, and checked here against SERVE_OPTIONS: every option is named in the README's
+   * "Command line" section, its list of serve options names no option serve lacks, and the value
+   * in brackets after an option with a default is that default, read as the command line reads it.
+   */
+  it('README names every serve option, with the default SERVE_OPTIONS declares', () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const start = readme.indexOf('## Command line');
+    const section = readme.slice(start, readme.indexOf('\n## ', start + 1));
+    const listStart = section.indexOf('`serve` options (defaults in brackets):');
+    expect(listStart).to.be.greaterThan(0);
+    const list = section.slice(listStart, section.indexOf('\n\n', listStart));
+    for (const typed of list.matchAll(/--(?:no-)?([a-z][a-z-]*)/g)) expect(SERVE_OPTIONS, `README's --${typed[1]}`).to.have.property(typed[1]);
+    const table: Record<string, Options> = SERVE_OPTIONS;
+    for (const [key, o] of Object.entries(table)) {
+      // `--name` or `--name METAVAR`, then the first bracket after one of its mentions
+      const mentions = [...section.matchAll(new RegExp(`\`--${key}(?: [^\`]*)?\`(?:\\s*\\[([^\\]]*))?`, 'g'))];
+      expect(mentions, `--${key} is named in README's "Command line"`).to.not.have.length(0);
+      if (o.default === undefined) continue;
+      const bracket = mentions.map((m) => m[1]).find((b) => b !== undefined);
+      expect(bracket, `README shows the default of --${key}`).to.be.a('string');
+      const text = (bracket as string).replace(/\s+/g, ' ');
+      if (o.defaultDescription !== undefined && text.startsWith(o.defaultDescription)) continue;
+      // the bracket's first word: `on`/`off` for a switch, else the value as typed (64m, 30s, `*`)
+      const word = text.split(/[\s;:,]/)[0].replace(/`/g, '');
+      const shown = typeof o.default === 'boolean' ? (word === 'on' ? true : word === 'off' ? false : word) : o.coerce ? o.coerce(word) as unknown : word;
+      const declared = typeof o.default === 'boolean' || !o.coerce ? o.default as unknown : o.coerce(o.default) as unknown;
+      expect(String(shown), `README's default of --${key}: [${text}]`).to.equal(String(declared));
+    }
   });
 
   it('refuses, while parsing, --ops-port equal to --port and --pull without --db, naming both options', () => {
