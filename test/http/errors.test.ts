@@ -3,7 +3,7 @@
  * {"code": <gRPC code>, "message": "...", "details": []}, as application/json.
  */
 import { expect } from 'chai';
-import { makeTestApp } from './helpers/app';
+import { makeTestApp } from '../helpers/app';
 
 describe('error responses', () => {
   it('answers 400, 404, 405 and unknown routes with {code, message, details: []} as application/json', async () => {

@@ -7,7 +7,7 @@ import { connect, Socket } from 'node:net';
 import { join } from 'node:path';
 import type { AdmissionOptions, Burst } from '../../src/http/admission';
 import { chainVersions, pullTmp } from '../pull/helpers';
-import { DEMO, LogLine, startServe } from './helpers';
+import { DEMO, LogLine, startServe } from '../serve/helpers';
 
 /** A GET from a given local address (a distinct client to the server), with its status, headers and body. */
 function getFrom(url: string, localAddress: string): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {

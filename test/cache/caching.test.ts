@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { etagOf } from '../../src/http/etag';
 import { CacheState, ResponseCache } from '../../src/cache/store';
 import type { ChangeRecord } from '../../src/snapshot/changes';
-import { DEMO, get, getJson, metric, eventually, serveTmp, ServeProcess, smallSnapshots, startServe } from './helpers';
+import { DEMO, get, getJson, metric, eventually, serveTmp, ServeProcess, smallSnapshots, startServe } from '../serve/helpers';
 
 const BLOCKS = '/indexer/block/v1/blocks?pagination.limit=2';
 /** an ETag as etagOf writes them */
@@ -64,7 +64,7 @@ describe('serve: ETag, Cache-Control, 304 and the response cache', function () {
       const c = await get(`${s.url}/indexer/block/v1/blocks?pagination.limit=3`);
       const d = await get(`${s.url}/status`);
       const head = await new Promise<string | undefined>((done, fail) => {
-        // the same representation as `get` asks for (identity: the gzip one has its own ETag, test/serve/encoding.test.ts)
+        // the same representation as `get` asks for (identity: the gzip one has its own ETag, test/wire/packed.test.ts)
         fetch(s.url + BLOCKS, { method: 'HEAD', headers: { 'accept-encoding': 'identity' } }).then((res) => done(res.headers.get('etag') ?? undefined), fail);
       });
       expect(b.headers.etag).to.equal(a.headers.etag);

@@ -3,11 +3,11 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { toBech32 } from '../src/lib/address';
-import { pubkeyToAddress } from '../src/lib/pubkey';
-import { generateDump } from '../src/generate';
-import { jsonbStringify } from '../src/generate/jsonb';
-import type { VmType } from '../src/lib/vm';
+import { toBech32 } from '../../src/lib/address';
+import { pubkeyToAddress } from '../../src/lib/pubkey';
+import { generateDump } from '../../src/generate';
+import { jsonbStringify } from '../../src/generate/jsonb';
+import type { VmType } from '../../src/lib/vm';
 
 interface Attr { key: string; index: boolean; value: string }
 interface Ev { type: string; attributes: Attr[] }

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { parseDuration } from '../src/lib/duration';
+import { parseDuration } from '../../src/lib/duration';
 
 describe('parseDuration (src/lib/duration.ts): the one duration grammar', () => {
   it('reads ms, s, m, h and a bare number of seconds', () => {

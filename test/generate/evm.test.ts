@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { generateDump } from '../src/generate';
+import { generateDump } from '../../src/generate';
 
 type Rec = Record<string, unknown>;
 interface Msg { '@type': string; contract_addr?: string }

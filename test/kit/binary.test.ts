@@ -3,7 +3,7 @@ import { ChildProcess, spawn, spawnSync, SpawnSyncReturns } from 'node:child_pro
 import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { freePort } from './support/net';
+import { freePort } from '../support/net';
 
 /**
  * The single executable built by `make binary` (scripts/build-binary.js), run the way a user runs
@@ -11,7 +11,7 @@ import { freePort } from './support/net';
  * Skipped when dist/indexer-api does not exist, unless TEST_REQUIRE_BINARY is set.
  */
 
-const ROOT = resolve(__dirname, '..', '..'); // compiled into build/test/
+const ROOT = resolve(__dirname, '..', '..', '..'); // compiled into build/test/kit/
 const BINARY = join(ROOT, 'dist', 'indexer-api');
 const NODE_CLI = join(ROOT, 'bin', 'indexer-api');
 const REQUIRED = (process.env.TEST_REQUIRE_BINARY ?? '') !== '';

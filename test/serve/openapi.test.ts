@@ -9,9 +9,9 @@ import * as OpenApiValidator from 'express-openapi-validator';
 import yaml from 'js-yaml';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadOpenApi, OpenApiDocument, validatorDocument } from '../src/serve/openapi';
-import { RunningServer, listen } from '../src/serve/server';
-import { makeTestApp, ROOT } from './helpers/app';
+import { loadOpenApi, OpenApiDocument, validatorDocument } from '../../src/serve/openapi';
+import { RunningServer, listen } from '../../src/serve/server';
+import { makeTestApp, ROOT } from '../helpers/app';
 
 const fromYaml = (): OpenApiDocument => yaml.load(readFileSync(join(ROOT, 'openapi.yaml'), 'utf8')) as OpenApiDocument;
 

@@ -4,8 +4,8 @@
  * of the same cases are in test/cli.test.ts.
  */
 import { expect } from 'chai';
-import { COMMANDS, commandOptions } from '../src/cli';
-import { CommandLineError, prepareArgs } from '../src/settings/command-line';
+import { COMMANDS, commandOptions } from '../../src/cli';
+import { CommandLineError, prepareArgs } from '../../src/settings/command-line';
 
 const REFUSED = ['yes', 'no', 'maybe', 'on', 'off', 'Yes', 'y', '', '2', 'tRUE'];
 const SPELLINGS: [string, boolean][] = [

@@ -10,9 +10,9 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Argv, Options } from 'yargs';
 import yargs from 'yargs';
-import { serveCommand } from '../src/commands/serve';
-import { checkServeArgs, defaultServeSettings, resolveServe, SERVE_OPTIONS, serveDefaults, ServeArgs } from '../src/settings/serve';
-import { ROOT } from './serve/helpers';
+import { serveCommand } from '../../src/commands/serve';
+import { checkServeArgs, defaultServeSettings, resolveServe, SERVE_OPTIONS, serveDefaults, ServeArgs } from '../../src/settings/serve';
+import { ROOT } from '../serve/helpers';
 
 /** The command line's own parse of `serve ARGS`, its defaults and checks applied. */
 function parsed(args: string[]): ServeArgs {
@@ -142,7 +142,7 @@ describe('serve settings, declared and resolved once (src/settings/serve.ts)', (
     for (const s of settings) {
       const word = new RegExp(`\\b${s}\\b`);
       const naming = [...texts].filter(([, t]) => word.test(t)).map(([f]) => f.slice(ROOT.length + 1));
-      expect(naming, s).to.include('src/settings/serve.ts').and.to.include('test/settings-serve.test.ts');
+      expect(naming, s).to.include('src/settings/serve.ts').and.to.include('test/settings/serve.test.ts');
       const counted = naming.filter((f) => !setUp.has(f));
       expect(counted.length, `${s} is named in ${counted.join(', ')}`).to.be.at.most(3);
       expect(counted.filter((f) => f.startsWith('src/')).length, `${s} is named in ${counted.join(', ')}`).to.be.at.most(2);

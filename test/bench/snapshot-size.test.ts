@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { compare, sqliteSizes, VmReport } from '../bench/snapshot-size';
+import { compare, sqliteSizes, VmReport } from '../../bench/snapshot-size';
 
 describe('bench/snapshot-size: what it reports', () => {
   let dir: string;

@@ -8,7 +8,7 @@ import { publishSnapshot } from '../../src/publish/publish';
 import { openSnapshot } from '../../src/snapshot/open';
 import { spawnSync } from 'node:child_process';
 import { CLI, cleanEnv, DEMO, ROOT } from '../serve/helpers';
-import { chainVersions, pullTmp } from './helpers';
+import { chainVersions, pullTmp } from '../pull/helpers';
 
 const sha = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
 

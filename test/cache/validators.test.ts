@@ -3,7 +3,7 @@
  * cache admits it keeps the ETag sent and the tags the answer read in a compact key table with
  * its own budget, so that an unchanged revalidation is a 304 without reading a row, whether its
  * body is still held or not. Each hazard the issue lists has a test here; the servers of
- * test/serve/front.test.ts (byte-identical 304s), test/serve/caching.test.ts (--cache-bytes 0)
+ * test/cache/front.test.ts (byte-identical 304s), test/cache/caching.test.ts (--cache-bytes 0)
  * and test/follow/live-cache-validators.test.ts (a real follow, validators only) hold the rest end to end.
  */
 import { expect } from 'chai';
@@ -13,7 +13,7 @@ import { etagOf } from '../../src/http/etag';
 import { CachePart, CacheState, ResponseCache } from '../../src/cache/store';
 import { gzipEtag } from '../../src/http/encoding';
 import type { ChangeRecord } from '../../src/snapshot/changes';
-import { DEMO, get, metric, startServe, type ServeProcess } from './helpers';
+import { DEMO, get, metric, startServe, type ServeProcess } from '../serve/helpers';
 
 const SEED = 'lineage.2.';
 const etag = (text: string): string => etagOf(SEED, Buffer.from(text));
@@ -307,7 +307,7 @@ describe('serve: validators end to end (#36)', function () {
   });
 });
 
-/** A stand-in for one snapshot file followed in place (as in test/serve/caching.test.ts). */
+/** A stand-in for one snapshot file followed in place (as in test/cache/caching.test.ts). */
 function liveFile(fileKey: string) {
   const records: ChangeRecord[] = [];
   let floor = 0;

@@ -2,9 +2,9 @@ import { expect } from 'chai';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { brokenCitations, headingSlugs, missingSourcePaths } from './support/citations';
+import { brokenCitations, headingSlugs, missingSourcePaths } from '../support/citations';
 
-const ROOT = resolve(__dirname, '..', '..'); // compiled into build/test/
+const ROOT = resolve(__dirname, '..', '..', '..'); // compiled into build/test/lint/
 
 describe('citations of docs/ in the source', () => {
   it('every docs/<file>.md#<heading> cited in src/ names a heading that exists', () => {

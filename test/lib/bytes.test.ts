@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { formatByteSize, parseByteSize } from '../src/lib/bytes';
-import { parseByteSizeOption } from '../src/settings/numbers';
+import { formatByteSize, parseByteSize } from '../../src/lib/bytes';
+import { parseByteSizeOption } from '../../src/settings/numbers';
 
 describe('sizes with units (--cache-bytes, --cache-validator-bytes)', () => {
   it('reads a whole number of bytes, or a number with a binary unit in any case', () => {
