@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { etagOf } from '../../src/http/etag';
 import { CacheState, ResponseCache } from '../../src/cache/store';
 import type { ChangeRecord } from '../../src/snapshot/changes';
-import { DEMO, get, getJson, metric, eventually, serveTmp, ServeProcess, smallSnapshots, startServe } from '../serve/helpers';
+import { DEMO, get, getJson, metric, eventually, serveTmp, ServeProcess, smallSnapshots, startServe } from '../helpers/serve';
 
 const BLOCKS = '/indexer/block/v1/blocks?pagination.limit=2';
 /** an ETag as etagOf writes them */

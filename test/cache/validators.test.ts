@@ -13,7 +13,7 @@ import { etagOf } from '../../src/http/etag';
 import { CachePart, CacheState, ResponseCache } from '../../src/cache/store';
 import { gzipEtag } from '../../src/http/encoding';
 import type { ChangeRecord } from '../../src/snapshot/changes';
-import { DEMO, get, metric, startServe, type ServeProcess } from '../serve/helpers';
+import { DEMO, get, metric, startServe, type ServeProcess } from '../helpers/serve';
 
 const SEED = 'lineage.2.';
 const etag = (text: string): string => etagOf(SEED, Buffer.from(text));

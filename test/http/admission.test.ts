@@ -6,8 +6,8 @@ import { Agent, request } from 'node:http';
 import { connect, Socket } from 'node:net';
 import { join } from 'node:path';
 import type { AdmissionOptions, Burst } from '../../src/http/admission';
-import { chainVersions, pullTmp } from '../pull/helpers';
-import { DEMO, LogLine, startServe } from '../serve/helpers';
+import { chainVersions, pullTmp } from '../helpers/pull';
+import { DEMO, LogLine, startServe } from '../helpers/serve';
 
 /** A GET from a given local address (a distinct client to the server), with its status, headers and body. */
 function getFrom(url: string, localAddress: string): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {

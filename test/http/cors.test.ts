@@ -5,7 +5,7 @@ import { corsHeaders } from '../../src/http/cors';
 import { loadOpenApi } from '../../src/serve/openapi';
 import { RunningServer, listen } from '../../src/serve/server';
 import { openSnapshot, Snapshot } from '../../src/snapshot/open';
-import { DEMO } from '../serve/helpers';
+import { DEMO } from '../helpers/serve';
 import { appOptions } from '../helpers/app-options';
 
 /**

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { once } from 'node:events';
 import { connect, Socket } from 'node:net';
-import { DEMO, get, ServeProcess, startServe } from '../serve/helpers';
+import { DEMO, get, ServeProcess, startServe } from '../helpers/serve';
 
 /** Connects to the server behind `url`. */
 async function open(url: string): Promise<Socket> {

@@ -4,7 +4,7 @@ import { connect } from 'node:net';
 import { createRequestListener } from '../../src/serve/routing';
 import { loadOpenApi } from '../../src/serve/openapi';
 import { listen } from '../../src/serve/server';
-import { DEMO, get, metric, ServeProcess, startServe } from '../serve/helpers';
+import { DEMO, get, metric, ServeProcess, startServe } from '../helpers/serve';
 import { appOptions } from '../helpers/app-options';
 
 describe('serve: /health, /ready, /metrics, request logs, graceful shutdown', function () {

@@ -10,7 +10,7 @@ import { acceptQ, choose, precompress, staticFile } from '../../src/http/static'
 import { loadOpenApi, servedDocument } from '../../src/serve/openapi';
 import { RunningServer, listen } from '../../src/serve/server';
 import { openSnapshot, Snapshot } from '../../src/snapshot/open';
-import { DEMO } from '../serve/helpers';
+import { DEMO } from '../helpers/serve';
 import { appOptions } from '../helpers/app-options';
 
 /**

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { runImport } from '../../src/import/run';
 import { bech32Of, canonical } from '../helpers/address';
 import { DumpModel, loadDump, TxRow } from '../helpers/dump';
-import { REAL_VMS, realDir, realDumpFiles, realResponses, rollyticsTx } from '../helpers/real-corpus';
+import { REAL_VMS, realDir, realDumpFiles, realResponses, rollyticsTx } from './real-corpus';
 import { serveSnapshot, Served } from './helpers/serve';
 
 describe('real Initia txs, imported and served', function () {

@@ -15,7 +15,7 @@ import { generateCommand } from '../../src/commands/generate';
 import { importCommand } from '../../src/commands/import';
 import { serveCommand } from '../../src/commands/serve';
 import { publishCommand } from '../../src/commands/publish';
-import { cleanEnv, CLI, DEMO, get, ROOT, serveTmp } from '../serve/helpers';
+import { cleanEnv, CLI, DEMO, get, ROOT, serveTmp } from '../helpers/serve';
 
 const BUNDLE = join(ROOT, 'build', 'bundle', 'indexer-api.js');
 const UNBUNDLED = { INDEXER_NO_BUNDLE: '1' };

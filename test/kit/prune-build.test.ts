@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { ROOT } from '../serve/helpers';
+import { ROOT } from '../helpers/serve';
 
 describe('scripts/prune-build.js', () => {
   it('removes the .js, .js.map and .d.ts of a removed source, keeps those of a present one and files tsc did not write', () => {

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { brokenCitations, headingSlugs, missingSourcePaths } from '../support/citations';
+import { brokenCitations, headingSlugs, missingSourcePaths } from './citations';
 
 const ROOT = resolve(__dirname, '..', '..', '..'); // compiled into build/test/lint/
 

@@ -7,8 +7,8 @@ import { parseManifest } from '../../src/publish/manifest';
 import { publishSnapshot } from '../../src/publish/publish';
 import { openSnapshot } from '../../src/snapshot/open';
 import { spawnSync } from 'node:child_process';
-import { CLI, cleanEnv, DEMO, ROOT } from '../serve/helpers';
-import { chainVersions, pullTmp } from '../pull/helpers';
+import { CLI, cleanEnv, DEMO, ROOT } from '../helpers/serve';
+import { chainVersions, pullTmp } from '../helpers/pull';
 
 const sha = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
 

@@ -12,7 +12,7 @@ import type { Argv, Options } from 'yargs';
 import yargs from 'yargs';
 import { serveCommand } from '../../src/commands/serve';
 import { checkServeArgs, defaultServeSettings, resolveServe, SERVE_OPTIONS, serveDefaults, ServeArgs } from '../../src/settings/serve';
-import { ROOT } from '../serve/helpers';
+import { ROOT } from '../helpers/serve';
 
 /** The command line's own parse of `serve ARGS`, its defaults and checks applied. */
 function parsed(args: string[]): ServeArgs {

@@ -4,7 +4,7 @@ import { Agent } from 'node:http';
 import { join } from 'node:path';
 import { SnapshotHolder } from '../../src/snapshot/holder';
 import { openSnapshot, Snapshot, SnapshotError } from '../../src/snapshot/open';
-import { eventually, get, getJson, metric, serveTmp, SmallSnapshot, smallSnapshots, startServe } from '../serve/helpers';
+import { eventually, get, getJson, metric, serveTmp, SmallSnapshot, smallSnapshots, startServe } from '../helpers/serve';
 
 /** Puts `from` at `db` the way a publisher does: a copy beside it, renamed over it. */
 function publish(from: string, db: string): void {

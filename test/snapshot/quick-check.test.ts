@@ -12,7 +12,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, renameSync, rmSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { quickCheck } from '../../src/snapshot/quick-check';
-import { CLI, cleanEnv, DEMO, get, ROOT, ServeProcess } from '../serve/helpers';
+import { CLI, cleanEnv, DEMO, get, ROOT, ServeProcess } from '../helpers/serve';
 
 const MOVE = 'minimove-demo-1';
 const WASM = 'miniwasm-demo-1';

@@ -9,7 +9,7 @@ import { loadOpenApi } from '../../src/serve/openapi';
 import { RunningServer, listen } from '../../src/serve/server';
 import { openSnapshot, Snapshot } from '../../src/snapshot/open';
 import { crc32Combine, DeflateBody, isPackedRow, lengthShift, packRow, readPackedRow, unpackRow } from '../../src/wire/packed';
-import { DEMO } from '../serve/helpers';
+import { DEMO } from '../helpers/serve';
 import { appOptions } from '../helpers/app-options';
 
 /**

@@ -3,7 +3,7 @@
  * filter selects, in which order a list serves them. Orders are ascending (pagination.reverse
  * =false); the default descending order is the exact reverse, tie-breakers included.
  */
-import { compareText, DumpModel, TokenRow, TxRow } from './dump';
+import { compareText, DumpModel, TokenRow, TxRow } from '../helpers/dump';
 
 export function txsOf(d: DumpModel, pred: (t: TxRow) => boolean = () => true): TxRow[] {
   return d.txs.filter(pred).sort((a, b) => a.sequence - b.sequence);

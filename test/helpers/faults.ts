@@ -1,12 +1,12 @@
 /**
  * The fault suite's files: bad snapshots of every kind, made from a good one, and a load
  * generator that counts every failed request. Each case starts the real `serve` process
- * (test/serve/helpers.ts) on real files.
+ * (test/helpers/serve.ts) on real files.
  */
 import Database from 'better-sqlite3';
 import { closeSync, copyFileSync, ftruncateSync, openSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { Agent } from 'node:http';
-import { get } from '../serve/helpers';
+import { get } from './serve';
 
 /** How many random points the kill cases use: FAULT_POINTS (make test-faults sets 50), default 5. */
 export function faultPoints(): number {

@@ -3,7 +3,7 @@
  * (API-CONTRACT §3), and walking a list by `next_key` or by `pagination.offset`.
  */
 import { expect } from 'chai';
-import type { TestApp } from './app';
+import type { TestApp } from '../helpers/app';
 
 export interface Pagination { previous_key: string | null; next_key: string | null; total: string }
 export type ListBody = Record<string, unknown> & { pagination: Pagination };

@@ -13,8 +13,8 @@ import { loadOpenApi } from '../../src/serve/openapi';
 import { listen } from '../../src/serve/server';
 import { tableDiff } from '../../src/snapshot/digest';
 import { openSnapshot, Snapshot } from '../../src/snapshot/open';
-import { cleanEnv, CLI, DEMO, ROOT } from '../serve/helpers';
-import { appOptions } from '../helpers/app-options';
+import { cleanEnv, CLI, DEMO, ROOT } from './serve';
+import { appOptions } from './app-options';
 
 export interface GrowingSource {
   url: string;

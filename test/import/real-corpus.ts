@@ -11,7 +11,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT } from './app';
+import { ROOT } from '../helpers/app';
 
 export const REAL_VMS = ['move', 'wasm', 'evm'] as const;
 export type RealVm = typeof REAL_VMS[number];

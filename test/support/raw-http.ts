@@ -4,7 +4,7 @@
  * other byte — `%` escapes, malformed or not, `?`, `&`, `+`, `/` — goes out as written.
  */
 import { Agent, request } from 'node:http';
-import { atRunEnd } from '../support/run-end';
+import { atRunEnd } from './run-end';
 
 export interface RawResponse { status: number; headers: Record<string, string | string[] | undefined>; body: string; ms: number }
 
