@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { ROOT } from '../../src/assets';
 import { generateDump } from '../../src/generate';
 import { openSnapshot } from '../../src/snapshot/open';
-import { demoDump } from '../import/helpers/serve';
+import { demoDump } from '../helpers/same-answers';
 import { faultPoints, prng } from '../helpers/faults';
 
 const CLI = join(ROOT, 'bin', 'indexer-api');

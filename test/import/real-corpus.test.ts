@@ -14,7 +14,7 @@ import { runImport } from '../../src/import/run';
 import { bech32Of, canonical } from '../helpers/address';
 import { DumpModel, loadDump, TxRow } from '../helpers/dump';
 import { REAL_VMS, realDir, realDumpFiles, realResponses, rollyticsTx } from './real-corpus';
-import { serveSnapshot, Served } from './helpers/serve';
+import { serveSnapshot, Served } from '../helpers/same-answers';
 
 describe('real Initia txs, imported and served', function () {
   this.timeout(120_000);

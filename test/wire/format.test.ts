@@ -10,8 +10,8 @@ import { tableDiff } from '../../src/snapshot/digest';
 import { openSnapshot, SnapshotError } from '../../src/snapshot/open';
 import { FIRST_PACKED_WIRE_FORMAT, WIRE_FORMAT_META_KEY, WIRE_FORMAT_VERSION } from '../../src/wire/format';
 import { isPackedRow, packRow, readPackedRow } from '../../src/wire/packed';
-import { expectSameAnswers } from '../import/helpers/serve';
-import { demoDump } from '../import/helpers/serve';
+import { expectSameAnswers } from '../helpers/same-answers';
+import { demoDump } from '../helpers/same-answers';
 
 const ROOT = resolve(__dirname, '..', '..', '..'); // compiled into build/test/import/
 

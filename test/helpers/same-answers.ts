@@ -1,13 +1,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createRequestListener } from '../../../src/serve/routing';
-import { runGenerate } from '../../../src/commands/generate';
-import { loadOpenApi } from '../../../src/serve/openapi';
-import { listen } from '../../../src/serve/server';
-import { openSnapshot, Snapshot } from '../../../src/snapshot/open';
-import type { VmType } from '../../../src/lib/vm';
-import { appOptions } from '../../helpers/app-options';
+import { createRequestListener } from '../../src/serve/routing';
+import { runGenerate } from '../../src/commands/generate';
+import { loadOpenApi } from '../../src/serve/openapi';
+import { listen } from '../../src/serve/server';
+import { openSnapshot, Snapshot } from '../../src/snapshot/open';
+import type { VmType } from '../../src/lib/vm';
+import { appOptions } from './app-options';
 
 const generated = new Map<VmType, string>();
 
@@ -54,7 +54,7 @@ export async function serveSnapshot(file: string): Promise<Served> {
  * (and that the comparison really covered the chain: more than `minRequests` requests).
  */
 export async function expectSameAnswers(fileA: string, fileB: string, minRequests: number): Promise<void> {
-  const { compareServers, describeMismatches } = await import('./compare');
+  const { compareServers, describeMismatches } = await import('../import/helpers/compare');
   const { expect } = await import('chai');
   const a = await serveSnapshot(fileA);
   const b = await serveSnapshot(fileB);

@@ -17,11 +17,11 @@ import { createReadStream, readFileSync, existsSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import { AccountDeriver, msgTypesOf, signerFromTx } from '../../../src/records/derive';
-import { canonicalAddress } from '../../../src/lib/address';
-import { rawMembers } from '../../../src/lib/raw-json';
-import { evenHex, evmTxAccounts, internalTxAccounts } from '../../../src/records/evm';
-import { EvmReceipt, RECEIPT_KEYS } from '../../../src/wire/evm';
+import { AccountDeriver, msgTypesOf, signerFromTx } from '../../src/records/derive';
+import { canonicalAddress } from '../../src/lib/address';
+import { rawMembers } from '../../src/lib/raw-json';
+import { evenHex, evmTxAccounts, internalTxAccounts } from '../../src/records/evm';
+import { EvmReceipt, RECEIPT_KEYS } from '../../src/wire/evm';
 
 /**
  * rollytics' schema after all of its migrations (initia-labs/rollytics orm/migrations/*.sql at
