@@ -53,11 +53,10 @@ lint: deps ## Type-check (tsc --noEmit), lint (ESLint: eslint.config.mjs), check
 # The edit–test loop: in-process tests over snapshots imported from the demo dumps, no
 # PostgreSQL, no child processes, no binary. The slow walks (routes/pagination-walk) and every
 # test that spawns the CLI, a cluster, the binary or PostgreSQL run in `make test` only.
-UNIT_TESTS := 'build/test/*.test.js' 'build/test/routes/*.test.js' build/test/import/heap.test.js \
-  build/test/import/progress.test.js build/test/serve/front.test.js build/test/serve/limits.test.js \
-  build/test/serve/ops.test.js
-UNIT_SLOW := build/test/routes/pagination-walk.test.js build/test/cli.test.js build/test/binary.test.js \
-  build/test/bundle.test.js
+UNIT_TESTS := $(foreach d,routes lib settings generate,'build/test/$(d)/*.test.js') $(addprefix build/test/, \
+  bench/snapshot-size.test.js cache/front.test.js http/errors.test.js http/limits.test.js http/ops.test.js \
+  import/progress.test.js kit/prune-build.test.js lint/docs-citations.test.js records/heap.test.js serve/openapi.test.js)
+UNIT_SLOW := build/test/routes/pagination-walk.test.js
 UNIT_MOCHA := $(NODE_BIN)/mocha --forbid-only --timeout 60000 --reporter dot $(UNIT_TESTS) $(foreach t,$(UNIT_SLOW),--ignore $(t))
 
 test-unit: deps build/.tsc-stamp ## Run the fast tests (< 1 min on an idle 2-core machine): compile, then mocha without the slow ones
@@ -83,7 +82,7 @@ TEST_JOBS ?= 3
 TEST_FIRST := $(addprefix build/test/,kit/package.test.js import/postgres.test.js import/resume.test.js routes/pagination-walk.test.js \
   follow/live-cache-validators.test.js follow/live-cache-workers2.test.js follow/live-cache.test.js cli.test.js \
   explorer/explorer.test.js serve/growth.test.js follow/follow.test.js follow/postgres.test.js scale/rate-limit.test.js \
-  follow/start-order.test.js scale/replicas.test.js binary.test.js errors/paths.test.js scale/rolling-restart.test.js)
+  follow/start-order.test.js scale/replicas.test.js kit/binary.test.js errors/paths.test.js scale/rolling-restart.test.js)
 MOCHA_JOBS = $(if $(filter-out 1,$(TEST_JOBS)),--parallel --jobs $(TEST_JOBS))
 # The slow tier (make test-slow; CI runs it after make test): the files whose cost is building,
 # installing or serving something whole outside the suite's own processes — the npm package
@@ -91,7 +90,7 @@ MOCHA_JOBS = $(if $(filter-out 1,$(TEST_JOBS)),--parallel --jobs $(TEST_JOBS))
 # schema for import and for follow (about 110 s), the single executable (built by `make binary`),
 # the explorer in chromium — and the live differential run again under two more cache
 # configurations (the first, live-cache.test.js, stays in make test). docs/testing.md has the times.
-SLOW_TESTS := $(addprefix build/test/,kit/package.test.js import/postgres.test.js follow/postgres.test.js binary.test.js \
+SLOW_TESTS := $(addprefix build/test/,kit/package.test.js import/postgres.test.js follow/postgres.test.js kit/binary.test.js \
   explorer/explorer.test.js follow/live-cache-workers2.test.js follow/live-cache-validators.test.js)
 TEST_FILES = $(filter-out $(SLOW_TESTS),$(TEST_FIRST)) $$(find build/test -name '*.test.js' -not -path 'build/test/faults/*' | sort | grep -vxF $(foreach t,$(TEST_FIRST) $(SLOW_TESTS),-e $(t)))
 

@@ -29,7 +29,7 @@ import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Client } from 'pg';
 import { startPostgres } from '../test/support/postgres';
-import { hideHistoryAbove, loadRollyticsDb, ROLLYTICS_HISTORY } from '../test/import/helpers/rollytics-pg';
+import { hideHistoryAbove, loadRollyticsDb, ROLLYTICS_HISTORY } from '../test/helpers/rollytics-pg';
 
 const CLI = resolve(__dirname, '..', '..', 'bin', 'indexer-api');
 const argv = process.argv;

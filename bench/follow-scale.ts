@@ -16,7 +16,7 @@
  * runs on a copy of the 398 file, with `--denoms uinit,umin,uusdc` (the bench waits for the
  * first rich-list refresh, at start) or without; the source then serves 399. PostgreSQL (a
  * server of test/support/postgres.ts, its data under --work/tmp): the dump at 399 loaded
- * (test/import/helpers/rollytics-pg.ts), height 399 moved aside as in bench/follow-pg.ts and the
+ * (test/helpers/rollytics-pg.ts), height 399 moved aside as in bench/follow-pg.ts and the
  * NFTs it changed put back as they were at 398 (nftsAt398), its rich list the one at 398; the
  * replica is the import of the dump at 398; `follow --from-postgres` with `--richlist-interval 0` (no rich
  * list) or the default (refreshed at start, waited for); then height 399 is committed, and
@@ -38,7 +38,7 @@ import { loadOpenApi } from '../src/serve/openapi';
 import { listen } from '../src/serve/server';
 import { openSnapshot, Snapshot } from '../src/snapshot/open';
 import { startPostgres, type PgServer } from '../test/support/postgres';
-import { hideHistoryAbove, loadRollyticsDb, ROLLYTICS_HISTORY, truncateToMicros } from '../test/import/helpers/rollytics-pg';
+import { hideHistoryAbove, loadRollyticsDb, ROLLYTICS_HISTORY, truncateToMicros } from '../test/helpers/rollytics-pg';
 import { canonicalAddress } from '../src/lib/address';
 import { appOptions } from '../test/helpers/app-options';
 

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { publishSnapshot } from '../src/publish/publish';
-import { eventually, get, startServe } from '../test/serve/helpers';
+import { eventually, get, startServe } from '../test/helpers/serve';
 import { freePort } from '../test/support/net';
 import { startNginx } from '../test/support/nginx';
 

@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { chainVersions, removePullTmp } from '../test/pull/helpers';
+import { chainVersions, removePullTmp } from '../test/helpers/pull';
 import { converged, ScaleLab } from '../test/support/scale-lab';
 import { runLoad } from './load';
 

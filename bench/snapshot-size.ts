@@ -14,7 +14,7 @@
  *    file instead); the file's size as written, its free pages, and per table the bytes of its
  *    pages and of its indexes' pages (SQLite's dbstat).
  * 3. PostgreSQL: a throwaway server (test/support/postgres.ts) with its data directory under
- *    WORK, the dump loaded by test/import/helpers/rollytics-pg.ts (rollytics' schema and
+ *    WORK, the dump loaded by test/helpers/rollytics-pg.ts (rollytics' schema and
  *    indexes), VACUUM ANALYZE, then pg_total_relation_size per table and pg_database_size minus
  *    that of an empty database created beside it. The result is kept in WORK/pg-size-VM-N.json
  *    with a hash of the schema; --snapshot-only reuses it, so that re-measuring a new build costs
@@ -30,7 +30,7 @@ import { createReadStream, existsSync, mkdirSync, readFileSync, renameSync, rmSy
 import { dirname, join, resolve } from 'node:path';
 import { Client } from 'pg';
 import { ROOT } from '../src/assets';
-import { loadRollyticsDb, ROLLYTICS_SCHEMA } from '../test/import/helpers/rollytics-pg';
+import { loadRollyticsDb, ROLLYTICS_SCHEMA } from '../test/helpers/rollytics-pg';
 import { startPostgres } from '../test/support/postgres';
 import { measure } from './import/measure';
 

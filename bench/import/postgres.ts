@@ -7,7 +7,7 @@
  *
  * 1. Starts a throwaway PostgreSQL (test/support/postgres.ts: Debian's binaries, 127.0.0.1,
  *    fsync off) with its data directory under --work, and loads the dump the way rollytics
- *    stores a chain (test/import/helpers/rollytics-pg.ts). Loading is timed but is set-up.
+ *    stores a chain (test/helpers/rollytics-pg.ts). Loading is timed but is set-up.
  * 2. --runs × `indexer-api import --from-postgres DSN --vm-type VM --validators … --json`, each
  *    under /usr/bin/time -v; then --runs × `import --from-dump DIR` for the ratio.
  * MB/s for PostgreSQL is over the on-disk size of the tables read (pg_total_relation_size).
@@ -19,7 +19,7 @@ import { join, resolve } from 'node:path';
 import { Client } from 'pg';
 import { ROOT } from '../../src/assets';
 import { ROLLYTICS_TABLES } from '../../src/sources/postgres/tables';
-import { loadRollyticsDb } from '../../test/import/helpers/rollytics-pg';
+import { loadRollyticsDb } from '../../test/helpers/rollytics-pg';
 import { startPostgres } from '../../test/support/postgres';
 import { measure, Measured, median } from './measure';
 

@@ -102,7 +102,7 @@ const KEEP_ALL: Keep = { body: true, validator: true };
  * case of least-recently-used eviction, which then never hits — keeps the bodies it has (they
  * are asked for as often as any newcomer) instead of replacing each one just before it is asked
  * for again: the share of polls answered from a body is the share of bodies that fit
- * (docs/response-cache.md#eviction, test/serve/caching.test.ts). Validators are evicted in CLOCK
+ * (docs/response-cache.md#eviction, test/cache/caching.test.ts). Validators are evicted in CLOCK
  * order over the table, stale ones first, keys without a body before keys with one.
  */
 export class ResponseCache {

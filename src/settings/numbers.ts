@@ -4,13 +4,55 @@
  *
  * yargs' `type: 'number'` turns `abc` into NaN, so these options are read as strings and
  * converted here; and yargs gives an option typed with no value its default (`--port` alone
- * served on 8080), so each requires its argument (`requiresArg`; enums do too, see `choice()`). Each table declares its options with `int()` / `decimal()` and passes through
- * `named()`, which puts the option's name into the message: the rule is declared once, next to
- * the option's default and description.
+ * served on 8080), so each requires its argument (`requiresArg`; enums do too, see `choice()`).
+ * Each table declares its options with `int()` / `decimal()` and passes through `named()`, which
+ * puts the option's name into the message: the rule is declared once, next to the option's
+ * default and description.
+ *
+ * A table is also the type of what its handler gets (ArgsOf): each option's value type comes from
+ * its declaration — the helper that declared it, else its coerce, choices or yargs type — and it
+ * is always there when the option has a default or must be given, so no command restates its
+ * options as an interface.
  */
 import type { Options } from 'yargs';
 import { formatByteSize, parseByteSize } from '../lib/bytes';
 import { parseDuration } from '../lib/duration';
+
+/**
+ * The type of the value a handler gets for an option, where its declaration's yargs fields do not
+ * say it: int(), decimal(), duration() and byteSize() give a number (named() adds the coerce that
+ * makes it one), repeatable() a string or several. For the type checker only: never set.
+ */
+declare const VALUE: unique symbol;
+export interface Valued<V> { readonly [VALUE]?: V }
+
+/** `db-dir` → `dbDir`: the name yargs gives a handler (its camel-case expansion). */
+type Camel<S extends string> = S extends `${infer H}-${infer T}` ? `${H}${Capitalize<Camel<T>>}` : S;
+
+/** The value of an option as its handler gets it: what its helper says, else its coerce's result, its choices, its yargs type. */
+type ValueOf<O> = O extends Valued<infer V> ? (unknown extends V ? Plain<O> : V) : Plain<O>;
+type Plain<O> =
+  O extends { coerce: (v: never) => infer R } ? R
+  : O extends { choices: readonly (infer C)[] } ? C
+  : O extends { type: 'boolean' } ? boolean
+  : O extends { type: 'string'; array: true } ? string[]
+  : O extends { type: 'string' } ? string
+  : unknown;
+
+/** The options a handler always gets: those with a default, and those that must be given. */
+type Given<T> = { [K in keyof T & string]: T[K] extends { default: unknown } | { demandOption: true | string } ? K : never }[keyof T & string];
+type Flat<T> = { [K in keyof T]: T[K] };
+
+/**
+ * What yargs gives the handler of a table of options (`serve`'s ServeArgs): each option under its
+ * camel-case name, with its value's type; optional unless it has a default or must be given.
+ */
+export type ArgsOf<T> = Flat<
+  { -readonly [K in Given<T> as Camel<K>]: ValueOf<T[K]> }
+  & { -readonly [K in Exclude<keyof T & string, Given<T>> as Camel<K>]?: ValueOf<T[K]> }>;
+
+/** The options of a table that have a default, as defaultsOf() gives them. */
+export type DefaultsOf<T> = Flat<{ -readonly [K in keyof T & string as T[K] extends { default: unknown } ? Camel<K> : never]: ValueOf<T[K]> }>;
 
 interface Rule {
   /** whole numbers only (ports, counts, milliseconds) */
@@ -62,19 +104,20 @@ function fits(r: Rule, n: number): boolean {
 }
 
 /** A whole-number option ≥ min (≤ max when given). */
-export function int(range: { min: number; max?: number }, o: Options): Options {
-  return { ...o, ...AS_TEXT, [RULE]: { integer: true, min: range.min, max: range.max } } as NumericOptions;
+export function int<O extends Options>(range: { min: number; max?: number }, o: O): O & Valued<number> {
+  return { ...o, ...AS_TEXT, [RULE]: { integer: true, min: range.min, max: range.max } };
 }
 
 /** A number option > `above` (fractions allowed: a rate, a lag in seconds). */
-export function decimal(range: { above: number }, o: Options): Options {
-  return { ...o, ...AS_TEXT, [RULE]: { integer: false, min: range.above, minExclusive: true } } as NumericOptions;
+export function decimal<O extends Options>(range: { above: number }, o: O): O & Valued<number> {
+  return { ...o, ...AS_TEXT, [RULE]: { integer: false, min: range.above, minExclusive: true } };
 }
 
 /**
  * Binds each numeric option of a table to its name: yargs calls `coerce` with the value only.
  * Defaults pass through the same check (yargs coerces them too), so a default is a number.
  */
+export function named<T extends Record<string, Options>>(table: T): T;
 export function named(table: Record<string, Options>): Record<string, Options> {
   return Object.fromEntries(Object.entries(table).map(([key, o]) => {
     const rule = (o as NumericOptions)[RULE];
@@ -89,7 +132,7 @@ export function named(table: Record<string, Options>): Record<string, Options> {
 }
 
 /** An option taking one of a few words; like the numbers, it must be given one. */
-export function choice(o: Options & { choices: readonly string[] }): Options {
+export function choice<O extends Options & { choices: readonly string[] }>(o: O): O {
   return { ...o, requiresArg: true };
 }
 
@@ -104,9 +147,9 @@ const MIN_DURATION_MS = 50;
  * yargs parses: ≥ MIN_DURATION_MS, or 0 where `zero` says what 0 means (`never`). `--help`
  * shows the default as typed.
  */
-export function duration(o: Options & { zero?: string }): Options {
+export function duration<O extends Options & { zero?: string }>(o: O): Omit<O, 'zero'> & Valued<number> {
   const { zero, ...rest } = o;
-  return { ...rest, type: 'string', requiresArg: true, [DURATION]: { zero } } as Options;
+  return { ...rest, type: 'string', requiresArg: true, [DURATION]: { zero } };
 }
 
 
@@ -129,9 +172,9 @@ function parseDurationOption(name: string, value: unknown, zero: string | undefi
  * A size in bytes (`64m`, `1g`, `512KiB`, or a whole number of bytes; src/lib/bytes.ts), ≥ min,
  * read into bytes while yargs parses. `--help` shows the default with its unit.
  */
-export function byteSize(range: { min: number }, o: Options & { default?: number }): Options {
+export function byteSize<O extends Options & { default?: number }>(range: { min: number }, o: O): O & Valued<number> {
   const shown = o.default === undefined ? {} : { defaultDescription: formatByteSize(o.default) };
-  return { ...shown, ...o, type: 'string', requiresArg: true, [BYTES_RULE]: { min: range.min } } as unknown as Options;
+  return { ...shown, ...o, type: 'string', requiresArg: true, [BYTES_RULE]: { min: range.min } };
 }
 
 export function parseByteSizeOption(name: string, value: unknown, min: number): number | undefined {
@@ -145,9 +188,17 @@ export function parseByteSizeOption(name: string, value: unknown, min: number): 
   return n;
 }
 
+/**
+ * A string option that may be given more than once (`serve --db a.sqlite --db b.sqlite`): the
+ * handler gets the string, or every one in order.
+ */
+export function repeatable<O extends Options & { type: 'string' }>(o: O): O & Valued<string | string[]> {
+  return o;
+}
+
 /** An http(s) URL option (a source's base URL), checked while yargs parses. */
-export function httpUrl(o: Options): Options {
-  return { ...o, type: 'string', requiresArg: true, [URL_RULE]: true } as Options;
+export function httpUrl<O extends Options>(o: O): O & Valued<string> {
+  return { ...o, type: 'string', requiresArg: true, [URL_RULE]: true };
 }
 
 
@@ -168,6 +219,7 @@ function parseHttpUrl(name: string, value: unknown): string | undefined {
  * of the code without the command line (the library's startServer) starts from, so that no
  * default is written twice.
  */
+export function defaultsOf<T extends Record<string, Options>>(table: T): DefaultsOf<T>;
 export function defaultsOf(table: Record<string, Options>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [key, o] of Object.entries(table)) {

@@ -7,7 +7,7 @@ import { dirname, join, resolve } from 'node:path';
 import { load, loadAll } from 'js-yaml';
 import { NGINX } from '../support/nginx';
 import { freePort } from '../support/net';
-import { DEMO, eventually, get, startServe } from '../serve/helpers';
+import { DEMO, eventually, get, startServe } from '../helpers/serve';
 
 const ROOT = resolve(__dirname, '..', '..', '..');
 const DEPLOY = join(ROOT, 'deploy');

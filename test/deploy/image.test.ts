@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { loadAll } from 'js-yaml';
 import { freePort } from '../support/net';
-import { eventually, get, ServeProcess } from '../serve/helpers';
+import { eventually, get, ServeProcess } from '../helpers/serve';
 
 /**
  * The container image of deploy/Containerfile, as `make image` (scripts/build-image.sh) leaves it

@@ -3,7 +3,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CLI, cleanEnv, DEMO, ROOT } from '../serve/helpers';
+import { CLI, cleanEnv, DEMO, ROOT } from '../helpers/serve';
 import { DEMO_DUMPS } from '../helpers/app';
 
 /**

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { canonicalAddress, toHex0x } from '../../src/lib/address';
 import { chromiumOrSkip } from '../support/browser';
-import { DEMO, get, getJson, ROOT, serveTmp, ServeProcess, smallSnapshots, startServe } from '../serve/helpers';
+import { DEMO, get, getJson, ROOT, serveTmp, ServeProcess, smallSnapshots, startServe } from '../helpers/serve';
 
 type Json = Record<string, unknown>;
 interface Page1 { pagination: { next_key: string | null; total: string } }

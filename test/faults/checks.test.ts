@@ -10,8 +10,8 @@ import { spawnSync } from 'node:child_process';
 import { closeSync, copyFileSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CLI, cleanEnv, DEMO, get, ROOT, startServe } from '../serve/helpers';
-import { BAD_KINDS, makeBad } from './helpers';
+import { CLI, cleanEnv, DEMO, get, ROOT, startServe } from '../helpers/serve';
+import { BAD_KINDS, makeBad } from '../helpers/faults';
 
 const WASM = 'miniwasm-demo-1';
 

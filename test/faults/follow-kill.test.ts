@@ -8,8 +8,8 @@ import { generateDump } from '../../src/generate/index';
 import { openDatabase } from '../../src/sqlite';
 import { openSnapshot } from '../../src/snapshot/open';
 import { RANK_STEP } from '../../src/snapshot/richlist-ranks';
-import { DEMO } from '../serve/helpers';
-import { demoCuts, differences, growingSource, sleep, startFollow } from '../follow/helpers';
+import { DEMO } from '../helpers/serve';
+import { demoCuts, differences, growingSource, sleep, startFollow } from '../helpers/follow';
 
 /** kill -9 points (FAULT_POINTS; small for `make test`, 50 in the fault suite) */
 const POINTS = Number(process.env.FAULT_POINTS ?? 4);

@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import { ROOT } from '../../src/assets';
 import { generateDump } from '../../src/generate';
 import { openSnapshot } from '../../src/snapshot/open';
-import { demoDump } from '../import/helpers/serve';
-import { faultPoints, prng } from './helpers';
+import { demoDump } from '../helpers/same-answers';
+import { faultPoints, prng } from '../helpers/faults';
 
 const CLI = join(ROOT, 'bin', 'indexer-api');
 const sha = (f: string): string => createHash('sha256').update(readFileSync(f)).digest('hex');

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { request } from 'node:http';
 import { connect } from 'node:net';
-import { DEMO, ServeProcess, startServe } from '../serve/helpers';
+import { DEMO, ServeProcess, startServe } from '../helpers/serve';
 
 /** Every route (the OpenAPI paths with sample values, the ops and Swagger ones). */
 const HASH = 'A'.repeat(64);

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { Agent, request } from 'node:http';
-import { DEMO, ServeProcess, startServe } from '../serve/helpers';
+import { DEMO, ServeProcess, startServe } from '../helpers/serve';
 
 /**
  * Property: whatever value a parameter gets, the server answers — never a 5xx, never a hang.

@@ -2,8 +2,8 @@ import { expect } from 'chai';
 import { copyFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { verifySnapshotFile } from '../../src/snapshot/verify';
-import { CLI, DEMO, eventually, get, metric, ROOT, serveTmp, smallSnapshots, startServe, cleanEnv } from '../serve/helpers';
-import { BAD_KINDS, corruptPages, load, makeBad, publishCopy } from './helpers';
+import { CLI, DEMO, eventually, get, metric, ROOT, serveTmp, smallSnapshots, startServe, cleanEnv } from '../helpers/serve';
+import { BAD_KINDS, corruptPages, load, makeBad, publishCopy } from '../helpers/faults';
 import { spawnSync } from 'node:child_process';
 
 /** Paths that touch most of a small snapshot: blocks and their txs, by height. */

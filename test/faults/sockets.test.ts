@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { Agent } from 'node:http';
 import { connect, Socket } from 'node:net';
-import { CLI, cleanEnv, DEMO, get, ROOT, ServeProcess, startServe } from '../serve/helpers';
+import { CLI, cleanEnv, DEMO, get, ROOT, ServeProcess, startServe } from '../helpers/serve';
 
 /** Opens `n` connections to `url`; each resolves its `closed` with the ms it stayed open. */
 async function openMany(url: string, n: number): Promise<{ sockets: Socket[]; closed: Promise<number>[] }> {

@@ -10,8 +10,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore } from '../../src/snapshot/store';
-import { CLI, cleanEnv, DEMO, ROOT } from '../serve/helpers';
-import { BadKind, makeBad } from './helpers';
+import { CLI, cleanEnv, DEMO, ROOT } from '../helpers/serve';
+import { BadKind, makeBad } from '../helpers/faults';
 
 /** Every kind that is not a snapshot of this build (a snapshot with damaged pages is one: its quick check is serve's). */
 const NOT_SNAPSHOTS: BadKind[] = ['empty', 'truncated', 'random', 'foreign SQLite', 'future user_version', 'meta schema_version 99'];

@@ -10,8 +10,8 @@ import { nftStateProbe } from '../../src/snapshot/queries/nft-state';
 import { openApiSource } from '../../src/sources/api/source';
 import { resolveHttp } from '../../src/sources/options';
 import { openSnapshot } from '../../src/snapshot/open';
-import { DEMO } from '../serve/helpers';
-import { differences, growingSource, startFollow } from './helpers';
+import { DEMO } from '../helpers/serve';
+import { differences, growingSource, startFollow } from '../helpers/follow';
 
 type Vm = 'move' | 'wasm' | 'evm';
 

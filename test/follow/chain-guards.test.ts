@@ -9,8 +9,8 @@ import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { tableDigests } from '../../src/snapshot/digest';
-import { demoCuts, growingSource, startFollow } from './helpers';
-import { withChainId } from '../serve/helpers';
+import { demoCuts, growingSource, startFollow } from '../helpers/follow';
+import { withChainId } from '../helpers/serve';
 
 describe('follow: never another chain', function () {
   this.timeout(120_000);

@@ -7,7 +7,7 @@ import { CollectionsAudit } from '../../src/follow/collections-audit';
 import { readCollectionStates } from '../../src/sources/api/nft-state';
 import { HttpClient } from '../../src/sources/http';
 import { resolveHttp } from '../../src/sources/options';
-import { startServe } from '../serve/helpers';
+import { startServe } from '../helpers/serve';
 
 const DEMO = (vm: string): string => join(__dirname, '..', '..', '..', 'fixtures', 'demo', `${vm}.sqlite`);
 

@@ -12,8 +12,8 @@ import { createServer, Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { metric } from '../serve/helpers';
-import { demoCuts, eventually, FollowProcess, growingSource, GrowingSource, startFollow } from './helpers';
+import { metric } from '../helpers/serve';
+import { demoCuts, eventually, FollowProcess, growingSource, GrowingSource, startFollow } from '../helpers/follow';
 
 type Mode = 'pass' | 'not JSON' | 'bad record';
 

@@ -6,8 +6,8 @@ import { runGenerate } from '../../src/commands/generate';
 import { runImport } from '../../src/import/run';
 import { tableDigests } from '../../src/snapshot/digest';
 import { freePort } from '../support/net';
-import { DEMO, startServe } from '../serve/helpers';
-import { demoCuts, differences, eventually, growingSource, startFollow, statusHeight } from './helpers';
+import { DEMO, startServe } from '../helpers/serve';
+import { demoCuts, differences, eventually, growingSource, startFollow, statusHeight } from '../helpers/follow';
 
 describe('follow: a replica that stays current', function () {
   this.timeout(240_000);

@@ -35,8 +35,8 @@ import { createRequestListener } from '../../src/serve/routing';
 import { loadOpenApi } from '../../src/serve/openapi';
 import { listen } from '../../src/serve/server';
 import { openSnapshot } from '../../src/snapshot/open';
-import { DEMO, metric, startServe, type ServeProcess } from '../serve/helpers';
-import { eventually, growingSource, sleep, startFollow, type FollowProcess, type GrowingSource } from './helpers';
+import { DEMO, metric, startServe, type ServeProcess } from '../helpers/serve';
+import { eventually, growingSource, sleep, startFollow, type FollowProcess, type GrowingSource } from '../helpers/follow';
 import { appOptions } from '../helpers/app-options';
 import { writeRanks } from '../../src/snapshot/richlist-ranks';
 

@@ -14,8 +14,8 @@ import { loadOpenApi } from '../../src/serve/openapi';
 import { listen } from '../../src/serve/server';
 import { openSnapshot } from '../../src/snapshot/open';
 import { appOptions } from '../helpers/app-options';
-import { DEMO, get, metric, startServe, type ServeProcess } from '../serve/helpers';
-import { demoCuts, eventually, growingSource, startFollow, type FollowProcess, type GrowingSource } from './helpers';
+import { DEMO, get, metric, startServe, type ServeProcess } from '../helpers/serve';
+import { demoCuts, eventually, growingSource, startFollow, type FollowProcess, type GrowingSource } from '../helpers/follow';
 
 const WASM = 'miniwasm-demo-1';
 const MOVE = 'minimove-demo-1';

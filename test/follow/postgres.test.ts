@@ -5,10 +5,10 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { runImport } from '../../src/import/run';
 import { PgServer, postgresOrSkip } from '../support/postgres';
-import { hideHistoryAbove, loadRollyticsDb, ROLLYTICS_HISTORY } from '../import/helpers/rollytics-pg';
-import { demoDump } from '../import/helpers/serve';
-import { startServe } from '../serve/helpers';
-import { differences, eventually, startFollow, statusHeight } from './helpers';
+import { hideHistoryAbove, loadRollyticsDb, ROLLYTICS_HISTORY } from '../helpers/rollytics-pg';
+import { demoDump } from '../helpers/same-answers';
+import { startServe } from '../helpers/serve';
+import { differences, eventually, startFollow, statusHeight } from '../helpers/follow';
 
 const HISTORY = ROLLYTICS_HISTORY;
 

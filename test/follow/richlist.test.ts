@@ -10,8 +10,8 @@ import { openSnapshot } from '../../src/snapshot/open';
 import { RichListReader, RichListRefresher, WriteLock } from '../../src/follow/richlist-refresh';
 import { StopFlag } from '../../src/follow/follower';
 import { RANK_STEP } from '../../src/snapshot/richlist-ranks';
-import { DEMO } from '../serve/helpers';
-import { differences, growingSource, startFollow } from './helpers';
+import { DEMO } from '../helpers/serve';
+import { differences, growingSource, startFollow } from '../helpers/follow';
 
 function meta(file: string, key: string): string | undefined {
   const db = openDatabase(file, { readonly: true, fileMustExist: true });

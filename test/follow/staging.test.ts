@@ -17,7 +17,7 @@ import type { ApiSourceOptions } from '../../src/sources/api/options';
 import { resolveHttp } from '../../src/sources/options';
 import type { NftStateProbe } from '../../src/records/source';
 import type { ImportSource } from '../../src/records/source';
-import { DEMO } from '../serve/helpers';
+import { DEMO } from '../helpers/serve';
 import { appOptions } from '../helpers/app-options';
 
 const KINDS = ['meta', 'validators', 'blocks', 'txs', 'collections', 'tokens', 'token_txs', 'richlist', 'denom_contracts', 'evm_txs', 'evm_internal_txs'];

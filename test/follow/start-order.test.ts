@@ -12,8 +12,8 @@ import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { quickCheck } from '../../src/snapshot/quick-check';
-import { CLI, cleanEnv, ROOT, ServeProcess } from '../serve/helpers';
-import { demoCuts, eventually, FollowProcess, growingSource, GrowingSource, startFollow, statusHeight } from './helpers';
+import { CLI, cleanEnv, ROOT, ServeProcess } from '../helpers/serve';
+import { demoCuts, eventually, FollowProcess, growingSource, GrowingSource, startFollow, statusHeight } from '../helpers/follow';
 
 /** The check slowed to last at least about `ms` on this machine now (its fastest pass measured first). */
 function passesFor(file: string, ms: number): number {

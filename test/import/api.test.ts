@@ -11,7 +11,7 @@ import { resolveHttp } from '../../src/sources/options';
 import type { VmType } from '../../src/lib/vm';
 import { openSnapshot } from '../../src/snapshot/open';
 import { compareServers, describeMismatches } from './helpers/compare';
-import { demoDump, Served, serveSnapshot } from './helpers/serve';
+import { demoDump, Served, serveSnapshot } from '../helpers/same-answers';
 
 /**
  * A proxy in front of a server that misbehaves on purpose: every `failEvery`-th request gets a

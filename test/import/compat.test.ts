@@ -6,8 +6,8 @@ import { Client } from 'pg';
 import { runImport } from '../../src/import/run';
 import { PgServer, postgresOrSkip } from '../support/postgres';
 import { lines, write } from './helpers/dump-files';
-import { loadRollyticsDb } from './helpers/rollytics-pg';
-import { demoDump, Served, serveSnapshot } from './helpers/serve';
+import { loadRollyticsDb } from '../helpers/rollytics-pg';
+import { demoDump, Served, serveSnapshot } from '../helpers/same-answers';
 
 /**
  * What real rollytics databases hold and a replica must carry through every import source

@@ -9,7 +9,7 @@ import { runImport } from '../../src/import/run';
 import { cleanStaleTemps } from '../../src/snapshot/store';
 import { generateDump } from '../../src/generate';
 import { openSnapshot } from '../../src/snapshot/open';
-import { demoDump } from './helpers/serve';
+import { demoDump } from '../helpers/same-answers';
 
 const CLI = join(ROOT, 'bin', 'indexer-api');
 const sha = (f: string): string => createHash('sha256').update(readFileSync(f)).digest('hex');

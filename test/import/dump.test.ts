@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { runImport } from '../../src/import/run';
 import type { VmType } from '../../src/lib/vm';
 import { tableDigests } from '../../src/snapshot/digest';
-import { demoDump } from './helpers/serve';
+import { demoDump } from '../helpers/same-answers';
 
 /**
  * `import --from-dump` details that the route tests cannot see: parsing on worker threads gives

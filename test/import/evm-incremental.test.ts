@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { runImport } from '../../src/import/run';
 import { openSnapshot } from '../../src/snapshot/open';
 import { lines, write } from './helpers/dump-files';
-import { demoDump, expectSameAnswers } from './helpers/serve';
+import { demoDump, expectSameAnswers } from '../helpers/same-answers';
 
 
 const heightOf = (l: string): number => {

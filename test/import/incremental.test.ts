@@ -8,7 +8,7 @@ import { runImport } from '../../src/import/run';
 import { openSnapshot } from '../../src/snapshot/open';
 import { tableDiff } from '../../src/snapshot/digest';
 import { lines, write } from './helpers/dump-files';
-import { demoDump, expectSameAnswers } from './helpers/serve';
+import { demoDump, expectSameAnswers } from '../helpers/same-answers';
 
 
 /**

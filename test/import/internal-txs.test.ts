@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runImport } from '../../src/import/run';
 import { lines, write } from './helpers/dump-files';
-import { demoDump, Served, serveSnapshot } from './helpers/serve';
+import { demoDump, Served, serveSnapshot } from '../helpers/same-answers';
 
 /**
  * An EVM source whose internal-tx indexing is off (rollytics' internal-tx extension disabled)

@@ -11,8 +11,8 @@ import { runImport } from '../../src/import/run';
 import { ROOT } from '../../src/assets';
 import type { VmType } from '../../src/lib/vm';
 import { freePort, PgServer, postgresOrSkip } from '../support/postgres';
-import { loadRollyticsDb } from './helpers/rollytics-pg';
-import { demoDump, expectSameAnswers } from './helpers/serve';
+import { loadRollyticsDb } from '../helpers/rollytics-pg';
+import { demoDump, expectSameAnswers } from '../helpers/same-answers';
 
 const CLI = join(ROOT, 'bin', 'indexer-api');
 

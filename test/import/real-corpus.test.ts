@@ -13,8 +13,8 @@ import { join } from 'node:path';
 import { runImport } from '../../src/import/run';
 import { bech32Of, canonical } from '../helpers/address';
 import { DumpModel, loadDump, TxRow } from '../helpers/dump';
-import { REAL_VMS, realDir, realDumpFiles, realResponses, rollyticsTx } from '../helpers/real-corpus';
-import { serveSnapshot, Served } from './helpers/serve';
+import { REAL_VMS, realDir, realDumpFiles, realResponses, rollyticsTx } from './real-corpus';
+import { serveSnapshot, Served } from '../helpers/same-answers';
 
 describe('real Initia txs, imported and served', function () {
   this.timeout(120_000);

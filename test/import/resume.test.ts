@@ -18,8 +18,8 @@ import { freeBytes } from '../../src/paths';
 import { crawlLoadPath, crawlStagingPath } from '../../src/sources/api/staging';
 import type { VmType } from '../../src/lib/vm';
 import { openSnapshot } from '../../src/snapshot/open';
-import { demoDump, expectSameAnswers, Served, serveSnapshot } from './helpers/serve';
-import { eventually, startFollow, statusHeight } from '../follow/helpers';
+import { demoDump, expectSameAnswers, Served, serveSnapshot } from '../helpers/same-answers';
+import { eventually, startFollow, statusHeight } from '../helpers/follow';
 
 /** The import module as compiled (this file runs from build/test/import/). */
 const RUN = require.resolve('../../src/import/run');

@@ -18,7 +18,7 @@ import { runImport } from '../../src/import/run';
 import { signerFromTx } from '../../src/records/derive';
 import { pubkeyToAddress } from '../../src/lib/pubkey';
 import { bech32Of, pubkeyAccount, PublicKeyJson } from '../helpers/address';
-import { demoDump, serveSnapshot } from './helpers/serve';
+import { demoDump, serveSnapshot } from '../helpers/same-answers';
 
 const SECP = '/cosmos.crypto.secp256k1.PubKey';
 const ED = '/cosmos.crypto.ed25519.PubKey';

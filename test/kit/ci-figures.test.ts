@@ -8,7 +8,7 @@ import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT } from '../serve/helpers';
+import { ROOT } from '../helpers/serve';
 
 const DOC = readFileSync(join(ROOT, 'docs', 'ci.md'), 'utf8').replace(/\s+/g, ' ');
 /** a printed "≈ x MB" may be off by this much: it is rounded, and builds differ a little */

@@ -7,7 +7,7 @@ import { runCut } from '../../src/commands/import';
 import { RunningIndexerApi, startServer } from '../../src/index';
 import { tableDigests } from '../../src/snapshot/digest';
 import { openDatabase } from '../../src/sqlite';
-import { cleanEnv, CLI, DEMO, ROOT } from '../serve/helpers';
+import { cleanEnv, CLI, DEMO, ROOT } from '../helpers/serve';
 import { pickAccounts } from '../helpers/fixture-accounts';
 
 interface Page { pagination: { next_key: string | null; total: string } }

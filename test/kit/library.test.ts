@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { startServer } from '../../src/index';
-import { corruptPages, publishCopy } from '../faults/helpers';
-import { DEMO, eventually } from '../serve/helpers';
+import { corruptPages, publishCopy } from '../helpers/faults';
+import { DEMO, eventually } from '../helpers/serve';
 
 /** Files this process holds open. */
 function openFiles(): string[] {

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { SCHEMA_VERSION } from '../../src/snapshot/schema';
-import { cleanEnv, CLI, DEMO, ROOT } from '../serve/helpers';
+import { cleanEnv, CLI, DEMO, ROOT } from '../helpers/serve';
 
 /** `serve --port 0 …args`; resolves with stdout's first line once it is there. */
 function serveFirstLine(args: string[]): Promise<{ first: string; stderr: () => string; stop(): Promise<number | null>; closeStdout(): void }> {

@@ -9,7 +9,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, wr
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import yaml from 'js-yaml';
-import { cleanEnv, ROOT } from '../serve/helpers';
+import { cleanEnv, ROOT } from '../helpers/serve';
 
 const DOC = readFileSync(join(ROOT, 'docs', 'ci.md'), 'utf8');
 /** the `allowScripts` object docs/ci.md tells a project to write, used here as printed */

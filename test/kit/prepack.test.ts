@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { ROOT } from '../serve/helpers';
+import { ROOT } from '../helpers/serve';
 
 /** A tree with the files prepack-check looks at, all built, each older than its output. */
 function builtTree(): string {

@@ -10,8 +10,8 @@ import { publishSnapshot } from '../../src/publish/publish';
 import { Puller } from '../../src/pull/puller';
 import { Nginx, NGINX, startNginx } from '../support/nginx';
 import { freePort } from '../support/net';
-import { DEMO, eventually, getJson, get, ServeProcess, startServe } from '../serve/helpers';
-import { chainVersions, pullTmp, Version } from './helpers';
+import { DEMO, eventually, getJson, get, ServeProcess, startServe } from '../helpers/serve';
+import { chainVersions, pullTmp, Version } from '../helpers/pull';
 
 const shaOf = (file: string): string => createHash('sha256').update(readFileSync(file)).digest('hex');
 

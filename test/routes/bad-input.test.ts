@@ -9,8 +9,8 @@ import fc from 'fast-check';
 import { bech32Of, hexOf } from '../helpers/address';
 import { makeTestApp, TestApp } from '../helpers/app';
 import { Vm } from '../helpers/dump';
-import { ownersByTokenCount } from '../helpers/model';
-import { rawGet, RawResponse } from '../helpers/raw-http';
+import { ownersByTokenCount } from './model';
+import { rawGet, RawResponse } from '../support/raw-http';
 
 const SEED = 20250501;
 const RUNS = 30;

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { makeTestApp, VMS } from '../helpers/app';
-import { getList, qs, rollyticsKey } from '../helpers/pages';
+import { getList, qs, rollyticsKey } from './pages';
 
 const BLOCK_KEYS = ['chain_id', 'height', 'hash', 'block_time', 'timestamp', 'gas_used', 'gas_wanted', 'tx_count', 'total_fee', 'proposer'];
 

@@ -5,7 +5,7 @@ import { SHOWN_VALUE_CHARS } from '../../src/http/errors';
 import { loadOpenApi } from '../../src/serve/openapi';
 import { bech32Of, hexOf } from '../helpers/address';
 import { makeTestApp, TestApp } from '../helpers/app';
-import { rollyticsKey } from '../helpers/pages';
+import { rollyticsKey } from './pages';
 import { appOptions } from '../helpers/app-options';
 
 function expectError(res: Response, status: number, code: number, what: string): void {

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { makeTestApp, TestApp } from '../helpers/app';
-import { byLinkCount, EvmModel, INTERNAL_TX_KEYS, InternalRow, loadEvmModel } from '../helpers/evm-model';
-import { reversed } from '../helpers/model';
-import { emptyList, getList, walkKeys } from '../helpers/pages';
+import { byLinkCount, EvmModel, INTERNAL_TX_KEYS, InternalRow, loadEvmModel } from './evm-model';
+import { reversed } from './model';
+import { emptyList, getList, walkKeys } from './pages';
 
 let model: EvmModel | undefined;
 async function evmApp(): Promise<{ t: TestApp; m: EvmModel }> {

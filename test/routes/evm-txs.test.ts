@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import { addressForms } from '../helpers/address';
 import { makeTestApp, TestApp } from '../helpers/app';
-import { byLinkCount, EVM_LOG_KEYS, EVM_TX_KEYS, EvmModel, EvmTxRow, loadEvmModel } from '../helpers/evm-model';
-import { reversed } from '../helpers/model';
-import { emptyList, getList, qs, rollyticsKey, walkKeys } from '../helpers/pages';
+import { byLinkCount, EVM_LOG_KEYS, EVM_TX_KEYS, EvmModel, EvmTxRow, loadEvmModel } from './evm-model';
+import { reversed } from './model';
+import { emptyList, getList, qs, rollyticsKey, walkKeys } from './pages';
 
 const models = new Map<string, EvmModel>();
 async function evmApp(): Promise<{ t: TestApp; m: EvmModel }> {

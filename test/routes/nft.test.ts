@@ -2,8 +2,8 @@ import { expect } from 'chai';
 import { addressForms, bech32Of, hexOf } from '../helpers/address';
 import { makeTestApp, VMS } from '../helpers/app';
 import { CollectionRow, normalizeName, TokenRow } from '../helpers/dump';
-import { collectionsAsc, collectionsOfOwner, longestHistory, nftTxs, ownersByTokenCount, reversed, sortTokens } from '../helpers/model';
-import { emptyList, getList, qs, rollyticsKey } from '../helpers/pages';
+import { collectionsAsc, collectionsOfOwner, longestHistory, nftTxs, ownersByTokenCount, reversed, sortTokens } from './model';
+import { emptyList, getList, qs, rollyticsKey } from './pages';
 
 const cols = (rows: CollectionRow[]): unknown[] => rows.map((c) => c.obj);
 const toks = (rows: TokenRow[]): unknown[] => rows.map((t) => t.obj);

@@ -12,8 +12,8 @@ import { normalizeName, Vm } from '../helpers/dump';
 import {
   busiestHeight, collectionsAsc, collectionsOfOwner, hasMsg, holdersAsc, longestHistory, msgTypesByUse, nftTxs,
   ownersByTokenCount, reversed, signersByTxCount, sortTokens, txsOf,
-} from '../helpers/model';
-import { getList, qs, QueryValue, walkKeys, walkOffsets } from '../helpers/pages';
+} from './model';
+import { getList, qs, QueryValue, walkKeys, walkOffsets } from './pages';
 
 interface ListSpec {
   name: string;

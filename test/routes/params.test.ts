@@ -11,8 +11,8 @@ import { join } from 'node:path';
 import yaml from 'js-yaml';
 import { bech32Of, hexOf } from '../helpers/address';
 import { makeTestApp, ROOT, TestApp } from '../helpers/app';
-import { loadEvmModel, byLinkCount } from '../helpers/evm-model';
-import { busiestHeight, longestHistory, ownersByTokenCount, signersByTxCount } from '../helpers/model';
+import { loadEvmModel, byLinkCount } from './evm-model';
+import { busiestHeight, longestHistory, ownersByTokenCount, signersByTxCount } from './model';
 
 interface Param { $ref?: string; name?: string }
 type Doc = { paths: Record<string, { get: { parameters?: Param[] } }> };

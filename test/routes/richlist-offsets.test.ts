@@ -7,7 +7,7 @@ import { runImport } from '../../src/import/run';
 import { MAX_OFFSET } from '../../src/snapshot/list-query';
 import { RANK_STEP } from '../../src/snapshot/richlist-ranks';
 import { openDatabase } from '../../src/sqlite';
-import { Served, serveSnapshot } from '../import/helpers/serve';
+import { Served, serveSnapshot } from '../helpers/same-answers';
 
 /**
  * A rich list pages by offset at any depth (Celatone pages a denom's holders by offset, 10 a

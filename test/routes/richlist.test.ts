@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { makeTestApp } from '../helpers/app';
 import { HolderRow } from '../helpers/dump';
-import { holdersAsc, reversed } from '../helpers/model';
-import { emptyList, getList, qs } from '../helpers/pages';
+import { holdersAsc, reversed } from './model';
+import { emptyList, getList, qs } from './pages';
 
 const objs = (rows: HolderRow[]): unknown[] => rows.map((h) => h.obj);
 

@@ -2,8 +2,8 @@ import { expect } from 'chai';
 import { addressForms, bech32Of } from '../helpers/address';
 import { makeTestApp, VMS } from '../helpers/app';
 import { compact, rawMember, TX_KEYS, TxRow } from '../helpers/dump';
-import { accountsByTxCount, busiestHeight, hasMsg, msgTypesByUse, reversed, signersByTxCount, txsOf } from '../helpers/model';
-import { emptyList, getList, qs, rollyticsKey, walkKeys } from '../helpers/pages';
+import { accountsByTxCount, busiestHeight, hasMsg, msgTypesByUse, reversed, signersByTxCount, txsOf } from './model';
+import { emptyList, getList, qs, rollyticsKey, walkKeys } from './pages';
 
 const objs = (rows: TxRow[]): unknown[] => rows.map((t) => t.obj);
 const newest = (rows: TxRow[], n: number): unknown[] => objs(reversed(rows).slice(0, n));

@@ -4,7 +4,7 @@ import type { Outcome, Plan } from '../support/burst-client';
 import { Host, netnsUnavailable } from '../support/netns';
 import { NGINX } from '../support/nginx';
 import { converged, HAPROXY, ScaleLab } from '../support/scale-lab';
-import { DEMO } from '../serve/helpers';
+import { DEMO } from '../helpers/serve';
 
 /**
  * Per-client fairness at the load balancer (docs/scaling.md#per-client-rate-limits): 2 replicas

@@ -6,7 +6,7 @@ import { publishSnapshot } from '../../src/publish/publish';
 import { NGINX } from '../support/nginx';
 import { netnsUnavailable } from '../support/netns';
 import { clientLoad, converged, HAPROXY, LoadReport, monitorReplicas, ScaleLab } from '../support/scale-lab';
-import { chainVersions, pullTmp, Version } from '../pull/helpers';
+import { chainVersions, pullTmp, Version } from '../helpers/pull';
 
 /**
  * Issue #12's run, for real on one machine: an origin (nginx) serving a publish directory, 3

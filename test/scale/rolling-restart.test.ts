@@ -3,7 +3,7 @@ import { Agent, request } from 'node:http';
 import { netnsUnavailable } from '../support/netns';
 import { NGINX } from '../support/nginx';
 import { clientLoad, converged, HAPROXY, httpGet, ScaleLab } from '../support/scale-lab';
-import { chainVersions, Version } from '../pull/helpers';
+import { chainVersions, Version } from '../helpers/pull';
 
 /**
  * A rolling restart of an HAProxy fleet (issue #42), the procedure of docs/scaling.md#rolling-restart

@@ -20,7 +20,7 @@ import { startServer } from '../../src/index';
 import { assembleServeStack, ServeStack } from '../../src/serve/assembly';
 import { publishSnapshot } from '../../src/publish/publish';
 import { pagesAsAtRoot, routePaths } from './client-urls';
-import { CLI, cleanEnv, DEMO, eventually, get, metric, ROOT, startServe } from './helpers';
+import { CLI, cleanEnv, DEMO, eventually, get, metric, ROOT, startServe } from '../helpers/serve';
 
 const BASE = '/minimove-1';
 

@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, renameSync, rmSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CLI, cleanEnv, DEMO, eventually, get, getJson, ROOT, startServe } from './helpers';
+import { CLI, cleanEnv, DEMO, eventually, get, getJson, ROOT, startServe } from '../helpers/serve';
 
 const IDS = { move: 'minimove-demo-1', wasm: 'miniwasm-demo-1', evm: 'minievm-demo-1' } as const;
 

@@ -24,7 +24,7 @@ import { appOptions } from '../helpers/app-options';
 import { chainIdProblem, ChainSetError } from '../../src/serve/chains';
 import { openDatabase } from '../../src/sqlite';
 import { pagesAsAtRoot, routePaths } from './client-urls';
-import { CLI, cleanEnv, DEMO, eventually, get, metric, startServe, withChainId } from './helpers';
+import { CLI, cleanEnv, DEMO, eventually, get, metric, startServe, withChainId } from '../helpers/serve';
 
 const IDS = { move: 'minimove-demo-1', wasm: 'miniwasm-demo-1', evm: 'minievm-demo-1' } as const;
 

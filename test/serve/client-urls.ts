@@ -6,7 +6,7 @@
 import { expect } from 'chai';
 import { openDatabase } from '../../src/sqlite';
 import { pickAccounts } from '../helpers/fixture-accounts';
-import { DEMO, get } from './helpers';
+import { DEMO, get } from '../helpers/serve';
 
 export const json = async (url: string): Promise<Record<string, unknown>> => {
   const r = await get(url);

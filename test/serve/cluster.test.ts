@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { cleanEnv, CLI, DEMO, get, getJson, LogLine, ROOT, serveTmp, smallSnapshots, startServe } from './helpers';
+import { cleanEnv, CLI, DEMO, get, getJson, LogLine, ROOT, serveTmp, smallSnapshots, startServe } from '../helpers/serve';
 
 const pidsOf = (lines: LogLine[], msg: string): number[] => lines.filter((l) => l.msg === msg).map((l) => l.pid as number);
 

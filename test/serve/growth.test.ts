@@ -6,8 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { growingStatus } from '../../src/serve/growth';
 import { openSnapshot } from '../../src/snapshot/open';
-import { demoCuts, differences, eventually, startFollow, statusHeight } from '../follow/helpers';
-import { CLI, cleanEnv, DEMO, get, ROOT, startServe } from './helpers';
+import { demoCuts, differences, eventually, startFollow, statusHeight } from '../helpers/follow';
+import { CLI, cleanEnv, DEMO, get, ROOT, startServe } from '../helpers/serve';
 import { freePort } from '../support/net';
 
 /**

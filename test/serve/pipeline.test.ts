@@ -9,7 +9,7 @@ import { normalizeUrl } from '../../src/http/url';
 import { loadOpenApi } from '../../src/serve/openapi';
 import { RunningServer, listen } from '../../src/serve/server';
 import { openSnapshot, Snapshot } from '../../src/snapshot/open';
-import { DEMO, ROOT } from './helpers';
+import { DEMO, ROOT } from '../helpers/serve';
 import { appOptions } from '../helpers/app-options';
 
 /**

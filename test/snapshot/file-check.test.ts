@@ -9,7 +9,7 @@ import { copyFileSync, mkdtempSync, openSync, closeSync, rmSync, truncateSync, w
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { checkSnapshotFile, SnapshotError } from '../../src/snapshot/file-check';
-import { DEMO } from '../serve/helpers';
+import { DEMO } from '../helpers/serve';
 
 /** A copy of the demo file, its header marked WAL (bytes 18–19 = 2) and one page cut off its end. */
 function aheadOfItsSize(dir: string, name: string): string {

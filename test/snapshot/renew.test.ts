@@ -15,7 +15,7 @@ import { COLLECTIONS, TIP, heightTag } from '../../src/snapshot/tags';
 import { SnapshotHolder } from '../../src/snapshot/holder';
 import { openSnapshot, type Snapshot } from '../../src/snapshot/open';
 import type { Page, PageRequest } from '../../src/snapshot/pagination';
-import { DEMO } from '../serve/helpers';
+import { DEMO } from '../helpers/serve';
 
 const page = (limit: number, offset = 0, reverse = true): PageRequest => ({ limit, offset, reverse, countTotal: true });
 

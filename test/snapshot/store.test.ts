@@ -7,7 +7,7 @@ import { runFollow } from '../../src/commands/follow';
 import type { FollowOptions } from '../../src/settings/follow';
 import { Puller } from '../../src/pull/puller';
 import { SnapshotError } from '../../src/snapshot/file-check';
-import { DEMO } from '../serve/helpers';
+import { DEMO } from '../helpers/serve';
 import {
   acquireWriterLock, cleanStaleTemps, lockPathOf, openStore, parseTempName, StoreError, tempPathBeside, WriterLockedError,
 } from '../../src/snapshot/store';

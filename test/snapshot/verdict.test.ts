@@ -11,8 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { checkPages } from '../../src/snapshot/verify';
 import { fileMarkers, findVerdict } from '../../src/snapshot/verdict';
-import { DEMO } from '../serve/helpers';
-import { corruptPages } from '../faults/helpers';
+import { DEMO } from '../helpers/serve';
+import { corruptPages } from '../helpers/faults';
 
 describe('recorded checks: a file checked once is not read again while unchanged (src/snapshot/verdict.ts)', function () {
   this.timeout(60_000);

@@ -12,7 +12,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { publishSnapshot, PublishResult } from '../../src/publish/publish';
-import { cleanEnv, ServeProcess } from '../serve/helpers';
+import { cleanEnv, ServeProcess } from '../helpers/serve';
 import { freePort } from './net';
 import type { Outcome, Plan } from './burst-client';
 import { NetnsLab, Host } from './netns';
