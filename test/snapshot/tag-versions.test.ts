@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { openSnapshot } from '../../src/snapshot/open';
-import { DEMO } from '../serve/helpers';
+import { DEMO } from '../helpers/serve';
 
 const nextTurn = (): Promise<void> => new Promise((done) => setImmediate(done));
 

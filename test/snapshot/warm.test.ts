@@ -11,7 +11,7 @@ import Database from 'better-sqlite3';
 import { SnapshotHolder } from '../../src/snapshot/holder';
 import { openSnapshot } from '../../src/snapshot/open';
 import { warmVersions, warmVersionsAsync } from '../../src/snapshot/warm';
-import { DEMO } from '../serve/helpers';
+import { DEMO } from '../helpers/serve';
 
 describe('snapshot warm-up (src/snapshot/warm.ts)', () => {
   it('reads the whole account index and rows of a demo chain within its budget', async () => {
