@@ -300,11 +300,10 @@ export async function importWith(o: ImportConfig): Promise<ImportResult> {
       if (staging !== undefined) removeStagingFile(staging);
       await source.close();
       progress.done();
-      const meta = openSnapshotFile(o.out, {});
-      const m = (k: string): string => String(meta.db.prepare('SELECT value FROM meta WHERE key = ?').pluck().get(k) ?? '');
-      const r = { out: o.out, chainId: m('chain_id'), vmType: m('vm_type'), source: source.describe, records: {}, stages: progress.stages,
+      const placed = openSnapshotFile(o.out, {});
+      const r = { out: o.out, chainId: placed.meta.chainId, vmType: placed.meta.vmType, source: source.describe, records: {}, stages: progress.stages,
         seconds: Number(process.hrtime.bigint() - started) / 1e9 };
-      meta.close();
+      placed.close();
       return r;
     }
     if (rl !== undefined) {

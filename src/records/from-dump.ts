@@ -15,6 +15,7 @@ import { heapTrimmer } from './heap';
 import { outputSize, TxJob, TxRows } from './parse/tx';
 import { LoadCheckpoint, NO_OWNER, SnapshotWriter } from '../snapshot/writer';
 import { EVM_INTERNAL_TXS_META_KEY } from '../snapshot/schema';
+import { blockTxCounts, metaValues } from '../snapshot/queries/base-rows';
 
 import { VM_TYPES, type VmType } from '../lib/vm';
 
@@ -466,11 +467,11 @@ export async function loadRecords(source: RecordSource, writer: SnapshotWriter, 
 /** A resumed load's state at its checkpoint: the meta, the record counts, the blocks with the txs seen of each. */
 function resumeState(s: LoadState, from: LoadCheckpoint, seen: Map<number, number>): void {
   const db = s.writer.db;
-  const meta = new Map(db.prepare("SELECT key, value FROM meta WHERE key IN ('chain_id', 'vm_type', 'bech32_prefix')").raw().all() as [string, string][]);
+  const meta = metaValues(db);
   s.meta = { chainId: meta.get('chain_id') as string, vmType: meta.get('vm_type') as VmType, prefix: meta.get('bech32_prefix') as string };
   Object.assign(s.counts, from.counts);
   for (const k of ['meta', 'validators', 'blocks']) if (from.counts[k] !== undefined) s.present.add(k);
-  for (const [height, txCount] of db.prepare('SELECT height, tx_count FROM blocks').raw().iterate() as IterableIterator<[number, number]>) {
+  for (const [height, txCount] of blockTxCounts(db)) {
     s.blocks.set(height, { txCount, line: 0, seen: seen.get(height) ?? 0 });
   }
 }

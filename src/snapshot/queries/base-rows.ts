@@ -10,6 +10,11 @@ export function metaValues(db: Database.Database): Map<string, string> {
   return new Map((db.prepare('SELECT key, value FROM meta').all() as { key: string; value: string }[]).map((r) => [r.key, r.value]));
 }
 
+/** Every block's height and tx count (a resumed crawl's load: src/records/from-dump.ts resumeState). */
+export function blockTxCounts(db: Database.Database): IterableIterator<[number, number]> {
+  return db.prepare('SELECT height, tx_count FROM blocks').raw().iterate() as IterableIterator<[number, number]>;
+}
+
 export interface ValidatorRow { proposer: string; moniker: string; operator_address: string }
 export interface CollectionRow { addr: Buffer; creator: Buffer; name: string; origin_name: string; height: number; timestamp: string }
 /** json: the stored column — packed (wire format 2) or the text itself (1): read it with readPackedRow */
