@@ -271,6 +271,8 @@ export class KeyTable {
 
 const B64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
 const B64URL_CODES = Array.from(B64URL, (c) => c.charCodeAt(0));
+/** a character code's value in base64url, -1 for any other character (codes < 128) */
+const B64URL_VALUES: readonly number[] = Array.from({ length: 128 }, (_, code) => B64URL.indexOf(String.fromCharCode(code)));
 /** base64url characters of a 20-byte digest (src/http/etag.ts etagOf shows 27) */
 const DIGEST_CHARS = 27;
 
@@ -302,15 +304,28 @@ export function parseEtag(etag: string, out: Uint8Array): { gz: boolean } | unde
   const gz = etag.length === DIGEST_CHARS + 5 && etag.endsWith('-gz"');
   if (!gz && etag.length !== DIGEST_CHARS + 2) return undefined;
   if (etag.charCodeAt(0) !== 34 || etag.charCodeAt(etag.length - 1) !== 34) return undefined;
-  const text = etag.slice(1, 1 + DIGEST_CHARS);
-  if (!/^[A-Za-z0-9_-]+$/.test(text)) return undefined;
-  const bytes = Buffer.from(text, 'base64url');
-  if (bytes.length !== DIGEST_BYTES) return undefined;
-  out.set(bytes);
+  // 27 characters decoded into `out` in place (every poll decided from versions keeps one)
+  let bits = 0;
+  let n = 0;
+  let o = 0;
+  for (let c = 1; c <= DIGEST_CHARS; c++) {
+    const v = B64URL_VALUES[etag.charCodeAt(c)] ?? -1;
+    if (v < 0) return undefined;
+    bits = (bits << 6) | v;
+    n += 6;
+    if (n >= 8) {
+      n -= 8;
+      if (o < DIGEST_BYTES) out[o++] = (bits >>> n) & 255;
+      bits &= (1 << n) - 1;
+    }
+  }
   // the last character carries 2 bits beyond the digest: only the form etagOf writes is taken
   if (!digestMatches(etag, 1, out, 0)) return undefined;
-  return { gz };
+  return gz ? GZ_ETAG : PLAIN_ETAG;
 }
+
+const GZ_ETAG: { gz: boolean } = Object.freeze({ gz: true });
+const PLAIN_ETAG: { gz: boolean } = Object.freeze({ gz: false });
 
 /** The ETag a validator stands for (an If-None-Match of `*` is answered with it). */
 export function etagText(digest: Uint8Array, off: number, gz: boolean): string {

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { parse as parseQuery } from 'node:querystring';
 import type { Snapshot } from '../snapshot/open';
 import { buildInfo } from '../version';
@@ -33,10 +33,11 @@ export interface Versioned { tags: readonly string[]; versions: string[] }
  * key table holds either.
  */
 export function versionEtag(s: Snapshot, key: string, v: Versioned, gzip: boolean): string {
-  // one string, hashed in one call (each update() is a crossing into C++)
+  // one string, hashed in one call
   let text = `${s.lineage}.${s.meta.wireFormat}.${BUILD}\n${key}`;
   for (let i = 0; i < v.tags.length; i++) text += `\n${v.tags[i]}=${v.versions[i]}`;
-  const d = createHash('sha1').update(text).digest('base64url');
+  // one-shot: no Hash object (and its native handle) for the GC to collect per poll
+  const d = hash('sha1', text, 'base64url');
   return gzip ? `"${d}-gz"` : `"${d}"`;
 }
 
