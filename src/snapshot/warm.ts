@@ -40,29 +40,34 @@ function* steps(db: Database.Database): Generator<void, void> {
   }
 }
 
-/** Runs the warm-up of `db` at once (the caller's thread busy for at most about `budgetMs`). */
-export function warmVersions(db: Database.Database, budgetMs = WARM_BUDGET_MS): Warmed {
-  let ms = 0;
+/** One step of the warm-up a call: what it read once it is over (done, or past the budget), else undefined. */
+function stepper(db: Database.Database, budgetMs: number): () => Warmed | undefined {
   const it = steps(db);
-  for (;;) {
+  let ms = 0;
+  return () => {
     const t = process.hrtime.bigint();
     const r = it.next();
     ms += Number(process.hrtime.bigint() - t) / 1e6;
     if (r.done === true) return { ms, complete: true };
-    if (ms > budgetMs) return { ms, complete: false };
+    return ms > budgetMs ? { ms, complete: false } : undefined;
+  };
+}
+
+/** Runs the warm-up of `db` at once (the caller's thread busy for at most about `budgetMs`). */
+export function warmVersions(db: Database.Database, budgetMs = WARM_BUDGET_MS): Warmed {
+  const step = stepper(db, budgetMs);
+  for (;;) {
+    const w = step();
+    if (w !== undefined) return w;
   }
 }
 
 /** The same, yielding to the event loop between steps (a file about to be swapped in while another serves). */
 export async function warmVersionsAsync(db: Database.Database, budgetMs = WARM_BUDGET_MS): Promise<Warmed> {
-  let ms = 0;
-  const it = steps(db);
+  const step = stepper(db, budgetMs);
   for (;;) {
-    const t = process.hrtime.bigint();
-    const r = it.next();
-    ms += Number(process.hrtime.bigint() - t) / 1e6;
-    if (r.done === true) return { ms, complete: true };
-    if (ms > budgetMs) return { ms, complete: false };
+    const w = step();
+    if (w !== undefined) return w;
     await new Promise<void>((done) => setImmediate(done));
   }
 }
