@@ -10,7 +10,7 @@
 const LAYERS = [
   // [rank, name, path, never]
   [0, 'lib', '^src/lib/'],
-  [0, 'platform', '^src/(assets|sqlite|version|paths)\\.ts$'],
+  [0, 'platform', '^src/(assets|sqlite|version)\\.ts$'],
   [1, 'wire', '^src/wire/'],
   // each command's settings (src/settings/): its options declared once, their defaults and resolve
   // step; what the layers above read (serve's ServeSettings, a source's options, the crawl client's defaults)

@@ -1,4 +1,4 @@
-import { fsReason } from './paths';
+import { fsReason } from './lib/paths';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';

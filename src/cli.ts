@@ -1,5 +1,5 @@
 import type { Argv, CommandModule } from 'yargs';
-import { describeError } from './paths';
+import { describeError } from './lib/paths';
 import { ALTERNATIVES, closest, CommandLineError, type CommandOptions, nameEnvOrigin, prepareArgs, rememberEnvOrigins } from './settings/command-line';
 import { buildInfo } from './version';
 
@@ -207,7 +207,7 @@ export async function main(argv: string[]): Promise<void> {
 
 if (require.main === module) {
   main(process.argv).catch((e: Error) => {
-    // a system error that got this far is worded (src/paths.ts): never ENOENT, EISDIR… to a person
+    // a system error that got this far is worded (src/lib/paths.ts): never ENOENT, EISDIR… to a person
     process.stderr.write(`indexer-api: ${describeError(e)}\n`);
     process.exit(1);
   });

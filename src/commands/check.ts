@@ -1,5 +1,5 @@
 import type { CommandModule } from 'yargs';
-import { inputFileProblem } from '../paths';
+import { inputFileProblem } from '../lib/paths';
 
 /**
  * `indexer-api check FILE…`: the check every file passes before `serve` serves it
@@ -25,7 +25,7 @@ export async function runCheck(o: CheckOptions, out: (line: string) => void, err
   let failed = 0;
   for (const file of o.files) {
     try {
-      // a path that is no file to read: serve's words for its --db (src/paths.ts), the file named as typed
+      // a path that is no file to read: serve's words for its --db (src/lib/paths.ts), the file named as typed
       const problem = inputFileProblem(file, 'snapshot file');
       if (problem !== undefined) throw new Error(`${file}: ${problem}`);
       const c = await checkSnapshot(file, { expectChainId: o.expectChainId });

@@ -14,7 +14,7 @@ import { RichListRefresher, WriteLock } from '../follow/richlist-refresh';
 import { CollectionsAudit } from '../follow/collections-audit';
 import { runImport } from '../import/run';
 import { FOLLOW_OPTIONS, FollowArgs, FollowOptions, resolveFollow } from '../settings/follow';
-import { checkInputFile, checkOutputFile, checkWritableFile, describeError } from '../paths';
+import { checkInputFile, checkOutputFile, checkWritableFile, describeError } from '../lib/paths';
 import { nameEnvOrigin } from '../settings/command-line';
 
 /** How often follow tries again to switch --db to WAL mode while another process reads it, ms. */
@@ -60,7 +60,7 @@ async function switchToWal(file: string, stop: StopFlag, log: (line: string) => 
 }
 
 /**
- * The paths, before any work (src/paths.ts): --db a snapshot file this process may read and
+ * The paths, before any work (src/lib/paths.ts): --db a snapshot file this process may read and
  * write in a folder it may write (the -wal, -shm and lock files go beside it), or — missing —
  * one it may create; the files read (--validators, --denom-contracts) files that can be read.
  */

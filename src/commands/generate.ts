@@ -1,6 +1,6 @@
 import type { CommandModule } from 'yargs';
 import { choice, int, named } from '../settings/numbers';
-import { checkOutputDir, describeError } from '../paths';
+import { checkOutputDir, describeError } from '../lib/paths';
 import { GenerateProgress, GenerateSummary, generateDump } from '../generate';
 import { DEMO_TXS, GENERATE_DEFAULTS, PRESETS, Preset, SCALE_TXS } from '../generate/params';
 import { VM_TYPES, type VmType } from '../lib/vm';
@@ -42,7 +42,7 @@ function terminalProgress(): { update: (p: GenerateProgress) => void; done: () =
 
 /** Generates a synthetic chain dump; returns what was written (the CLI prints one line of it). */
 export async function runGenerate(o: GenerateOptions): Promise<GenerateSummary & { seconds: number }> {
-  // the dump directory, before any work (src/paths.ts)
+  // the dump directory, before any work (src/lib/paths.ts)
   checkOutputDir('--out', o.out, 'name the dump directory to write (it is created if missing)');
   const started = process.hrtime.bigint();
   const progress = !o.quiet && process.stderr.isTTY === true ? terminalProgress() : undefined;

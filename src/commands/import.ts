@@ -4,7 +4,7 @@ import { canonicalAddress } from '../lib/address';
 import { type ImportOptions, type ImportResult, runImport } from '../import/run';
 import type { CutOptions } from '../import/cut/run';
 import { IMPORT_OPTIONS } from '../settings/import';
-import { describeError } from '../paths';
+import { describeError } from '../lib/paths';
 import { nameEnvOrigin } from '../settings/command-line';
 
 /**

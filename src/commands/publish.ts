@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { CommandModule } from 'yargs';
-import { checkFreeSpace, checkInputFile, checkOutputDir } from '../paths';
+import { checkFreeSpace, checkInputFile, checkOutputDir } from '../lib/paths';
 import { createLogger, defaultLogFormat, type LogFormat } from '../lib/log';
 import { choice, int, named } from '../settings/numbers';
 import { LOG_FORMAT_OPTION } from '../settings/log';
@@ -22,7 +22,7 @@ export interface PublishCommandOptions {
 }
 
 /**
- * The paths, before any work (src/paths.ts): --db a snapshot file that can be read, --to a
+ * The paths, before any work (src/lib/paths.ts): --db a snapshot file that can be read, --to a
  * directory that can be written (or made), with room on its device for the copy and its gzip.
  */
 export function checkPublishPaths(o: Pick<PublishCommandOptions, 'db' | 'to' | 'compress'>): void {

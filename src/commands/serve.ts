@@ -9,14 +9,14 @@ import { announceFromPrimary, awaitPrimaryAnnouncement, StdoutGate, stdoutGate }
 import type { CheckStatus } from '../snapshot/holder';
 import type { Snapshot } from '../snapshot/open';
 import { checkServeArgs, resolveServe, SERVE_OPTIONS, ServeArgs, ServeConfig } from '../settings/serve';
-import { checkInputDir, checkInputFile, checkOutputFile } from '../paths';
+import { checkInputDir, checkInputFile, checkOutputFile } from '../lib/paths';
 
 /** How the command line names the listen address. */
 const CLI_NAMES = { host: '--host', port: '--port' };
 
 /**
  * The paths of the command line, checked before anything starts (a cluster forks no worker for
- * a path that cannot be served; src/paths.ts): --db-dir a directory that can be listed, --pull's
+ * a path that cannot be served; src/lib/paths.ts): --db-dir a directory that can be listed, --pull's
  * --db a file that can be written, one --db a file that can be read. The files of a replica of
  * several chains are not: one that does not open takes only its chain out.
  */

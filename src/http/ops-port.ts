@@ -1,4 +1,4 @@
-import { fsReason } from '../paths';
+import { fsReason } from '../lib/paths';
 import { Worker } from 'node:worker_threads';
 
 /**

@@ -31,7 +31,7 @@ import { parseDuration } from '../lib/duration';
 import { openSnapshotFile } from '../snapshot/open';
 import { prepareTipQueries } from '../snapshot/queries/tip';
 import { cleanStaleTemps, ensureParentDir, tempPathBeside } from '../snapshot/store';
-import { checkFreeSpace, checkInputDir, checkInputFile, checkOutputFile } from '../paths';
+import { checkFreeSpace, checkInputDir, checkInputFile, checkOutputFile } from '../lib/paths';
 
 /**
  * `import`'s options as the command line gives them (every default and check applied by yargs,
@@ -210,7 +210,7 @@ export async function runImport(o: ImportOptions): Promise<ImportResult> {
 }
 
 /**
- * The paths of an import, before any work (src/paths.ts), in the option's words — the loader
+ * The paths of an import, before any work (src/lib/paths.ts), in the option's words — the loader
  * would report a missing dump as a bad record of it, and a directory at --out only at the final
  * rename: the dump a directory that can be read, the files read (--base, --validators,
  * --denom-contracts) files that can be read, --out a file that may be written (not a directory,

@@ -29,7 +29,7 @@ import { join, resolve } from 'node:path';
 import type { RefusedFile, SnapshotHolder } from '../snapshot/holder';
 import type { Snapshot } from '../snapshot/open';
 import { EXPLORER_PAGES } from '../explorer/router';
-import { fsReason } from '../paths';
+import { fsReason } from '../lib/paths';
 
 /**
  * First path segments the server answers itself, at the root or under a chain: a chain id equal

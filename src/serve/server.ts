@@ -1,4 +1,4 @@
-import { fsReason } from '../paths';
+import { fsReason } from '../lib/paths';
 import cluster from 'node:cluster';
 import { readFileSync, readdirSync } from 'node:fs';
 import { createServer, IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';

@@ -1,6 +1,6 @@
 import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import { READABLE_SCHEMA_VERSIONS, readableSchema, SCHEMA_VERSION } from './schema';
-import { inputFileProblem } from '../paths';
+import { inputFileProblem } from '../lib/paths';
 
 /**
  * The checks of a snapshot file that need no SQLite: its path, its 100-byte SQLite header, its
@@ -28,7 +28,7 @@ function readHeader(file: string): Buffer {
 
 /** Missing, not a regular file, not SQLite, truncated: throws SnapshotError; returns the header. */
 export function checkSnapshotFile(file: string): Buffer {
-  // the words serve's --db check and `check FILE` use (src/paths.ts inputFileProblem): one wording
+  // the words serve's --db check and `check FILE` use (src/lib/paths.ts inputFileProblem): one wording
   const problem = inputFileProblem(file, 'snapshot file');
   if (problem !== undefined) throw new SnapshotError(`${file}: ${problem}`);
   const st = statSync(file);

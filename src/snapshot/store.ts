@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { openDatabase } from '../sqlite';
-import { fsReason } from '../paths';
+import { fsReason } from '../lib/paths';
 import { checkSnapshotHeader } from './file-check';
 
 /**

@@ -3,7 +3,7 @@
  * per-request timeouts and retries with exponential backoff (and jitter) on 5xx, 429, timeouts
  * and network errors. Any other non-200 answer fails at once, naming the URL.
  */
-import { fsReason } from '../paths';
+import { fsReason } from '../lib/paths';
 
 /**
  * The client's settings, every one decided: resolved once from the command's options

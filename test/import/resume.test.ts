@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from '../../src/assets';
 import { ImportOptions, runImport } from '../../src/import/run';
-import { freeBytes } from '../../src/paths';
+import { freeBytes } from '../../src/lib/paths';
 import { crawlLoadPath, crawlStagingPath } from '../../src/sources/api/staging';
 import type { VmType } from '../../src/lib/vm';
 import { openSnapshot } from '../../src/snapshot/open';

@@ -16,7 +16,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, unlinkSync } from 'node:fs';
 import { basename } from 'node:path';
 import { canonicalAddress } from '../../lib/address';
-import { checkInputFile } from '../../paths';
+import { checkInputFile } from '../../lib/paths';
 import { syncAndRename, tempPathBeside } from '../../snapshot/store';
 import { canonicalCopy } from '../../snapshot/writer';
 import { tableDigests } from '../../snapshot/digest';
@@ -85,7 +85,7 @@ export type ServeSnapshot = (file: string) => Promise<{ url: string; close(): Pr
 export async function cutFixture(o: CutOptions, serveSnapshot: ServeSnapshot): Promise<ImportResult> {
   const c = resolveImport(o);
   if ((o.fromSnapshot === undefined) === (o.fromApi === undefined)) throw new Error('a cut reads from one source: --from-api URL or --from-snapshot FILE');
-  // the paths, before the source is served (src/paths.ts)
+  // the paths, before the source is served (src/lib/paths.ts)
   if (o.fromSnapshot !== undefined) checkInputFile('--from-snapshot', o.fromSnapshot, 'snapshot file');
   checkImportPaths(o);
   ensureOutDir(o.out);

@@ -70,7 +70,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { VmType } from '../../lib/vm';
 import type { ImportSource } from '../../records/source';
-import { checkFreeSpace } from '../../paths';
+import { checkFreeSpace } from '../../lib/paths';
 import { HttpClient } from '../http';
 import type { Status } from './answers';
 import { Crawler, Inflight } from './crawler';
