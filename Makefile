@@ -5,7 +5,7 @@ VMS := move wasm evm
 DEMO_DBS := $(foreach vm,$(VMS),fixtures/demo/$(vm).sqlite)
 CLI := node bin/indexer-api
 
-.PHONY: all deps build fixtures lint check test test-unit test-slow test-faults serve demo-live binary image pack bench clean help
+.PHONY: all deps build fixtures lint format check test test-unit test-slow test-faults serve demo-live binary image pack bench clean help
 
 all: build fixtures ## Install dependencies, compile, build the demo snapshots
 
@@ -44,11 +44,17 @@ fixtures/demo/%.sqlite: build/src/generate/index.js build/src/records/from-dump.
 
 ESLINT := $(NODE_BIN)/eslint src test bench scripts
 DEPCRUISE := $(NODE_BIN)/depcruise --config .dependency-cruiser.js src
+# src/ formatted by Prettier (.prettierrc.json: 160 columns); `make format` rewrites it
+PRETTIER := $(NODE_BIN)/prettier --check --log-level warn 'src/**/*.ts'
 
-lint: deps ## Type-check (tsc --noEmit), lint (ESLint: eslint.config.mjs), check the layers (.dependency-cruiser.js)
+lint: deps ## Type-check (tsc --noEmit), lint (ESLint: eslint.config.mjs), check the layers (.dependency-cruiser.js) and src/'s format (Prettier)
 	$(NODE_BIN)/tsc -p tsconfig.json --noEmit
 	$(ESLINT)
 	$(DEPCRUISE)
+	$(PRETTIER)
+
+format: deps ## Rewrite src/ in Prettier's format (.prettierrc.json), as make lint checks it
+	$(NODE_BIN)/prettier --write --log-level warn 'src/**/*.ts'
 
 # The edit–test loop: in-process tests over snapshots imported from the demo dumps, no
 # PostgreSQL, no child processes, no binary. The slow walks (routes/pagination-walk) and every
@@ -70,6 +76,7 @@ test-unit: deps build/.tsc-stamp ## Run the fast tests (< 1 min on an idle 2-cor
 check: deps build/.tsc-stamp ## The inner loop: make lint + make test-unit with one tsc pass (< 3 min on an idle 2-core machine; docs/testing.md)
 	$(ESLINT)
 	$(DEPCRUISE)
+	$(PRETTIER)
 	$(UNIT_MOCHA)
 
 # `make test` runs its files in parallel: TEST_JOBS mocha workers (default 3), each running one

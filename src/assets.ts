@@ -10,7 +10,10 @@ import { dirname, join, resolve } from 'node:path';
  * SEA assets under the same relative names.
  */
 
-interface SeaModule { isSea(): boolean; getAsset(key: string, encoding?: string): string | ArrayBuffer }
+interface SeaModule {
+  isSea(): boolean;
+  getAsset(key: string, encoding?: string): string | ArrayBuffer;
+}
 
 function sea(): SeaModule | undefined {
   try {
@@ -80,8 +83,10 @@ export function materialize(name: string, bytes: Buffer): string {
     // A read-only root (a container without its cache volume) makes Node's recursive mkdir say
     // only "ENOENT … mkdir": name the directory, why it is written and how to choose another.
     const err = e as NodeJS.ErrnoException;
-    throw new Error(`cannot write ${name} into the cache directory ${dir} (${fsReason(err)}): `
-      + 'the single executable unpacks it there before use; set XDG_CACHE_HOME to a writable directory (in the container image: a volume at /cache)');
+    throw new Error(
+      `cannot write ${name} into the cache directory ${dir} (${fsReason(err)}): ` +
+        'the single executable unpacks it there before use; set XDG_CACHE_HOME to a writable directory (in the container image: a volume at /cache)',
+    );
   }
   return file;
 }

@@ -31,7 +31,8 @@ export const COMMANDS: readonly {
   },
   {
     name: 'import',
-    describe: 'Build a snapshot file from a dump directory (NDJSON, see docs/dump-format.md), a rollytics PostgreSQL database or a running rollytics-compatible API',
+    describe:
+      'Build a snapshot file from a dump directory (NDJSON, see docs/dump-format.md), a rollytics PostgreSQL database or a running rollytics-compatible API',
     load: lazyRequire(() => require('./commands/import'), 'importCommand'),
   },
   {
@@ -70,8 +71,10 @@ function lazy(c: (typeof COMMANDS)[number]): CommandModule<object, never> {
   return {
     command: c.signature ?? c.name,
     describe: c.describe,
-    builder: (y: Argv) => ((c.load().builder as (y: Argv) => Argv)(y) as Argv<never>)
-      .epilog(`Every option above can also be set as INDEXER_API_<OPTION> (--log-format: INDEXER_API_LOG_FORMAT; a yes/no one also as INDEXER_API_NO_<OPTION>); ${c.name} ignores the variables of options it does not take. A flag wins over its variable. A yes/no option takes true or false (or 1, t, T, TRUE, True / 0, f, F, FALSE, False), nothing else.`),
+    builder: (y: Argv) =>
+      ((c.load().builder as (y: Argv) => Argv)(y) as Argv<never>).epilog(
+        `Every option above can also be set as INDEXER_API_<OPTION> (--log-format: INDEXER_API_LOG_FORMAT; a yes/no one also as INDEXER_API_NO_<OPTION>); ${c.name} ignores the variables of options it does not take. A flag wins over its variable. A yes/no option takes true or false (or 1, t, T, TRUE, True / 0, f, F, FALSE, False), nothing else.`,
+      ),
     handler: (argv) => c.load().handler(argv),
   };
 }
@@ -100,15 +103,18 @@ export function usageMessage(msg: string, known: readonly string[] = [], args: r
     const names = unknown[1].split(', ');
     // yargs lists an unknown --two-words also as twoWords, and --no-flag as flag
     const kebab = (n: string): string => n.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
-    return names.filter((n) => !/[A-Z]/.test(n) || !names.includes(kebab(n))).map((name) => {
-      const given = (flag: string): boolean => args.some((a) => a === flag || a.startsWith(`${flag}=`));
-      // a word that is no option's value: yargs calls it an unknown argument, but no `--maybe` was typed
-      if (args.includes(name) && !given(`--${name}`) && !given(`-${name}`) && !given(`--no-${name}`)) return `unexpected argument ${JSON.stringify(name)}`;
-      const negated = name.length > 1 && !given(`--${name}`) && given(`--no-${name}`);
-      const typed = name.length === 1 ? `-${name}` : `--${negated ? 'no-' : ''}${name}`;
-      const near = closest(name, known);
-      return `unknown option ${typed}${near === undefined ? '' : ` (did you mean --${negated ? 'no-' : ''}${near}?)`}`;
-    }).join('; ');
+    return names
+      .filter((n) => !/[A-Z]/.test(n) || !names.includes(kebab(n)))
+      .map((name) => {
+        const given = (flag: string): boolean => args.some((a) => a === flag || a.startsWith(`${flag}=`));
+        // a word that is no option's value: yargs calls it an unknown argument, but no `--maybe` was typed
+        if (args.includes(name) && !given(`--${name}`) && !given(`-${name}`) && !given(`--no-${name}`)) return `unexpected argument ${JSON.stringify(name)}`;
+        const negated = name.length > 1 && !given(`--${name}`) && given(`--no-${name}`);
+        const typed = name.length === 1 ? `-${name}` : `--${negated ? 'no-' : ''}${name}`;
+        const near = closest(name, known);
+        return `unknown option ${typed}${near === undefined ? '' : ` (did you mean --${negated ? 'no-' : ''}${near}?)`}`;
+      })
+      .join('; ');
   }
   return nameEnvOrigin(msg, fromEnv);
 }
@@ -157,8 +163,9 @@ export async function main(argv: string[]): Promise<void> {
   // (src/settings/command-line.ts); --help and --version read none.
   if (command !== undefined && !args.some((a) => a === '--help' || a === '-h' || a === '--version' || a === '-v')) {
     try {
-      const prepared = prepareArgs(args, commandOptions(command), process.env,
-        (option) => COMMANDS.some((c) => c.name !== command && commandOptions(c.name).names.includes(option)));
+      const prepared = prepareArgs(args, commandOptions(command), process.env, (option) =>
+        COMMANDS.some((c) => c.name !== command && commandOptions(c.name).names.includes(option)),
+      );
       args = prepared.args;
       rememberEnvOrigins(prepared.fromEnv);
       // a cluster worker parses the same command line: the primary has said it
@@ -185,7 +192,9 @@ export async function main(argv: string[]): Promise<void> {
     .alias('version', 'v')
     .help()
     .alias('help', 'h')
-    .epilog('Every option can also be set with an environment variable INDEXER_API_<OPTION>, e.g. INDEXER_API_DB=chain.sqlite, INDEXER_API_PORT=9000, INDEXER_API_CORS_ORIGIN=https://scan.example; INDEXER_API_NO_<OPTION>=true is --no-<option>. Each command reads the variables of its own options and ignores the others. Command-line flags win over the environment. A yes/no option takes true or false (or 1, t, T, TRUE, True / 0, f, F, FALSE, False), nothing else.')
+    .epilog(
+      'Every option can also be set with an environment variable INDEXER_API_<OPTION>, e.g. INDEXER_API_DB=chain.sqlite, INDEXER_API_PORT=9000, INDEXER_API_CORS_ORIGIN=https://scan.example; INDEXER_API_NO_<OPTION>=true is --no-<option>. Each command reads the variables of its own options and ignores the others. Command-line flags win over the environment. A yes/no option takes true or false (or 1, t, T, TRUE, True / 0, f, F, FALSE, False), nothing else.',
+    )
     .wrap(Math.min(110, process.stdout.columns || 110))
     // English messages whatever LANG says: usageMessage() reads one of them.
     .locale('en')

@@ -31,8 +31,11 @@ const LIBRARY_ARGS: Partial<ServeArgs> = {
   logLevel: 'error',
   // a test runner collects the lines: JSON, whatever the terminal
   logFormat: 'json',
-  cacheBytes: 16 * 1024 * 1024, cacheEntries: 10_000, cacheValidatorBytes: 4 * 1024 * 1024,
-  watch: false, watchPollMs: 500,
+  cacheBytes: 16 * 1024 * 1024,
+  cacheEntries: 10_000,
+  cacheValidatorBytes: 4 * 1024 * 1024,
+  watch: false,
+  watchPollMs: 500,
   // in-flight requests get this long on close(), ms
   shutdownTimeoutMs: 5_000,
   // / is the JSON 404, as in the API it replicates (serve shows the explorer there)
@@ -97,13 +100,23 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   const logLevel = options.logLevel ?? defaults.logLevel;
   if (!LOG_LEVELS.includes(logLevel)) throw new Error(`startServer: logLevel must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(logLevel)}`);
   const file = snapshotFile(options);
-  if (options.baseUrl !== undefined && typeof options.baseUrl !== 'string') throw new Error(`startServer: baseUrl must be a string, got ${JSON.stringify(options.baseUrl)}`);
+  if (options.baseUrl !== undefined && typeof options.baseUrl !== 'string')
+    throw new Error(`startServer: baseUrl must be a string, got ${JSON.stringify(options.baseUrl)}`);
   const baseUrl = options.baseUrl === undefined ? '' : parseBaseUrl(options.baseUrl, 'startServer: baseUrl');
-  const c = resolveServe({
-    ...defaults, db: file, port, logLevel, baseUrl,
-    host: options.host ?? defaults.host, corsOrigin: options.corsOrigin ?? defaults.corsOrigin,
-    validateResponses: options.validateResponses ?? defaults.validateResponses, watch: options.watch ?? defaults.watch,
-  }, demoSnapshotPath);
+  const c = resolveServe(
+    {
+      ...defaults,
+      db: file,
+      port,
+      logLevel,
+      baseUrl,
+      host: options.host ?? defaults.host,
+      corsOrigin: options.corsOrigin ?? defaults.corsOrigin,
+      validateResponses: options.validateResponses ?? defaults.validateResponses,
+      watch: options.watch ?? defaults.watch,
+    },
+    demoSnapshotPath,
+  );
   const [{ assembleServeStack }, { ListenError, listenErrorText }] = await Promise.all([import('./serve/assembly'), import('./serve/server')]);
   const logger = createLogger(c.logLevel, undefined, {}, c.logFormat);
   let stack;
@@ -119,11 +132,12 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     url: running.url,
     port: running.port,
     db: c.file,
-    close: () => closed ??= (async () => {
-      // quick: no grace for requests still in the kernel's buffers (serve's SIGTERM waits 250 ms
-      // for them): a test closes its server once its requests were answered
-      await running.close(c.shutdownTimeoutMs, true);
-      logger.flush();
-    })(),
+    close: () =>
+      (closed ??= (async () => {
+        // quick: no grace for requests still in the kernel's buffers (serve's SIGTERM waits 250 ms
+        // for them): a test closes its server once its requests were answered
+        await running.close(c.shutdownTimeoutMs, true);
+        logger.flush();
+      })()),
   };
 }

@@ -20,8 +20,10 @@ export function openDatabase(file: string, options: Database.Options = {}): Data
       // volume) gives only "failed to map segment from shared object".
       const msg = (e as Error).message;
       if (msg.includes(nativeBinding) && msg.includes('failed to map segment')) {
-        throw new Error(`cannot load the SQLite addon ${nativeBinding} (failed to map segment from shared object): is its cache directory on a noexec mount? `
-          + 'set XDG_CACHE_HOME to a writable directory on a filesystem that allows executing files (docs/binary.md "The cache directory")');
+        throw new Error(
+          `cannot load the SQLite addon ${nativeBinding} (failed to map segment from shared object): is its cache directory on a noexec mount? ` +
+            'set XDG_CACHE_HOME to a writable directory on a filesystem that allows executing files (docs/binary.md "The cache directory")',
+        );
       }
       throw e;
     }

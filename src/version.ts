@@ -1,6 +1,9 @@
 import { readTextAsset } from './assets';
 
-export interface BuildInfo { version: string; commit: string }
+export interface BuildInfo {
+  version: string;
+  commit: string;
+}
 
 /** Written by `make build` (build/build-info.json) and embedded in the single executable. */
 export function buildInfo(): BuildInfo {

@@ -24,10 +24,17 @@ const PER_REQUEST = new Set(['access-control-allow-origin', 'vary', 'connection'
  * (second sight), or a revalidation whose ETag matched (the client holds this answer: it will
  * ask again); anything else is not kept at all.
  */
-export function httpCaching(settings: Pick<ServeSettings, 'cacheMaxAge'>, cache?: ResponseCache, partOf: (req: IncomingMessage) => CachePart | undefined = () => cache?.part('')): RequestHandler {
+export function httpCaching(
+  settings: Pick<ServeSettings, 'cacheMaxAge'>,
+  cache?: ResponseCache,
+  partOf: (req: IncomingMessage) => CachePart | undefined = () => cache?.part(''),
+): RequestHandler {
   const cacheControl = cacheControlOf(settings);
   return (req, res, next) => {
-    if (req.method !== 'GET') { next(); return; }
+    if (req.method !== 'GET') {
+      next();
+      return;
+    }
     const snapshot = snapshotOf(res);
     const url = req.url;
     res.setHeader('Cache-Control', cacheControl);
@@ -53,8 +60,15 @@ export function httpCaching(settings: Pick<ServeSettings, 'cacheMaxAge'>, cache?
           headers.push(name, String(value));
           if (lower !== 'content-type' && lower !== 'content-length' && lower !== 'content-encoding') headers304.push(name, String(value));
         }
-        part.keep(snapshot, url, gzip, { body, etag: finalEtag, route, headers, headers304 }, answerTags(res.locals.route, req, snapshot),
-          { body: seen, validator: true }, seen);
+        part.keep(
+          snapshot,
+          url,
+          gzip,
+          { body, etag: finalEtag, route, headers, headers304 },
+          answerTags(res.locals.route, req, snapshot),
+          { body: seen, validator: true },
+          seen,
+        );
       };
       captureBody(res, (body) => store(body, false));
       // a revalidation answered 304 keeps the validator and offers the 200 it stands for (sendJson):
@@ -71,7 +85,7 @@ function captureBody(res: Response, store: (body: Buffer) => void): void {
   res.end = function (this: Response, ...args: unknown[]) {
     const [chunk, encoding] = args;
     if (this.statusCode === 200 && !this.headersSent && chunk !== undefined && chunk !== null && typeof chunk !== 'function') {
-      store(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string, typeof encoding === 'string' ? encoding as BufferEncoding : 'utf8'));
+      store(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8'));
     }
     return (end as (...a: unknown[]) => Response).apply(this, args);
   } as typeof res.end;

@@ -54,7 +54,6 @@ const KEEP_VALIDATOR = { body: false, validator: true };
 /** No body: a validator kept from a 304 decided by the versions (ResponseCache.keep stores none). */
 const NO_BODY = Buffer.alloc(0);
 
-
 /**
  * The response cache, in front of admission and the Express app (docs/response-cache.md,
  * docs/reliability.md#overload): an answer from memory runs no query, so it waits for no turn.
@@ -82,22 +81,38 @@ export function cachedFront(next: RequestListener, o: FrontOptions): RequestList
   let lastPrefix: string[] = [];
   const prefixOf = (origin: string | undefined): string[] => {
     const c = o.cors(origin);
-    if (c !== lastCors) { lastCors = c; lastPrefix = withVary(c); }
+    if (c !== lastCors) {
+      lastCors = c;
+      lastPrefix = withVary(c);
+    }
     return lastPrefix;
   };
   /** counts an answer given from memory (the request line, when logged, is the app's observe's) */
   const count = (source: FrontSource, req: IncomingMessage, res: ServerResponse, route: number, status: number, started: bigint, bytes: number): void => {
     if (logsRequests) {
-      observe(req, res, () => cache.routeName(route), () => bytes, started);
+      observe(
+        req,
+        res,
+        () => cache.routeName(route),
+        () => bytes,
+        started,
+      );
       return;
     }
-    const series = source.series ??= new Map();
+    const series = (source.series ??= new Map());
     const k = route * 2 + (status === 304 ? 1 : 0);
     let s = series.get(k);
-    if (s === undefined) series.set(k, s = metrics.series('GET', cache.routeName(route), status, source.chain));
+    if (s === undefined) series.set(k, (s = metrics.series('GET', cache.routeName(route), status, source.chain)));
     const ns = Number(process.hrtime.bigint() - started);
     // a slow one (a process stalled) gets the app's warn line, and is counted there
-    if (ns >= slowNs) observe(req, res, () => cache.routeName(route), () => bytes, started);
+    if (ns >= slowNs)
+      observe(
+        req,
+        res,
+        () => cache.routeName(route),
+        () => bytes,
+        started,
+      );
     else s.observe(ns / 1e9);
   };
   const versioned = o.versioned;
@@ -107,14 +122,28 @@ export function cachedFront(next: RequestListener, o: FrontOptions): RequestList
    * has), its validator then kept so that the next poll is answered from the table. False: not
    * decided here (no route, no tags, no match) — the app answers.
    */
-  const fromVersions = (source: FrontSource, snapshot: Snapshot, req: IncomingMessage, res: ServerResponse, url: string, gzip: boolean, inm: string, started: bigint): boolean => {
+  const fromVersions = (
+    source: FrontSource,
+    snapshot: Snapshot,
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: string,
+    gzip: boolean,
+    inm: string,
+    started: bigint,
+  ): boolean => {
     const m = (versioned as NonNullable<typeof versioned>).match(url);
     if (m === undefined) return false;
     const tags = versionedTags(m.route, m.params, snapshot);
     if (tags === undefined) return false;
     const etag = versionEtag(snapshot, url, tags, gzip);
     if (!namesEtag(inm, etag)) return false;
-    const headers304 = ['Cache-Control', m.route.immutable === true ? IMMUTABLE_CACHE_CONTROL : (versioned as NonNullable<typeof versioned>).cacheControl, 'ETag', etag];
+    const headers304 = [
+      'Cache-Control',
+      m.route.immutable === true ? IMMUTABLE_CACHE_CONTROL : (versioned as NonNullable<typeof versioned>).cacheControl,
+      'ETag',
+      etag,
+    ];
     res.writeHead(304, prefixOf(req.headers.origin).concat(headers304));
     res.end();
     cache.validatorHits++;
@@ -126,10 +155,16 @@ export function cachedFront(next: RequestListener, o: FrontOptions): RequestList
   return (req: IncomingMessage, res: ServerResponse) => {
     const method = req.method;
     const raw = req.url as string;
-    if ((method !== 'GET' && method !== 'HEAD') || urlTooLong(raw, limits) || draining()) { next(req, res); return; }
+    if ((method !== 'GET' && method !== 'HEAD') || urlTooLong(raw, limits) || draining()) {
+      next(req, res);
+      return;
+    }
     const source = sourceOf(req);
     const snapshot = source?.snapshots.current();
-    if (source === undefined || snapshot === undefined) { next(req, res); return; }
+    if (source === undefined || snapshot === undefined) {
+      next(req, res);
+      return;
+    }
     const started = process.hrtime.bigint();
     const part = source.part;
     part.sync(snapshot);
@@ -140,7 +175,13 @@ export function cachedFront(next: RequestListener, o: FrontOptions): RequestList
     const inm = h['if-none-match'];
     if (i < 0) {
       // not held: a conditional GET may still be decided by the file's versions (a restart, a new file, another worker)
-      if (inm === undefined || h['if-modified-since'] !== undefined || versioned === undefined || !fromVersions(source, snapshot, req, res, url, gzip, inm, started)) next(req, res);
+      if (
+        inm === undefined ||
+        h['if-modified-since'] !== undefined ||
+        versioned === undefined ||
+        !fromVersions(source, snapshot, req, res, url, gzip, inm, started)
+      )
+        next(req, res);
       return;
     }
     const body = cache.bodyOf(i);
@@ -160,9 +201,15 @@ export function cachedFront(next: RequestListener, o: FrontOptions): RequestList
       return;
     }
     // a validator alone answers only a matching conditional GET (If-Modified-Since: never fresh, isFresh)
-    if (inm === undefined || h['if-modified-since'] !== undefined) { next(req, res); return; }
+    if (inm === undefined || h['if-modified-since'] !== undefined) {
+      next(req, res);
+      return;
+    }
     const etag = cache.matchValidator(i, inm);
-    if (etag === undefined) { next(req, res); return; }
+    if (etag === undefined) {
+      next(req, res);
+      return;
+    }
     cache.validatorHits++;
     const prefix = prefixOf(h.origin);
     const tpl = cache.template(i);

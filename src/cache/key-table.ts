@@ -57,7 +57,7 @@ export class KeyHasher {
       b = Math.imul((b ^ c) + (b >>> 15), 0x85ebca6b);
     }
     this.h2 = fmix(b ^ text.length) >>> 0;
-    return (fmix(a) >>> 0) || 1;
+    return fmix(a) >>> 0 || 1;
   }
 }
 
@@ -104,7 +104,9 @@ export class KeyTable {
   }
 
   /** bytes the arrays hold */
-  get bytes(): number { return this.cap * SLOT_BYTES; }
+  get bytes(): number {
+    return this.cap * SLOT_BYTES;
+  }
 
   /** The slot of the key, or -1. */
   find(h1: number, h2: number, part: number): number {
@@ -173,10 +175,18 @@ export class KeyTable {
     this.body[hole] = -1;
   }
 
-  usedBit(i: number): boolean { return (this.flags[i] & USED) !== 0; }
-  setUsed(i: number): void { this.flags[i] |= USED; }
-  clearUsed(i: number): void { this.flags[i] &= ~USED; }
-  tagCount(i: number): number { return this.flags[i] & TAG_COUNT; }
+  usedBit(i: number): boolean {
+    return (this.flags[i] & USED) !== 0;
+  }
+  setUsed(i: number): void {
+    this.flags[i] |= USED;
+  }
+  clearUsed(i: number): void {
+    this.flags[i] &= ~USED;
+  }
+  tagCount(i: number): number {
+    return this.flags[i] & TAG_COUNT;
+  }
 
   /** Counts a request for slot `i` (saturating at 255; halved by age()). */
   touch(i: number): void {
@@ -284,16 +294,21 @@ export function digestMatches(text: string, at: number, digest: Uint8Array, off:
   let c = 0;
   for (let b = 0; b < 18; b += 3) {
     const x = (digest[off + b] << 16) | (digest[off + b + 1] << 8) | digest[off + b + 2];
-    if (text.charCodeAt(at + c) !== B64URL_CODES[x >>> 18]
-      || text.charCodeAt(at + c + 1) !== B64URL_CODES[(x >>> 12) & 63]
-      || text.charCodeAt(at + c + 2) !== B64URL_CODES[(x >>> 6) & 63]
-      || text.charCodeAt(at + c + 3) !== B64URL_CODES[x & 63]) return false;
+    if (
+      text.charCodeAt(at + c) !== B64URL_CODES[x >>> 18] ||
+      text.charCodeAt(at + c + 1) !== B64URL_CODES[(x >>> 12) & 63] ||
+      text.charCodeAt(at + c + 2) !== B64URL_CODES[(x >>> 6) & 63] ||
+      text.charCodeAt(at + c + 3) !== B64URL_CODES[x & 63]
+    )
+      return false;
     c += 4;
   }
   const x = (digest[off + 18] << 8) | digest[off + 19];
-  return text.charCodeAt(at + 24) === B64URL_CODES[x >>> 10]
-    && text.charCodeAt(at + 25) === B64URL_CODES[(x >>> 4) & 63]
-    && text.charCodeAt(at + 26) === B64URL_CODES[(x << 2) & 63];
+  return (
+    text.charCodeAt(at + 24) === B64URL_CODES[x >>> 10] &&
+    text.charCodeAt(at + 25) === B64URL_CODES[(x >>> 4) & 63] &&
+    text.charCodeAt(at + 26) === B64URL_CODES[(x << 2) & 63]
+  );
 }
 
 /**

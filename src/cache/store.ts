@@ -1,7 +1,5 @@
 import type { ChangeReader } from '../snapshot/changes';
-import {
-  DIGEST_BYTES, digestMatches, etagText, GZ, KeyHasher, KeyTable, MAX_TAGS, parseEtag, SLOT_BYTES, tagHash, WILD,
-} from './key-table';
+import { DIGEST_BYTES, digestMatches, etagText, GZ, KeyHasher, KeyTable, MAX_TAGS, parseEtag, SLOT_BYTES, tagHash, WILD } from './key-table';
 import { TOKEN_SEPARATORS } from '../http/etag';
 
 /**
@@ -149,7 +147,12 @@ export class ResponseCache {
    * `validatorBytes`: the key table's budget — every key kept, with or without its body (0: no
    * response cache at all).
    */
-  constructor(readonly maxBytes: number, readonly maxEntries = Infinity, admitOnSecondSight = true, validatorBytes = DEFAULT_VALIDATOR_BYTES) {
+  constructor(
+    readonly maxBytes: number,
+    readonly maxEntries = Infinity,
+    admitOnSecondSight = true,
+    validatorBytes = DEFAULT_VALIDATOR_BYTES,
+  ) {
     this.maxEntryBytes = Math.floor(maxBytes / 8);
     this.table = new KeyTable(Math.floor(validatorBytes / SLOT_BYTES));
     this.doorkeeper = admitOnSecondSight ? new Doorkeeper(DOORKEEPER_BITS) : undefined;
@@ -186,11 +189,17 @@ export class ResponseCache {
   }
 
   /** bodies held */
-  get size(): number { return this.bodyCount; }
+  get size(): number {
+    return this.bodyCount;
+  }
   /** bytes counted against the body cap */
-  get bytes(): number { return this.used; }
+  get bytes(): number {
+    return this.used;
+  }
   /** keys known: validators, with or without a body */
-  get validators(): number { return this.table.count; }
+  get validators(): number {
+    return this.table.count;
+  }
   /** bytes of the key table (its slots) and of the parts' tag versions */
   get validatorBytes(): number {
     let b = this.table.bytes;
@@ -199,9 +208,15 @@ export class ResponseCache {
   }
 
   /** The root part's (a replica of one chain): see CachePart. */
-  admit(url: string): boolean { return this.root.admit(url); }
-  sync(s: CacheState): void { this.root.sync(s); }
-  get(key: string): CachedResponse | undefined { return this.root.get(key); }
+  admit(url: string): boolean {
+    return this.root.admit(url);
+  }
+  sync(s: CacheState): void {
+    this.root.sync(s);
+  }
+  get(key: string): CachedResponse | undefined {
+    return this.root.get(key);
+  }
   set(s: CacheState, key: string, entry: Omit<CachedResponse, 'size' | 'deps'>, deps: readonly string[] | undefined): void {
     this.root.set(s, key, entry, deps);
   }
@@ -245,11 +260,17 @@ export class ResponseCache {
   }
 
   /** @internal the 304 header list of slot `i`'s validator (its ETag's value left to the caller: index 1 of the pair after 'ETag') */
-  template(i: number): (string | undefined)[] { return this.templateLists[this.table.tpl[i]]; }
+  template(i: number): (string | undefined)[] {
+    return this.templateLists[this.table.tpl[i]];
+  }
   /** @internal the route (its id) slot `i` answered */
-  routeIdOf(i: number): number { return this.table.route[i]; }
+  routeIdOf(i: number): number {
+    return this.table.route[i];
+  }
   /** @internal the route pattern of a route id */
-  routeName(id: number): string { return this.routeNames[id]; }
+  routeName(id: number): string {
+    return this.routeNames[id];
+  }
 
   /** @internal a request for slot `i`: its count, its CLOCK bit, and the counts' aging */
   touch(i: number): void {
@@ -279,8 +300,17 @@ export class ResponseCache {
    * @internal keeps `entry` for the key (h1, h2) of part `p`, computed on change sequence `asOf`,
    * having read the tags `tags` (hashed; undefined: everything).
    */
-  keep(p: CachePart, h1: number, h2: number, asOf: number, entry: Omit<CachedResponse, 'size' | 'deps'>, deps: readonly string[] | undefined,
-    tags: number[] | undefined, keep: Keep, seen: boolean): void {
+  keep(
+    p: CachePart,
+    h1: number,
+    h2: number,
+    asOf: number,
+    entry: Omit<CachedResponse, 'size' | 'deps'>,
+    deps: readonly string[] | undefined,
+    tags: number[] | undefined,
+    keep: Keep,
+    seen: boolean,
+  ): void {
     const t = this.table;
     let i = t.find(h1, h2, p.index);
     const parsed = parseEtag(entry.etag, this.digest);
@@ -346,7 +376,10 @@ export class ResponseCache {
         if (!over()) return true;
         continue;
       }
-      if (b.used) { b.used = false; continue; }
+      if (b.used) {
+        b.used = false;
+        continue;
+      }
       if (freq <= t.freq[i] + 1) return false;
       victims.push(b.id);
       freed += b.size;
@@ -370,7 +403,10 @@ export class ResponseCache {
         this.drop(i);
         return;
       }
-      if (t.usedBit(i)) { t.clearUsed(i); continue; }
+      if (t.usedBit(i)) {
+        t.clearUsed(i);
+        continue;
+      }
       if (t.body[i] >= 0 && steps < cap) continue;
       this.drop(i);
       return;
@@ -414,7 +450,9 @@ export class ResponseCache {
   /** @internal removes every key of part `p` */
   sweep(p: CachePart): void {
     if (p.count === 0) return;
-    this.table.forEach((i) => { if (this.table.part[i] === p.index) this.drop(i); });
+    this.table.forEach((i) => {
+      if (this.table.part[i] === p.index) this.drop(i);
+    });
   }
 }
 
@@ -457,11 +495,18 @@ export class CachePart {
   /** bodies of this part held */
   bodies = 0;
 
-  constructor(private readonly cache: ResponseCache, readonly index: number) {}
+  constructor(
+    private readonly cache: ResponseCache,
+    readonly index: number,
+  ) {}
 
   /** bodies held for this part */
-  get size(): number { return this.bodies; }
-  get versionBytes(): number { return this.versions.byteLength; }
+  get size(): number {
+    return this.bodies;
+  }
+  get versionBytes(): number {
+    return this.versions.byteLength;
+  }
 
   /** Whether a 200 for `url` should be kept (ResponseCache.admitKey): seen before. */
   admit(url: string): boolean {
@@ -546,7 +591,15 @@ export class CachePart {
    * (undefined: unknown). Ignored for another file, or for an older state when something it read
    * changed since (or cannot be told). `seen`: the URL was requested before (admission).
    */
-  keep(s: CacheState, url: string, gzip: boolean, entry: Omit<CachedResponse, 'size' | 'deps'>, deps: readonly string[] | undefined, keep: Keep, seen: boolean): void {
+  keep(
+    s: CacheState,
+    url: string,
+    gzip: boolean,
+    entry: Omit<CachedResponse, 'size' | 'deps'>,
+    deps: readonly string[] | undefined,
+    keep: Keep,
+    seen: boolean,
+  ): void {
     if (s.fileKey !== this.fileKey) return;
     this.sync(s);
     if (s.changeSeq < this.floor) return;
@@ -628,7 +681,9 @@ const DOORKEEPER_BITS = 1 << 20;
 class Doorkeeper {
   private readonly bits: Uint32Array;
   private set = 0;
-  constructor(private readonly size: number) { this.bits = new Uint32Array(size >>> 5); }
+  constructor(private readonly size: number) {
+    this.bits = new Uint32Array(size >>> 5);
+  }
 
   /** Whether the key (h1, h2) was seen since the last reset; records it. */
   seen(h1: number, h2: number): boolean {
@@ -643,10 +698,18 @@ class Doorkeeper {
     return false;
   }
 
-  clear(): void { this.bits.fill(0); this.set = 0; }
+  clear(): void {
+    this.bits.fill(0);
+    this.set = 0;
+  }
 
-  private test(i: number): boolean { return (this.bits[i >>> 5] & (1 << (i & 31))) !== 0; }
+  private test(i: number): boolean {
+    return (this.bits[i >>> 5] & (1 << (i & 31))) !== 0;
+  }
   private mark(i: number): void {
-    if (!this.test(i)) { this.bits[i >>> 5] |= 1 << (i & 31); this.set++; }
+    if (!this.test(i)) {
+      this.bits[i >>> 5] |= 1 << (i & 31);
+      this.set++;
+    }
   }
 }

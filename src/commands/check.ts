@@ -31,7 +31,18 @@ export async function runCheck(o: CheckOptions, out: (line: string) => void, err
       const c = await checkSnapshot(file, { expectChainId: o.expectChainId });
       const m = c.meta;
       if (o.json) {
-        out(JSON.stringify({ file, ok: true, chain_id: m.chainId, vm_type: m.vmType, height: m.height, snapshot_id: m.snapshotId, bytes: c.bytes, ms: Math.round(c.ms) }));
+        out(
+          JSON.stringify({
+            file,
+            ok: true,
+            chain_id: m.chainId,
+            vm_type: m.vmType,
+            height: m.height,
+            snapshot_id: m.snapshotId,
+            bytes: c.bytes,
+            ms: Math.round(c.ms),
+          }),
+        );
       } else {
         out(`${file}: ok — chain ${m.chainId} (${m.vmType}), height ${m.height}, ${(c.bytes / 1e6).toFixed(1)} MB, checked in ${Math.round(c.ms)} ms`);
       }
@@ -48,21 +59,32 @@ export async function runCheck(o: CheckOptions, out: (line: string) => void, err
 export const checkCommand: CommandModule<object, { file?: string[]; json: boolean; expectChainId?: string }> = {
   command: 'check [file..]',
   describe: 'Check snapshot files as serve does before serving one (open + quick check of every page), offline: exit 0 if all pass, 1 if one does not',
-  builder: (y) => y
-    .positional('file', { type: 'string', array: true, describe: 'Snapshot files to check (one or more)' })
-    .option('json', { type: 'boolean', default: false, describe: 'One JSON object per file on stdout: {"file","ok":true,"chain_id","vm_type","height","snapshot_id","bytes","ms"} or {"file","ok":false,"error"}' })
-    .option('expect-chain-id', { type: 'string', requiresArg: true, describe: 'The files must be snapshots of this chain (as serve --expect-chain-id)' })
-    .check((a) => {
-      if ((a.file ?? []).length === 0) throw new Error('name the snapshot file(s) to check: indexer-api check FILE [FILE…]');
-      return true;
-    })
-    .epilog('The check reads the whole file: about 7 s per GB with the file in the page cache, several times that from a cold disk (docs/reliability.md). '
-      + 'A pass is recorded: serve, and check, take it for the same unchanged file without reading it again (a file checked before a deploy starts ready; docs/reliability.md#a-check-once-per-file). '
-      + 'On failure the line is the one serve prints for that file (serve puts its option before a path it cannot read: --db FILE: no such snapshot file).')
-    .example('$0 check chain.sqlite', 'is chain.sqlite a snapshot serve would serve?')
-    .example('$0 check --json --expect-chain-id minimove-1 download.sqlite', 'a download of the right chain, for a script') as never,
+  builder: (y) =>
+    y
+      .positional('file', { type: 'string', array: true, describe: 'Snapshot files to check (one or more)' })
+      .option('json', {
+        type: 'boolean',
+        default: false,
+        describe:
+          'One JSON object per file on stdout: {"file","ok":true,"chain_id","vm_type","height","snapshot_id","bytes","ms"} or {"file","ok":false,"error"}',
+      })
+      .option('expect-chain-id', { type: 'string', requiresArg: true, describe: 'The files must be snapshots of this chain (as serve --expect-chain-id)' })
+      .check((a) => {
+        if ((a.file ?? []).length === 0) throw new Error('name the snapshot file(s) to check: indexer-api check FILE [FILE…]');
+        return true;
+      })
+      .epilog(
+        'The check reads the whole file: about 7 s per GB with the file in the page cache, several times that from a cold disk (docs/reliability.md). ' +
+          'A pass is recorded: serve, and check, take it for the same unchanged file without reading it again (a file checked before a deploy starts ready; docs/reliability.md#a-check-once-per-file). ' +
+          'On failure the line is the one serve prints for that file (serve puts its option before a path it cannot read: --db FILE: no such snapshot file).',
+      )
+      .example('$0 check chain.sqlite', 'is chain.sqlite a snapshot serve would serve?')
+      .example('$0 check --json --expect-chain-id minimove-1 download.sqlite', 'a download of the right chain, for a script') as never,
   handler: async (argv) => {
-    process.exitCode = await runCheck({ files: (argv.file ?? []).map(String), json: argv.json, expectChainId: argv.expectChainId },
-      (l) => process.stdout.write(`${l}\n`), (l) => process.stderr.write(`${l}\n`));
+    process.exitCode = await runCheck(
+      { files: (argv.file ?? []).map(String), json: argv.json, expectChainId: argv.expectChainId },
+      (l) => process.stdout.write(`${l}\n`),
+      (l) => process.stderr.write(`${l}\n`),
+    );
   },
 };

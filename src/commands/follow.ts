@@ -40,7 +40,8 @@ async function switchToWal(file: string, stop: StopFlag, log: (line: string) => 
   for (;;) {
     try {
       useWal(file, log, WAL_TRY_MS);
-      if (said !== undefined) log(`follow: ${file} is in WAL mode now (waited ${((Date.now() - started) / 1000).toFixed(1)} s for the other process's read to end)`);
+      if (said !== undefined)
+        log(`follow: ${file} is in WAL mode now (waited ${((Date.now() - started) / 1000).toFixed(1)} s for the other process's read to end)`);
       return true;
     } catch (e) {
       if (!(e instanceof StoreError && e.code?.startsWith('SQLITE_BUSY'))) throw e;
@@ -48,11 +49,15 @@ async function switchToWal(file: string, stop: StopFlag, log: (line: string) => 
     const now = Date.now();
     if (said === undefined) {
       said = now;
-      log(`follow: waiting for ${file}: another process is reading it (a serve's start-up check reads the whole file, about 7 s per GB), `
-        + `and switching it to WAL mode, so that serve reads on while follow writes, needs it alone for a moment; trying again every ${WAL_RETRY_MS / 1000} s`);
+      log(
+        `follow: waiting for ${file}: another process is reading it (a serve's start-up check reads the whole file, about 7 s per GB), ` +
+          `and switching it to WAL mode, so that serve reads on while follow writes, needs it alone for a moment; trying again every ${WAL_RETRY_MS / 1000} s`,
+      );
     } else if (now - said >= WAL_REMIND_MS) {
       said = now;
-      log(`follow: still waiting for ${file} (${Math.round((now - started) / 1000)} s): another process is reading it; switching it to WAL mode needs it alone`);
+      log(
+        `follow: still waiting for ${file} (${Math.round((now - started) / 1000)} s): another process is reading it; switching it to WAL mode needs it alone`,
+      );
     }
     await stop.sleep(WAL_RETRY_MS);
     if (stop.stopped) return false;
@@ -77,8 +82,17 @@ export function checkFollowPaths(o: Pick<FollowOptions, 'db' | 'validators' | 'd
  */
 export async function runFollow(o: FollowOptions): Promise<number> {
   checkFollowPaths(o);
-  const logger = createLogger('info', (t) => { process.stderr.write(t); }, {}, o.logFormat);
-  const log = (line: string): void => { if (!o.quiet || !line.startsWith('follow: heights')) logger.info(line); };
+  const logger = createLogger(
+    'info',
+    (t) => {
+      process.stderr.write(t);
+    },
+    {},
+    o.logFormat,
+  );
+  const log = (line: string): void => {
+    if (!o.quiet || !line.startsWith('follow: heights')) logger.info(line);
+  };
   // a failing source, rich list or audit: warnings, so that an operator filtering for them sees a follower that stopped advancing
   const warn = (line: string): void => logger.warn(line);
   const { interval: intervalMs, maxBackoff: maxBackoffMs, richlistInterval: richListIntervalMs, collectionsAuditInterval: auditIntervalMs } = o;
@@ -98,7 +112,9 @@ export async function runFollow(o: FollowOptions): Promise<number> {
         // asked before anything is imported: a source of another chain never becomes --db
         const theirs = await sourceChainId({ ...sourceOptionsOf(o), http: resolveHttp(o) });
         if (theirs !== undefined && theirs !== o.expectChainId) {
-          throw new Error(`the source is chain ${JSON.stringify(theirs)}, not ${JSON.stringify(o.expectChainId)} (--expect-chain-id): not importing it into ${o.db}`);
+          throw new Error(
+            `the source is chain ${JSON.stringify(theirs)}, not ${JSON.stringify(o.expectChainId)} (--expect-chain-id): not importing it into ${o.db}`,
+          );
         }
       }
       log(`follow: ${o.db} does not exist; importing from the source first`);
@@ -115,22 +131,56 @@ export async function runFollow(o: FollowOptions): Promise<number> {
     if (o.vmType !== undefined && o.vmType !== vmType) throw new Error(`--vm-type ${o.vmType} but ${o.db} is a ${vmType} snapshot`);
     if (o.bech32Prefix !== undefined && o.bech32Prefix !== prefix) throw new Error(`--bech32-prefix ${o.bech32Prefix} but ${o.db} uses ${prefix}`);
     if (!(await switchToWal(o.db, stop, log))) return 0;
-    const source = openFollowSource({ ...sourceOptionsOf(o), vmType, bech32Prefix: prefix, db: o.db, http: resolveHttp(o),
-      statusVersion: o.statusVersion, statusCommit: o.statusCommit });
+    const source = openFollowSource({
+      ...sourceOptionsOf(o),
+      vmType,
+      bech32Prefix: prefix,
+      db: o.db,
+      http: resolveHttp(o),
+      statusVersion: o.statusVersion,
+      statusCommit: o.statusCommit,
+    });
     const lock = new WriteLock();
     follower = new Follower({ db: o.db, source, intervalMs, batchBlocks: o.batchBlocks, maxBackoffMs, log, warn, lock });
     const f = follower;
-    const refresher = source.richList && richListIntervalMs > 0
-      ? new RichListRefresher({ db: o.db, reader: source.richList, intervalMs: richListIntervalMs, vmType, prefix, lock, log, warn, maxBackoffMs,
-        swapRows: o.richlistSwapRows, chunkRows: o.richlistChunkRows })
-      : undefined;
-    const audit = auditIntervalMs > 0
-      ? new CollectionsAudit({ db: o.db, lister: source.collections, intervalMs: auditIntervalMs, maxBackoffMs, log, warn,
-        caughtUp: () => f.state.height >= f.state.sourceHeight && f.state.sourceHeight > 0, recheck: (hexes) => { for (const h of hexes) f.recheck.add(h); } })
-      : undefined;
+    const refresher =
+      source.richList && richListIntervalMs > 0
+        ? new RichListRefresher({
+            db: o.db,
+            reader: source.richList,
+            intervalMs: richListIntervalMs,
+            vmType,
+            prefix,
+            lock,
+            log,
+            warn,
+            maxBackoffMs,
+            swapRows: o.richlistSwapRows,
+            chunkRows: o.richlistChunkRows,
+          })
+        : undefined;
+    const audit =
+      auditIntervalMs > 0
+        ? new CollectionsAudit({
+            db: o.db,
+            lister: source.collections,
+            intervalMs: auditIntervalMs,
+            maxBackoffMs,
+            log,
+            warn,
+            caughtUp: () => f.state.height >= f.state.sourceHeight && f.state.sourceHeight > 0,
+            recheck: (hexes) => {
+              for (const h of hexes) f.recheck.add(h);
+            },
+          })
+        : undefined;
     if (o.metricsPort !== undefined) {
-      metrics = await listenMetrics(createFollowMetrics(f.state, Date.now, refresher?.state, audit?.state), o.metricsPort, o.metricsHost,
-        followReadiness(f.state, o.maxStall));
+      metrics = await listenMetrics(
+        createFollowMetrics(f.state, Date.now, refresher?.state, audit?.state),
+        o.metricsPort,
+        o.metricsHost,
+        followReadiness(f.state, o.maxStall),
+      );
       const a = metrics.address();
       const at = `http://${o.metricsHost}:${typeof a === 'object' && a ? a.port : o.metricsPort}`;
       log(`follow: metrics on ${at}/metrics; ${at}/ready answers 503 once follow has not advanced for ${o.maxStall / 1000} s (--max-stall)`);
@@ -140,8 +190,11 @@ export async function runFollow(o: FollowOptions): Promise<number> {
     if (audit) log(`follow: comparing the NFT collections with the source every ${auditIntervalMs} ms`);
     try {
       // The rich list is refreshed beside the blocks; a source that went backwards stops both.
-      const done = await Promise.allSettled([f.run(stop).finally(() => stop.stop()), refresher?.run(stop).finally(() => stop.stop()),
-        audit?.run(stop).finally(() => stop.stop())]);
+      const done = await Promise.allSettled([
+        f.run(stop).finally(() => stop.stop()),
+        refresher?.run(stop).finally(() => stop.stop()),
+        audit?.run(stop).finally(() => stop.stop()),
+      ]);
       for (const r of done) if (r.status === 'rejected') throw r.reason;
     } finally {
       await source.close();
@@ -167,15 +220,16 @@ export async function runFollow(o: FollowOptions): Promise<number> {
 export const followCommand: CommandModule<object, FollowArgs> = {
   command: 'follow',
   describe: 'Keep a snapshot current: import it if missing, then poll a PostgreSQL database or an API and append new heights in place',
-  builder: (y) => y
-    .options(FOLLOW_OPTIONS)
-    .check((a) => {
-      const n = [a['from-postgres'], a['from-api']].filter((x) => x !== undefined).length;
-      if (n !== 1) throw new Error('name exactly one source: --from-api URL or --from-postgres DSN');
-      return true;
-    })
-    .example('$0 follow --db chain.sqlite --from-api https://indexer.example/ --interval 2s', 'follow an API')
-    .example('$0 follow --db chain.sqlite --from-postgres postgres://ro@db:5432/rollytics --vm-type wasm', 'follow a rollytics database') as never,
+  builder: (y) =>
+    y
+      .options(FOLLOW_OPTIONS)
+      .check((a) => {
+        const n = [a['from-postgres'], a['from-api']].filter((x) => x !== undefined).length;
+        if (n !== 1) throw new Error('name exactly one source: --from-api URL or --from-postgres DSN');
+        return true;
+      })
+      .example('$0 follow --db chain.sqlite --from-api https://indexer.example/ --interval 2s', 'follow an API')
+      .example('$0 follow --db chain.sqlite --from-postgres postgres://ro@db:5432/rollytics --vm-type wasm', 'follow a rollytics database') as never,
   handler: async (argv) => {
     try {
       process.exitCode = await runFollow(resolveFollow(argv));

@@ -48,7 +48,15 @@ export async function runGenerate(o: GenerateOptions): Promise<GenerateSummary &
   const progress = !o.quiet && process.stderr.isTTY === true ? terminalProgress() : undefined;
   try {
     const summary = await generateDump({
-      vm: o.vm, out: o.out, preset: o.preset, txs: o.txs, holders: o.holders, nfts: o.nfts, seed: o.seed, gzip: o.gzip, force: o.force,
+      vm: o.vm,
+      out: o.out,
+      preset: o.preset,
+      txs: o.txs,
+      holders: o.holders,
+      nfts: o.nfts,
+      seed: o.seed,
+      gzip: o.gzip,
+      force: o.force,
       onProgress: progress?.update,
     });
     return { ...summary, seconds: Number(process.hrtime.bigint() - started) / 1e9 };
@@ -59,29 +67,58 @@ export async function runGenerate(o: GenerateOptions): Promise<GenerateSummary &
 
 function describeSummary(s: GenerateSummary & { seconds: number }): string {
   const mb = (s.bytes / 1e6).toFixed(1);
-  return `indexer-api: generated ${s.chainId} (${s.vm}, ${s.preset}, seed ${s.seed}) in ${s.out}: `
-    + `${s.blocks} blocks, ${s.txs} txs, ${s.collections} collections, ${s.tokens} tokens, `
-    + `${mb} MB uncompressed in ${s.seconds.toFixed(1)} s`;
+  return (
+    `indexer-api: generated ${s.chainId} (${s.vm}, ${s.preset}, seed ${s.seed}) in ${s.out}: ` +
+    `${s.blocks} blocks, ${s.txs} txs, ${s.collections} collections, ${s.tokens} tokens, ` +
+    `${mb} MB uncompressed in ${s.seconds.toFixed(1)} s`
+  );
 }
 
 export const generateCommand: CommandModule<object, GenerateOptions> = {
   command: 'generate',
   describe: 'Write a synthetic, deterministic Initia rollup chain as an NDJSON dump (for demos and benchmarks)',
-  builder: (y) => y
-    .options(named({
-      'vm': choice({ choices: VM_TYPES, demandOption: true, describe: 'Rollup VM to simulate (required)' }),
-      'out': { type: 'string', demandOption: true, describe: 'Dump directory to write (required; created if missing)' },
-      'preset': choice({ choices: PRESETS, default: GENERATE_DEFAULTS.preset, describe: `Chain shape: demo (${DEMO_TXS} txs, ~400 blocks) or scale (${SCALE_TXS} txs, ~8 txs per block); default demo` }),
-      'txs': int({ min: 0 }, { defaultDescription: "the preset's", describe: `Number of txs, overriding the preset (default ${DEMO_TXS} for demo, ${SCALE_TXS} for scale)` }),
-      'holders': int({ min: 0 }, { defaultDescription: "the preset's", describe: 'Rich-list holders per denom, on every VM (EVM: per ERC-20 contract; Wasm / Move: uinit, umin, uusdc); default: the preset\'s on EVM (400 demo, 100000 scale), none on Wasm / Move' }),
-      'nfts': int({ min: 0 }, { default: GENERATE_DEFAULTS.nfts, describe: 'NFTs beyond those the txs mint, on every VM: spread over the collections, minted at each one\'s creation without a tx of their own (for size benches); default 0' }),
-      'seed': int({ min: Number.MIN_SAFE_INTEGER }, { default: GENERATE_DEFAULTS.seed, describe: 'PRNG seed; the same options always give byte-identical files (default 1)' }),
-      'gzip': { type: 'boolean', default: GENERATE_DEFAULTS.gzip, describe: 'Write NAME.ndjson.gz instead of NAME.ndjson (default false)' },
-      'force': { type: 'boolean', default: GENERATE_DEFAULTS.force, describe: 'Write into a non-empty --out, replacing its dump files (default false)' },
-      'quiet': { type: 'boolean', default: false, describe: 'No progress and no summary line (default false)' },
-    }))
-    .example('$0 generate --vm evm --out ./demo-evm', 'write the EVM demo chain to ./demo-evm')
-    .example('$0 generate --vm move --preset scale --txs 100000 --gzip --out ./bench', 'a 100k-tx Move chain, gzipped') as never,
+  builder: (y) =>
+    y
+      .options(
+        named({
+          vm: choice({ choices: VM_TYPES, demandOption: true, describe: 'Rollup VM to simulate (required)' }),
+          out: { type: 'string', demandOption: true, describe: 'Dump directory to write (required; created if missing)' },
+          preset: choice({
+            choices: PRESETS,
+            default: GENERATE_DEFAULTS.preset,
+            describe: `Chain shape: demo (${DEMO_TXS} txs, ~400 blocks) or scale (${SCALE_TXS} txs, ~8 txs per block); default demo`,
+          }),
+          txs: int(
+            { min: 0 },
+            { defaultDescription: "the preset's", describe: `Number of txs, overriding the preset (default ${DEMO_TXS} for demo, ${SCALE_TXS} for scale)` },
+          ),
+          holders: int(
+            { min: 0 },
+            {
+              defaultDescription: "the preset's",
+              describe:
+                "Rich-list holders per denom, on every VM (EVM: per ERC-20 contract; Wasm / Move: uinit, umin, uusdc); default: the preset's on EVM (400 demo, 100000 scale), none on Wasm / Move",
+            },
+          ),
+          nfts: int(
+            { min: 0 },
+            {
+              default: GENERATE_DEFAULTS.nfts,
+              describe:
+                "NFTs beyond those the txs mint, on every VM: spread over the collections, minted at each one's creation without a tx of their own (for size benches); default 0",
+            },
+          ),
+          seed: int(
+            { min: Number.MIN_SAFE_INTEGER },
+            { default: GENERATE_DEFAULTS.seed, describe: 'PRNG seed; the same options always give byte-identical files (default 1)' },
+          ),
+          gzip: { type: 'boolean', default: GENERATE_DEFAULTS.gzip, describe: 'Write NAME.ndjson.gz instead of NAME.ndjson (default false)' },
+          force: { type: 'boolean', default: GENERATE_DEFAULTS.force, describe: 'Write into a non-empty --out, replacing its dump files (default false)' },
+          quiet: { type: 'boolean', default: false, describe: 'No progress and no summary line (default false)' },
+        }),
+      )
+      .example('$0 generate --vm evm --out ./demo-evm', 'write the EVM demo chain to ./demo-evm')
+      .example('$0 generate --vm move --preset scale --txs 100000 --gzip --out ./bench', 'a 100k-tx Move chain, gzipped') as never,
   handler: async (argv) => {
     try {
       const summary = await runGenerate(argv);

@@ -19,7 +19,10 @@ export async function runCut(o: CutOptions): Promise<ImportResult> {
 
 /** A repeatable, comma-separable option (`--denoms a,b --denoms c`) → its entries. */
 function splitList(v: unknown[] | undefined): string[] | undefined {
-  return v?.flatMap((d) => String(d).split(',')).map((d) => d.trim()).filter((d) => d !== '');
+  return v
+    ?.flatMap((d) => String(d).split(','))
+    .map((d) => d.trim())
+    .filter((d) => d !== '');
 }
 
 /**
@@ -38,45 +41,62 @@ function checkAddressShape(name: string, text: string): void {
 
 export const importCommand: CommandModule<object, ImportOptions> = {
   command: 'import',
-  describe: 'Build a snapshot file from a dump directory (NDJSON, see docs/dump-format.md), a rollytics PostgreSQL database or a running rollytics-compatible API',
-  builder: (y) => y
-    .options(IMPORT_OPTIONS)
-    .check((a) => {
-      const n = [a['from-dump'], a['from-postgres'], a['from-api'], a['from-snapshot']].filter((x) => x !== undefined).length;
-      if (n !== 1) throw new Error('name exactly one source: --from-dump DIR, --from-postgres DSN or --from-api URL (or, with --accounts, --from-snapshot FILE)');
-      if (a['from-snapshot'] !== undefined && a.accounts === undefined) throw new Error('--from-snapshot is the source of a fixture cut: name the accounts with --accounts');
-      if (a.collections !== undefined && a.accounts === undefined) throw new Error('--collections goes with --accounts (a fixture cut)');
-      if (a['rest-url'] !== undefined && a['from-postgres'] === undefined) throw new Error('--rest-url goes with --from-postgres (a dump or an API already carries the monikers)');
-      if (a['rest-url'] !== undefined && a.validators !== undefined) throw new Error('pass --validators FILE or --rest-url URL, not both');
-      const from = a['from-height'] as number | undefined;
-      const to = a['to-height'] as number | undefined;
-      if (from !== undefined && to !== undefined && to < from) throw new Error(`--to-height ${to} is below --from-height ${from}: no height to crawl`);
-      if (a.accounts !== undefined) {
-        if (a['from-dump'] !== undefined || a['from-postgres'] !== undefined) throw new Error('--accounts cuts from --from-api or --from-snapshot, not from a dump or PostgreSQL');
-        if (a.base !== undefined) throw new Error('--accounts makes a new snapshot: --base does not apply');
-        if ((splitList(a.accounts as unknown[]) ?? []).length === 0) throw new Error('--accounts: name at least one account');
-        for (const [name, list] of [['--accounts', a.accounts], ['--collections', a.collections]] as const) {
-          for (const text of splitList(list as unknown[] | undefined) ?? []) checkAddressShape(name, text);
+  describe:
+    'Build a snapshot file from a dump directory (NDJSON, see docs/dump-format.md), a rollytics PostgreSQL database or a running rollytics-compatible API',
+  builder: (y) =>
+    y
+      .options(IMPORT_OPTIONS)
+      .check((a) => {
+        const n = [a['from-dump'], a['from-postgres'], a['from-api'], a['from-snapshot']].filter((x) => x !== undefined).length;
+        if (n !== 1)
+          throw new Error('name exactly one source: --from-dump DIR, --from-postgres DSN or --from-api URL (or, with --accounts, --from-snapshot FILE)');
+        if (a['from-snapshot'] !== undefined && a.accounts === undefined)
+          throw new Error('--from-snapshot is the source of a fixture cut: name the accounts with --accounts');
+        if (a.collections !== undefined && a.accounts === undefined) throw new Error('--collections goes with --accounts (a fixture cut)');
+        if (a['rest-url'] !== undefined && a['from-postgres'] === undefined)
+          throw new Error('--rest-url goes with --from-postgres (a dump or an API already carries the monikers)');
+        if (a['rest-url'] !== undefined && a.validators !== undefined) throw new Error('pass --validators FILE or --rest-url URL, not both');
+        const from = a['from-height'] as number | undefined;
+        const to = a['to-height'] as number | undefined;
+        if (from !== undefined && to !== undefined && to < from) throw new Error(`--to-height ${to} is below --from-height ${from}: no height to crawl`);
+        if (a.accounts !== undefined) {
+          if (a['from-dump'] !== undefined || a['from-postgres'] !== undefined)
+            throw new Error('--accounts cuts from --from-api or --from-snapshot, not from a dump or PostgreSQL');
+          if (a.base !== undefined) throw new Error('--accounts makes a new snapshot: --base does not apply');
+          if ((splitList(a.accounts as unknown[]) ?? []).length === 0) throw new Error('--accounts: name at least one account');
+          for (const [name, list] of [
+            ['--accounts', a.accounts],
+            ['--collections', a.collections],
+          ] as const) {
+            for (const text of splitList(list as unknown[] | undefined) ?? []) checkAddressShape(name, text);
+          }
         }
-      }
-      return true;
-    })
-    .example('$0 import --from-dump ./dump --out chain.sqlite', 'build chain.sqlite from ./dump')
-    .example('$0 import --from-postgres postgres://ro@db:5432/rollytics --vm-type wasm --validators validators.ndjson --out chain.sqlite', 'from a rollytics database')
-    .example('$0 import --from-api https://rollytics.example --vm-type move --denoms uinit --out chain.sqlite', 'crawl a running API')
-    .example('$0 import --base chain.sqlite --from-dump ./new-heights --out chain.sqlite --force', 'append new heights to a snapshot')
-    .example('$0 import --from-snapshot chain.sqlite --accounts init1abc...,init1def... --out fixture.sqlite', 'cut a small, deterministic CI fixture (docs/ci.md)') as never,
+        return true;
+      })
+      .example('$0 import --from-dump ./dump --out chain.sqlite', 'build chain.sqlite from ./dump')
+      .example(
+        '$0 import --from-postgres postgres://ro@db:5432/rollytics --vm-type wasm --validators validators.ndjson --out chain.sqlite',
+        'from a rollytics database',
+      )
+      .example('$0 import --from-api https://rollytics.example --vm-type move --denoms uinit --out chain.sqlite', 'crawl a running API')
+      .example('$0 import --base chain.sqlite --from-dump ./new-heights --out chain.sqlite --force', 'append new heights to a snapshot')
+      .example(
+        '$0 import --from-snapshot chain.sqlite --accounts init1abc...,init1def... --out fixture.sqlite',
+        'cut a small, deterministic CI fixture (docs/ci.md)',
+      ) as never,
   handler: async (argv) => {
     try {
       const list = splitList;
       const denoms = list(argv.denoms);
       const accounts = list(argv.accounts);
-      const r = accounts !== undefined
-        ? await runCut({ ...argv, denoms, accounts, collections: list(argv.collections) })
-        : await runImport({ ...argv, denoms });
+      const r =
+        accounts !== undefined ? await runCut({ ...argv, denoms, accounts, collections: list(argv.collections) }) : await runImport({ ...argv, denoms });
       if (argv.json) process.stdout.write(JSON.stringify(r) + '\n');
       else if (!argv.quiet) {
-        const n = Object.entries(r.records).filter(([, v]) => v > 0).map(([k, v]) => `${v} ${k}`).join(', ');
+        const n = Object.entries(r.records)
+          .filter(([, v]) => v > 0)
+          .map(([k, v]) => `${v} ${k}`)
+          .join(', ');
         process.stderr.write(`indexer-api: wrote ${r.out} (${r.chainId}, ${r.vmType}): ${n} in ${r.seconds.toFixed(1)} s\n`);
       }
     } catch (e) {

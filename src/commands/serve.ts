@@ -64,7 +64,9 @@ async function runClusterPrimary(c: ServeConfig, logger: Logger, gate: StdoutGat
   try {
     await preflight(c);
     return await runPrimary({ ...primary, notes });
-  } finally { puller.close(); }
+  } finally {
+    puller.close();
+  }
 }
 
 function pullOptions(c: ServeConfig): { pull: string; pullIntervalMs: number; verify: boolean; expectChainId?: string } {
@@ -101,7 +103,9 @@ function describe(s: Snapshot): Record<string, unknown> {
  */
 function processSignals(): { stopped: Promise<string>; stop(reason: string): void; onReload(reload: () => void): void; off(): void } {
   let stop: (signal: string) => void = () => {};
-  const stopped = new Promise<string>((resolve) => { stop = resolve; });
+  const stopped = new Promise<string>((resolve) => {
+    stop = resolve;
+  });
   let reload = (): void => {};
   const onTerm = (): void => stop('SIGTERM');
   const onInt = (): void => stop('SIGINT');
@@ -115,7 +119,9 @@ function processSignals(): { stopped: Promise<string>; stop(reason: string): voi
   return {
     stopped,
     stop: (reason) => stop(reason),
-    onReload: (r) => { reload = r; },
+    onReload: (r) => {
+      reload = r;
+    },
     off() {
       process.off('SIGTERM', onTerm);
       process.off('SIGINT', onInt);
@@ -140,7 +146,10 @@ async function openStack(file: string, c: ServeConfig, logger: Logger): Promise<
   const settings = { ...c.stack, file, chains: c.chains, logger, clusterWorker: cluster.isWorker };
   if (c.pull === undefined || cluster.isWorker) return { stack: await assembleServeStack(settings) };
   const [{ holderForPull }, { SnapshotHolder }, { checkPages }, { ONE_CHAIN_HINT }] = await Promise.all([
-    import('../pull/serve-pull'), import('../snapshot/holder'), import('../snapshot/verify'), import('../serve/assembly'),
+    import('../pull/serve-pull'),
+    import('../snapshot/holder'),
+    import('../snapshot/verify'),
+    import('../serve/assembly'),
   ]);
   const pin = c.stack.expectChainId === undefined ? {} : { pin: { chainId: c.stack.expectChainId, by: '--expect-chain-id' } };
   const { holder, puller } = await holderForPull(file, pullOptions(c), SnapshotHolder, logger, { check: checkPages, otherChainHint: ONE_CHAIN_HINT, ...pin });
@@ -159,7 +168,8 @@ function announceServing(file: string, c: ServeConfig, stack: ServeStack, first:
     return;
   }
   if (!first) {
-    if (cluster.isPrimary) process.stderr.write(`indexer-api: serving nothing yet on ${url} (/ready is 503 until ${c.pull?.url} names a file that downloads and verifies)\n`);
+    if (cluster.isPrimary)
+      process.stderr.write(`indexer-api: serving nothing yet on ${url} (/ready is 503 until ${c.pull?.url} names a file that downloads and verifies)\n`);
     return;
   }
   const m = first.meta;
@@ -213,23 +223,37 @@ async function serve(file: string, c: ServeConfig, logger: Logger, gate?: Stdout
     throw e instanceof ListenError ? new Error(listenErrorText(e.error, e.host, e.port, CLI_NAMES)) : e;
   }
   const { stack, puller } = opened;
-  signals.onReload(() => { stack.reload('SIGHUP'); });
+  signals.onReload(() => {
+    stack.reload('SIGHUP');
+  });
   if (!cluster.isWorker) gate?.open(stack.url);
   puller?.start();
   const first = stack.holder?.current();
   if (c.stack.growth !== undefined && first !== undefined) {
-    logger.info('growing demo chain: /status advances one block per interval', { from: c.stack.growth.startHeight, to: first.meta.height, block_ms: c.stack.growth.blockMs });
+    logger.info('growing demo chain: /status advances one block per interval', {
+      from: c.stack.growth.startHeight,
+      to: first.meta.height,
+      block_ms: c.stack.growth.blockMs,
+    });
   }
-  logger.info('listening', { url: stack.url, pid: process.pid, ...(stack.holder ? { check: stack.holder.checkStatus().state } : {}), ...(stack.chains
-    ? { chains: stack.chains.list().map((ch) => ch.id) }
-    : first ? describe(first) : { file, pull: c.pull?.url }) });
+  logger.info('listening', {
+    url: stack.url,
+    pid: process.pid,
+    ...(stack.holder ? { check: stack.holder.checkStatus().state } : {}),
+    ...(stack.chains ? { chains: stack.chains.list().map((ch) => ch.id) } : first ? describe(first) : { file, pull: c.pull?.url }),
+  });
   // A start-up check that fails stops the server (exit 1).
   let refusal: string | undefined;
   let stopping = false;
-  stack.verified.then(() => { if (!stopping) announceServing(file, c, stack, first); }, (e: unknown) => {
-    refusal = e instanceof Error ? e.message : String(e);
-    signals.stop('start-up check failed');
-  });
+  stack.verified.then(
+    () => {
+      if (!stopping) announceServing(file, c, stack, first);
+    },
+    (e: unknown) => {
+      refusal = e instanceof Error ? e.message : String(e);
+      signals.stop('start-up check failed');
+    },
+  );
   const signal = await signals.stopped;
   stopping = true;
   stack.drain();
@@ -244,7 +268,14 @@ async function serve(file: string, c: ServeConfig, logger: Logger, gate?: Stdout
 /** --get: answer one request in-process and print the body (stdout carries only the body). */
 async function answerOne(c: ServeConfig, path: string): Promise<number> {
   const { assembleServeStack } = await import('../serve/assembly');
-  const logger = createLogger('error', (t) => { process.stderr.write(t); }, {}, c.logFormat);
+  const logger = createLogger(
+    'error',
+    (t) => {
+      process.stderr.write(t);
+    },
+    {},
+    c.logFormat,
+  );
   // one request: resolveServe left nothing to cache, watch or hand to other workers, and no second port
   const stack = await assembleServeStack({ ...c.stack, file: c.file, chains: c.chains, logger, clusterWorker: false });
   try {
@@ -253,7 +284,7 @@ async function answerOne(c: ServeConfig, path: string): Promise<number> {
     // stack.url ends with --base-url: the path is one of the API's, as at the root (a replica of
     // several chains: /{chain_id}/… or /, the chain list)
     const res = await fetch(stack.url + (path.startsWith('/') ? path : `/${path}`));
-    process.stdout.write(await res.text() + '\n');
+    process.stdout.write((await res.text()) + '\n');
     return res.status === 200 ? 0 : 1;
   } finally {
     await stack.close(c.shutdownTimeoutMs);
@@ -264,15 +295,27 @@ async function answerOne(c: ServeConfig, path: string): Promise<number> {
 export const serveCommand: CommandModule<object, ServeArgs> = {
   command: 'serve',
   describe: 'Serve the read API from a snapshot file',
-  builder: (y) => y
-    .options(SERVE_OPTIONS)
-    .check((a) => { checkServeArgs(a as unknown as ServeArgs, process.argv); return true; })
-    .example('$0 serve', 'serve the bundled Move demo on http://127.0.0.1:8080')
-    .example('$0 serve --db chain.sqlite --host 0.0.0.0 --port 8080', 'serve a snapshot to the network')
-    .example('$0 serve --db fixture.sqlite --port 0 --workers 1', 'CI: a free port, named on the first line of stdout')
-    .example('$0 serve --pull http://origin/snapshots/manifest.json --db /var/lib/indexer-api/local.sqlite', 'a replica that keeps itself current from a `publish` directory')
-    .example('$0 serve --db minimove-1.sqlite --base-url /minimove-1/', 'behind a proxy that keeps the prefix: http://HOST:8080/minimove-1/indexer/…')
-    .example('$0 serve --demo evm --get /status', 'print /status of the EVM demo and exit')
-    .example('$0 serve --demo move --start-height 300 --block-ms 1000 --port 9000', 'a demo chain growing a block a second, for `follow --from-api http://127.0.0.1:9000` (make demo-live)') as never,
-  handler: async (argv) => { process.exitCode = await runServe(resolveServe(argv, demoSnapshotPath)); },
+  builder: (y) =>
+    y
+      .options(SERVE_OPTIONS)
+      .check((a) => {
+        checkServeArgs(a as unknown as ServeArgs, process.argv);
+        return true;
+      })
+      .example('$0 serve', 'serve the bundled Move demo on http://127.0.0.1:8080')
+      .example('$0 serve --db chain.sqlite --host 0.0.0.0 --port 8080', 'serve a snapshot to the network')
+      .example('$0 serve --db fixture.sqlite --port 0 --workers 1', 'CI: a free port, named on the first line of stdout')
+      .example(
+        '$0 serve --pull http://origin/snapshots/manifest.json --db /var/lib/indexer-api/local.sqlite',
+        'a replica that keeps itself current from a `publish` directory',
+      )
+      .example('$0 serve --db minimove-1.sqlite --base-url /minimove-1/', 'behind a proxy that keeps the prefix: http://HOST:8080/minimove-1/indexer/…')
+      .example('$0 serve --demo evm --get /status', 'print /status of the EVM demo and exit')
+      .example(
+        '$0 serve --demo move --start-height 300 --block-ms 1000 --port 9000',
+        'a demo chain growing a block a second, for `follow --from-api http://127.0.0.1:9000` (make demo-live)',
+      ) as never,
+  handler: async (argv) => {
+    process.exitCode = await runServe(resolveServe(argv, demoSnapshotPath));
+  },
 };

@@ -7,7 +7,14 @@ import type { IncomingMessage } from 'node:http';
  */
 
 /** One chain in the root's list (its JSON `chains` and the picker): `ready` as its own /ready, and why not. */
-export interface ChainEntry { chain_id: string; vm_type: string | null; height: number | null; path: string; ready: boolean; not_ready?: string }
+export interface ChainEntry {
+  chain_id: string;
+  vm_type: string | null;
+  height: number | null;
+  path: string;
+  ready: boolean;
+  not_ready?: string;
+}
 
 const htmlEscape = (t: string): string => t.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
@@ -26,11 +33,24 @@ function listUrl(req: IncomingMessage & { protocol?: string }, base: string): st
  * explorer, its VM and height, whether it is ready; the files not served and why; the explorer's
  * top bar and column.
  */
-export function chainPickerHtml(req: IncomingMessage & { protocol?: string }, list: ChainEntry[], refused: { file: string; error: string }[], base: string): string {
+export function chainPickerHtml(
+  req: IncomingMessage & { protocol?: string },
+  list: ChainEntry[],
+  refused: { file: string; error: string }[],
+  base: string,
+): string {
   const url = listUrl(req, base);
-  const rows = list.map((c) => `<li><a href="${htmlEscape(c.path)}">${htmlEscape(c.chain_id)}</a> <span class="muted">${htmlEscape(c.vm_type ?? 'not loaded')}${c.height === null ? '' : ` · height ${c.height}`}</span>`
-    + `${c.ready ? '' : ` <strong class="not-ready">not ready: ${htmlEscape(c.not_ready ?? '')}</strong>`}</li>`).join('\n');
-  const notServed = refused.length === 0 ? '' : `<h2>Files not served</h2>
+  const rows = list
+    .map(
+      (c) =>
+        `<li><a href="${htmlEscape(c.path)}">${htmlEscape(c.chain_id)}</a> <span class="muted">${htmlEscape(c.vm_type ?? 'not loaded')}${c.height === null ? '' : ` · height ${c.height}`}</span>` +
+        `${c.ready ? '' : ` <strong class="not-ready">not ready: ${htmlEscape(c.not_ready ?? '')}</strong>`}</li>`,
+    )
+    .join('\n');
+  const notServed =
+    refused.length === 0
+      ? ''
+      : `<h2>Files not served</h2>
 <ul class="not-served">
 ${refused.map((r) => `<li><code>${htmlEscape(r.file)}</code>: ${htmlEscape(r.error)}</li>`).join('\n')}
 </ul>

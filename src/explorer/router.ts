@@ -49,7 +49,7 @@ const read = (file: string) => (): string => readTextAsset(`${DIR}/${file}`);
 const assets = new Map<string, RequestHandler>();
 function sharedAsset(file: string, type: string): RequestHandler {
   let h = assets.get(file);
-  if (h === undefined) assets.set(file, h = staticFile(read(file), type, 'no-cache'));
+  if (h === undefined) assets.set(file, (h = staticFile(read(file), type, 'no-cache')));
   return h;
 }
 

@@ -103,9 +103,14 @@ export class CollectionsAudit {
     const text = [...off].map(([h, why]) => `${h} ${why}`).join('\n');
     if (off.size > 0) this.o.recheck([...off.keys()]);
     if (off.size > 0 && text !== this.lastLogged) {
-      const shown = [...off].slice(0, 5).map(([h, why]) => `0x${h}: ${why}`).join('; ');
-      this.o.log(`follow: collections audit: ${off.size} of ${theirs.size} collection${theirs.size === 1 ? '' : 's'} differ from ${this.o.lister.describe} `
-        + `(${shown}${off.size > 5 ? '; …' : ''}); the next batch reads them again (${Date.now() - started} ms)`);
+      const shown = [...off]
+        .slice(0, 5)
+        .map(([h, why]) => `0x${h}: ${why}`)
+        .join('; ');
+      this.o.log(
+        `follow: collections audit: ${off.size} of ${theirs.size} collection${theirs.size === 1 ? '' : 's'} differ from ${this.o.lister.describe} ` +
+          `(${shown}${off.size > 5 ? '; …' : ''}); the next batch reads them again (${Date.now() - started} ms)`,
+      );
     }
     this.lastLogged = text;
     return [...off.keys()];

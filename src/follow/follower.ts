@@ -93,7 +93,11 @@ export class StopFlag {
     return new Promise((resolve) => {
       const t = setTimeout(done, ms);
       const wake = this.wake;
-      function done(): void { clearTimeout(t); wake.delete(done); resolve(); }
+      function done(): void {
+        clearTimeout(t);
+        wake.delete(done);
+        resolve();
+      }
       wake.add(done);
     });
   }
@@ -154,8 +158,10 @@ export class Follower {
       try {
         progressed = await this.step(stop);
         if (this.state.failing > 0) {
-          this.o.log(`follow: source ${this.o.source.describe} answers again after ${this.state.failing} failure${this.state.failing === 1 ? '' : 's'} `
-            + `(${((Date.now() - (this.state.lastSuccessMs ?? Date.now())) / 1000).toFixed(1)} s without advancing)`);
+          this.o.log(
+            `follow: source ${this.o.source.describe} answers again after ${this.state.failing} failure${this.state.failing === 1 ? '' : 's'} ` +
+              `(${((Date.now() - (this.state.lastSuccessMs ?? Date.now())) / 1000).toFixed(1)} s without advancing)`,
+          );
         }
         this.state.failing = 0;
         this.state.lastSuccessMs = Date.now();
@@ -168,8 +174,10 @@ export class Follower {
         const msg = (e instanceof DumpError ? `bad record: ${dumpErrorText(e, false)}` : (e as Error).message).split('\n')[0];
         this.state.lastError = msg;
         const stalled = stalledMs(this.state, Date.now());
-        (this.o.warn ?? this.o.log)(`follow: ${msg} (failure ${this.state.failing}${stalled >= 1000 ? `; not advanced for ${(stalled / 1000).toFixed(0)} s` : ''}; `
-          + `retrying in ${(wait / 1000).toFixed(1)} s; the snapshot is unchanged)`);
+        (this.o.warn ?? this.o.log)(
+          `follow: ${msg} (failure ${this.state.failing}${stalled >= 1000 ? `; not advanced for ${(stalled / 1000).toFixed(0)} s` : ''}; ` +
+            `retrying in ${(wait / 1000).toFixed(1)} s; the snapshot is unchanged)`,
+        );
         await stop.sleep(wait);
         continue;
       }
@@ -182,7 +190,9 @@ export class Follower {
     const mine = metaValues(this.db).get('chain_id');
     const theirs = await this.o.source.chainId();
     if (theirs === undefined || mine === undefined || theirs === mine) return;
-    throw new SourceWentBackwards(`source ${this.o.source.describe} is chain ${JSON.stringify(theirs)}, this snapshot (${this.o.db}) is chain ${JSON.stringify(mine)}; not following another chain`);
+    throw new SourceWentBackwards(
+      `source ${this.o.source.describe} is chain ${JSON.stringify(theirs)}, this snapshot (${this.o.db}) is chain ${JSON.stringify(mine)}; not following another chain`,
+    );
   }
 
   /** One poll: true if a batch was applied (then poll again at once). */
@@ -201,13 +211,17 @@ export class Follower {
     }
     if (head < ours.tip.height) {
       await this.refuseAnotherChain();
-      throw new SourceWentBackwards(`source ${src.describe} is at height ${head}, below this snapshot's ${ours.tip.height} (${this.o.db}); not following a source that went backwards`);
+      throw new SourceWentBackwards(
+        `source ${src.describe} is at height ${head}, below this snapshot's ${ours.tip.height} (${this.o.db}); not following a source that went backwards`,
+      );
     }
     if (ours.tip.height > 0) {
       const theirs = await src.hashAt(ours.tip.height);
       if (theirs !== ours.hash) {
         await this.refuseAnotherChain();
-        throw new SourceWentBackwards(`source ${src.describe} has ${theirs === undefined ? 'no block' : `hash ${theirs.toUpperCase()}`} at height ${ours.tip.height}, this snapshot (${this.o.db}) has ${String(ours.hash).toUpperCase()}; not following a source that went backwards`);
+        throw new SourceWentBackwards(
+          `source ${src.describe} has ${theirs === undefined ? 'no block' : `hash ${theirs.toUpperCase()}`} at height ${ours.tip.height}, this snapshot (${this.o.db}) has ${String(ours.hash).toUpperCase()}; not following a source that went backwards`,
+        );
       }
     }
     if (head === ours.tip.height) {
@@ -226,7 +240,8 @@ export class Follower {
       const recheck = new Set(this.recheck);
       records = await src.batch(from, to, ours.tip, nftStateProbe(this.db), recheck);
       const openMs = lap();
-      if (stop.stopped) { // nothing written yet: the batch is dropped
+      if (stop.stopped) {
+        // nothing written yet: the batch is dropped
         records.dispose?.();
         await records.close();
         return false;
@@ -257,13 +272,17 @@ export class Follower {
       st.batches++;
       if (st.height >= st.sourceHeight) st.behindSinceMs = undefined;
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      this.o.log(`follow: heights ${from}..${to} (${summary.counts.blocks ?? 0} blocks, ${summary.counts.txs ?? 0} txs) applied in ${ms.toFixed(0)} ms `
-        + `(source ${openMs.toFixed(0)}, base ${baseMs.toFixed(0)}, records ${loadMs.toFixed(0)}, counts + state + commit ${finishMs.toFixed(0)} ms); `
-        + `source at ${st.sourceHeight}, ${st.sourceHeight - st.height} behind`
-        + (changedOnly ? `; NFT state: ${summary.counts.tokens ?? 0} changed tokens of ${summary.counts.collections ?? 0} collections read`
-          + (recheck.size > 0 ? ` (${recheck.size} rechecked after the collections audit)` : '') : '')
-        + (changedOnly && complete.size > 0 ? ` (${complete.size} collection${complete.size === 1 ? '' : 's'} with a burn read whole)` : '')
-        + (fullState === undefined ? '' : `; NFT state read whole: ${fullState}`));
+      this.o.log(
+        `follow: heights ${from}..${to} (${summary.counts.blocks ?? 0} blocks, ${summary.counts.txs ?? 0} txs) applied in ${ms.toFixed(0)} ms ` +
+          `(source ${openMs.toFixed(0)}, base ${baseMs.toFixed(0)}, records ${loadMs.toFixed(0)}, counts + state + commit ${finishMs.toFixed(0)} ms); ` +
+          `source at ${st.sourceHeight}, ${st.sourceHeight - st.height} behind` +
+          (changedOnly
+            ? `; NFT state: ${summary.counts.tokens ?? 0} changed tokens of ${summary.counts.collections ?? 0} collections read` +
+              (recheck.size > 0 ? ` (${recheck.size} rechecked after the collections audit)` : '')
+            : '') +
+          (changedOnly && complete.size > 0 ? ` (${complete.size} collection${complete.size === 1 ? '' : 's'} with a burn read whole)` : '') +
+          (fullState === undefined ? '' : `; NFT state read whole: ${fullState}`),
+      );
       return true;
     } catch (e) {
       writer?.abort();

@@ -25,9 +25,7 @@
 import { canonicalAddress } from '../lib/address';
 import { amountKey, isAmount } from '../lib/amount';
 import type { VmType } from '../lib/vm';
-import {
-  BUILD_PASSES, dropRichListLeftovers, RichListBuild, richListHeight, RichListStaging, writeRichListInPlace,
-} from '../snapshot/richlist-writer';
+import { BUILD_PASSES, dropRichListLeftovers, RichListBuild, richListHeight, RichListStaging, writeRichListInPlace } from '../snapshot/richlist-writer';
 
 /** A stop request (follower.ts StopFlag): checked between steps, cuts sleeps short. */
 export interface StopFlag {
@@ -42,7 +40,9 @@ export class WriteLock {
   /** Resolves with the release function once every earlier holder released. */
   acquire(): Promise<() => void> {
     let release!: () => void;
-    const held = new Promise<void>((r) => { release = r; });
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
     const before = this.tail;
     this.tail = before.then(() => held);
     return before.then(() => release);
@@ -129,7 +129,9 @@ export class RichListRefresher {
         this.state.failures++;
         failing++;
         const wait = Math.min(this.o.maxBackoffMs, Math.max(this.o.intervalMs, 1000) * 2 ** (failing - 1));
-        (this.o.warn ?? this.o.log)(`follow: rich list: ${(e as Error).message.split('\n')[0]} (failure ${failing}; retrying in ${(wait / 1000).toFixed(1)} s; the rich list is unchanged)`);
+        (this.o.warn ?? this.o.log)(
+          `follow: rich list: ${(e as Error).message.split('\n')[0]} (failure ${failing}; retrying in ${(wait / 1000).toFixed(1)} s; the rich list is unchanged)`,
+        );
         await stop.sleep(wait);
         continue;
       }
@@ -176,8 +178,10 @@ export class RichListRefresher {
       this.state.refreshes++;
       this.state.lastRefreshMs = t0;
       this.state.lastChangedRows = came + gone;
-      this.o.log(`follow: rich list at height ${height}: ${total} holders read from ${this.o.reader.describe} in ${readMs} ms, `
-        + `diffed in ${diffMs} ms: ${came} came, ${gone} went; ${how} (${Date.now() - t0} ms in all)`);
+      this.o.log(
+        `follow: rich list at height ${height}: ${total} holders read from ${this.o.reader.describe} in ${readMs} ms, ` +
+          `diffed in ${diffMs} ms: ${came} came, ${gone} went; ${how} (${Date.now() - t0} ms in all)`,
+      );
       return true;
     } finally {
       staging.dispose();
@@ -188,18 +192,26 @@ export class RichListRefresher {
   private sink(staging: RichListStaging, stop: StopFlag): RichListSink {
     const prefix = this.o.prefix;
     return {
-      reset() { staging.reset(); },
+      reset() {
+        staging.reset();
+      },
       put(denom, account, amount, label) {
         if (stop.stopped) throw new RefreshStopped('stopped');
-        if (typeof denom !== 'string' || denom === '') throw new RichListRecordError(`${label}: denom: must be a non-empty string, got ${JSON.stringify(denom)}`);
+        if (typeof denom !== 'string' || denom === '')
+          throw new RichListRecordError(`${label}: denom: must be a non-empty string, got ${JSON.stringify(denom)}`);
         let addr: Buffer;
-        try { addr = canonicalAddress(String(account), prefix); } catch (e) {
+        try {
+          addr = canonicalAddress(String(account), prefix);
+        } catch (e) {
           throw new RichListRecordError(`${label}: account: ${(e as Error).message}: ${JSON.stringify(account)}`);
         }
-        if (typeof amount !== 'string' || !isAmount(amount)) throw new RichListRecordError(`${label}: amount: must be a decimal integer string, got ${JSON.stringify(amount)}`);
+        if (typeof amount !== 'string' || !isAmount(amount))
+          throw new RichListRecordError(`${label}: amount: must be a decimal integer string, got ${JSON.stringify(amount)}`);
         return staging.put(denom.toLowerCase(), addr, amountKey(amount));
       },
-      count(denom) { return staging.count(denom.toLowerCase()); },
+      count(denom) {
+        return staging.count(denom.toLowerCase());
+      },
     };
   }
 

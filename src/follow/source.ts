@@ -80,7 +80,11 @@ function apiSource(o: FollowSourceOptions & { fromApi: string }): FollowSource {
   const http = new HttpClient(base, { ...noRetries(o.http), concurrency: 1, rate: undefined });
   const json = async <T>(path: string): Promise<T> => {
     const text = await http.get(path);
-    try { return JSON.parse(text) as T; } catch { throw new Error(`GET ${base}${path}: not JSON`); }
+    try {
+      return JSON.parse(text) as T;
+    } catch {
+      throw new Error(`GET ${base}${path}: not JSON`);
+    }
   };
   return {
     describe: `api ${base}`,
@@ -110,15 +114,28 @@ function apiSource(o: FollowSourceOptions & { fromApi: string }): FollowSource {
     batch(from, to, tip, ours, recheck) {
       return openApiSource({
         nftChangesSince: { height: from, ours, recheck },
-        url: base, vmType: o.vmType, prefix: o.bech32Prefix, fromHeight: from, toHeight: to,
-        evmSequenceStart: { txs: tip.evmTxs, internal: tip.evmInternalTxs }, txSequenceAfter: tip.txs,
+        url: base,
+        vmType: o.vmType,
+        prefix: o.bech32Prefix,
+        fromHeight: from,
+        toHeight: to,
+        evmSequenceStart: { txs: tip.evmTxs, internal: tip.evmInternalTxs },
+        txSequenceAfter: tip.txs,
         previousBlockUs: tip.height > 0 ? tip.timeUs : undefined,
-        denoms: [], withoutRichList: true, http: noRetries(o.http),
-        validatorsFile: o.validators, denomContractsFile: o.denomContracts, linkTokensSince: from,
-        stagingPath: tempPathBeside(o.db), stageInMemory: to - from < MEMORY_STAGING_HEIGHTS, overlap: true,
+        denoms: [],
+        withoutRichList: true,
+        http: noRetries(o.http),
+        validatorsFile: o.validators,
+        denomContractsFile: o.denomContracts,
+        linkTokensSince: from,
+        stagingPath: tempPathBeside(o.db),
+        stageInMemory: to - from < MEMORY_STAGING_HEIGHTS,
+        overlap: true,
       });
     },
-    async close() { /* nothing held between steps */ },
+    async close() {
+      /* nothing held between steps */
+    },
   };
 }
 
@@ -133,7 +150,9 @@ function apiRichList(o: FollowSourceOptions, base: string): RichListReader {
   const concurrency = o.http.concurrency;
   const richHeight = async (): Promise<number> => {
     let s: { rich_list_height?: unknown };
-    try { s = JSON.parse(await http.get('/status')) as typeof s; } catch (e) {
+    try {
+      s = JSON.parse(await http.get('/status')) as typeof s;
+    } catch (e) {
       throw e instanceof SyntaxError ? new Error(`GET ${base}/status: not JSON`) : e;
     }
     return s.rich_list_height === undefined ? 0 : Number(s.rich_list_height);
@@ -152,8 +171,10 @@ function apiRichList(o: FollowSourceOptions, base: string): RichListReader {
         const after = await richHeight();
         const off = [...totals].find(([d, total]) => total !== undefined && sink.count(d) !== total);
         if (before === after && !off) return { height: after };
-        why = before !== after ? `its rich_list_height moved from ${before} to ${after} while it was read`
-          : `denom ${off?.[0]}: ${sink.count(off?.[0] as string)} distinct holders read, the source counts ${off?.[1]}`;
+        why =
+          before !== after
+            ? `its rich_list_height moved from ${before} to ${after} while it was read`
+            : `denom ${off?.[0]}: ${sink.count(off?.[0] as string)} distinct holders read, the source counts ${off?.[1]}`;
       }
       throw new Error(`${base}: the rich list was read ${RICH_LIST_READS} times and never in one state: ${why}`);
     },
@@ -175,10 +196,18 @@ function postgresSource(o: FollowSourceOptions & { fromPostgres: string }): Foll
     batch(from, to, _tip, ours, recheck) {
       return openPostgresSource({
         nftChangesSince: { height: from, ours, recheck },
-        dsn: o.fromPostgres, vmType: o.vmType, prefix: o.bech32Prefix, chainId: o.chainId, validatorsFile: o.validators,
+        dsn: o.fromPostgres,
+        vmType: o.vmType,
+        prefix: o.bech32Prefix,
+        chainId: o.chainId,
+        validatorsFile: o.validators,
         rest: o.restUrl === undefined ? undefined : { url: o.restUrl, http: noRetries(o.http) },
-        denomContractsFile: o.denomContracts, statusVersion: o.statusVersion, statusCommit: o.statusCommit,
-        fromHeight: from, toHeight: to, withoutRichList: true,
+        denomContractsFile: o.denomContracts,
+        statusVersion: o.statusVersion,
+        statusCommit: o.statusCommit,
+        fromHeight: from,
+        toHeight: to,
+        withoutRichList: true,
       });
     },
     richList: {
@@ -187,7 +216,11 @@ function postgresSource(o: FollowSourceOptions & { fromPostgres: string }): Foll
         sink.reset();
         return readPostgresRichList(o.fromPostgres, (r) => {
           let h: { denom?: unknown; account?: unknown; amount?: unknown };
-          try { h = JSON.parse(r.text) as typeof h; } catch { throw new Error(`${r.file}: not JSON`); }
+          try {
+            h = JSON.parse(r.text) as typeof h;
+          } catch {
+            throw new Error(`${r.file}: not JSON`);
+          }
           if (!sink.put(h.denom as string, h.account as string, h.amount as string, r.file)) {
             throw new Error(`${r.file}: denom: duplicate holder for denom ${JSON.stringify(String(h.denom).toLowerCase())}`);
           }
@@ -207,7 +240,9 @@ export async function sourceChainId(o: SourceOptions & { http: HttpOptions }): P
     const base = o.fromApi.replace(/\/+$/, '');
     const http = new HttpClient(base, { ...o.http, concurrency: 1, rate: undefined });
     let s: { chain_id?: unknown };
-    try { s = JSON.parse(await http.get('/status')) as typeof s; } catch (e) {
+    try {
+      s = JSON.parse(await http.get('/status')) as typeof s;
+    } catch (e) {
       throw e instanceof SyntaxError ? new Error(`GET ${base}/status: not JSON`) : e;
     }
     return typeof s.chain_id === 'string' ? s.chain_id : undefined;

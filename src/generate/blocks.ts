@@ -72,8 +72,7 @@ export class BlockClock {
   next(rng: Prng): BlockTime {
     let blockTime = 0;
     if (!this.first) {
-      const stepNs = (rng.chance(0.01) ? rng.int(2000, 6000) : rng.int(460, 560)) * 1_000_000
-        + rng.int(0, 999_999);
+      const stepNs = (rng.chance(0.01) ? rng.int(2000, 6000) : rng.int(460, 560)) * 1_000_000 + rng.int(0, 999_999);
       const prevMs = this.ms;
       const prevSub = this.subNs;
       const totalNs = prevSub + stepNs;

@@ -77,7 +77,10 @@ export class Population {
   /** The IBC relayer signs every MsgRecvPacket; it is the first hot account. */
   readonly relayer: Account;
 
-  constructor(private readonly p: ChainParams, rng: Prng) {
+  constructor(
+    private readonly p: ChainParams,
+    rng: Prng,
+  ) {
     for (let i = 0; i < p.accounts; i++) {
       const eth = p.vm === 'evm' || rng.chance(0.25);
       this.accounts.push(createAccount(i, p.seed, eth ? ETH_PUBKEY : COSMOS_PUBKEY, p.prefix));
@@ -104,7 +107,9 @@ export class Population {
 /** Formats a header time as Go's RFC3339Nano in UTC: up to 9 digits, trailing zeros trimmed. */
 export function formatTime(ms: number, subNs: number): string {
   const base = new Date(ms).toISOString().slice(0, 19);
-  const frac = String((ms % 1000) * 1_000_000 + subNs).padStart(9, '0').replace(/0+$/, '');
+  const frac = String((ms % 1000) * 1_000_000 + subNs)
+    .padStart(9, '0')
+    .replace(/0+$/, '');
   return `${base}${frac ? '.' + frac : ''}Z`;
 }
 

@@ -32,8 +32,15 @@ const KINDS: Kind[] = ['send', 'multi', 'execute', 'ibc_out', 'ibc_in', 'mint', 
 const BASE_WEIGHTS = [0.38, 0.04, 0.3, 0.05, 0.03, 0, 0.08, 0.01];
 
 const MEMOS = [
-  'gm', 'payment for invoice #42', 'thanks! 🙏', 'rent / June', '日本語のメモ', 'line one\nline two',
-  'say "hello"', '<b>not html</b> & more', 'tab\tseparated',
+  'gm',
+  'payment for invoice #42',
+  'thanks! 🙏',
+  'rent / June',
+  '日本語のメモ',
+  'line one\nline two',
+  'say "hello"',
+  '<b>not html</b> & more',
+  'tab\tseparated',
 ];
 
 const FAILURES: Failure[] = [
@@ -68,9 +75,12 @@ export function composeTx(env: ComposeEnv, rng: Prng, slot: TxSlot): TxDraft {
     if (!token || !isAccount(token.owner)) kind = 'send';
   }
   switch (kind) {
-    case 'mint': return mint(env, rng, slot);
-    case 'nft_transfer': return transferNft(env, rng, slot, token as Token);
-    case 'burn': return burnNft(env, rng, slot, token as Token);
+    case 'mint':
+      return mint(env, rng, slot);
+    case 'nft_transfer':
+      return transferNft(env, rng, slot, token as Token);
+    case 'burn':
+      return burnNft(env, rng, slot, token as Token);
     case 'ibc_in': {
       const relayer = env.pop.relayer;
       return {
@@ -79,7 +89,8 @@ export function composeTx(env: ComposeEnv, rng: Prng, slot: TxSlot): TxDraft {
         gasWanted: gas(rng, 300_000, 600_000),
       };
     }
-    default: return everyday(env, rng, slot, kind);
+    default:
+      return everyday(env, rng, slot, kind);
   }
 }
 
@@ -107,9 +118,7 @@ function everyday(env: ComposeEnv, rng: Prng, slot: TxSlot, kind: Kind): TxDraft
   }
   const memo = rng.chance(0.12) ? rng.pick(MEMOS) : '';
   if (!rng.chance(env.p.failShare)) return { signer, msgs, gasWanted, memo };
-  const fail: Failure = rng.chance(0.15)
-    ? { code: 11, codespace: 'sdk', log: '', outOfGas: true }
-    : rng.pick(FAILURES);
+  const fail: Failure = rng.chance(0.15) ? { code: 11, codespace: 'sdk', log: '', outOfGas: true } : rng.pick(FAILURES);
   if (fail.outOfGas) fail.log = `out of gas in location: WriteFlat; gasWanted: ${gasWanted}, gasUsed: ${gasWanted + 1}: out of gas`;
   return { signer, msgs, gasWanted, memo, fail };
 }
@@ -135,8 +144,16 @@ function createCollection(env: ComposeEnv, rng: Prng, slot: TxSlot): TxDraft {
   const tokens = Array.from({ length: rng.int(1, 3) }, () => book.mint(rng, col, receiver, slot));
   tokens.forEach((t) => link(env, t, slot));
   const events = [...vm.createCollection(rng, col).events, ...vm.mintEvents(col, tokens)];
-  const recv = cosmos.nftReceive(rng, relayer, slot.ms, '0x' + rng.bytes(32).toString('hex'), col.originName,
-    tokens.map((t) => t.tokenId), receiver, events);
+  const recv = cosmos.nftReceive(
+    rng,
+    relayer,
+    slot.ms,
+    '0x' + rng.bytes(32).toString('hex'),
+    col.originName,
+    tokens.map((t) => t.tokenId),
+    receiver,
+    events,
+  );
   return { signer: relayer, msgs: [cosmos.updateClient(rng, relayer, slot.ms), recv], gasWanted: gas(rng, 800_000, 1_500_000) };
 }
 
@@ -150,8 +167,16 @@ function mint(env: ComposeEnv, rng: Prng, slot: TxSlot): TxDraft {
   tokens.forEach((t) => link(env, t, slot));
   const gasWanted = gas(rng, 300_000, 400_000) + 150_000 * n;
   if (!bridged) return { signer: col.creator, msgs: vm.mint(rng, col, tokens), gasWanted };
-  const recv = cosmos.nftReceive(rng, col.creator, slot.ms, '0x' + rng.bytes(32).toString('hex'), col.originName,
-    tokens.map((t) => t.tokenId), receiver, vm.mintEvents(col, tokens));
+  const recv = cosmos.nftReceive(
+    rng,
+    col.creator,
+    slot.ms,
+    '0x' + rng.bytes(32).toString('hex'),
+    col.originName,
+    tokens.map((t) => t.tokenId),
+    receiver,
+    vm.mintEvents(col, tokens),
+  );
   return { signer: col.creator, msgs: [cosmos.updateClient(rng, col.creator, slot.ms), recv], gasWanted };
 }
 

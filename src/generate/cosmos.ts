@@ -20,7 +20,10 @@ export class CosmosMsgs {
   private recvSeq = 0;
   private l1Height = 4_200_000;
 
-  constructor(private readonly vm: VmAdapter, private readonly prefix: string) {
+  constructor(
+    private readonly vm: VmAdapter,
+    private readonly prefix: string,
+  ) {
     this.ibcDenom = `ibc/${sha256(`transfer/${CHANNEL}/uinit`).toString('hex').toUpperCase()}`;
     this.escrow = toBech32(sha256(`ics20-1\0transfer/${CHANNEL}`).subarray(0, 20), prefix);
     this.transferModule = toBech32(moduleAddress('transfer'), prefix);
@@ -69,7 +72,8 @@ export class CosmosMsgs {
       response: pbVarint(1, this.packetSeq),
       events: [
         ...this.bankMoves(from, { addr: Buffer.alloc(0), bech32: this.escrow, hex: '' }, c),
-        ev('send_packet',
+        ev(
+          'send_packet',
           ['packet_data', data],
           ['packet_data_hex', Buffer.from(data).toString('hex')],
           ['packet_timeout_height', '0-0'],
@@ -80,9 +84,9 @@ export class CosmosMsgs {
           ['packet_dst_port', 'transfer'],
           ['packet_dst_channel', L1_CHANNEL],
           ['packet_channel_ordering', 'ORDER_UNORDERED'],
-          ['connection_id', 'connection-0']),
-        ev('ibc_transfer', ['sender', from.bech32], ['receiver', receiver],
-          ['amount', c.amount], ['denom', c.denom], ['memo', '']),
+          ['connection_id', 'connection-0'],
+        ),
+        ev('ibc_transfer', ['sender', from.bech32], ['receiver', receiver], ['amount', c.amount], ['denom', c.denom], ['memo', '']),
       ],
     };
   }
@@ -106,8 +110,15 @@ export class CosmosMsgs {
         signer: relayer.bech32,
       },
       module: 'ibc_client',
-      events: [ev('update_client', ['client_id', '07-tendermint-0'], ['client_type', '07-tendermint'],
-        ['consensus_height', `2-${h}`], ['consensus_heights', `2-${h}`])],
+      events: [
+        ev(
+          'update_client',
+          ['client_id', '07-tendermint-0'],
+          ['client_type', '07-tendermint'],
+          ['consensus_height', `2-${h}`],
+          ['consensus_heights', `2-${h}`],
+        ),
+      ],
     };
   }
 
@@ -116,10 +127,15 @@ export class CosmosMsgs {
     const seq = String(++this.recvSeq);
     const timeout = epochNs(ms + 600_000, 0);
     const packet = [
-      ['packet_data', data], ['packet_data_hex', Buffer.from(data).toString('hex')],
-      ['packet_timeout_height', '0-0'], ['packet_timeout_timestamp', timeout], ['packet_sequence', seq],
-      ['packet_src_port', port], ['packet_src_channel', channels[1]],
-      ['packet_dst_port', port], ['packet_dst_channel', channels[0]],
+      ['packet_data', data],
+      ['packet_data_hex', Buffer.from(data).toString('hex')],
+      ['packet_timeout_height', '0-0'],
+      ['packet_timeout_timestamp', timeout],
+      ['packet_sequence', seq],
+      ['packet_src_port', port],
+      ['packet_src_channel', channels[1]],
+      ['packet_dst_port', port],
+      ['packet_dst_channel', channels[0]],
     ] as [string, string][];
     return {
       msg: {
@@ -143,8 +159,13 @@ export class CosmosMsgs {
       events: [
         ev('recv_packet', ...packet, ['packet_channel_ordering', 'ORDER_UNORDERED'], ['connection_id', 'connection-0']),
         ...inner,
-        ev('write_acknowledgement', ...packet, ['packet_ack', '{"result":"AQ=="}'],
-          ['packet_ack_hex', Buffer.from('{"result":"AQ=="}').toString('hex')], ['connection_id', 'connection-0']),
+        ev(
+          'write_acknowledgement',
+          ...packet,
+          ['packet_ack', '{"result":"AQ=="}'],
+          ['packet_ack_hex', Buffer.from('{"result":"AQ=="}').toString('hex')],
+          ['connection_id', 'connection-0'],
+        ),
       ],
     };
   }
@@ -160,8 +181,16 @@ export class CosmosMsgs {
       ev('coinbase', ['minter', this.transferModule], ['amount', coinText(c)]),
       ev('coin_received', ['receiver', this.transferModule], ['amount', coinText(c)]),
       ...this.bankMoves(module, to, c),
-      ev('fungible_token_packet', ['module', 'transfer'], ['sender', sender], ['receiver', to.bech32],
-        ['denom', 'uinit'], ['amount', c.amount], ['memo', ''], ['success', 'true']),
+      ev(
+        'fungible_token_packet',
+        ['module', 'transfer'],
+        ['sender', sender],
+        ['receiver', to.bech32],
+        ['denom', 'uinit'],
+        ['amount', c.amount],
+        ['memo', ''],
+        ['success', 'true'],
+      ),
     ]);
   }
 
@@ -170,13 +199,28 @@ export class CosmosMsgs {
     const sender = toBech32(rng.bytes(20), this.prefix);
     const classData = Buffer.from(JSON.stringify({ name: originName })).toString('base64');
     const data = JSON.stringify({
-      classData, classId, classUri: '', memo: '', receiver: receiver.bech32, sender,
-      tokenData: tokenIds.map(() => ''), tokenIds, tokenUris: tokenIds.map(() => ''),
+      classData,
+      classId,
+      classUri: '',
+      memo: '',
+      receiver: receiver.bech32,
+      sender,
+      tokenData: tokenIds.map(() => ''),
+      tokenIds,
+      tokenUris: tokenIds.map(() => ''),
     });
     return this.recvPacket(rng, relayer, ms, 'nft-transfer', [NFT_CHANNEL, L1_NFT_CHANNEL], data, [
       ...vmEvents,
-      ev('non_fungible_token_packet', ['module', 'nft-transfer'], ['sender', sender], ['receiver', receiver.bech32],
-        ['class_id', classId], ['token_ids', tokenIds.join(',')], ['memo', ''], ['success', 'true']),
+      ev(
+        'non_fungible_token_packet',
+        ['module', 'nft-transfer'],
+        ['sender', sender],
+        ['receiver', receiver.bech32],
+        ['class_id', classId],
+        ['token_ids', tokenIds.join(',')],
+        ['memo', ''],
+        ['success', 'true'],
+      ),
     ]);
   }
 }

@@ -23,7 +23,11 @@ interface Frame {
   calls?: Frame[];
 }
 
-interface Log { address: string; topics: string[]; data: string }
+interface Log {
+  address: string;
+  topics: string[];
+  data: string;
+}
 
 const quantity = (n: number | bigint): string => '0x' + n.toString(16);
 
@@ -44,7 +48,11 @@ export class EvmRecorder {
   /** the highest height with frames (/status internal_tx_height) */
   lastInternalHeight = 0;
 
-  constructor(private readonly rng: Prng, private readonly receipts: NdjsonFile, private readonly internals: NdjsonFile) {}
+  constructor(
+    private readonly rng: Prng,
+    private readonly receipts: NdjsonFile,
+    private readonly internals: NdjsonFile,
+  ) {}
 
   /** Records the EVM tx of one cosmos tx, if it is one. */
   add(draft: TxDraft, built: BuiltTx, height: number, blockHashHex: string): void {
@@ -79,15 +87,23 @@ export class EvmRecorder {
     const receipt = {
       // Nodes send more than the API keeps (dropped at import): these two stand for them.
       blobGasUsed: '0x0',
-      blockHash, blockNumber,
+      blockHash,
+      blockNumber,
       contractAddress: create ? to : null,
       cumulativeGasUsed: quantity(this.cumulativeGas),
       effectiveGasPrice: quantity(rng.chance(0.5) ? 0 : rng.int(1, 4095) * 1_000_000),
       from,
       gasUsed: quantity(built.gasUsed),
       logs: logs.map((l) => ({
-        address: l.address.toLowerCase(), topics: l.topics, data: l.data, blockNumber, transactionHash: hash,
-        transactionIndex: txIndex, blockHash, logIndex: quantity(this.logIndex++), removed: false,
+        address: l.address.toLowerCase(),
+        topics: l.topics,
+        data: l.data,
+        blockNumber,
+        transactionHash: hash,
+        transactionIndex: txIndex,
+        blockHash,
+        logIndex: quantity(this.logIndex++),
+        removed: false,
       })),
       logsBloom: '0x' + (logs.length ? rng.bytes(256).toString('hex') : '00'.repeat(256)),
       status: ok ? '0x1' : '0x0',
@@ -102,7 +118,15 @@ export class EvmRecorder {
     if (!ok) return;
 
     const input = create ? String(msg.code) : String(msg.input);
-    const top = this.frames(create ? 'CREATE' : 'CALL', from, to, input, built.gasWanted, built.gasUsed, logs.map((l) => l.address.toLowerCase()));
+    const top = this.frames(
+      create ? 'CREATE' : 'CALL',
+      from,
+      to,
+      input,
+      built.gasWanted,
+      built.gasUsed,
+      logs.map((l) => l.address.toLowerCase()),
+    );
     this.flatten(top, -1, { next: 0 }, height, hash);
   }
 
@@ -114,12 +138,26 @@ export class EvmRecorder {
   private frames(type: string, from: string, to: string, input: string, gas: number, gasUsed: number, logAddresses: string[]): Frame {
     const rng = this.rng;
     const sub = (t: string, f: string, target: string, inp: string, g: number, calls?: Frame[]): Frame => ({
-      type: t, from: f, to: target, input: inp, output: t === 'STATICCALL' ? '0x' + word(quantity(rng.int(0, 1 << 30))) : '0x1',
-      value: '0x0', gas: quantity(g), gasUsed: quantity(Math.floor(g * (0.2 + rng.float() * 0.5))), calls,
+      type: t,
+      from: f,
+      to: target,
+      input: inp,
+      output: t === 'STATICCALL' ? '0x' + word(quantity(rng.int(0, 1 << 30))) : '0x1',
+      value: '0x0',
+      gas: quantity(g),
+      gasUsed: quantity(Math.floor(g * (0.2 + rng.float() * 0.5))),
+      calls,
     });
     const top: Frame = {
-      type, from, to, input, output: '0x' + word('0x1'), value: rng.chance(0.1) ? quantity(rng.int(1, 0xfff)) : '0x0',
-      gas: quantity(gas), gasUsed: quantity(gasUsed), calls: [],
+      type,
+      from,
+      to,
+      input,
+      output: '0x' + word('0x1'),
+      value: rng.chance(0.1) ? quantity(rng.int(1, 0xfff)) : '0x0',
+      gas: quantity(gas),
+      gasUsed: quantity(gasUsed),
+      calls: [],
     };
     const selector = input.slice(0, 10);
     const calls = top.calls as Frame[];
@@ -152,8 +190,19 @@ export class EvmRecorder {
     this.internalSequence++;
     this.lastInternalHeight = height;
     this.internals.writeObject({
-      sequence: this.internalSequence, height, hash, index, parent_index: parent, type: f.type, from: f.from, to: f.to,
-      input: f.input, output: f.output, value: f.value, gas: f.gas, gasUsed: f.gasUsed,
+      sequence: this.internalSequence,
+      height,
+      hash,
+      index,
+      parent_index: parent,
+      type: f.type,
+      from: f.from,
+      to: f.to,
+      input: f.input,
+      output: f.output,
+      value: f.value,
+      gas: f.gas,
+      gasUsed: f.gasUsed,
     });
     for (const c of f.calls ?? []) this.flatten(c, index, counter, height, hash);
   }

@@ -88,16 +88,14 @@ export class EvmVm implements VmAdapter {
     const t = rng.pick(this.erc20);
     const amt = amount(rng);
     if (rng.chance(0.7)) {
-      return call(sender, t.hex, `0xa9059cbb${word(other.hex)}${word(BigInt(amt))}`,
-        [this.erc20Transfer(t, sender, other, amt)]);
+      return call(sender, t.hex, `0xa9059cbb${word(other.hex)}${word(BigInt(amt))}`, [this.erc20Transfer(t, sender, other, amt)]);
     }
     const ask = this.erc20[(this.erc20.indexOf(t) + 1) % this.erc20.length];
     const ret = String(Math.max(1, Math.floor(Number(amt) * (0.5 + rng.float()))));
     return call(sender, this.pair.hex, `0x38ed1739${word(BigInt(amt))}${word(1n)}${word(sender.hex)}`, [
       this.erc20Transfer(t, sender, this.pair, amt),
       this.erc20Transfer(ask, this.pair, sender, ret),
-      logEvent(this.checksum(this.pair.addr), [SWAP, topic(sender), topic(sender)],
-        '0x' + word(BigInt(amt)) + word(0n) + word(0n) + word(BigInt(ret))),
+      logEvent(this.checksum(this.pair.addr), [SWAP, topic(sender), topic(sender)], '0x' + word(BigInt(amt)) + word(0n) + word(0n) + word(BigInt(ret))),
     ]);
   }
 
@@ -114,10 +112,7 @@ export class EvmVm implements VmAdapter {
       },
       module: 'evm',
       response: addressResponse(2, hex),
-      events: [
-        ev('contract_created', ['contract', hex]),
-        logEvent(this.checksum(col.addr), [OWNERSHIP, topic(ZERO), topic(col.creator)], '0x'),
-      ],
+      events: [ev('contract_created', ['contract', hex]), logEvent(this.checksum(col.addr), [OWNERSHIP, topic(ZERO), topic(col.creator)], '0x')],
     };
   }
 
@@ -131,19 +126,18 @@ export class EvmVm implements VmAdapter {
   }
 
   mint(rng: Prng, col: Collection, tokens: Token[]): BuiltMsg[] {
-    const input = tokens.length === 1
-      ? `0x40c10f19${word(tokens[0].owner.hex)}${word(BigInt(tokens[0].tokenId))}`
-      : `0x4684d7e9${word(tokens[0].owner.hex)}${word(BigInt(tokens.length))}`;
+    const input =
+      tokens.length === 1
+        ? `0x40c10f19${word(tokens[0].owner.hex)}${word(BigInt(tokens[0].tokenId))}`
+        : `0x4684d7e9${word(tokens[0].owner.hex)}${word(BigInt(tokens.length))}`;
     return [call(col.creator, toHex0x(col.addr), input, this.mintEvents(col, tokens))];
   }
 
   transfer(rng: Prng, token: Token, from: Holder, to: Holder): BuiltMsg {
-    return call(from, toHex0x(token.col.addr), `0x42842e0e${word(from.hex)}${word(to.hex)}${word(BigInt(token.tokenId))}`,
-      [this.nftLog(token, from, to)]);
+    return call(from, toHex0x(token.col.addr), `0x42842e0e${word(from.hex)}${word(to.hex)}${word(BigInt(token.tokenId))}`, [this.nftLog(token, from, to)]);
   }
 
   burn(rng: Prng, token: Token, owner: Holder): BuiltMsg {
-    return call(owner, toHex0x(token.col.addr), `0x42966c68${word(BigInt(token.tokenId))}`,
-      [this.nftLog(token, owner, ZERO)]);
+    return call(owner, toHex0x(token.col.addr), `0x42966c68${word(BigInt(token.tokenId))}`, [this.nftLog(token, owner, ZERO)]);
   }
 }

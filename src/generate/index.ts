@@ -90,28 +90,31 @@ export async function generateDump(opts: GenerateDumpOptions): Promise<GenerateS
   const validators = createValidators(p, stream('validators'));
   const pop = new Population(p, stream('accounts'));
   const contractsRng = stream('contracts');
-  const vm: VmAdapter = p.vm === 'move' ? new MoveVm()
-    : p.vm === 'wasm' ? new WasmVm(contractsRng, p.prefix) : new EvmVm(contractsRng);
+  const vm: VmAdapter = p.vm === 'move' ? new MoveVm() : p.vm === 'wasm' ? new WasmVm(contractsRng, p.prefix) : new EvmVm(contractsRng);
   const book = new NftBook(p);
   const env: ComposeEnv = {
-    p, pop, book, vm,
+    p,
+    pop,
+    book,
+    vm,
     cosmos: new CosmosMsgs(vm, p.prefix),
     tokenTxs: p.vm === 'move' ? undefined : out.file('token_txs'),
   };
   const feeEnv = { feeCollector: toBech32(moduleAddress('fee_collector'), p.prefix) };
 
   // Written once the blocks are known: internal_tx_height follows the chain's internal txs.
-  const meta = (internalTxHeight: number): void => out.file('meta').writeObject({
-    chain_id: p.chainId,
-    vm_type: p.vm,
-    bech32_prefix: p.prefix,
-    version: `v1.0.0-${preset}`,
-    commit_hash: DEMO_COMMIT,
-    source: preset === 'demo' ? DEMO_SOURCE : DEMO_SOURCE.replace('demo', 'scale'),
-    height: last,
-    internal_tx_height: internalTxHeight,
-    rich_list_height: holders > 0 ? last : 0,
-  });
+  const meta = (internalTxHeight: number): void =>
+    out.file('meta').writeObject({
+      chain_id: p.chainId,
+      vm_type: p.vm,
+      bech32_prefix: p.prefix,
+      version: `v1.0.0-${preset}`,
+      commit_hash: DEMO_COMMIT,
+      source: preset === 'demo' ? DEMO_SOURCE : DEMO_SOURCE.replace('demo', 'scale'),
+      height: last,
+      internal_tx_height: internalTxHeight,
+      rich_list_height: holders > 0 ? last : 0,
+    });
   for (const v of validators) {
     out.file('validators').writeObject({ proposer: v.proposer, moniker: v.moniker, operator_address: v.proposer });
   }
@@ -145,13 +148,23 @@ export async function generateDump(opts: GenerateDumpOptions): Promise<GenerateS
       for (const c of built.fee) fees.set(c.denom, (fees.get(c.denom) ?? 0n) + BigInt(c.amount));
     }
     const n = counts[height - 1];
-    const totalFee = n === 0 ? null : [...fees.entries()]
-      .filter(([, a]) => a > 0n)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-      .map(([denom, a]) => ({ denom, amount: a.toString() }));
+    const totalFee =
+      n === 0
+        ? null
+        : [...fees.entries()]
+            .filter(([, a]) => a > 0n)
+            .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+            .map(([denom, a]) => ({ denom, amount: a.toString() }));
     blocks.writeObject({
-      height, hash, timestamp: t.text, block_time: t.blockTime, proposer,
-      gas_used: gasUsed, gas_wanted: gasWanted, tx_count: n, total_fee: totalFee,
+      height,
+      hash,
+      timestamp: t.text,
+      block_time: t.blockTime,
+      proposer,
+      gas_used: gasUsed,
+      gas_wanted: gasWanted,
+      tx_count: n,
+      total_fee: totalFee,
     });
     await out.flush();
     opts.onProgress?.({ blocks: height, totalBlocks: p.blocks, txs: sequence, totalTxs: p.txs });

@@ -60,9 +60,14 @@ export class MoveVm implements VmAdapter {
   execute(rng: Prng, sender: Account, other: Account): BuiltMsg {
     if (rng.chance(0.25)) {
       const score = String(rng.int(1, 100_000));
-      return execute(sender, `${other.hex}::arcade`, 'submit_score', [], [b64(rng, 8)], [
-        moveEvent(`${other.hex}::arcade::ScoreEvent`, { player: sender.hex, score, round: String(rng.int(1, 500)) }),
-      ]);
+      return execute(
+        sender,
+        `${other.hex}::arcade`,
+        'submit_score',
+        [],
+        [b64(rng, 8)],
+        [moveEvent(`${other.hex}::arcade::ScoreEvent`, { player: sender.hex, score, round: String(rng.int(1, 500)) })],
+      );
     }
     const [offer, ask] = rng.chance(0.5) ? ['umin', 'uusdc'] : ['uusdc', 'umin'];
     const pool = this.pool('umin-uusdc');
@@ -85,11 +90,17 @@ export class MoveVm implements VmAdapter {
 
   createCollection(rng: Prng, col: Collection): BuiltMsg {
     const c = toHex0x(col.addr);
-    return execute(col.creator, '0x1::simple_nft', 'create_collection',
-      [], [b64(rng, 24), b64(rng, 9), Buffer.from(col.name).toString('base64'), b64(rng, 8), b64(rng, 40), b64(rng, 16)], [
+    return execute(
+      col.creator,
+      '0x1::simple_nft',
+      'create_collection',
+      [],
+      [b64(rng, 24), b64(rng, 9), Buffer.from(col.name).toString('base64'), b64(rng, 8), b64(rng, 40), b64(rng, 16)],
+      [
         moveEvent('0x1::object::CreateEvent', { object: c, owner: col.creator.hex, version: '1' }),
         moveEvent('0x1::collection::CreateCollectionEvent', { collection: c, creator: col.creator.hex, name: col.name }),
-      ]);
+      ],
+    );
   }
 
   /** Mint events only: the IBC receive path reuses them inside MsgRecvPacket. */
@@ -113,23 +124,30 @@ export class MoveVm implements VmAdapter {
     if (tokens.length === 1) {
       return [execute(col.creator, '0x1::simple_nft', 'mint', [], [b64(rng, 20), b64(rng, 12), b64(rng, 40), b64(rng, 33)], events)];
     }
-    return [execute(col.creator, `${col.creator.hex}::launchpad`, 'mint_batch',
-      [], [b64(rng, 32), b64(rng, 8 * tokens.length)], events)];
+    return [execute(col.creator, `${col.creator.hex}::launchpad`, 'mint_batch', [], [b64(rng, 32), b64(rng, 8 * tokens.length)], events)];
   }
 
   transfer(rng: Prng, token: Token, from: Holder, to: Holder): BuiltMsg {
     const nft = toHex0x(token.objectAddr as Buffer);
-    return execute(from, '0x1::object', 'transfer_call', ['0x1::nft::Nft'],
-      [(token.objectAddr as Buffer).toString('base64'), to.addr.toString('base64')], [
-        moveEvent('0x1::object::TransferEvent', { object: nft, from: from.hex, to: to.hex }),
-      ]);
+    return execute(
+      from,
+      '0x1::object',
+      'transfer_call',
+      ['0x1::nft::Nft'],
+      [(token.objectAddr as Buffer).toString('base64'), to.addr.toString('base64')],
+      [moveEvent('0x1::object::TransferEvent', { object: nft, from: from.hex, to: to.hex })],
+    );
   }
 
   burn(rng: Prng, token: Token, owner: Holder): BuiltMsg {
     const nft = toHex0x(token.objectAddr as Buffer);
-    return execute(owner, '0x1::simple_nft', 'burn', ['0x1::simple_nft::SimpleNft'],
-      [(token.objectAddr as Buffer).toString('base64')], [
-        moveEvent('0x1::collection::BurnEvent', { collection: toHex0x(token.col.addr), index: String(token.index), nft }),
-      ]);
+    return execute(
+      owner,
+      '0x1::simple_nft',
+      'burn',
+      ['0x1::simple_nft::SimpleNft'],
+      [(token.objectAddr as Buffer).toString('base64')],
+      [moveEvent('0x1::collection::BurnEvent', { collection: toHex0x(token.col.addr), index: String(token.index), nft })],
+    );
   }
 }

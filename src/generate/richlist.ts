@@ -29,8 +29,15 @@ export const BANK_RICH_DENOMS = ['uinit', 'umin', 'uusdc'];
  * is not there yet when i % 97 = last % 97 — so two prefixes differ in a fifth of the amounts
  * and a few holders each way, and the whole chain's rich list does not depend on it.
  */
-export async function writeRichList(p: ChainParams, pop: Population, erc20: Erc20[] | undefined, rng: Prng, out: DumpWriter,
-  holders: number, last: number): Promise<number> {
+export async function writeRichList(
+  p: ChainParams,
+  pop: Population,
+  erc20: Erc20[] | undefined,
+  rng: Prng,
+  out: DumpWriter,
+  holders: number,
+  last: number,
+): Promise<number> {
   const file = out.file('richlist');
   const denoms = erc20 ? erc20.map((t) => t.hex) : BANK_RICH_DENOMS;
   const show = (hex: string): string => (erc20 ? hex : toBech32(Buffer.from(hex.slice(2), 'hex'), p.prefix));

@@ -119,11 +119,7 @@ function anteEvents(env: FeeEnv, signer: Account, fee: Coin[], seq: number, sig:
       ev('message', ['sender', signer.bech32]),
     );
   }
-  out.push(
-    ev('tx', ['fee', feeText], ['fee_payer', signer.bech32]),
-    ev('tx', ['acc_seq', `${signer.bech32}/${seq}`]),
-    ev('tx', ['signature', sig]),
-  );
+  out.push(ev('tx', ['fee', feeText], ['fee_payer', signer.bech32]), ev('tx', ['acc_seq', `${signer.bech32}/${seq}`]), ev('tx', ['signature', sig]));
   return out;
 }
 
@@ -167,11 +163,13 @@ export function buildTx(env: FeeEnv, draft: TxDraft, block: BlockRef, sequence: 
       non_critical_extension_options: [],
     },
     auth_info: {
-      signer_infos: [{
-        public_key: signer.publicKey,
-        mode_info: { single: { mode: 'SIGN_MODE_DIRECT' } },
-        sequence: String(accSeq),
-      }],
+      signer_infos: [
+        {
+          public_key: signer.publicKey,
+          mode_info: { single: { mode: 'SIGN_MODE_DIRECT' } },
+          sequence: String(accSeq),
+        },
+      ],
       fee: { amount: fee, gas_limit: String(gasWanted), payer: '', granter: '' },
       tip: null,
     },
@@ -179,10 +177,11 @@ export function buildTx(env: FeeEnv, draft: TxDraft, block: BlockRef, sequence: 
   };
 
   const hash = rng.bytes(32).toString('hex').toUpperCase();
-  const line = `{"sequence":${sequence},"tx":{"txhash":"${hash}","height":"${block.height}",`
-    + `"codespace":${JSON.stringify(fail?.codespace ?? '')},"code":${fail?.code ?? 0},`
-    + `"data":"${fail ? '' : txMsgData(msgs)}","raw_log":${JSON.stringify(fail?.log ?? '')},`
-    + `"logs":[],"info":"","gas_wanted":"${gasWanted}","gas_used":"${gasUsed}",`
-    + `"tx":${jsonbStringify(tx)},"timestamp":"${block.timeText}","events":${jsonbStringify(events)}}}`;
+  const line =
+    `{"sequence":${sequence},"tx":{"txhash":"${hash}","height":"${block.height}",` +
+    `"codespace":${JSON.stringify(fail?.codespace ?? '')},"code":${fail?.code ?? 0},` +
+    `"data":"${fail ? '' : txMsgData(msgs)}","raw_log":${JSON.stringify(fail?.log ?? '')},` +
+    `"logs":[],"info":"","gas_wanted":"${gasWanted}","gas_used":"${gasUsed}",` +
+    `"tx":${jsonbStringify(tx)},"timestamp":"${block.timeText}","events":${jsonbStringify(events)}}}`;
   return { line, gasWanted, gasUsed, fee };
 }

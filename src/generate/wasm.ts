@@ -25,7 +25,10 @@ export class WasmVm implements VmAdapter {
   private readonly pair: Holder;
   private readonly market: Holder;
 
-  constructor(rng: Prng, private readonly prefix: string) {
+  constructor(
+    rng: Prng,
+    private readonly prefix: string,
+  ) {
     this.cw20 = [contract(rng, prefix), contract(rng, prefix)];
     this.pair = contract(rng, prefix);
     this.market = contract(rng, prefix);
@@ -36,32 +39,45 @@ export class WasmVm implements VmAdapter {
   }
 
   private cw20Transfer(token: Holder, from: Holder, to: Holder, amt: string): Ev {
-    return ev('wasm', ['_contract_address', token.bech32], ['action', 'transfer'],
-      ['from', from.bech32], ['to', to.bech32], ['amount', amt]);
+    return ev('wasm', ['_contract_address', token.bech32], ['action', 'transfer'], ['from', from.bech32], ['to', to.bech32], ['amount', amt]);
   }
 
   execute(rng: Prng, sender: Account, other: Account): BuiltMsg {
     const token = rng.pick(this.cw20);
     const amt = amount(rng);
     if (rng.chance(0.7)) {
-      return executeContract(sender, token.bech32, { transfer: { recipient: other.bech32, amount: amt } },
-        [this.cw20Transfer(token, sender, other, amt)]);
+      return executeContract(sender, token.bech32, { transfer: { recipient: other.bech32, amount: amt } }, [this.cw20Transfer(token, sender, other, amt)]);
     }
     const offer = coin(amt, 'umin');
     const ret = String(Math.max(1, Math.floor(Number(amt) * (0.5 + rng.float()))));
-    return executeContract(sender, this.pair.bech32, {
-      swap: { offer_asset: { info: { native_token: { denom: 'umin' } }, amount: amt }, max_spread: '0.005', to: null },
-    }, [
-      ev('coin_spent', ['spender', sender.bech32], ['amount', coinText(offer)]),
-      ev('coin_received', ['receiver', this.pair.bech32], ['amount', coinText(offer)]),
-      ev('transfer', ['recipient', this.pair.bech32], ['sender', sender.bech32], ['amount', coinText(offer)]),
-      ev('wasm', ['_contract_address', this.pair.bech32], ['action', 'swap'], ['sender', sender.bech32],
-        ['receiver', sender.bech32], ['offer_asset', 'umin'], ['ask_asset', token.bech32],
-        ['offer_amount', amt], ['return_amount', ret], ['spread_amount', '0'],
-        ['commission_amount', String(Math.floor(Number(ret) * 0.003))]),
-      ev('execute', ['_contract_address', token.bech32]),
-      this.cw20Transfer(token, this.pair, sender, ret),
-    ], [offer]);
+    return executeContract(
+      sender,
+      this.pair.bech32,
+      {
+        swap: { offer_asset: { info: { native_token: { denom: 'umin' } }, amount: amt }, max_spread: '0.005', to: null },
+      },
+      [
+        ev('coin_spent', ['spender', sender.bech32], ['amount', coinText(offer)]),
+        ev('coin_received', ['receiver', this.pair.bech32], ['amount', coinText(offer)]),
+        ev('transfer', ['recipient', this.pair.bech32], ['sender', sender.bech32], ['amount', coinText(offer)]),
+        ev(
+          'wasm',
+          ['_contract_address', this.pair.bech32],
+          ['action', 'swap'],
+          ['sender', sender.bech32],
+          ['receiver', sender.bech32],
+          ['offer_asset', 'umin'],
+          ['ask_asset', token.bech32],
+          ['offer_amount', amt],
+          ['return_amount', ret],
+          ['spread_amount', '0'],
+          ['commission_amount', String(Math.floor(Number(ret) * 0.003))],
+        ),
+        ev('execute', ['_contract_address', token.bech32]),
+        this.cw20Transfer(token, this.pair, sender, ret),
+      ],
+      [offer],
+    );
   }
 
   createCollection(rng: Prng, col: Collection): BuiltMsg {
@@ -81,8 +97,16 @@ export class WasmVm implements VmAdapter {
       response: addressResponse(1, addr),
       events: [
         ev('instantiate', ['_contract_address', addr], ['code_id', '7']),
-        ev('wasm', ['_contract_address', addr], ['action', 'instantiate'], ['collection_name', col.name],
-          ['collection_symbol', col.symbol], ['collection_creator', creator], ['creator', creator], ['minter', creator]),
+        ev(
+          'wasm',
+          ['_contract_address', addr],
+          ['action', 'instantiate'],
+          ['collection_name', col.name],
+          ['collection_symbol', col.symbol],
+          ['collection_creator', creator],
+          ['creator', creator],
+          ['minter', creator],
+        ),
       ],
     };
   }
@@ -93,32 +117,38 @@ export class WasmVm implements VmAdapter {
 
   private mintEvent(col: Collection, t: Token): Ev[] {
     const addr = toBech32(col.addr, this.prefix);
-    return [ev('wasm', ['_contract_address', addr], ['action', 'mint'], ['minter', col.creator.bech32],
-      ['owner', t.owner.bech32], ['token_id', t.tokenId], ['token_uri', t.uri])];
+    return [
+      ev(
+        'wasm',
+        ['_contract_address', addr],
+        ['action', 'mint'],
+        ['minter', col.creator.bech32],
+        ['owner', t.owner.bech32],
+        ['token_id', t.tokenId],
+        ['token_uri', t.uri],
+      ),
+    ];
   }
 
   /** cw721 has no batch mint: one MsgExecuteContract per token, so big mints are multi-message txs. */
   mint(rng: Prng, col: Collection, tokens: Token[]): BuiltMsg[] {
     const addr = toBech32(col.addr, this.prefix);
-    return tokens.map((t) => executeContract(col.creator, addr,
-      { mint: { token_id: t.tokenId, owner: t.owner.bech32, token_uri: t.uri, extension: {} } },
-      this.mintEvent(col, t)));
+    return tokens.map((t) =>
+      executeContract(col.creator, addr, { mint: { token_id: t.tokenId, owner: t.owner.bech32, token_uri: t.uri, extension: {} } }, this.mintEvent(col, t)),
+    );
   }
 
   transfer(rng: Prng, token: Token, from: Holder, to: Holder): BuiltMsg {
     const addr = toBech32(token.col.addr, this.prefix);
     if (to === this.market) {
       return executeContract(from, addr, { send_nft: { contract: to.bech32, token_id: token.tokenId, msg: b64(rng, 24) } }, [
-        ev('wasm', ['_contract_address', addr], ['action', 'send_nft'], ['sender', from.bech32],
-          ['recipient', to.bech32], ['token_id', token.tokenId]),
+        ev('wasm', ['_contract_address', addr], ['action', 'send_nft'], ['sender', from.bech32], ['recipient', to.bech32], ['token_id', token.tokenId]),
         ev('execute', ['_contract_address', to.bech32]),
-        ev('wasm', ['_contract_address', to.bech32], ['action', 'receive_nft'], ['collection', addr],
-          ['token_id', token.tokenId], ['seller', from.bech32]),
+        ev('wasm', ['_contract_address', to.bech32], ['action', 'receive_nft'], ['collection', addr], ['token_id', token.tokenId], ['seller', from.bech32]),
       ]);
     }
     return executeContract(from, addr, { transfer_nft: { recipient: to.bech32, token_id: token.tokenId } }, [
-      ev('wasm', ['_contract_address', addr], ['action', 'transfer_nft'], ['sender', from.bech32],
-        ['recipient', to.bech32], ['token_id', token.tokenId]),
+      ev('wasm', ['_contract_address', addr], ['action', 'transfer_nft'], ['sender', from.bech32], ['recipient', to.bech32], ['token_id', token.tokenId]),
     ]);
   }
 

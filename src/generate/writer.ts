@@ -7,10 +7,19 @@ import { createGzip } from 'node:zlib';
 
 /** Dump files in the order docs/dump-format.md lists them. */
 const DUMP_FILES = [
-  'meta', 'validators', 'blocks', 'txs', 'collections', 'tokens', 'token_txs', 'richlist',
-  'denom_contracts', 'evm_txs', 'evm_internal_txs',
+  'meta',
+  'validators',
+  'blocks',
+  'txs',
+  'collections',
+  'tokens',
+  'token_txs',
+  'richlist',
+  'denom_contracts',
+  'evm_txs',
+  'evm_internal_txs',
 ] as const;
-export type DumpFile = typeof DUMP_FILES[number];
+export type DumpFile = (typeof DUMP_FILES)[number];
 
 class OutputDirError extends Error {}
 
@@ -26,7 +35,10 @@ export class NdjsonFile {
   private readonly done: Promise<void>;
   private readonly head: Writable;
 
-  constructor(readonly path: string, gzip: boolean) {
+  constructor(
+    readonly path: string,
+    gzip: boolean,
+  ) {
     const file = createWriteStream(path);
     if (gzip) {
       const gz = createGzip();
@@ -92,7 +104,10 @@ export class NdjsonFile {
 export class DumpWriter {
   private readonly files = new Map<DumpFile, NdjsonFile>();
 
-  constructor(readonly dir: string, readonly gzip: boolean) {}
+  constructor(
+    readonly dir: string,
+    readonly gzip: boolean,
+  ) {}
 
   file(name: DumpFile): NdjsonFile {
     let f = this.files.get(name);

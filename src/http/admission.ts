@@ -156,12 +156,21 @@ export function admission(app: RequestListener, o: AdmissionOptions): Admission 
     burst.timer.unref();
     if (job.res.destroyed || job.res.headersSent) return;
     const retryAfter = Math.max(1, Math.ceil((queued * avgRunMs) / 1000));
-    const body = errorJson(GRPC.UNAVAILABLE, reason === 'waited_too_long'
-      ? `server busy: the request waited ${now - job.queuedAt} ms for its turn; retry after ${retryAfter} s`
-      : `server busy: ${queued} requests are waiting${reason === 'client_queue_full' ? ', too many of them yours' : ''}; retry after ${retryAfter} s`);
+    const body = errorJson(
+      GRPC.UNAVAILABLE,
+      reason === 'waited_too_long'
+        ? `server busy: the request waited ${now - job.queuedAt} ms for its turn; retry after ${retryAfter} s`
+        : `server busy: ${queued} requests are waiting${reason === 'client_queue_full' ? ', too many of them yours' : ''}; retry after ${retryAfter} s`,
+    );
     const headers: string[] = [
-      'Content-Type', 'application/json; charset=utf-8', 'Cache-Control', 'no-store',
-      'Retry-After', String(retryAfter), 'Content-Length', String(Buffer.byteLength(body)),
+      'Content-Type',
+      'application/json; charset=utf-8',
+      'Cache-Control',
+      'no-store',
+      'Retry-After',
+      String(retryAfter),
+      'Content-Length',
+      String(Buffer.byteLength(body)),
       ...(o.extraHeaders?.(job.req) ?? []).flat(),
     ];
     job.res.writeHead(503, headers);
@@ -184,7 +193,10 @@ export function admission(app: RequestListener, o: AdmissionOptions): Admission 
     let least = Infinity;
     for (const w of waitingGroups) {
       const s = decayed(w, now);
-      if (s < least) { g = w; least = s; }
+      if (s < least) {
+        g = w;
+        least = s;
+      }
     }
     return g;
   };
@@ -207,13 +219,19 @@ export function admission(app: RequestListener, o: AdmissionOptions): Admission 
       let least = Infinity;
       for (const w of g.waiting) {
         const s = decayed(w, now);
-        if (s < least) { c = w; least = s; }
+        if (s < least) {
+          c = w;
+          least = s;
+        }
       }
       c = c as Client;
       const job = c.jobs.shift() as Job;
       left(c);
       if (job.res.destroyed) continue;
-      if (now - job.queuedAt > o.maxWaitMs) { shed(job, 'waited_too_long'); continue; }
+      if (now - job.queuedAt > o.maxWaitMs) {
+        shed(job, 'waited_too_long');
+        continue;
+      }
       running = { client: c, started: now };
       app(job.req, job.res);
       schedule();
@@ -259,20 +277,35 @@ export function admission(app: RequestListener, o: AdmissionOptions): Admission 
   const listener: RequestListener = (req, res) => {
     const url = req.url ?? '';
     const q = url.indexOf('?');
-    if (UNQUEUED.has(q < 0 ? url : url.slice(0, q))) { app(req, res); return; }
+    if (UNQUEUED.has(q < 0 ? url : url.slice(0, q))) {
+      app(req, res);
+      return;
+    }
     const job: Job = { req, res, queuedAt: Date.now(), seq: seq++ };
     const full = queued >= o.maxQueued;
-    if (full && single) { shed(job, 'queue_full'); return; }
+    if (full && single) {
+      shed(job, 'queue_full');
+      return;
+    }
     let g = single;
     if (!g) {
       const gk = (groupOf as (req: IncomingMessage) => string)(req);
       g = groups.get(gk);
-      if (!g) { g = newGroup(gk, job.queuedAt); groups.set(gk, g); }
+      if (!g) {
+        g = newGroup(gk, job.queuedAt);
+        groups.set(gk, g);
+      }
     }
     const key = clientOf(req);
     let c = g.clients.get(key);
-    if (c && c.jobs.length >= o.maxQueuedPerClient) { shed(job, 'client_queue_full'); return; }
-    if (full && !makeRoom(g)) { shed(job, 'queue_full'); return; }
+    if (c && c.jobs.length >= o.maxQueuedPerClient) {
+      shed(job, 'client_queue_full');
+      return;
+    }
+    if (full && !makeRoom(g)) {
+      shed(job, 'queue_full');
+      return;
+    }
     if (!c) {
       c = { key, group: g, jobs: [], served: 0, at: job.queuedAt };
       g.clients.set(key, c);
@@ -287,6 +320,9 @@ export function admission(app: RequestListener, o: AdmissionOptions): Admission 
     listener,
     queued: () => queued,
     queuedBy: () => new Map([...groups].map(([k, g]) => [k, g.queued])),
-    close: () => { clearInterval(forget); if (burst) clearTimeout(burst.timer); },
+    close: () => {
+      clearInterval(forget);
+      if (burst) clearTimeout(burst.timer);
+    },
   };
 }

@@ -23,13 +23,25 @@ const VARY = ['Vary', 'Origin'];
 const NO_CORS: CorsHeaders = () => NONE;
 
 export function corsHeaders(allowed: string): CorsHeaders {
-  const patterns = allowed.split(',').map((s) => s.trim()).filter(Boolean);
+  const patterns = allowed
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (!patterns.length) return NO_CORS;
   const any = patterns.includes('*');
-  const matches = (origin: string): boolean => patterns.some((p) => p === origin
-    || (p.startsWith('*.') && (() => {
-      try { return new URL(origin).hostname.endsWith(p.slice(1)); } catch { return false; }
-    })()));
+  const matches = (origin: string): boolean =>
+    patterns.some(
+      (p) =>
+        p === origin ||
+        (p.startsWith('*.') &&
+          (() => {
+            try {
+              return new URL(origin).hostname.endsWith(p.slice(1));
+            } catch {
+              return false;
+            }
+          })()),
+    );
   // Every answer is `Cache-Control: public`: a shared cache must never hand one request's CORS
   // header to another. With `*` the header is the same for every request, with or without
   // Origin; with a list it depends on Origin, so every answer — a request without Origin or
@@ -41,7 +53,10 @@ export function corsHeaders(allowed: string): CorsHeaders {
 export function cors(allowed: string): RequestHandler {
   const headersFor = corsHeaders(allowed);
   // CORS off: no preflight either; an OPTIONS request gets the 405 of any method a route lacks
-  if (headersFor === NO_CORS) return (_req, _res, next) => { next(); };
+  if (headersFor === NO_CORS)
+    return (_req, _res, next) => {
+      next();
+    };
   return (req, res, next) => {
     const h = headersFor(req.headers.origin);
     for (let i = 0; i < h.length; i += 2) res.setHeader(h[i], h[i] === 'Vary' ? addVary(res.getHeader('Vary'), h[i + 1]) : h[i + 1]);

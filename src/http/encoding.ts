@@ -91,5 +91,10 @@ export function withVary(cors: string[]): string[] {
 export function addVary(current: string | number | string[] | undefined, token: string): string {
   if (current === undefined || current === '') return token;
   const list = Array.isArray(current) ? current.join(', ') : String(current);
-  return list.toLowerCase().split(/\s*,\s*/).includes(token.toLowerCase()) ? list : `${list}, ${token}`;
+  return list
+    .toLowerCase()
+    .split(/\s*,\s*/)
+    .includes(token.toLowerCase())
+    ? list
+    : `${list}, ${token}`;
 }

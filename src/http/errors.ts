@@ -9,15 +9,32 @@ import { rawQueryValues } from './url';
 
 // the error classes live below every layer that throws them; re-exported for the HTTP layer
 export {
-  ApiError, BadRequestError, errorJson, GRPC, invalidValue, MethodNotAllowedError, NotFoundError, shown, SHOWN_VALUE_CHARS, UnavailableError,
+  ApiError,
+  BadRequestError,
+  errorJson,
+  GRPC,
+  invalidValue,
+  MethodNotAllowedError,
+  NotFoundError,
+  shown,
+  SHOWN_VALUE_CHARS,
+  UnavailableError,
 } from '../lib/api-errors';
 
 export function sendError(res: Response, status: number, code: number, message: string): void {
   res.status(status).type('application/json').send(errorJson(code, message));
 }
 
-interface ValidatorErrorItem { path?: string; message?: string; errorCode?: string }
-interface ValidatorError { status?: number; errors?: ValidatorErrorItem[]; message?: string }
+interface ValidatorErrorItem {
+  path?: string;
+  message?: string;
+  errorCode?: string;
+}
+interface ValidatorError {
+  status?: number;
+  errors?: ValidatorErrorItem[];
+  message?: string;
+}
 
 /** Which request value a validator error points at: `/query/pagination.limit` → its name and value. */
 function describeValidatorError(item: ValidatorErrorItem | undefined, req: Parameters<ErrorRequestHandler>[1]): string | undefined {
@@ -52,7 +69,11 @@ function rawPathValue(req: Parameters<ErrorRequestHandler>[1], name: string): st
   const at = route?.split('/').indexOf(`:${name}`) ?? -1;
   const segment = at < 0 ? undefined : req.path.split('/')[at];
   if (segment === undefined) return undefined;
-  try { return decodeURIComponent(segment); } catch { return segment; }
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
 }
 
 function rawQueryValue(url: string, name: string): string | undefined {
@@ -76,7 +97,10 @@ function isStorageError(err: unknown): err is Error & { code: string } {
  */
 export function errorMiddleware(log: (err: unknown) => void, onStorageError?: (err: Error & { code: string }, res: Response) => void): ErrorRequestHandler {
   return (err, req, res, next) => {
-    if (res.headersSent) { next(err); return; }
+    if (res.headersSent) {
+      next(err);
+      return;
+    }
     if (isStorageError(err)) {
       // a broken replica: 503 (the client may retry elsewhere), and the replica leaves rotation
       onStorageError?.(err, res);
@@ -84,14 +108,20 @@ export function errorMiddleware(log: (err: unknown) => void, onStorageError?: (e
       sendError(res, 503, GRPC.UNAVAILABLE, 'snapshot unavailable: the file is damaged; try another replica');
       return;
     }
-    if (err instanceof ApiError && !(err instanceof MethodNotAllowedError)) { sendError(res, err.status, err.grpcCode, err.message); return; }
+    if (err instanceof ApiError && !(err instanceof MethodNotAllowedError)) {
+      sendError(res, err.status, err.grpcCode, err.message);
+      return;
+    }
     const v = err as ValidatorError;
     if (v.status === 400 && Array.isArray(v.errors)) {
       const message = describeValidatorError(v.errors[0], req) ?? v.errors.map((e) => `${shown(e.path ?? '')} ${e.message ?? ''}`.trim()).join('; ');
       sendError(res, 400, GRPC.INVALID_ARGUMENT, message);
       return;
     }
-    if (v.status === 404) { sendError(res, 404, GRPC.NOT_FOUND, `not found: ${req.method} ${shown(req.path)}`); return; }
+    if (v.status === 404) {
+      sendError(res, 404, GRPC.NOT_FOUND, `not found: ${req.method} ${shown(req.path)}`);
+      return;
+    }
     if (err instanceof MethodNotAllowedError || v.status === 405) {
       res.setHeader('Allow', 'GET, HEAD');
       sendError(res, 405, GRPC.UNIMPLEMENTED, `method not allowed: ${req.method} ${shown(req.path)}`);

@@ -41,10 +41,18 @@ function headBytesWithoutTarget(req: IncomingMessage): number {
 export function withHeaderLimit(limits: Limits, inner: RequestListener): RequestListener {
   const { maxHeaderSize } = limits;
   return (req: IncomingMessage, res: ServerResponse) => {
-    if (headBytesWithoutTarget(req) <= maxHeaderSize) { inner(req, res); return; }
+    if (headBytesWithoutTarget(req) <= maxHeaderSize) {
+      inner(req, res);
+      return;
+    }
     const body = errorJson(GRPC.INVALID_ARGUMENT, 'request headers are too large');
     res.shouldKeepAlive = false;
-    res.writeHead(431, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), 'Cache-Control': 'no-store', Connection: 'close' });
+    res.writeHead(431, {
+      'Content-Type': 'application/json; charset=utf-8',
+      'Content-Length': Buffer.byteLength(body),
+      'Cache-Control': 'no-store',
+      Connection: 'close',
+    });
     res.end(body);
   };
 }
@@ -61,7 +69,12 @@ export function urlLengthLimit(limits: Limits): RequestHandler {
 }
 
 const REASONS: Record<number, string> = {
-  400: 'Bad Request', 405: 'Method Not Allowed', 408: 'Request Timeout', 414: 'URI Too Long', 417: 'Expectation Failed', 431: 'Request Header Fields Too Large',
+  400: 'Bad Request',
+  405: 'Method Not Allowed',
+  408: 'Request Timeout',
+  414: 'URI Too Long',
+  417: 'Expectation Failed',
+  431: 'Request Header Fields Too Large',
 };
 
 /**
@@ -91,7 +104,10 @@ function targetLength(raw: Buffer | undefined): { length: number; exact: boolean
  */
 function clientErrorHandler(limits: Limits): (err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Socket) => void {
   return (err, socket) => {
-    if (!socket.writable || err.code === 'ECONNRESET') { socket.destroy(); return; }
+    if (!socket.writable || err.code === 'ECONNRESET') {
+      socket.destroy();
+      return;
+    }
     let status = 400;
     let message = `malformed request: ${err.code ?? err.message}`;
     if (err.code === 'HPE_HEADER_OVERFLOW') {
@@ -103,14 +119,20 @@ function clientErrorHandler(limits: Limits): (err: NodeJS.ErrnoException & { raw
         status = 431;
         message = 'request headers are too large';
       }
-    } else if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') { status = 408; message = 'request not received in time'; }
+    } else if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+      status = 408;
+      message = 'request not received in time';
+    }
     endWith(socket, status, message);
   };
 }
 
 /** A connection that sent no request within the header timeout (src/serve/server.ts): 408, closed. */
 export function requestTimedOut(socket: Socket): void {
-  if (!socket.writable) { socket.destroy(); return; }
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
   endWith(socket, 408, 'request not received in time');
   // a client that does not read its answer does not hold the socket
   setTimeout(() => socket.destroy(), 1_000).unref();
@@ -123,15 +145,23 @@ function grpcOf(status: number): number {
 
 function endWith(socket: Socket, status: number, message: string, headers = ''): void {
   const body = errorJson(grpcOf(status), message);
-  socket.end(`HTTP/1.1 ${status} ${REASONS[status]}\r\nContent-Type: application/json; charset=utf-8\r\n`
-    + `Content-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\n${headers}Connection: close\r\n\r\n${body}`);
+  socket.end(
+    `HTTP/1.1 ${status} ${REASONS[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\n${headers}Connection: close\r\n\r\n${body}`,
+  );
 }
 
 /** A JSON error written on a ServerResponse, the connection closed after it (the request's body is not read). */
 function answerAndClose(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
   const body = errorJson(grpcOf(status), message);
   res.shouldKeepAlive = false;
-  res.writeHead(status, { ...headers, 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), 'Cache-Control': 'no-store', Connection: 'close' });
+  res.writeHead(status, {
+    ...headers,
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(body),
+    'Cache-Control': 'no-store',
+    Connection: 'close',
+  });
   res.end(body);
 }
 
@@ -145,7 +175,10 @@ export const NODE_SERVER_OPTIONS = { requireHostHeader: false } as const;
 /** The listener behind NODE_SERVER_OPTIONS: an HTTP/1.1 request without a Host header gets the JSON 400. */
 export function withHostRequired(inner: RequestListener): RequestListener {
   return (req: IncomingMessage, res: ServerResponse) => {
-    if (req.headers.host !== undefined || req.httpVersionMajor !== 1 || req.httpVersionMinor < 1) { inner(req, res); return; }
+    if (req.headers.host !== undefined || req.httpVersionMajor !== 1 || req.httpVersionMinor < 1) {
+      inner(req, res);
+      return;
+    }
     answerAndClose(res, 400, 'an HTTP/1.1 request needs a Host header');
   };
 }
@@ -165,7 +198,10 @@ export function answerWhatNodeWould(server: Server, limits: Limits): void {
   });
   server.on('connect', (req: IncomingMessage, socket: Socket) => {
     socket.on('error', () => socket.destroy());
-    if (!socket.writable) { socket.destroy(); return; }
+    if (!socket.writable) {
+      socket.destroy();
+      return;
+    }
     endWith(socket, 405, `method not allowed: CONNECT ${shown(req.url ?? '')}`, 'Allow: GET, HEAD\r\n');
     setTimeout(() => socket.destroy(), 1_000).unref();
   });

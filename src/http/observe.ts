@@ -25,13 +25,18 @@ const SLOW_PATH_CHARS = 300;
  * `chainOf`: a replica serving several chains (src/serve/chains.ts) names the request's chain —
  * a `chain` label on its metrics and a `chain` field on its log lines ('' at the root).
  */
-export function requestObserver(logger: Logger, metrics: Metrics, settings: Pick<ServeSettings, 'slowRequestMs'>, chainOf?: (req: IncomingMessage) => string): ObserveRequest {
+export function requestObserver(
+  logger: Logger,
+  metrics: Metrics,
+  settings: Pick<ServeSettings, 'slowRequestMs'>,
+  chainOf?: (req: IncomingMessage) => string,
+): ObserveRequest {
   const logRequests = logger.enabled('info');
   const slowSeconds = settings.slowRequestMs / 1000;
   const observe = (req: IncomingMessage, res: ServerResponse, route: () => string, bodyBytes?: () => number, started = process.hrtime.bigint()): void => {
     const method = req.method as string;
     // as sent: under --base-url, req.url has the prefix cut (src/serve/routing.ts cutBase)
-    const path = (req as IncomingMessage & { originalUrl?: string }).originalUrl ?? req.url as string;
+    const path = (req as IncomingMessage & { originalUrl?: string }).originalUrl ?? (req.url as string);
     res.once('close', () => {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const status = res.statusCode;
@@ -40,14 +45,21 @@ export function requestObserver(logger: Logger, metrics: Metrics, settings: Pick
       if (seconds >= slowSeconds) {
         logger.warn('slow request', {
           ...(chain === undefined ? {} : { chain }),
-          method, route: route(), path: path.length > SLOW_PATH_CHARS ? `${path.slice(0, SLOW_PATH_CHARS)}…` : path, status, ms: Math.round(seconds * 1e3),
+          method,
+          route: route(),
+          path: path.length > SLOW_PATH_CHARS ? `${path.slice(0, SLOW_PATH_CHARS)}…` : path,
+          status,
+          ms: Math.round(seconds * 1e3),
         });
       }
       if (!logRequests) return;
       const sentBody = method !== 'HEAD' && status !== 304 && status !== 204;
       logger.info('request', {
         ...(chain === undefined ? {} : { chain }),
-        method, path, status, ms: Math.round(seconds * 1e6) / 1e3,
+        method,
+        path,
+        status,
+        ms: Math.round(seconds * 1e6) / 1e3,
         bytes: sentBody ? (bodyBytes ? bodyBytes() : contentLength(res)) : 0,
         ...(res.writableFinished ? {} : { aborted: true }),
       });

@@ -52,8 +52,14 @@ function opsThread(): void {
   const err = (code: number, message: string): string => JSON.stringify({ code, message, details: [] });
   const server = createServer((req, res) => {
     const path = (req.url ?? '').split('?')[0];
-    if (path !== '/health' && path !== '/ready' && path !== '/metrics') { json(res, 404, err(5, 'not found: the operations port answers /health, /ready and /metrics')); return; }
-    if (req.method !== 'GET' && req.method !== 'HEAD') { json(res, 405, err(12, `method not allowed: ${String(req.method).slice(0, 20)} ${path}`)); return; }
+    if (path !== '/health' && path !== '/ready' && path !== '/metrics') {
+      json(res, 404, err(5, 'not found: the operations port answers /health, /ready and /metrics'));
+      return;
+    }
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      json(res, 405, err(12, `method not allowed: ${String(req.method).slice(0, 20)} ${path}`));
+      return;
+    }
     const age = state ? Date.now() - state.at : Infinity;
     if (path === '/health') {
       if (age <= d.healthStaleMs) json(res, 200, '{"status":"ok"}');
@@ -69,10 +75,16 @@ function opsThread(): void {
     }
   });
   parentPort?.on('message', (m: OpsState | 'close') => {
-    if (m === 'close') { server.close(() => process.exit(0)); server.closeAllConnections(); return; }
+    if (m === 'close') {
+      server.close(() => process.exit(0));
+      server.closeAllConnections();
+      return;
+    }
     state = m;
   });
-  server.once('error', (e: NodeJS.ErrnoException) => { parentPort?.postMessage({ error: fsReason(e) }); });
+  server.once('error', (e: NodeJS.ErrnoException) => {
+    parentPort?.postMessage({ error: fsReason(e) });
+  });
   server.listen(d.port, d.host, () => {
     const a = server.address() as import('node:net').AddressInfo;
     parentPort?.postMessage({ listening: `http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}` });
@@ -83,7 +95,8 @@ function opsThread(): void {
 export function startOpsPort(host: string, port: number): Promise<OpsPort> {
   return new Promise((resolve, reject) => {
     const worker = new Worker(`(${opsThread.toString()})()`, {
-      eval: true, workerData: { host, port, readyStaleMs: READY_STALE_MS, healthStaleMs: HEALTH_STALE_MS },
+      eval: true,
+      workerData: { host, port, readyStaleMs: READY_STALE_MS, healthStaleMs: HEALTH_STALE_MS },
     });
     worker.unref();
     let exited: Promise<void> | undefined;
@@ -97,10 +110,11 @@ export function startOpsPort(host: string, port: number): Promise<OpsPort> {
       resolve({
         url: m.listening as string,
         post: (state) => worker.postMessage(state),
-        close: () => exited ??= new Promise<void>((done) => {
-          worker.once('exit', () => done());
-          worker.postMessage('close');
-        }),
+        close: () =>
+          (exited ??= new Promise<void>((done) => {
+            worker.once('exit', () => done());
+            worker.postMessage('close');
+          })),
       });
     });
   });
@@ -134,20 +148,31 @@ export function reportEvery<T>(report: () => Promise<T>, send: (state: T) => voi
   let sent = 0;
   const once = (): void => {
     const n = ++started;
-    report().then((s) => {
-      if (stopped || n < sent) return;
-      sent = n;
-      send(s);
-    }, () => {});
+    report().then(
+      (s) => {
+        if (stopped || n < sent) return;
+        sent = n;
+        send(s);
+      },
+      () => {},
+    );
   };
   once();
   const timer = setInterval(once, REPORT_EVERY_MS);
   timer.unref();
-  const poll = changed ? setInterval(() => { if (changed()) once(); }, READINESS_POLL_MS) : undefined;
+  const poll = changed
+    ? setInterval(() => {
+        if (changed()) once();
+      }, READINESS_POLL_MS)
+    : undefined;
   poll?.unref();
   return {
     now: once,
-    stop: () => { stopped = true; clearInterval(timer); clearInterval(poll); },
+    stop: () => {
+      stopped = true;
+      clearInterval(timer);
+      clearInterval(poll);
+    },
   };
 }
 

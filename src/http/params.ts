@@ -11,7 +11,9 @@ import { PageRequest, PaginationQuery, parsePageRequest } from '../snapshot/pagi
  * hashes, msgs lists. Path parameters come from req.openapi.pathParams, decoded exactly once.
  */
 
-interface OpenApiRequest { openapi?: { pathParams?: Record<string, unknown> } }
+interface OpenApiRequest {
+  openapi?: { pathParams?: Record<string, unknown> };
+}
 
 export function pathParam(req: Request, name: string): string {
   const v = (req as OpenApiRequest).openapi?.pathParams?.[name] ?? req.params[name];
@@ -112,7 +114,11 @@ export function tokenIdCandidates(req: Request): [string, string] | undefined {
   const v = query<string>(req, 'token_id');
   if (v === undefined || v === '') return undefined;
   let decoded = v;
-  try { decoded = decodeURIComponent(v); } catch { /* not an escape sequence: exact match only */ }
+  try {
+    decoded = decodeURIComponent(v);
+  } catch {
+    /* not an escape sequence: exact match only */
+  }
   return [v, decoded];
 }
 
@@ -188,15 +194,32 @@ export function arrayQueryParameters(doc: Record<string, unknown>): Set<string> 
 export function decodablePath(paths: readonly string[]): RequestHandler {
   const templates = paths.map((p) => p.split('/'));
   return (req, _res, next) => {
-    if (!req.path.includes('%')) { next(); return; }
+    if (!req.path.includes('%')) {
+      next();
+      return;
+    }
     const segments = req.path.split('/');
-    const bad = segments.findIndex((s) => { try { decodeURIComponent(s); return false; } catch { return true; } });
-    if (bad < 0) { next(); return; }
-    const template = templates.find((t) => t.length === segments.length
-      && t.every((part, i) => /^\{.+\}$/.test(part) || part.toLowerCase() === segments[i].toLowerCase()));
+    const bad = segments.findIndex((s) => {
+      try {
+        decodeURIComponent(s);
+        return false;
+      } catch {
+        return true;
+      }
+    });
+    if (bad < 0) {
+      next();
+      return;
+    }
+    const template = templates.find(
+      (t) => t.length === segments.length && t.every((part, i) => /^\{.+\}$/.test(part) || part.toLowerCase() === segments[i].toLowerCase()),
+    );
     const name = template?.[bad].match(/^\{(.+)\}$/)?.[1];
     // no route, or a static part that does not decode: the 404 says so
-    if (name === undefined) { next(); return; }
+    if (name === undefined) {
+      next();
+      return;
+    }
     next(invalidValue(name, segments[bad], 'malformed percent-encoding'));
   };
 }

@@ -20,7 +20,13 @@ class RequestSeries {
   /** observations per bucket (not cumulative), by LATENCY_BUCKETS index */
   readonly buckets: Float64Array;
 
-  constructor(readonly method: string, readonly route: string, readonly status: string, readonly chain: string | undefined, private readonly bounds: readonly number[]) {
+  constructor(
+    readonly method: string,
+    readonly route: string,
+    readonly status: string,
+    readonly chain: string | undefined,
+    private readonly bounds: readonly number[],
+  ) {
     this.buckets = new Float64Array(bounds.length);
   }
 
@@ -34,22 +40,46 @@ class RequestSeries {
   }
 }
 
-interface Value { value: number; labels: Record<string, string | number>; metricName?: string }
+interface Value {
+  value: number;
+  labels: Record<string, string | number>;
+  metricName?: string;
+}
 
 /** The series and the two metrics over them, registered in `registry`. */
 export class RequestMetrics {
   private readonly series = new Map<string, RequestSeries>();
 
-  constructor(registry: Registry, private readonly labelled: boolean, private readonly bounds: readonly number[]) {
+  constructor(
+    registry: Registry,
+    private readonly labelled: boolean,
+    private readonly bounds: readonly number[],
+  ) {
     const counter = {
-      name: 'indexer_api_http_requests_total', help: 'HTTP requests answered, by route pattern and status', type: 'counter', aggregator: 'sum',
+      name: 'indexer_api_http_requests_total',
+      help: 'HTTP requests answered, by route pattern and status',
+      type: 'counter',
+      aggregator: 'sum',
       get: async () => ({ name: counter.name, help: counter.help, type: counter.type, aggregator: counter.aggregator, values: this.counts() }),
-      reset: () => { this.series.clear(); },
+      reset: () => {
+        this.series.clear();
+      },
     };
     const histogram = {
-      name: 'indexer_api_http_request_duration_seconds', help: 'Time from request to the last byte handed to the OS, by route pattern', type: 'histogram', aggregator: 'sum',
-      get: async () => ({ name: histogram.name, help: histogram.help, type: histogram.type, aggregator: histogram.aggregator, values: this.latencies(histogram.name) }),
-      reset: () => { this.series.clear(); },
+      name: 'indexer_api_http_request_duration_seconds',
+      help: 'Time from request to the last byte handed to the OS, by route pattern',
+      type: 'histogram',
+      aggregator: 'sum',
+      get: async () => ({
+        name: histogram.name,
+        help: histogram.help,
+        type: histogram.type,
+        aggregator: histogram.aggregator,
+        values: this.latencies(histogram.name),
+      }),
+      reset: () => {
+        this.series.clear();
+      },
     };
     // the registry reads a metric's name, help, type and get() (prom-client's Metric, structurally)
     registry.registerMetric(counter as unknown as Parameters<Registry['registerMetric']>[0]);
@@ -60,7 +90,7 @@ export class RequestMetrics {
   of(method: string, route: string, status: number, chain = ''): RequestSeries {
     const key = `${method} ${status} ${route} ${this.labelled ? chain : ''}`;
     let s = this.series.get(key);
-    if (s === undefined) this.series.set(key, s = new RequestSeries(method, route, String(status), this.labelled ? chain : undefined, this.bounds));
+    if (s === undefined) this.series.set(key, (s = new RequestSeries(method, route, String(status), this.labelled ? chain : undefined, this.bounds)));
     return s;
   }
 
@@ -83,7 +113,7 @@ export class RequestMetrics {
       if (g === undefined) {
         const labels: Record<string, string> = { method: s.method, route: s.route };
         if (s.chain !== undefined) labels.chain = s.chain;
-        groups.set(key, g = { labels, buckets: new Float64Array(this.bounds.length), sum: 0, count: 0 });
+        groups.set(key, (g = { labels, buckets: new Float64Array(this.bounds.length), sum: 0, count: 0 }));
       }
       for (let i = 0; i < s.buckets.length; i++) g.buckets[i] += s.buckets[i];
       g.sum += s.sum;

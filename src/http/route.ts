@@ -34,7 +34,10 @@ export interface ApiRoute {
 }
 
 /** What `reads` gets of a request: its path parameters, its query. */
-export interface RouteParams { path: Record<string, string>; query: Request['query'] }
+export interface RouteParams {
+  path: Record<string, string>;
+  query: Request['query'];
+}
 
 /**
  * The tags the answer of `route` to `req` read on `s`; undefined when unknown — no route

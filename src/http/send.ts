@@ -25,7 +25,7 @@ export function sendJson(res: Response, body: JsonBody): void {
   const gzip = body instanceof DeflateBody && requestAcceptsGzip(res.req) && !validate;
   // the stream the ETag hashes: the gzip one for packed rows (both representations share it)
   const packed = body instanceof DeflateBody ? body.gzip() : undefined;
-  let bytes = packed ?? (typeof body === 'string' ? Buffer.from(body, 'utf8') : body as Buffer);
+  let bytes = packed ?? (typeof body === 'string' ? Buffer.from(body, 'utf8') : (body as Buffer));
   if (res.req.method === 'GET' || res.req.method === 'HEAD') {
     if (snapshot !== undefined) {
       // an answer that reads tags: the ETag of their versions (decidable without the answer); else of its bytes

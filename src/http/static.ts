@@ -17,7 +17,11 @@ import { requestIsFresh } from './etag';
 export type Encoding = 'br' | 'gzip' | 'identity';
 
 /** One encoding of an asset's bytes. */
-export interface Representation { encoding: Encoding; body: Buffer; etag: string }
+export interface Representation {
+  encoding: Encoding;
+  body: Buffer;
+  etag: string;
+}
 
 /**
  * An encoding is kept only if it saves at least this fraction over the smaller one already kept
@@ -71,7 +75,8 @@ export function acceptQ(acceptEncoding: string | undefined, coding: Encoding): n
       if (m) q = Number(m[1]);
     }
     if (!Number.isFinite(q)) q = 0;
-    if (token === '*') star = q; else return q;
+    if (token === '*') star = q;
+    else return q;
   }
   if (star !== undefined) return star;
   return coding === 'identity' ? 1 : 0;
@@ -87,7 +92,10 @@ export function choose(reps: Representation[], acceptEncoding: string | undefine
   let bestQ = acceptQ(acceptEncoding, 'identity');
   for (let i = 1; i < reps.length; i++) {
     const q = acceptQ(acceptEncoding, reps[i].encoding);
-    if (q > 0 && q >= bestQ) { best = reps[i]; bestQ = q; }
+    if (q > 0 && q >= bestQ) {
+      best = reps[i];
+      bestQ = q;
+    }
   }
   return best;
 }
@@ -99,7 +107,11 @@ function send(req: Request, res: Response, rep: Representation, type: string, ca
   if (cacheControl !== undefined) res.setHeader('Cache-Control', cacheControl);
   res.setHeader('ETag', rep.etag);
   if (rep.encoding !== 'identity') res.setHeader('Content-Encoding', rep.encoding);
-  if (requestIsFresh(req, rep.etag)) { res.statusCode = 304; res.end(); return; }
+  if (requestIsFresh(req, rep.etag)) {
+    res.statusCode = 304;
+    res.end();
+    return;
+  }
   res.setHeader('Content-Length', rep.body.length);
   // Express turns HEAD into GET before routing (src/serve/app.ts); Node drops a HEAD's body itself
   res.end(rep.body);
@@ -118,8 +130,12 @@ export function staticFile(load: () => Buffer | string, type: string, cacheContr
         return precompress(typeof body === 'string' ? Buffer.from(body, 'utf8') : body);
       });
       ready = p;
-      p.catch(() => { if (ready === p) ready = undefined; });
+      p.catch(() => {
+        if (ready === p) ready = undefined;
+      });
     }
-    ready.then((reps) => { send(req, res, choose(reps, req.headers['accept-encoding']), type, cacheControl); }, next);
+    ready.then((reps) => {
+      send(req, res, choose(reps, req.headers['accept-encoding']), type, cacheControl);
+    }, next);
   };
 }

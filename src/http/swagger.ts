@@ -24,7 +24,7 @@ const page = (base: string): string => `<!doctype html>
 const assets = new Map<string, RequestHandler>();
 function sharedAsset(file: string, type: string): RequestHandler {
   let h = assets.get(file);
-  if (h === undefined) assets.set(file, h = staticFile(() => readBinaryAsset(`${UI_DIR}/${file}`), type, 'public, max-age=86400'));
+  if (h === undefined) assets.set(file, (h = staticFile(() => readBinaryAsset(`${UI_DIR}/${file}`), type, 'public, max-age=86400')));
   return h;
 }
 
@@ -53,7 +53,7 @@ export function swaggerRouter(d: SwaggerDocs, base = ''): Router {
   router.get(DOC_JSON_PATH, (req, res, next) => {
     const v = d.variant();
     let h = byVariant.get(v);
-    if (h === undefined) byVariant.set(v, h = staticFile(() => d.json(v), 'application/json; charset=utf-8'));
+    if (h === undefined) byVariant.set(v, (h = staticFile(() => d.json(v), 'application/json; charset=utf-8')));
     h(req, res, next);
   });
   const ui = staticFile(() => page(base), 'text/html; charset=utf-8');

@@ -21,10 +21,16 @@ import type { ApiRoute, RouteParams } from './route';
  */
 
 /** This build, in every version ETag: another build may render other bytes for the same data. */
-const BUILD = ((): string => { const b = buildInfo(); return `${b.version}+${b.commit}`; })();
+const BUILD = ((): string => {
+  const b = buildInfo();
+  return `${b.version}+${b.commit}`;
+})();
 
 /** The tags an answer reads and their versions on one state (versionedTags). */
-export interface Versioned { tags: readonly string[]; versions: string[] }
+export interface Versioned {
+  tags: readonly string[];
+  versions: string[];
+}
 
 /**
  * The ETag of the answer to `key` (the normalized, root-relative URL: src/http/url.ts) on
@@ -69,7 +75,10 @@ export function versionedTags(route: ApiRoute | undefined, p: RouteParams, s: Sn
 }
 
 /** A route of the table matched by a URL, with its parameters as the Express router would give them. */
-export interface RouteMatch { route: ApiRoute; params: RouteParams }
+export interface RouteMatch {
+  route: ApiRoute;
+  params: RouteParams;
+}
 
 /**
  * The API route a normalized URL is answered by, without Express: the route table's patterns in
@@ -81,10 +90,16 @@ export interface RouteMatch { route: ApiRoute; params: RouteParams }
 export function routeMatcher(routes: readonly ApiRoute[]): (url: string) => RouteMatch | undefined {
   const compiled = routes.map((route) => {
     const names: string[] = [];
-    const source = route.path.split('/').map((seg) => {
-      if (seg.startsWith(':')) { names.push(seg.slice(1)); return '([^/]+?)'; }
-      return seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-    }).join('/');
+    const source = route.path
+      .split('/')
+      .map((seg) => {
+        if (seg.startsWith(':')) {
+          names.push(seg.slice(1));
+          return '([^/]+?)';
+        }
+        return seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+      })
+      .join('/');
     // the path up to its first parameter, lower-cased: a cheap test before the pattern
     const colon = route.path.indexOf(':');
     return { route, names, re: new RegExp(`^${source}$`, 'i'), literal: (colon < 0 ? route.path : route.path.slice(0, colon)).toLowerCase() };
@@ -105,7 +120,15 @@ export function routeMatcher(routes: readonly ApiRoute[]): (url: string) => Rout
       }
       // the query is parsed only if the route's tags read it (one route does: tokens/by_account's collection_addr)
       let query: RouteParams['query'] | undefined;
-      return { route, params: { path: params, get query() { return query ??= q < 0 ? {} : firstValues(parseQuery(url.slice(q + 1))); } } };
+      return {
+        route,
+        params: {
+          path: params,
+          get query() {
+            return (query ??= q < 0 ? {} : firstValues(parseQuery(url.slice(q + 1))));
+          },
+        },
+      };
     }
     return undefined;
   };

@@ -14,7 +14,11 @@ export class ProgressLines extends StageProgress {
   private lineSince = 0;
   private timer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly logger: Logger, private readonly everyMs: number, totals: (stage: string) => number | undefined) {
+  constructor(
+    private readonly logger: Logger,
+    private readonly everyMs: number,
+    totals: (stage: string) => number | undefined,
+  ) {
     super(false, totals);
   }
 
@@ -39,7 +43,10 @@ export class ProgressLines extends StageProgress {
   }
 
   private endLine(): void {
-    if (this.timer !== undefined) { clearInterval(this.timer); this.timer = undefined; }
+    if (this.timer !== undefined) {
+      clearInterval(this.timer);
+      this.timer = undefined;
+    }
     this.lineStage = '';
   }
 
@@ -47,8 +54,10 @@ export class ProgressLines extends StageProgress {
     const seconds = (Date.now() - this.lineSince) / 1000;
     const left = this.eta();
     // a resumed crawl's stage: the rows an earlier run staged, the share done, the seconds left
-    const more = { ...(this.carried > 0 ? { carried_over: this.carried } : {}),
-      ...(left ? { percent: Number(left.pct.toFixed(1)), eta_s: Math.round(left.eta) } : {}) };
+    const more = {
+      ...(this.carried > 0 ? { carried_over: this.carried } : {}),
+      ...(left ? { percent: Number(left.pct.toFixed(1)), eta_s: Math.round(left.eta) } : {}),
+    };
     return this.lineRows === 0
       ? { seconds: Number(seconds.toFixed(1)), ...more }
       : { rows: this.lineRows, rows_per_s: Math.round(this.lineRows / Math.max(seconds, 0.001)), seconds: Number(seconds.toFixed(1)), ...more };

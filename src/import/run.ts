@@ -81,8 +81,22 @@ export interface ImportOptions extends SourceOptions {
 }
 
 /** `import`'s settings, every one decided (resolveImport): below it no default is restated. */
-export interface ImportConfig extends Omit<ImportOptions,
-  'bech32Prefix' | 'statusVersion' | 'statusCommit' | 'concurrency' | 'rate' | 'timeout' | 'retries' | 'backoffMs' | 'parseThreads' | 'check' | 'logFormat' | 'progressInterval' | 'signalExitCode'> {
+export interface ImportConfig extends Omit<
+  ImportOptions,
+  | 'bech32Prefix'
+  | 'statusVersion'
+  | 'statusCommit'
+  | 'concurrency'
+  | 'rate'
+  | 'timeout'
+  | 'retries'
+  | 'backoffMs'
+  | 'parseThreads'
+  | 'check'
+  | 'logFormat'
+  | 'progressInterval'
+  | 'signalExitCode'
+> {
   bech32Prefix: string;
   statusVersion: string;
   statusCommit: string;
@@ -108,7 +122,8 @@ export function resolveImport(o: ImportOptions): ImportConfig {
   if (given !== 1) throw new Error('name exactly one source: --from-dump DIR, --from-postgres DSN or --from-api URL');
   const bech32Prefix = o.bech32Prefix ?? 'init';
   // a dump names its own prefix (chain.json)
-  if (o.fromDump === undefined && !/^[a-z0-9]+$/.test(bech32Prefix)) throw new Error(`--bech32-prefix must be lower-case letters and digits, got ${JSON.stringify(bech32Prefix)}`);
+  if (o.fromDump === undefined && !/^[a-z0-9]+$/.test(bech32Prefix))
+    throw new Error(`--bech32-prefix must be lower-case letters and digits, got ${JSON.stringify(bech32Prefix)}`);
   return {
     ...o,
     bech32Prefix,
@@ -157,9 +172,15 @@ async function openSource(o: ImportConfig, progress: StageProgress, log: (line: 
     if (o.fromPostgres !== undefined) {
       if (!o.vmType) throw new Error('--from-postgres needs --vm-type (move, wasm or evm): rollytics keeps it in its config, not in the database');
       source = await openPostgresSource({
-        dsn: o.fromPostgres, vmType: o.vmType, prefix, chainId: o.chainId, validatorsFile: o.validators,
+        dsn: o.fromPostgres,
+        vmType: o.vmType,
+        prefix,
+        chainId: o.chainId,
+        validatorsFile: o.validators,
         rest: o.restUrl === undefined ? undefined : { url: o.restUrl, http: o.http },
-        denomContractsFile: o.denomContracts, statusVersion: o.statusVersion, statusCommit: o.statusCommit,
+        denomContractsFile: o.denomContracts,
+        statusVersion: o.statusVersion,
+        statusCommit: o.statusCommit,
       });
     } else {
       // On top of a base snapshot, the crawl starts after the base's highest block by default.
@@ -178,9 +199,19 @@ async function openSource(o: ImportConfig, progress: StageProgress, log: (line: 
         }
       }
       source = await openApiSource({
-        url: o.fromApi as string, vmType: o.vmType, prefix, fromHeight, evmSequenceStart, previousBlockUs, toHeight: o.toHeight,
-        denoms: o.denoms ?? [], http: o.http,
-        validatorsFile: o.validators, denomContractsFile: o.denomContracts, progress, historyPage: o.crawlPage,
+        url: o.fromApi as string,
+        vmType: o.vmType,
+        prefix,
+        fromHeight,
+        evmSequenceStart,
+        previousBlockUs,
+        toHeight: o.toHeight,
+        denoms: o.denoms ?? [],
+        http: o.http,
+        validatorsFile: o.validators,
+        denomContractsFile: o.denomContracts,
+        progress,
+        historyPage: o.crawlPage,
         // kept when the import fails or is killed: the same command goes on from it
         ...(o.resumeCrawl === false ? { stagingPath: tempPathBeside(o.out) } : { stagingPath: crawlStagingPath(o.out), resumable: true, log, out: o.out }),
       });
@@ -233,8 +264,10 @@ export function checkImportPaths(o: Pick<ImportOptions, 'fromDump' | 'base' | 'v
 function withKept(e: unknown, o: ImportConfig, outExisted: boolean, kept: string): unknown {
   const code = (e as NodeJS.ErrnoException).code;
   if (code === 'SQLITE_FULL' || code === 'ENOSPC') {
-    return new Error(`no space left on the device of ${dirname(resolve(o.out))} (${(e as Error).message}); `
-      + `${outExisted ? `${o.out} is unchanged` : `${o.out} was not written`} and the partial file was removed${kept}`);
+    return new Error(
+      `no space left on the device of ${dirname(resolve(o.out))} (${(e as Error).message}); ` +
+        `${outExisted ? `${o.out} is unchanged` : `${o.out} was not written`} and the partial file was removed${kept}`,
+    );
   }
   if (kept !== '' && e instanceof Error && !(e instanceof ImportRecordError)) e.message += kept;
   return e;
@@ -256,10 +289,20 @@ export async function importWith(o: ImportConfig): Promise<ImportResult> {
   cleanStaleTemps(o.out);
   let source: ImportSource | undefined;
   const totals = (s: string): number | undefined => source?.total?.(s);
-  const logger = createLogger('info', (t) => { process.stderr.write(t); }, {}, o.logFormat);
-  const progress = o.quiet || o.json ? new StageProgress(false)
-    : process.stderr.isTTY === true ? new StageProgress(true, totals)
-      : new ProgressLines(logger, o.progressInterval, totals);
+  const logger = createLogger(
+    'info',
+    (t) => {
+      process.stderr.write(t);
+    },
+    {},
+    o.logFormat,
+  );
+  const progress =
+    o.quiet || o.json
+      ? new StageProgress(false)
+      : process.stderr.isTTY === true
+        ? new StageProgress(true, totals)
+        : new ProgressLines(logger, o.progressInterval, totals);
   let writer: SnapshotWriter | undefined;
   const outExisted = existsSync(o.out);
   const abortWriter = (): void => {
@@ -269,20 +312,26 @@ export async function importWith(o: ImportConfig): Promise<ImportResult> {
   };
   // --from-api: what the crawl committed is kept on any failure, and the same command goes on from it
   const staging = o.fromApi !== undefined && o.resumeCrawl !== false ? crawlStagingPath(o.out) : undefined;
-  const kept = (): string => (staging !== undefined && existsSync(staging)
-    ? `; the crawl so far is kept in ${staging}${existsSync(crawlLoadPath(o.out)) ? ` (its load so far in ${crawlLoadPath(o.out)})` : ''}: `
-      + 'the next run of this import goes on from it' : '');
+  const kept = (): string =>
+    staging !== undefined && existsSync(staging)
+      ? `; the crawl so far is kept in ${staging}${existsSync(crawlLoadPath(o.out)) ? ` (its load so far in ${crawlLoadPath(o.out)})` : ''}: ` +
+        'the next run of this import goes on from it'
+      : '';
   const onSignal = (signal: NodeJS.Signals): void => {
     abortWriter();
     source?.dispose?.();
-    process.stderr.write(`indexer-api import: interrupted by ${signal}; ${outExisted ? `${o.out} is unchanged` : `${o.out} was not written`} and the partial file was removed${kept()}\n`);
+    process.stderr.write(
+      `indexer-api import: interrupted by ${signal}; ${outExisted ? `${o.out} is unchanged` : `${o.out} was not written`} and the partial file was removed${kept()}\n`,
+    );
     process.exit(signal === 'SIGINT' ? o.signalExitCode.SIGINT : o.signalExitCode.SIGTERM);
   };
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   let base: BaseInfo | undefined;
   try {
-    ({ source, base } = await openSource(o, progress, (line) => { if (!o.quiet) logger.info(`import: ${line}`); }));
+    ({ source, base } = await openSource(o, progress, (line) => {
+      if (!o.quiet) logger.info(`import: ${line}`);
+    }));
   } catch (e) {
     progress.done();
     process.off('SIGINT', onSignal);
@@ -301,8 +350,15 @@ export async function importWith(o: ImportConfig): Promise<ImportResult> {
       await source.close();
       progress.done();
       const placed = openSnapshotFile(o.out, {});
-      const r = { out: o.out, chainId: placed.meta.chainId, vmType: placed.meta.vmType, source: source.describe, records: {}, stages: progress.stages,
-        seconds: Number(process.hrtime.bigint() - started) / 1e9 };
+      const r = {
+        out: o.out,
+        chainId: placed.meta.chainId,
+        vmType: placed.meta.vmType,
+        source: source.describe,
+        records: {},
+        stages: progress.stages,
+        seconds: Number(process.hrtime.bigint() - started) / 1e9,
+      };
       placed.close();
       return r;
     }
@@ -311,29 +367,45 @@ export async function importWith(o: ImportConfig): Promise<ImportResult> {
       const from = writer.resumedFrom;
       if (from !== undefined) {
         rl.startAfter(from.lastSequence);
-        if (!o.quiet) logger.info(`import: resuming the load kept in ${loadPath}: ${from.txs} txs (through sequence ${from.lastSequence}) are in, loading the rest`);
+        if (!o.quiet)
+          logger.info(`import: resuming the load kept in ${loadPath}: ${from.txs} txs (through sequence ${from.lastSequence}) are in, loading the rest`);
       } else if (rl.committed() !== undefined) {
         // the staging let go of txs a load committed, and that load is gone: nothing to go on from
         writer.discard();
         if (staging !== undefined) removeStagingFile(staging);
-        throw new Error(`the load kept in ${loadPath} is missing or unusable, and the crawl kept in ${staging ?? '?'} no longer holds `
-          + `the txs it had committed: both are removed; run the import again to crawl anew`);
+        throw new Error(
+          `the load kept in ${loadPath} is missing or unusable, and the crawl kept in ${staging ?? '?'} no longer holds ` +
+            `the txs it had committed: both are removed; run the import again to crawl anew`,
+        );
       }
     } else {
       writer = base ? SnapshotWriter.extend(base, o.out, wo) : SnapshotWriter.create(o.out, wo);
     }
-    const resumable = rl === undefined ? undefined : {
-      every: o.loadCheckpointTxs ?? LOAD_CHECKPOINT_TXS, loaded: (t: number) => rl.loaded(t), seen: (t: number) => rl.seen(t), from: writer.resumedFrom,
-    };
+    const resumable =
+      rl === undefined
+        ? undefined
+        : {
+            every: o.loadCheckpointTxs ?? LOAD_CHECKPOINT_TXS,
+            loaded: (t: number) => rl.loaded(t),
+            seen: (t: number) => rl.seen(t),
+            from: writer.resumedFrom,
+          };
     const summary = await loadRecords(source, writer, progress, { parseThreads: o.parseThreads, resumable });
     await source.close();
     writer.finish({ prefix: summary.prefix });
     // the snapshot is in place: the crawl it was made from is done with
     if (staging !== undefined) removeStagingFile(staging);
     progress.done();
-    return { out: o.out, chainId: summary.chainId, vmType: summary.vmType, source: source.describe, records: summary.counts,
-      stages: progress.stages, ...(source.stats ? { stats: source.stats() } : {}),
-      seconds: Number(process.hrtime.bigint() - started) / 1e9 };
+    return {
+      out: o.out,
+      chainId: summary.chainId,
+      vmType: summary.vmType,
+      source: source.describe,
+      records: summary.counts,
+      stages: progress.stages,
+      ...(source.stats ? { stats: source.stats() } : {}),
+      seconds: Number(process.hrtime.bigint() - started) / 1e9,
+    };
   } catch (e) {
     progress.done();
     abortWriter();

@@ -34,7 +34,10 @@ export function canonicalAddress(input: string, prefix: string): Buffer {
     const b = tryBech32(input, prefix);
     if (b) return b;
   }
-  let hex = input.replace(/^0[xX]/, '').replace(/^0+/, '').toLowerCase();
+  let hex = input
+    .replace(/^0[xX]/, '')
+    .replace(/^0+/, '')
+    .toLowerCase();
   // Neither form: say which forms there are (Go's "invalid byte: U+006E 'n'" tells a newcomer
   // nothing about a mistyped bech32 address, which ends up here too).
   if (/[^0-9a-f]/.test(hex)) throw new AddressError('not a bech32 or 0x address');

@@ -9,29 +9,41 @@ export const GRPC = { INVALID_ARGUMENT: 3, NOT_FOUND: 5, UNIMPLEMENTED: 12, INTE
 
 /** An error with an HTTP status whose message is safe to show the client. */
 export class ApiError extends Error {
-  constructor(readonly status: number, readonly grpcCode: number, message: string) {
+  constructor(
+    readonly status: number,
+    readonly grpcCode: number,
+    message: string,
+  ) {
     super(message);
   }
 }
 
 /** 400: the request names a bad value. */
 export class BadRequestError extends ApiError {
-  constructor(message: string) { super(400, GRPC.INVALID_ARGUMENT, message); }
+  constructor(message: string) {
+    super(400, GRPC.INVALID_ARGUMENT, message);
+  }
 }
 
 /** 404: unknown route or missing single object; a client's value in its message goes through shown(). */
 export class NotFoundError extends ApiError {
-  constructor(message: string) { super(404, GRPC.NOT_FOUND, message); }
+  constructor(message: string) {
+    super(404, GRPC.NOT_FOUND, message);
+  }
 }
 
 /** 405: the route exists, the method does not (every route answers GET and HEAD only). */
 export class MethodNotAllowedError extends ApiError {
-  constructor(method: string, path: string) { super(405, GRPC.UNIMPLEMENTED, `method not allowed: ${method} ${shown(path)}`); }
+  constructor(method: string, path: string) {
+    super(405, GRPC.UNIMPLEMENTED, `method not allowed: ${method} ${shown(path)}`);
+  }
 }
 
 /** 503: no snapshot is loaded, or the one loaded is damaged. */
 export class UnavailableError extends ApiError {
-  constructor(message: string) { super(503, GRPC.UNAVAILABLE, message); }
+  constructor(message: string) {
+    super(503, GRPC.UNAVAILABLE, message);
+  }
 }
 
 /** A client's value is shown in an error message up to this many characters, then cut with "…". */

@@ -16,7 +16,12 @@ export function parseByteSize(text: string): number | undefined {
 
 /** `67108864` → `64 MiB`: the largest binary unit that divides it, else bytes. */
 export function formatByteSize(n: number): string {
-  for (const [unit, size] of [['TiB', 2 ** 40], ['GiB', 2 ** 30], ['MiB', 2 ** 20], ['KiB', 2 ** 10]] as const) {
+  for (const [unit, size] of [
+    ['TiB', 2 ** 40],
+    ['GiB', 2 ** 30],
+    ['MiB', 2 ** 20],
+    ['KiB', 2 ** 10],
+  ] as const) {
     if (n >= size && n % size === 0) return `${n / size} ${unit}`;
   }
   return `${n} bytes`;

@@ -7,7 +7,7 @@
  */
 
 export const LOG_LEVELS = ['error', 'warn', 'info', 'debug'] as const;
-export type LogLevel = typeof LOG_LEVELS[number];
+export type LogLevel = (typeof LOG_LEVELS)[number];
 
 const RANK: Record<LogLevel, number> = { error: 0, warn: 1, info: 2, debug: 3 };
 const FLUSH_BYTES = 64 * 1024;
@@ -16,7 +16,7 @@ const FLUSH_MS = 10;
 export type LogFields = Record<string, unknown>;
 
 export const LOG_FORMATS = ['json', 'text'] as const;
-export type LogFormat = typeof LOG_FORMATS[number];
+export type LogFormat = (typeof LOG_FORMATS)[number];
 
 /** `--log-format`'s default: text for a person at a terminal, JSON for whatever collects the lines. */
 export function defaultLogFormat(stream: { isTTY?: boolean }): LogFormat {
@@ -35,15 +35,24 @@ export interface Logger {
 }
 
 /** `base` fields go on every line (e.g. the pid, when several processes share stdout). */
-export function createLogger(level: LogLevel, write: (text: string) => void = (t) => { process.stdout.write(t); },
-  base: LogFields = {}, format: LogFormat = 'json'): Logger {
+export function createLogger(
+  level: LogLevel,
+  write: (text: string) => void = (t) => {
+    process.stdout.write(t);
+  },
+  base: LogFields = {},
+  format: LogFormat = 'json',
+): Logger {
   const max = RANK[level];
   let buffered = '';
   let soon = false;
   let timer: NodeJS.Timeout | undefined;
   const flush = (): void => {
     soon = false;
-    if (timer !== undefined) { clearTimeout(timer); timer = undefined; }
+    if (timer !== undefined) {
+      clearTimeout(timer);
+      timer = undefined;
+    }
     if (buffered === '') return;
     const text = buffered;
     buffered = '';
@@ -61,15 +70,18 @@ export function createLogger(level: LogLevel, write: (text: string) => void = (t
     } else if (fields === undefined || !overlaps(fields, fixedKeys)) {
       // the same text as the object below, without building and spreading it
       const rest = fields === undefined ? '{}' : JSON.stringify(fields);
-      line = '{"time":"' + clock() + '","level":"' + l + '","msg":' + JSON.stringify(msg) + baseJson
-        + (rest.length > 2 ? ',' + rest.slice(1) : '}');
+      line = '{"time":"' + clock() + '","level":"' + l + '","msg":' + JSON.stringify(msg) + baseJson + (rest.length > 2 ? ',' + rest.slice(1) : '}');
     } else {
       line = JSON.stringify({ time: clock(), level: l, msg, ...base, ...fields });
     }
     buffered += line + '\n';
     if (buffered.length >= FLUSH_BYTES) flush();
-    else if (RANK[l] <= RANK.warn) { if (!soon) { soon = true; setImmediate(flush); } }
-    else if (timer === undefined) timer = setTimeout(flush, FLUSH_MS);
+    else if (RANK[l] <= RANK.warn) {
+      if (!soon) {
+        soon = true;
+        setImmediate(flush);
+      }
+    } else if (timer === undefined) timer = setTimeout(flush, FLUSH_MS);
   };
   return {
     level,
@@ -104,14 +116,23 @@ function isoClock(): () => string {
   let text = '';
   return () => {
     const now = Date.now();
-    if (now !== last) { last = now; text = new Date(now).toISOString(); }
+    if (now !== last) {
+      last = now;
+      text = new Date(now).toISOString();
+    }
     return text;
   };
 }
 
 /** A logger that drops everything (an app built without one, e.g. in route tests). */
 export const silentLogger: Logger = {
-  level: 'error', enabled: () => false, error: () => {}, warn: () => {}, info: () => {}, debug: () => {}, flush: () => {},
+  level: 'error',
+  enabled: () => false,
+  error: () => {},
+  warn: () => {},
+  info: () => {},
+  debug: () => {},
+  flush: () => {},
 };
 
 /** `{message, stack}` of a thrown value, for an error line (never sent to a client). */

@@ -54,7 +54,11 @@ export function fsReason(e: unknown): string {
   if (known !== undefined) return known;
   // Node's text is "CODE: description, syscall 'path'": keep the description only
   const m = /^[A-Z][A-Z0-9_]+: ([^,]+)/.exec(String(err?.message ?? e));
-  return m ? m[1] : String(err?.message ?? e).replace(/\b(E[A-Z]{2,}|SQLITE_[A-Z_]+)\b:?\s*/g, '').trim() || 'failed';
+  return m
+    ? m[1]
+    : String(err?.message ?? e)
+        .replace(/\b(E[A-Z]{2,}|SQLITE_[A-Z_]+)\b:?\s*/g, '')
+        .trim() || 'failed';
 }
 
 /** A system error still raw (with its code and the path it was about), in one line of words; other errors as they are. */
@@ -77,11 +81,20 @@ const ADVICE: Record<string, string> = {
 };
 
 function statOf(path: string): Stats | undefined {
-  try { return statSync(path); } catch { return undefined; }
+  try {
+    return statSync(path);
+  } catch {
+    return undefined;
+  }
 }
 
 function can(path: string, mode: number): boolean {
-  try { accessSync(path, mode); return true; } catch { return false; }
+  try {
+    accessSync(path, mode);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** The nearest existing ancestor of `path` (the folder a new file or folder goes into, once made). */
@@ -128,7 +141,8 @@ export function checkInputDir(option: string, path: string, what = 'directory'):
   const st = statOf(path);
   if (st === undefined) throw new PathError(`${named(option, path)}: no such ${what}`);
   if (!st.isDirectory()) throw new PathError(`${named(option, path)}: is a file, not a ${what}`);
-  if (!can(path, constants.R_OK | constants.X_OK)) throw new PathError(`${named(option, path)}: cannot be read (permission denied): run as a user who may read it, or change its permissions`);
+  if (!can(path, constants.R_OK | constants.X_OK))
+    throw new PathError(`${named(option, path)}: cannot be read (permission denied): run as a user who may read it, or change its permissions`);
 }
 
 /**
@@ -140,12 +154,14 @@ export function checkOutputDir(option: string, dir: string, hint = 'name a direc
   const st = statOf(dir);
   if (st !== undefined) {
     if (!st.isDirectory()) throw new PathError(`${named(option, dir)}: is a file, not a directory: ${hint}`);
-    if (!can(dir, constants.W_OK | constants.X_OK)) throw new PathError(`${named(option, dir)}: cannot be written (permission denied): run as a user who may write it, or name another directory`);
+    if (!can(dir, constants.W_OK | constants.X_OK))
+      throw new PathError(`${named(option, dir)}: cannot be written (permission denied): run as a user who may write it, or name another directory`);
     return;
   }
   const up = existingAncestor(resolve(dir, 'x'));
   if (statOf(up)?.isDirectory() !== true) throw new PathError(`${named(option, dir)}: cannot be created: ${up} is a file, not a directory`);
-  if (!can(up, constants.W_OK | constants.X_OK)) throw new PathError(`${named(option, dir)}: cannot be created in ${up} (permission denied): run as a user who may write there, or name another directory`);
+  if (!can(up, constants.W_OK | constants.X_OK))
+    throw new PathError(`${named(option, dir)}: cannot be created in ${up} (permission denied): run as a user who may write there, or name another directory`);
 }
 
 /**
@@ -162,9 +178,11 @@ export function checkOutputFile(option: string, path: string, replace: boolean |
   const up = existingAncestor(path);
   if (statOf(up)?.isDirectory() !== true) throw new PathError(`${named(option, path)}: cannot be created: ${up} is a file, not a directory`);
   if (!can(up, constants.W_OK | constants.X_OK)) {
-    throw new PathError(up === dir
-      ? `${named(option, path)}: its directory ${dir} cannot be written (permission denied): run as a user who may write there, or name another path`
-      : `${named(option, path)}: its directory ${dir} cannot be created in ${up} (permission denied): run as a user who may write there, or name another path`);
+    throw new PathError(
+      up === dir
+        ? `${named(option, path)}: its directory ${dir} cannot be written (permission denied): run as a user who may write there, or name another path`
+        : `${named(option, path)}: its directory ${dir} cannot be created in ${up} (permission denied): run as a user who may write there, or name another path`,
+    );
   }
 }
 
@@ -174,10 +192,13 @@ export function checkOutputFile(option: string, path: string, replace: boolean |
  */
 export function checkWritableFile(option: string, path: string, what = 'file'): void {
   checkInputFile(option, path, what);
-  if (!can(path, constants.W_OK)) throw new PathError(`${named(option, path)}: cannot be written (permission denied): run as a user who may write it, or change its permissions`);
+  if (!can(path, constants.W_OK))
+    throw new PathError(`${named(option, path)}: cannot be written (permission denied): run as a user who may write it, or change its permissions`);
   const dir = dirname(resolve(path));
   if (!can(dir, constants.W_OK | constants.X_OK)) {
-    throw new PathError(`${named(option, path)}: its directory ${dir} cannot be written (permission denied), and the -wal, -shm and lock files go beside the file: run as a user who may write there`);
+    throw new PathError(
+      `${named(option, path)}: its directory ${dir} cannot be written (permission denied), and the -wal, -shm and lock files go beside the file: run as a user who may write there`,
+    );
   }
 }
 
@@ -202,5 +223,7 @@ export function checkFreeSpace(option: string, path: string, need: number, forWh
   const at = statOf(path)?.isDirectory() === true ? path : existingAncestor(path);
   const free = freeBytes(at);
   if (free === undefined || free >= need) return;
-  throw new PathError(`${named(option, path)}: ${mb(free)} free on the device of ${at}, ${forWhat} needs about ${mb(need)}: free some space or name a path on another device`);
+  throw new PathError(
+    `${named(option, path)}: ${mb(free)} free on the device of ${at}, ${forWhat} needs about ${mb(need)}: free some space or name a path on another device`,
+  );
 }

@@ -30,8 +30,7 @@ export function pubkeyToAddress(publicKey: unknown): Buffer | undefined {
       if (key.length !== 33 && key.length !== 65) return undefined;
       let uncompressed: Buffer;
       try {
-        uncompressed = key.length === 65 ? key
-          : ECDH.convertKey(key, 'secp256k1', undefined, undefined, 'uncompressed') as Buffer;
+        uncompressed = key.length === 65 ? key : (ECDH.convertKey(key, 'secp256k1', undefined, undefined, 'uncompressed') as Buffer);
       } catch {
         return undefined;
       }
@@ -69,7 +68,10 @@ const MAX_DEPTH = 16;
 function uvarint(n: number): Buffer {
   const out: number[] = [];
   let v = n;
-  while (v >= 0x80) { out.push((v & 0x7f) | 0x80); v = Math.floor(v / 128); }
+  while (v >= 0x80) {
+    out.push((v & 0x7f) | 0x80);
+    v = Math.floor(v / 128);
+  }
   out.push(v);
   return Buffer.from(out);
 }

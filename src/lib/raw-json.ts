@@ -41,19 +41,29 @@ export function rawMembers(text: string): Map<string, string> {
     while (i < n) {
       const c = text.charCodeAt(i);
       if (c === 0x5c) i += 2;
-      else if (c === 0x22) { i++; return; } else i++;
+      else if (c === 0x22) {
+        i++;
+        return;
+      } else i++;
     }
   };
   const scanValue = (): void => {
     let depth = 0;
     while (i < n) {
       const ch = text[i];
-      if (ch === '"') { scanString(); if (depth === 0) return; continue; }
+      if (ch === '"') {
+        scanString();
+        if (depth === 0) return;
+        continue;
+      }
       if (ch === '{' || ch === '[') depth++;
       else if (ch === '}' || ch === ']') {
         if (depth === 0) return;
         depth--;
-        if (depth === 0) { i++; return; }
+        if (depth === 0) {
+          i++;
+          return;
+        }
       } else if (depth === 0 && (ch === ',' || ch === ' ' || ch === '\n' || ch === '\r' || ch === '\t')) return;
       i++;
     }

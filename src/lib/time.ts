@@ -22,8 +22,7 @@ export function parseUtc(text: string): UtcTime | undefined {
   const [, y, mo, d, h, mi, s, frac] = m;
   const ms = Date.UTC(+y, +mo - 1, +d, +h, +mi, +s);
   const check = new Date(ms);
-  if (check.getUTCFullYear() !== +y || check.getUTCMonth() !== +mo - 1 || check.getUTCDate() !== +d
-    || +h > 23 || +mi > 59 || +s > 59) return undefined;
+  if (check.getUTCFullYear() !== +y || check.getUTCMonth() !== +mo - 1 || check.getUTCDate() !== +d || +h > 23 || +mi > 59 || +s > 59) return undefined;
   return { seconds: ms / 1000, nanos: (frac ?? '').padEnd(9, '0'), base: `${y}-${mo}-${d}T${h}:${mi}:${s}` };
 }
 

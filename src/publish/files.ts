@@ -15,5 +15,11 @@ export async function hashFile(file: string): Promise<{ sha256: string; size: nu
 /** Flushes a file (or a directory entry list) to disk, so a rename after it is durable. */
 export function fsyncPath(path: string): void {
   const fd = openSync(path, 'r');
-  try { fsyncSync(fd); } catch { /* some filesystems refuse fsync on a directory */ } finally { closeSync(fd); }
+  try {
+    fsyncSync(fd);
+  } catch {
+    /* some filesystems refuse fsync on a directory */
+  } finally {
+    closeSync(fd);
+  }
 }

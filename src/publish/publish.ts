@@ -1,5 +1,17 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync, createReadStream, createWriteStream } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+  createReadStream,
+  createWriteStream,
+} from 'node:fs';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
@@ -49,7 +61,11 @@ function checkManifestBefore(dir: string, db: string, chainId: string, height: n
   if (o.newChain) return;
   const path = join(dir, MANIFEST_NAME);
   let text: string;
-  try { text = readFileSync(path, 'utf8'); } catch { return; } // a new directory
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch {
+    return;
+  } // a new directory
   const restart = `; to start ${dir} over with chain ${JSON.stringify(chainId)}, pass --new-chain (its replicas then refuse it until restarted with --expect-chain-id ${chainId})`;
   let m: Manifest;
   try {
@@ -58,12 +74,16 @@ function checkManifestBefore(dir: string, db: string, chainId: string, height: n
     throw new Error(`${(e as Error).message}: not publishing over it${restart}`);
   }
   if (m.chain_id !== chainId) {
-    throw new Error(`${path} names chain ${JSON.stringify(m.chain_id)} (height ${m.height}), ${db} is chain ${JSON.stringify(chainId)}: `
-      + `not publishing another chain into a directory whose replicas serve ${JSON.stringify(m.chain_id)}${restart}`);
+    throw new Error(
+      `${path} names chain ${JSON.stringify(m.chain_id)} (height ${m.height}), ${db} is chain ${JSON.stringify(chainId)}: ` +
+        `not publishing another chain into a directory whose replicas serve ${JSON.stringify(m.chain_id)}${restart}`,
+    );
   }
   if (m.height > height && !o.allowOlder) {
-    throw new Error(`${path} names height ${m.height} of chain ${JSON.stringify(chainId)}, ${db} is at height ${height}: not moving the manifest back `
-      + `(replicas at ${m.height} would skip it, a new replica would start at ${height}); to roll ${dir} back to height ${height}, pass --allow-older`);
+    throw new Error(
+      `${path} names height ${m.height} of chain ${JSON.stringify(chainId)}, ${db} is at height ${height}: not moving the manifest back ` +
+        `(replicas at ${m.height} would skip it, a new replica would start at ${height}); to roll ${dir} back to height ${height}, pass --allow-older`,
+    );
   }
 }
 

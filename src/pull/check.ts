@@ -24,13 +24,24 @@ export function quickCheckFile(file: string, signal?: AbortSignal): Promise<Chec
     const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'], signal });
     let out = '';
     let err = '';
-    child.stdout.on('data', (d: Buffer) => { out += d.toString(); });
-    child.stderr.on('data', (d: Buffer) => { err += d.toString(); });
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      err += d.toString();
+    });
     child.on('error', reject);
     child.on('close', (code) => {
       let r: { ok?: unknown; error?: unknown; height?: unknown; chain_id?: unknown } | undefined;
-      try { r = JSON.parse(out.trim().split('\n').pop() ?? '') as typeof r; } catch { r = undefined; }
-      if (r?.ok === false) { reject(new Error(`check failed: ${String(r.error)}`)); return; }
+      try {
+        r = JSON.parse(out.trim().split('\n').pop() ?? '') as typeof r;
+      } catch {
+        r = undefined;
+      }
+      if (r?.ok === false) {
+        reject(new Error(`check failed: ${String(r.error)}`));
+        return;
+      }
       if (code !== 0 || r?.ok !== true || typeof r.height !== 'number' || typeof r.chain_id !== 'string') {
         reject(new Error(`check failed: ${(err.trim() || out.trim()).split('\n').pop() || `exit ${code}`}`));
         return;

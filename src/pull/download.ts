@@ -20,12 +20,19 @@ export interface DownloadOptions {
 }
 
 async function sizeOf(file: string): Promise<number> {
-  try { return (await stat(file)).size; } catch { return 0; }
+  try {
+    return (await stat(file)).size;
+  } catch {
+    return 0;
+  }
 }
 
 export async function downloadRanged(url: string, part: string, expectedSize: number, o: DownloadOptions): Promise<DownloadResult> {
   let have = await sizeOf(part);
-  if (have > expectedSize) { await rm(part, { force: true }); have = 0; }
+  if (have > expectedSize) {
+    await rm(part, { force: true });
+    have = 0;
+  }
   if (have === expectedSize) return { transferred: 0, resumedFrom: have };
   const ctl = new AbortController();
   const onAbort = (): void => ctl.abort(o.signal?.reason);

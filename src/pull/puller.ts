@@ -102,15 +102,23 @@ export class Puller extends EventEmitter {
   private otherChain(m: Manifest): string | undefined {
     const want = this.expectedChain();
     if (want === undefined || m.chain_id === want.id) return undefined;
-    return `${this.o.manifestUrl} names chain ${JSON.stringify(m.chain_id)} (height ${m.height}), but this replica serves chain ${JSON.stringify(want.id)}${want.by}: `
-      + `not pulled, the current file keeps serving (a replica never changes chains unless told: to serve ${JSON.stringify(m.chain_id)}, restart serve with --expect-chain-id ${m.chain_id})`;
+    return (
+      `${this.o.manifestUrl} names chain ${JSON.stringify(m.chain_id)} (height ${m.height}), but this replica serves chain ${JSON.stringify(want.id)}${want.by}: ` +
+      `not pulled, the current file keeps serving (a replica never changes chains unless told: to serve ${JSON.stringify(m.chain_id)}, restart serve with --expect-chain-id ${m.chain_id})`
+    );
   }
 
-  private get sidecar(): string { return `${this.o.db}.manifest.json`; }
+  private get sidecar(): string {
+    return `${this.o.db}.manifest.json`;
+  }
 
   private readSidecar(): Manifest | undefined {
     if (!existsSync(this.o.db)) return undefined;
-    try { return parseManifest(readFileSync(this.sidecar, 'utf8'), this.sidecar); } catch { return undefined; }
+    try {
+      return parseManifest(readFileSync(this.sidecar, 'utf8'), this.sidecar);
+    } catch {
+      return undefined;
+    }
   }
 
   async fetchManifest(): Promise<Manifest> {
@@ -119,7 +127,9 @@ export class Puller extends EventEmitter {
     if (res.status !== 200) throw new Error(`${this.o.manifestUrl}: HTTP ${res.status}`);
     const m = parseManifest(await res.text(), this.o.manifestUrl);
     if (!readableSchema(m.schema_version)) {
-      throw new Error(`${this.o.manifestUrl} offers schema version ${m.schema_version}; this indexer-api reads versions ${READABLE_SCHEMA_VERSIONS.join(' and ')}`);
+      throw new Error(
+        `${this.o.manifestUrl} offers schema version ${m.schema_version}; this indexer-api reads versions ${READABLE_SCHEMA_VERSIONS.join(' and ')}`,
+      );
     }
     return m;
   }
@@ -197,10 +207,17 @@ export class Puller extends EventEmitter {
       if (m.encoding === 'gzip') {
         const h = createHash('sha256');
         let size = 0;
-        const tap = new Transform({ transform(chunk: Buffer, _enc, cb) { h.update(chunk); size += chunk.length; cb(null, chunk); } });
+        const tap = new Transform({
+          transform(chunk: Buffer, _enc, cb) {
+            h.update(chunk);
+            size += chunk.length;
+            cb(null, chunk);
+          },
+        });
         await pipeline(createReadStream(part), createGunzip(), tap, createWriteStream(ready), { signal: this.stop.signal });
         const sha = h.digest('hex');
-        if (sha !== m.sha256 || size !== m.size) throw new Error(`${url}: decompressed to ${size} bytes sha256 ${sha}, manifest says ${m.size} bytes ${m.sha256}`);
+        if (sha !== m.sha256 || size !== m.size)
+          throw new Error(`${url}: decompressed to ${size} bytes sha256 ${sha}, manifest says ${m.size} bytes ${m.sha256}`);
         rmSync(part, { force: true });
       } else {
         renameSync(part, ready);
@@ -208,7 +225,8 @@ export class Puller extends EventEmitter {
       const found = await (this.o.check ?? quickCheckFile)(ready, this.stop.signal);
       if (found.height !== m.height) throw new Error(`${url}: the file's height is ${found.height}, the manifest says ${m.height}`);
       // the manifest's chain was accepted above; the file must be of that chain too
-      if (found.chainId !== m.chain_id) throw new Error(`${url}: the file is chain ${JSON.stringify(found.chainId)}, the manifest says ${JSON.stringify(m.chain_id)}`);
+      if (found.chainId !== m.chain_id)
+        throw new Error(`${url}: the file is chain ${JSON.stringify(found.chainId)}, the manifest says ${JSON.stringify(m.chain_id)}`);
       fsyncPath(ready);
       return ready;
     } catch (e) {
@@ -233,9 +251,13 @@ export class Puller extends EventEmitter {
         this.emit('failed', e, delay);
       }
       if (this.stop.signal.aborted) return;
-      this.timer = setTimeout(() => { void tick(); }, delay);
+      this.timer = setTimeout(() => {
+        void tick();
+      }, delay);
     };
-    this.timer = setTimeout(() => { void tick(); }, 0);
+    this.timer = setTimeout(() => {
+      void tick();
+    }, 0);
   }
 
   close(): void {

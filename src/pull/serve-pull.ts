@@ -31,15 +31,27 @@ export const PULL_NOTE = 'pull';
 const errorOf = (e: unknown): { error: string } => ({ error: e instanceof Error ? e.message : String(e) });
 
 function logPuller(p: Puller, logger: Logger): void {
-  p.on('installed', (m: Manifest, s: PullStats) => logger.info('pulled snapshot', {
-    height: m.height, file: m.file, sha256: m.sha256, bytes_transferred: s.transferred, resumed_from: s.resumedFrom, ms: s.ms,
-  }));
+  p.on('installed', (m: Manifest, s: PullStats) =>
+    logger.info('pulled snapshot', {
+      height: m.height,
+      file: m.file,
+      sha256: m.sha256,
+      bytes_transferred: s.transferred,
+      resumed_from: s.resumedFrom,
+      ms: s.ms,
+    }),
+  );
   p.on('failed', (e: unknown, retryInMs: number) => logger.warn('pull failed; still serving the current file', { ...errorOf(e), retry_in_ms: retryInMs }));
   p.on('skipped', (m: Manifest, why: string) => logger.warn('manifest not installed', { height: m.height, file: m.file, reason: why }));
-  p.on('refused', (m: Manifest, why: string) => logger.error('manifest refused: it names another chain; still serving the current file', {
-    height: m.height, file: m.file, chain_id: m.chain_id, error: why,
-  }));
-  p.on('accepted', (m: Manifest) => logger.info('the manifest names this replica\'s chain again', { height: m.height, file: m.file, chain_id: m.chain_id }));
+  p.on('refused', (m: Manifest, why: string) =>
+    logger.error('manifest refused: it names another chain; still serving the current file', {
+      height: m.height,
+      file: m.file,
+      chain_id: m.chain_id,
+      error: why,
+    }),
+  );
+  p.on('accepted', (m: Manifest) => logger.info("the manifest names this replica's chain again", { height: m.height, file: m.file, chain_id: m.chain_id }));
 }
 
 /** Calls `onChange` with the puller's refusal whenever it changes (undefined: none). */
@@ -60,12 +72,18 @@ async function manifestNow(p: Puller, logger: Logger): Promise<Manifest | undefi
 
 /** Single process: the holder to serve from and its (not yet started) puller. */
 export async function holderForPull(
-  file: string, o: PullServeOptions, Holder: typeof SnapshotHolder, logger: Logger,
+  file: string,
+  o: PullServeOptions,
+  Holder: typeof SnapshotHolder,
+  logger: Logger,
   holderOptions: HolderOptions = {},
 ): Promise<{ holder: SnapshotHolder; puller: Puller }> {
   let holder: SnapshotHolder | undefined;
   const puller = new Puller({
-    manifestUrl: o.pull, db: file, intervalMs: o.pullIntervalMs, expectChainId: o.expectChainId,
+    manifestUrl: o.pull,
+    db: file,
+    intervalMs: o.pullIntervalMs,
+    expectChainId: o.expectChainId,
     localHeight: () => holder?.current()?.meta.height,
     localChainId: () => holder?.current()?.meta.chainId,
     // the puller has quick-checked the file before the rename: the holder does not check it again
@@ -86,7 +104,10 @@ export async function holderForPull(
   if (holder) {
     const m = await manifestNow(puller, logger);
     if (m && puller.needs(m)) {
-      logger.info('the local file is older than the manifest; not ready until the new one is pulled', { local_height: holder.current()?.meta.height, height: m.height });
+      logger.info('the local file is older than the manifest; not ready until the new one is pulled', {
+        local_height: holder.current()?.meta.height,
+        height: m.height,
+      });
       holder.close();
       holder = undefined;
     }
@@ -114,10 +135,16 @@ function localOf(file: string, expectChainId: string | undefined): { height: num
 export async function pullBeforeFork(file: string, o: PullServeOptions, logger: Logger, onRefusal?: (r: RefusedFile | undefined) => void): Promise<Puller> {
   let local = localOf(file, o.expectChainId);
   const puller = new Puller({
-    manifestUrl: o.pull, db: file, intervalMs: o.pullIntervalMs, expectChainId: o.expectChainId,
+    manifestUrl: o.pull,
+    db: file,
+    intervalMs: o.pullIntervalMs,
+    expectChainId: o.expectChainId,
     localHeight: () => local?.height,
     localChainId: () => local?.chainId,
-    install: (m) => { local = localOf(file, o.expectChainId); return local?.height === m.height; },
+    install: (m) => {
+      local = localOf(file, o.expectChainId);
+      return local?.height === m.height;
+    },
   });
   logPuller(puller, logger);
   if (onRefusal) onPullRefusal(puller, onRefusal);

@@ -18,12 +18,23 @@ export const ADDRESS_TOPIC = /^0x0{24}[0-9a-fA-F]{40}$/;
  */
 const CACHE_ENTRIES = 32_768;
 
-interface Attribute { key?: unknown; value?: unknown }
-interface Event { type?: unknown; attributes?: unknown }
-interface PublicKey { '@type'?: unknown; key?: unknown }
+interface Attribute {
+  key?: unknown;
+  value?: unknown;
+}
+interface Event {
+  type?: unknown;
+  attributes?: unknown;
+}
+interface PublicKey {
+  '@type'?: unknown;
+  key?: unknown;
+}
 
 /** A conversion that failed, remembered with its reason. */
-interface Invalid { error: string }
+interface Invalid {
+  error: string;
+}
 
 /**
  * Derives accounts and signers as canonical lower-case hex (the writer's account key). Both
@@ -111,7 +122,10 @@ export class AccountDeriver {
         v = typeof hex === 'string' ? hex : null;
         this.pieces.set(piece, v);
       }
-      if (v !== null) { out.add(v); return; }
+      if (v !== null) {
+        out.add(v);
+        return;
+      }
     }
     if (n >= 3 && n <= 66 && piece.charCodeAt(0) === 0x30 && piece.charCodeAt(1) === 0x78 && HEX_PIECE.test(piece)) this.add(out, piece);
   }
@@ -189,9 +203,19 @@ export function nftKeysOfEvents(events: unknown, deriver: AccountDeriver, add: (
       else if (a.key === 'token_id') tokenIds.push(a.value);
       else if (ev.type === 'evm' && a.key === 'log') {
         let log: { address?: unknown; topics?: unknown };
-        try { log = JSON.parse(a.value) as typeof log; } catch { continue; }
-        if (typeof log.address !== 'string' || !Array.isArray(log.topics) || log.topics.length !== 4
-          || String(log.topics[0]).toLowerCase() !== TRANSFER_TOPIC || !/^0x[0-9a-fA-F]{1,64}$/.test(String(log.topics[3]))) continue;
+        try {
+          log = JSON.parse(a.value) as typeof log;
+        } catch {
+          continue;
+        }
+        if (
+          typeof log.address !== 'string' ||
+          !Array.isArray(log.topics) ||
+          log.topics.length !== 4 ||
+          String(log.topics[0]).toLowerCase() !== TRANSFER_TOPIC ||
+          !/^0x[0-9a-fA-F]{1,64}$/.test(String(log.topics[3]))
+        )
+          continue;
         const hex = deriver.hex(log.address);
         if (typeof hex === 'string') add(hex, BigInt(String(log.topics[3])).toString());
       }

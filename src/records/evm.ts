@@ -11,8 +11,22 @@ import { describe, Fields, toAddress } from './fields';
 import { EvmTables, type EvmWriter } from '../snapshot/evm-writer';
 
 const EVM_TX_FIELDS = ['sequence', 'height', 'receipt', 'signer', 'accounts'] as const;
-const EVM_INTERNAL_TX_FIELDS = ['sequence', 'height', 'hash', 'index', 'parent_index', 'type', 'from', 'to',
-  'input', 'output', 'value', 'gas', 'gasUsed', 'accounts'] as const;
+const EVM_INTERNAL_TX_FIELDS = [
+  'sequence',
+  'height',
+  'hash',
+  'index',
+  'parent_index',
+  'type',
+  'from',
+  'to',
+  'input',
+  'output',
+  'value',
+  'gas',
+  'gasUsed',
+  'accounts',
+] as const;
 
 const HASH = /^0x[0-9a-fA-F]{64}$/;
 const HEX = /^0x[0-9a-fA-F]*$/;
@@ -26,13 +40,18 @@ type Each = (name: string, required: boolean, fn: (f: Fields) => void, allowed: 
  */
 export function evmTxAccounts(r: EvmReceipt, prefix: string): Set<string> {
   const out = new Set<string>();
-  const add = (t: unknown): void => { const h = addressHexOrUndefined(t, prefix); if (h) out.add(h); };
+  const add = (t: unknown): void => {
+    const h = addressHexOrUndefined(t, prefix);
+    if (h) out.add(h);
+  };
   add(r.from);
   add(r.to);
   add(r.contractAddress);
   for (const l of r.logs ?? []) {
     add(l.address);
-    (l.topics ?? []).forEach((t, i) => { if (i > 0 && ADDRESS_TOPIC.test(t)) add('0x' + t.slice(26)); });
+    (l.topics ?? []).forEach((t, i) => {
+      if (i > 0 && ADDRESS_TOPIC.test(t)) add('0x' + t.slice(26));
+    });
   }
   return out;
 }
@@ -43,7 +62,10 @@ export function evmTxAccounts(r: EvmReceipt, prefix: string): Set<string> {
  */
 export function internalTxAccounts(from: string, to: string, input: string, prefix: string): Set<string> {
   const out = new Set<string>();
-  for (const a of [from, to]) { const h = a === '0x' ? undefined : addressHexOrUndefined(a, prefix); if (h) out.add(h); }
+  for (const a of [from, to]) {
+    const h = a === '0x' ? undefined : addressHexOrUndefined(a, prefix);
+    if (h) out.add(h);
+  }
   const args = input.slice(2 + 8);
   for (let i = 0; i + 64 <= args.length; i += 64) {
     const w = args.slice(i, i + 64);
@@ -82,77 +104,100 @@ export async function loadEvm(each: Each, vmType: string, prefix: string, writer
   const baseHeight = writer.base?.height ?? 0;
   const heightOf = (f: Fields, file: string): number => {
     const h = f.uint('height', { min: 1 });
-    if (h <= baseHeight) throw f.error('height', `${h} is in the base snapshot ${writer.base?.file ?? ''} (its highest block is ${baseHeight}): only new heights may be added`);
+    if (h <= baseHeight)
+      throw f.error('height', `${h} is in the base snapshot ${writer.base?.file ?? ''} (its highest block is ${baseHeight}): only new heights may be added`);
     if (!tables.blockExists(h)) throw f.error('height', `no block ${h} in blocks.ndjson (${file})`);
     return h;
   };
 
   let lastSequence = writer.evm.baseTxSequence;
-  await each('evm_txs', false, (f) => {
-    onlyEvm(f, 'evm_txs');
-    const sequence = sequenceOf(f, lastSequence);
-    lastSequence = sequence;
-    const height = heightOf(f, 'evm_txs');
-    const receipt = parseReceipt(f, height);
-    let signer: string | undefined;
-    if (f.has('signer')) {
-      signer = f.raw('signer') === null ? undefined : f.address('signer', prefix).toString('hex');
-    } else {
-      signer = addressHexOrUndefined(receipt.from, prefix);
-    }
-    const accounts = accountsOf(f) ?? evmTxAccounts(receipt, prefix);
-    tables.insertTx(sequence, height, Buffer.from(receipt.transactionHash.slice(2), 'hex'), evmTxJson(receipt), signer, accounts);
-  }, EVM_TX_FIELDS);
+  await each(
+    'evm_txs',
+    false,
+    (f) => {
+      onlyEvm(f, 'evm_txs');
+      const sequence = sequenceOf(f, lastSequence);
+      lastSequence = sequence;
+      const height = heightOf(f, 'evm_txs');
+      const receipt = parseReceipt(f, height);
+      let signer: string | undefined;
+      if (f.has('signer')) {
+        signer = f.raw('signer') === null ? undefined : f.address('signer', prefix).toString('hex');
+      } else {
+        signer = addressHexOrUndefined(receipt.from, prefix);
+      }
+      const accounts = accountsOf(f) ?? evmTxAccounts(receipt, prefix);
+      tables.insertTx(sequence, height, Buffer.from(receipt.transactionHash.slice(2), 'hex'), evmTxJson(receipt), signer, accounts);
+    },
+    EVM_TX_FIELDS,
+  );
 
   lastSequence = writer.evm.baseInternalSequence;
   let prev: { hash: string; height: number; index: number } | undefined;
-  await each('evm_internal_txs', false, (f) => {
-    onlyEvm(f, 'evm_internal_txs');
-    const sequence = sequenceOf(f, lastSequence);
-    lastSequence = sequence;
-    const height = heightOf(f, 'evm_internal_txs');
-    const hash = f.string('hash');
-    if (!HASH.test(hash)) throw f.error('hash', `must be 0x + 64 hex digits, got ${describe(hash)}`);
-    const index = f.uint('index');
-    const parentIndex = f.raw('parent_index');
-    if (typeof parentIndex !== 'number' || !Number.isInteger(parentIndex) || parentIndex < -1) {
-      throw f.error('parent_index', `must be an integer ≥ -1, got ${describe(parentIndex)}`);
-    }
-    // Calls of one trace are consecutive, numbered depth-first from 0; the top-level call has parent −1.
-    const key = hash.toLowerCase();
-    const continues = prev !== undefined && prev.hash === key && prev.height === height;
-    if (continues && index !== (prev as { index: number }).index + 1) {
-      throw f.error('index', `must be ${(prev as { index: number }).index + 1} (the next call of tx ${key}), got ${index}`);
-    }
-    if (!continues && index !== 0) throw f.error('index', `must be 0 (the first call of tx ${key}), got ${index}`);
-    if (index === 0 ? parentIndex !== -1 : parentIndex < 0 || parentIndex >= index) {
-      throw f.error('parent_index', index === 0 ? `must be -1 for the top-level call, got ${parentIndex}`
-        : `must be the index of an earlier call (0..${index - 1}), got ${parentIndex}`);
-    }
-    prev = { hash: key, height, index };
-    const addr = (field: string): string => {
-      const v = f.string(field);
-      if (v === '') return '';
-      // rollytics serves "0x" for an account id missing from its dictionary; kept, and linked to no account
-      if (v === '0x') return '0x';
-      const b = f.address(field, prefix);
-      if (b.length !== 20) throw f.error(field, `must be a 20-byte EVM address or "", got ${describe(v)}`);
-      return toHex0x(b);
-    };
-    const hex = (field: string): string => {
-      const v = f.string(field, { optional: '' });
-      if (v !== '' && !HEX.test(v)) throw f.error(field, `must be 0x-prefixed hex, got ${describe(v)}`);
-      return evenHex(v);
-    };
-    // rollytics does not record the top-level call's output: it serves 0x (docs/api-contract.md#evm-internal-tx).
-    const output = hex('output');
-    const t = {
-      height, hash: key, parentIndex, index, type: f.string('type', { nonEmpty: true }), from: addr('from'), to: addr('to'),
-      input: hex('input'), output: index === 0 ? '0x' : output, value: hex('value'), gas: hex('gas'), gasUsed: hex('gasUsed'),
-    };
-    const accounts = accountsOf(f) ?? internalTxAccounts(t.from, t.to, t.input, prefix);
-    tables.insertInternal(sequence, height, Buffer.from(key.slice(2), 'hex'), internalTxJson(t), accounts);
-  }, EVM_INTERNAL_TX_FIELDS);
+  await each(
+    'evm_internal_txs',
+    false,
+    (f) => {
+      onlyEvm(f, 'evm_internal_txs');
+      const sequence = sequenceOf(f, lastSequence);
+      lastSequence = sequence;
+      const height = heightOf(f, 'evm_internal_txs');
+      const hash = f.string('hash');
+      if (!HASH.test(hash)) throw f.error('hash', `must be 0x + 64 hex digits, got ${describe(hash)}`);
+      const index = f.uint('index');
+      const parentIndex = f.raw('parent_index');
+      if (typeof parentIndex !== 'number' || !Number.isInteger(parentIndex) || parentIndex < -1) {
+        throw f.error('parent_index', `must be an integer ≥ -1, got ${describe(parentIndex)}`);
+      }
+      // Calls of one trace are consecutive, numbered depth-first from 0; the top-level call has parent −1.
+      const key = hash.toLowerCase();
+      const continues = prev !== undefined && prev.hash === key && prev.height === height;
+      if (continues && index !== (prev as { index: number }).index + 1) {
+        throw f.error('index', `must be ${(prev as { index: number }).index + 1} (the next call of tx ${key}), got ${index}`);
+      }
+      if (!continues && index !== 0) throw f.error('index', `must be 0 (the first call of tx ${key}), got ${index}`);
+      if (index === 0 ? parentIndex !== -1 : parentIndex < 0 || parentIndex >= index) {
+        throw f.error(
+          'parent_index',
+          index === 0 ? `must be -1 for the top-level call, got ${parentIndex}` : `must be the index of an earlier call (0..${index - 1}), got ${parentIndex}`,
+        );
+      }
+      prev = { hash: key, height, index };
+      const addr = (field: string): string => {
+        const v = f.string(field);
+        if (v === '') return '';
+        // rollytics serves "0x" for an account id missing from its dictionary; kept, and linked to no account
+        if (v === '0x') return '0x';
+        const b = f.address(field, prefix);
+        if (b.length !== 20) throw f.error(field, `must be a 20-byte EVM address or "", got ${describe(v)}`);
+        return toHex0x(b);
+      };
+      const hex = (field: string): string => {
+        const v = f.string(field, { optional: '' });
+        if (v !== '' && !HEX.test(v)) throw f.error(field, `must be 0x-prefixed hex, got ${describe(v)}`);
+        return evenHex(v);
+      };
+      // rollytics does not record the top-level call's output: it serves 0x (docs/api-contract.md#evm-internal-tx).
+      const output = hex('output');
+      const t = {
+        height,
+        hash: key,
+        parentIndex,
+        index,
+        type: f.string('type', { nonEmpty: true }),
+        from: addr('from'),
+        to: addr('to'),
+        input: hex('input'),
+        output: index === 0 ? '0x' : output,
+        value: hex('value'),
+        gas: hex('gas'),
+        gasUsed: hex('gasUsed'),
+      };
+      const accounts = accountsOf(f) ?? internalTxAccounts(t.from, t.to, t.input, prefix);
+      tables.insertInternal(sequence, height, Buffer.from(key.slice(2), 'hex'), internalTxJson(t), accounts);
+    },
+    EVM_INTERNAL_TX_FIELDS,
+  );
 }
 
 /** The receipt member: every EvmTx key typed as the node gives it; other keys are dropped. */
@@ -193,8 +238,7 @@ function parseReceipt(f: Fields, height: number): EvmReceipt {
   return out as unknown as EvmReceipt;
 }
 
-function parseLog(f: Fields, at: string, l: unknown,
-  str: (obj: Record<string, unknown>, at: string, k: string) => string): EvmLog {
+function parseLog(f: Fields, at: string, l: unknown, str: (obj: Record<string, unknown>, at: string, k: string) => string): EvmLog {
   if (!l || typeof l !== 'object' || Array.isArray(l)) throw f.error(at, `must be an object, got ${describe(l)}`);
   const o = l as Record<string, unknown>;
   const out: Record<string, unknown> = {};
@@ -204,8 +248,11 @@ function parseLog(f: Fields, at: string, l: unknown,
   }
   const topics = o.topics;
   if (topics !== null) {
-    if (!Array.isArray(topics)) throw f.error(`${at}.topics`, topics === undefined ? 'missing' : `must be an array of strings or null, got ${describe(topics)}`);
-    topics.forEach((t, i) => { if (typeof t !== 'string') throw f.error(`${at}.topics[${i}]`, `must be a string, got ${describe(t)}`); });
+    if (!Array.isArray(topics))
+      throw f.error(`${at}.topics`, topics === undefined ? 'missing' : `must be an array of strings or null, got ${describe(topics)}`);
+    topics.forEach((t, i) => {
+      if (typeof t !== 'string') throw f.error(`${at}.topics[${i}]`, `must be a string, got ${describe(t)}`);
+    });
   }
   out.topics = topics;
   if (typeof o.removed !== 'boolean') throw f.error(`${at}.removed`, o.removed === undefined ? 'missing' : `must be a boolean, got ${describe(o.removed)}`);

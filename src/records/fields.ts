@@ -14,7 +14,10 @@ const HEX32 = /^(0x)?[0-9a-fA-F]{64}$/;
 export class Fields {
   readonly obj: Record<string, unknown>;
 
-  constructor(readonly at: NdjsonLine, allowed: readonly string[]) {
+  constructor(
+    readonly at: NdjsonLine,
+    allowed: readonly string[],
+  ) {
     let value: unknown;
     try {
       value = JSON.parse(at.text);

@@ -19,7 +19,6 @@ import { blockTxCounts, metaValues } from '../snapshot/queries/base-rows';
 
 import { VM_TYPES, type VmType } from '../lib/vm';
 
-
 export interface ImportProgress {
   /** a dump file started (or a finalize step, with file undefined) */
   stage(name: string): void;
@@ -107,18 +106,26 @@ class LoadState {
   /** the kinds the source has (each() found records for them, possibly none) */
   readonly present = new Set<string>();
 
-  constructor(readonly source: RecordSource, readonly writer: SnapshotWriter, readonly progress: ImportProgress,
-    readonly options: LoadOptions) {
+  constructor(
+    readonly source: RecordSource,
+    readonly writer: SnapshotWriter,
+    readonly progress: ImportProgress,
+    readonly options: LoadOptions,
+  ) {
     this.lastHeight = writer.base?.height ?? 0;
   }
 
-  get hasMeta(): boolean { return this.loadedMeta !== undefined; }
+  get hasMeta(): boolean {
+    return this.loadedMeta !== undefined;
+  }
   /** the meta record; every kind after `meta` reads it */
   get meta(): Meta {
     if (!this.loadedMeta) throw new Error('the meta record is read first');
     return this.loadedMeta;
   }
-  set meta(m: Meta) { this.loadedMeta = m; }
+  set meta(m: Meta) {
+    this.loadedMeta = m;
+  }
 
   /** Runs `fn` on every record of one kind (a missing optional kind loads nothing). */
   async each(name: string, required: boolean, fn: (f: Fields) => void, allowed: readonly string[], present?: () => void): Promise<void> {
@@ -134,7 +141,10 @@ class LoadState {
     for await (const at of records) {
       fn(new Fields(at, allowed));
       this.counts[name]++;
-      if (++batch === 1000) { this.progress.records(batch); batch = 0; }
+      if (++batch === 1000) {
+        this.progress.records(batch);
+        batch = 0;
+      }
     }
     this.progress.records(batch);
   }
@@ -219,8 +229,19 @@ interface TokenRecord {
 const STAGES: readonly Stage[] = [
   recordKind<MetaRecord>({
     name: 'meta',
-    fields: ['chain_id', 'vm_type', 'bech32_prefix', 'version', 'commit_hash', 'source', 'height', 'internal_tx_height', 'rich_list_height',
-      'evm_internal_txs', ...STATUS_EXTENSIONS],
+    fields: [
+      'chain_id',
+      'vm_type',
+      'bech32_prefix',
+      'version',
+      'commit_hash',
+      'source',
+      'height',
+      'internal_tx_height',
+      'rich_list_height',
+      'evm_internal_txs',
+      ...STATUS_EXTENSIONS,
+    ],
     required: () => true,
     parse(f, s) {
       if (s.hasMeta) throw f.error('(line)', 'meta.ndjson must hold exactly one record');
@@ -230,7 +251,9 @@ const STAGES: readonly Stage[] = [
       const prefix = f.string('bech32_prefix', { nonEmpty: true });
       if (!/^[a-z0-9]+$/.test(prefix)) throw f.error('bech32_prefix', `must be lower-case letters and digits, got ${describe(prefix)}`);
       return {
-        chainId: f.string('chain_id', { nonEmpty: true }), vmType: vm as VmType, prefix,
+        chainId: f.string('chain_id', { nonEmpty: true }),
+        vmType: vm as VmType,
+        prefix,
         version: f.string('version', { optional: 'dev' }),
         commitHash: f.string('commit_hash', { optional: 'unknown' }),
         source: f.string('source', { optional: s.source.describe }),
@@ -285,9 +308,12 @@ const STAGES: readonly Stage[] = [
       const base = s.writer.base;
       const height = f.uint('height', { min: 1 });
       if (base && s.blocks.size === 0 && height !== base.height + 1) {
-        throw f.error('height', height <= base.height
-          ? `${height} is already in the base snapshot ${base.file} (its highest block is ${base.height}): the new source must start at height ${base.height + 1}`
-          : `${height} leaves a gap after the base snapshot ${base.file} (its highest block is ${base.height}): the new source must start at height ${base.height + 1}`);
+        throw f.error(
+          'height',
+          height <= base.height
+            ? `${height} is already in the base snapshot ${base.file} (its highest block is ${base.height}): the new source must start at height ${base.height + 1}`
+            : `${height} leaves a gap after the base snapshot ${base.file} (its highest block is ${base.height}): the new source must start at height ${base.height + 1}`,
+        );
       }
       if (height <= s.lastHeight) throw f.error('height', `must ascend: ${height} after ${s.lastHeight}`);
       s.lastHeight = height;
@@ -301,10 +327,19 @@ const STAGES: readonly Stage[] = [
       const v = s.validators.get(proposer);
       s.blocks.set(height, { txCount, line: f.at.line, seen: 0 });
       return {
-        height, timestamp, txCount, json: blockJson({
-          chainId: f.string('chain_id', { optional: s.meta.chainId }), height, hashHex: f.hex32('hash'),
-          blockTimeMs: f.uint('block_time'), timestamp: formatSeconds(timestamp),
-          gasUsed: f.uint('gas_used'), gasWanted: f.uint('gas_wanted'), txCount, totalFee,
+        height,
+        timestamp,
+        txCount,
+        json: blockJson({
+          chainId: f.string('chain_id', { optional: s.meta.chainId }),
+          height,
+          hashHex: f.hex32('hash'),
+          blockTimeMs: f.uint('block_time'),
+          timestamp: formatSeconds(timestamp),
+          gasUsed: f.uint('gas_used'),
+          gasWanted: f.uint('gas_wanted'),
+          txCount,
+          totalFee,
           proposer: { moniker: v?.moniker ?? '', operatorAddress: v?.operatorAddress ?? proposer },
         }),
       };
@@ -325,12 +360,21 @@ const STAGES: readonly Stage[] = [
       const r = s.options.resumable;
       const from = r?.from;
       // a resumable load commits every r.every txs and at the end (the source then lets them go)
-      const checkpoint = r && ((count: number, lastSequence: number): void => {
-        s.writer.checkpoint({ ...s.counts, txs: count }, lastSequence);
-        r.loaded(lastSequence);
-      });
-      s.counts.txs = await loadTxs(s.source, s.meta.prefix, s.blocks, s.writer, s.progress, s.options.parseThreads,
-        checkpoint && { every: r.every, at: checkpoint, count: from?.counts.txs ?? 0, lastSequence: from?.lastSequence });
+      const checkpoint =
+        r &&
+        ((count: number, lastSequence: number): void => {
+          s.writer.checkpoint({ ...s.counts, txs: count }, lastSequence);
+          r.loaded(lastSequence);
+        });
+      s.counts.txs = await loadTxs(
+        s.source,
+        s.meta.prefix,
+        s.blocks,
+        s.writer,
+        s.progress,
+        s.options.parseThreads,
+        checkpoint && { every: r.every, at: checkpoint, count: from?.counts.txs ?? 0, lastSequence: from?.lastSequence },
+      );
       for (const [height, b] of s.blocks) {
         if (b.seen !== b.txCount) {
           throw new DumpError('blocks.ndjson', b.line, 'tx_count', `block ${height} says ${b.txCount} txs, txs.ndjson has ${b.seen}`);
@@ -352,8 +396,16 @@ const STAGES: readonly Stage[] = [
     },
     write(c, _f, { collections, writer }) {
       collections.set(c.addr.toString('hex'), { name: c.name, originName: c.originName });
-      writer.insertCollection(c.addr, c.height, c.name, c.originName, normalizeName(c.name), normalizeName(c.originName),
-        writer.accountId(c.creator), c.timestamp);
+      writer.insertCollection(
+        c.addr,
+        c.height,
+        c.name,
+        c.originName,
+        normalizeName(c.name),
+        normalizeName(c.originName),
+        writer.accountId(c.creator),
+        c.timestamp,
+      );
     },
   }),
 
@@ -375,18 +427,37 @@ const STAGES: readonly Stage[] = [
       const owner = f.string('owner') === '' ? undefined : f.address('owner', m.prefix);
       const height = f.uint('height');
       return {
-        collectionAddr, tokenId, objectAddr, owner, height, json: nftJson({
-          collectionAddr: toHex0x(collectionAddr), collectionName: c.name, collectionOriginName: c.originName,
-          objectAddr: objectAddr ? toHex0x(objectAddr) : '', owner: owner ? toBech32(owner, m.prefix) : '', tokenId,
-          uri: f.string('uri'), height, timestamp: formatMicros(f.time('timestamp')),
+        collectionAddr,
+        tokenId,
+        objectAddr,
+        owner,
+        height,
+        json: nftJson({
+          collectionAddr: toHex0x(collectionAddr),
+          collectionName: c.name,
+          collectionOriginName: c.originName,
+          objectAddr: objectAddr ? toHex0x(objectAddr) : '',
+          owner: owner ? toBech32(owner, m.prefix) : '',
+          tokenId,
+          uri: f.string('uri'),
+          height,
+          timestamp: formatMicros(f.time('timestamp')),
         }),
       };
     },
     write(t, _f, { writer }) {
-      writer.insertNft(t.collectionAddr, t.tokenId, t.height, t.owner ? writer.accountId(t.owner) : NO_OWNER,
-        t.objectAddr ? writer.accountId(t.objectAddr) : null, t.json);
+      writer.insertNft(
+        t.collectionAddr,
+        t.tokenId,
+        t.height,
+        t.owner ? writer.accountId(t.owner) : NO_OWNER,
+        t.objectAddr ? writer.accountId(t.objectAddr) : null,
+        t.json,
+      );
     },
-    after(s) { s.seenTokens.clear(); },
+    after(s) {
+      s.seenTokens.clear();
+    },
   }),
 
   recordKind<{ collectionAddr: Buffer; tokenId: string; sequence: number }>({
@@ -409,7 +480,9 @@ const STAGES: readonly Stage[] = [
   recordKind<{ denom: string; account: Buffer; amount: string }>({
     name: 'richlist',
     fields: ['denom', 'account', 'amount'],
-    begin({ writer }) { writer.beginHolders(); },
+    begin({ writer }) {
+      writer.beginHolders();
+    },
     parse(f, s) {
       const denom = f.string('denom', { nonEmpty: true }).toLowerCase();
       const account = f.address('account', s.meta.prefix);
@@ -418,10 +491,13 @@ const STAGES: readonly Stage[] = [
       return { denom, account, amount };
     },
     write(h, f, { writer }) {
-      onConstraint(f, 'SQLITE_CONSTRAINT_UNIQUE', 'account', `duplicate holder for denom ${describe(h.denom)}`, () => writer.insertHolder(h.denom,
-        amountKey(h.amount), h.account));
+      onConstraint(f, 'SQLITE_CONSTRAINT_UNIQUE', 'account', `duplicate holder for denom ${describe(h.denom)}`, () =>
+        writer.insertHolder(h.denom, amountKey(h.amount), h.account),
+      );
     },
-    after({ writer, present }) { if (present.has('richlist')) writer.endHolders(); },
+    after({ writer, present }) {
+      if (present.has('richlist')) writer.endHolders();
+    },
   }),
 
   recordKind<{ denom: string; contract: Buffer }>({
@@ -436,7 +512,9 @@ const STAGES: readonly Stage[] = [
       if (contract.length !== 20) throw f.error('contract', 'must be a 20-byte ERC-20 address');
       return { denom, contract };
     },
-    write(d, _f, { writer }) { writer.insertDenomContract(d.denom, toHex0x(d.contract)); },
+    write(d, _f, { writer }) {
+      writer.insertDenomContract(d.denom, toHex0x(d.contract));
+    },
   }),
 
   {
@@ -450,8 +528,7 @@ const STAGES: readonly Stage[] = [
  * Reads every record of `source` into `writer`, validating each: the stages of STAGES in
  * order. Throws DumpError naming file:line:field on the first bad one.
  */
-export async function loadRecords(source: RecordSource, writer: SnapshotWriter, progress: ImportProgress,
-  options: LoadOptions): Promise<ImportSummary> {
+export async function loadRecords(source: RecordSource, writer: SnapshotWriter, progress: ImportProgress, options: LoadOptions): Promise<ImportSummary> {
   const s = new LoadState(source, writer, progress, options);
   const from = options.resumable?.from;
   if (from !== undefined) resumeState(s, from, options.resumable?.seen(from.lastSequence) ?? new Map());
@@ -481,9 +558,15 @@ function resumeState(s: LoadState, from: LoadCheckpoint, seen: Map<number, numbe
  * order; the checks against other records (ascending sequence, existing block) and the
  * inserts stay on this thread. Returns the number of txs.
  */
-async function loadTxs(source: RecordSource, prefix: string, blocks: Map<number, { seen: number }>, writer: SnapshotWriter,
-  progress: ImportProgress, threads: number,
-  checkpoint?: { every: number; at(count: number, lastSequence: number): void; count: number; lastSequence?: number }): Promise<number> {
+async function loadTxs(
+  source: RecordSource,
+  prefix: string,
+  blocks: Map<number, { seen: number }>,
+  writer: SnapshotWriter,
+  progress: ImportProgress,
+  threads: number,
+  checkpoint?: { every: number; at(count: number, lastSequence: number): void; count: number; lastSequence?: number },
+): Promise<number> {
   let count = checkpoint?.count ?? 0;
   let lastSequence = checkpoint?.lastSequence ?? writer.base?.sequence ?? 0;
   let committed = count;
@@ -599,4 +682,3 @@ function coins(f: Fields, field: string): Coin[] | null {
     return { denom, amount };
   });
 }
-

@@ -42,11 +42,21 @@ function baseRecords(s: SnapshotFile, kind: string, newValidators: Set<string>):
   switch (kind) {
     case 'meta': {
       const kv = metaValues(db);
-      return [record(at('meta'), JSON.stringify({
-        chain_id: kv.get('chain_id'), vm_type: kv.get('vm_type'), bech32_prefix: kv.get('bech32_prefix'),
-        version: kv.get('version'), commit_hash: kv.get('commit_hash'), source: kv.get('source'),
-        internal_tx_height: kv.has('internal_tx_height_derived') ? undefined : Number(kv.get('internal_tx_height') ?? 0), rich_list_height: Number(kv.get('rich_list_height') ?? 0),
-      }))];
+      return [
+        record(
+          at('meta'),
+          JSON.stringify({
+            chain_id: kv.get('chain_id'),
+            vm_type: kv.get('vm_type'),
+            bech32_prefix: kv.get('bech32_prefix'),
+            version: kv.get('version'),
+            commit_hash: kv.get('commit_hash'),
+            source: kv.get('source'),
+            internal_tx_height: kv.has('internal_tx_height_derived') ? undefined : Number(kv.get('internal_tx_height') ?? 0),
+            rich_list_height: Number(kv.get('rich_list_height') ?? 0),
+          }),
+        ),
+      ];
     }
     case 'validators':
       return (function* () {
@@ -58,21 +68,35 @@ function baseRecords(s: SnapshotFile, kind: string, newValidators: Set<string>):
     case 'collections':
       return (function* () {
         for (const c of collectionRows(db)) {
-          yield record(at(`collection ${toHex0x(c.addr)}`), JSON.stringify({
-            object_addr: toHex0x(c.addr), creator: toHex0x(c.creator), name: c.name, origin_name: c.origin_name,
-            height: c.height, timestamp: c.timestamp,
-          }));
+          yield record(
+            at(`collection ${toHex0x(c.addr)}`),
+            JSON.stringify({
+              object_addr: toHex0x(c.addr),
+              creator: toHex0x(c.creator),
+              name: c.name,
+              origin_name: c.origin_name,
+              height: c.height,
+              timestamp: c.timestamp,
+            }),
+          );
         }
       })();
     case 'tokens':
       return (function* () {
         for (const n of nftRows(db)) {
           const j = JSON.parse(readPackedRow(n.json)) as { object_addr: string; owner: string; nft: { uri: string }; height: number; timestamp: string };
-          yield record(at(`token ${toHex0x(n.collection_addr)} ${JSON.stringify(n.token_id)}`), JSON.stringify({
-            collection_addr: toHex0x(n.collection_addr), token_id: n.token_id,
-            object_addr: j.object_addr === '' ? undefined : j.object_addr,
-            owner: j.owner, uri: j.nft.uri, height: j.height, timestamp: j.timestamp,
-          }));
+          yield record(
+            at(`token ${toHex0x(n.collection_addr)} ${JSON.stringify(n.token_id)}`),
+            JSON.stringify({
+              collection_addr: toHex0x(n.collection_addr),
+              token_id: n.token_id,
+              object_addr: j.object_addr === '' ? undefined : j.object_addr,
+              owner: j.owner,
+              uri: j.nft.uri,
+              height: j.height,
+              timestamp: j.timestamp,
+            }),
+          );
         }
       })();
     default:
@@ -113,8 +137,16 @@ export async function incrementalSource(basePath: string, next: ImportSource): P
     const newMeta = await collect(next.records('meta'));
     if (newMeta && newMeta.length === 1) {
       let obj: Record<string, unknown>;
-      try { obj = JSON.parse(newMeta[0].text) as Record<string, unknown>; } catch { obj = {}; }
-      const want: [string, string][] = [['chain_id', m.chainId], ['vm_type', m.vmType], ['bech32_prefix', m.prefix]];
+      try {
+        obj = JSON.parse(newMeta[0].text) as Record<string, unknown>;
+      } catch {
+        obj = {};
+      }
+      const want: [string, string][] = [
+        ['chain_id', m.chainId],
+        ['vm_type', m.vmType],
+        ['bech32_prefix', m.prefix],
+      ];
       for (const [k, v] of want) {
         if (obj[k] !== undefined && obj[k] !== v) {
           throw new DumpError(newMeta[0].file, newMeta[0].line, k, `is ${JSON.stringify(obj[k])} but the base snapshot ${basePath} has ${JSON.stringify(v)}`);
@@ -124,7 +156,11 @@ export async function incrementalSource(basePath: string, next: ImportSource): P
     const newValidators = await collect(next.records('validators'));
     const redefined = new Set<string>();
     for (const v of newValidators ?? []) {
-      try { redefined.add((JSON.parse(v.text) as { proposer: string }).proposer); } catch { /* the loader reports it */ }
+      try {
+        redefined.add((JSON.parse(v.text) as { proposer: string }).proposer);
+      } catch {
+        /* the loader reports it */
+      }
     }
     const [baseMeta] = [...(baseRecords(base, 'meta', redefined) ?? [])];
     const metaObj = JSON.parse(baseMeta.text) as Record<string, unknown>;
@@ -144,11 +180,16 @@ export async function incrementalSource(basePath: string, next: ImportSource): P
         lineBased: next.lineBased,
         records(kind) {
           switch (kind) {
-            case 'meta': return concat(metaRecords);
-            case 'validators': return concat(baseValidators, newValidators);
-            case 'collections': return next.records(kind) ?? (baseCollections && concat(baseCollections));
-            case 'tokens': return next.records(kind) ?? (baseTokens && concat(baseTokens));
-            default: return next.records(kind);
+            case 'meta':
+              return concat(metaRecords);
+            case 'validators':
+              return concat(baseValidators, newValidators);
+            case 'collections':
+              return next.records(kind) ?? (baseCollections && concat(baseCollections));
+            case 'tokens':
+              return next.records(kind) ?? (baseTokens && concat(baseTokens));
+            default:
+              return next.records(kind);
           }
         },
         lineBatches: next.lineBatches ? (kind, alloc) => next.lineBatches?.(kind, alloc) : undefined,
@@ -157,8 +198,12 @@ export async function incrementalSource(basePath: string, next: ImportSource): P
         partialKinds: next.partialKinds ? () => next.partialKinds?.() ?? new Set() : undefined,
         completeCollections: next.completeCollections ? () => next.completeCollections?.() ?? new Set() : undefined,
         fullStateReason: () => next.fullStateReason?.(),
-        dispose() { next.dispose?.(); },
-        async close() { await next.close(); },
+        dispose() {
+          next.dispose?.();
+        },
+        async close() {
+          await next.close();
+        },
       },
     };
   } catch (e) {

@@ -45,8 +45,7 @@ export function findDumpFile(dir: string, name: string): string | undefined {
  * batch is copied into a buffer from `alloc` (by default a fresh one), which the consumer may
  * keep or transfer to another thread.
  */
-export async function* readLineBatches(dir: string, file: string,
-  alloc: (n: number) => Buffer = Buffer.allocUnsafeSlow): AsyncGenerator<LineBatch> {
+export async function* readLineBatches(dir: string, file: string, alloc: (n: number) => Buffer = Buffer.allocUnsafeSlow): AsyncGenerator<LineBatch> {
   const raw = createReadStream(join(dir, file), { highWaterMark: READ_CHUNK });
   // pipeline: a read error reaches the loop below through gunzip, and an early stop closes the file.
   const input: Readable = file.endsWith('.gz') ? pipeline(raw, createGunzip({ chunkSize: READ_CHUNK }), () => undefined) : raw;
@@ -59,7 +58,10 @@ export async function* readLineBatches(dir: string, file: string,
   const take = (tail?: Uint8Array): LineBatch => {
     const out = alloc(piecesBytes + (tail?.length ?? 0));
     let at = 0;
-    for (const p of tail ? [...pieces, tail] : pieces) { out.set(p, at); at += p.length; }
+    for (const p of tail ? [...pieces, tail] : pieces) {
+      out.set(p, at);
+      at += p.length;
+    }
     const batch = { file, firstLine: nextLine, bytes: out };
     nextLine += lines;
     pieces = [];
@@ -128,7 +130,9 @@ export async function* readNdjson(dir: string, file: string): AsyncGenerator<Ndj
   for await (const batch of readLineBatches(dir, file)) {
     const lines: NdjsonLine[] = [];
     const b = asBuffer(batch.bytes);
-    eachLine(batch, (line, start, end) => { lines.push({ file, line, text: lineText(b, start, end) }); });
+    eachLine(batch, (line, start, end) => {
+      lines.push({ file, line, text: lineText(b, start, end) });
+    });
     yield* lines;
   }
 }

@@ -15,8 +15,11 @@ export class StageProgress implements ImportProgress {
   protected carried = 0;
   readonly stages: { name: string; rows: number; seconds: number }[] = [];
 
-  constructor(private readonly enabled: boolean, private readonly totals: (stage: string) => number | undefined = () => undefined,
-    private readonly out: NodeJS.WriteStream = process.stderr) {}
+  constructor(
+    private readonly enabled: boolean,
+    private readonly totals: (stage: string) => number | undefined = () => undefined,
+    private readonly out: NodeJS.WriteStream = process.stderr,
+  ) {}
 
   stage(name: string): void {
     this.finishStage();
@@ -55,7 +58,10 @@ export class StageProgress implements ImportProgress {
   private finishStage(): void {
     if (!this.name) return;
     this.stages.push({ name: this.name, rows: this.rows, seconds: (Date.now() - this.started) / 1000 });
-    if (this.enabled) { this.render(true, true); this.out.write('\n'); }
+    if (this.enabled) {
+      this.render(true, true);
+      this.out.write('\n');
+    }
     this.name = '';
   }
 
@@ -67,9 +73,10 @@ export class StageProgress implements ImportProgress {
     const secs = Math.max((now - this.started) / 1000, 0.001);
     const rate = this.rows / secs;
     // Steps without rows (index, count, check) show only their time.
-    let line = this.rows === 0 && this.total === undefined
-      ? `  ${this.name.padEnd(16)} ${''.padStart(10)}       ${''.padStart(9)}         ${fmtSecs(secs).padStart(7)}`
-      : `  ${this.name.padEnd(16)} ${String(this.rows).padStart(10)} rows  ${fmtRate(rate).padStart(9)} rows/s  ${fmtSecs(secs).padStart(7)}`;
+    let line =
+      this.rows === 0 && this.total === undefined
+        ? `  ${this.name.padEnd(16)} ${''.padStart(10)}       ${''.padStart(9)}         ${fmtSecs(secs).padStart(7)}`
+        : `  ${this.name.padEnd(16)} ${String(this.rows).padStart(10)} rows  ${fmtRate(rate).padStart(9)} rows/s  ${fmtSecs(secs).padStart(7)}`;
     const left = final ? undefined : this.eta();
     if (left !== undefined) line += `  ${left.pct.toFixed(1).padStart(5)}%  ETA ${fmtSecs(left.eta)}`;
     if (this.carried > 0) line += `  (${this.carried} carried over)`;

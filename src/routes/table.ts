@@ -90,7 +90,7 @@ export function apiPathCheck(routes: readonly ApiRoute[]): (url: string) => bool
   const only = [...exact];
   return (url) => {
     for (const p of under) if (url.startsWith(p)) return true;
-    for (const e of only) if (url.length >= e.length && url.startsWith(e) && (url.length === e.length || url.charCodeAt(e.length) === 63 /* ? */)) return true;
+    for (const e of only) if (url.length >= e.length && url.startsWith(e) && (url.length === e.length || url.charCodeAt(e.length) === 63) /* ? */) return true;
     return false;
   };
 }

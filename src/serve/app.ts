@@ -105,7 +105,10 @@ function observeRequests(observe: ObserveRequest, draining: () => boolean): Requ
 
 function notUnderBase(base: string, outsideBase: (req: IncomingMessage) => boolean): RequestHandler {
   return (req, res, next) => {
-    if (!outsideBase(req)) { next(); return; }
+    if (!outsideBase(req)) {
+      next();
+      return;
+    }
     uncacheable(res);
     sendError(res, 404, GRPC.NOT_FOUND, `not found: ${req.method} ${shown(req.path)}: this server answers under ${base}/`);
   };
@@ -116,13 +119,22 @@ function takeSnapshot(chainOf: (req: IncomingMessage) => ChainRoute | undefined)
   return (req, res, next) => {
     const chain = chainOf(req);
     const snapshots = chain?.holder;
-    if (!snapshots) { next(new UnavailableError('no chain is served here')); return; }
+    if (!snapshots) {
+      next(new UnavailableError('no chain is served here'));
+      return;
+    }
     // One of several chains is served once its file passed its check: the root /ready, 200 while
     // another chain is ready, would not keep a balancer from sending its requests here. (A
     // replica of one answers while its start-up check runs, its /ready 503.)
-    if (chain.id !== '' && snapshots.checking?.()) { next(new UnavailableError(`chain ${chain.id}: its snapshot file is being checked (quick check); try again shortly`)); return; }
+    if (chain.id !== '' && snapshots.checking?.()) {
+      next(new UnavailableError(`chain ${chain.id}: its snapshot file is being checked (quick check); try again shortly`));
+      return;
+    }
     const snapshot = snapshots.acquire ? snapshots.acquire() : snapshots.current();
-    if (!snapshot) { next(new UnavailableError('no snapshot is loaded')); return; }
+    if (!snapshot) {
+      next(new UnavailableError('no snapshot is loaded'));
+      return;
+    }
     res.locals.snapshot = snapshot;
     if (snapshots.acquire && snapshots.release) {
       const release = snapshots.release.bind(snapshots);
@@ -169,13 +181,25 @@ export function buildApp(args: AppArgs, routing: AppRouting): { app: Express; ob
   app.set('etag', false);
   app.set('query parser', 'simple');
   app.locals.validateResponses = options.validateResponses;
-  const logError = options.logError ?? (logger === silentLogger
-    ? (err: unknown): void => { console.error(err); }
-    : (err: unknown): void => { logger.error('request failed', errorFields(err)); });
+  const logError =
+    options.logError ??
+    (logger === silentLogger
+      ? (err: unknown): void => {
+          console.error(err);
+        }
+      : (err: unknown): void => {
+          logger.error('request failed', errorFields(err));
+        });
   const draining = options.draining ?? ((): boolean => false);
-  const ops = metrics ?? (several
-    ? createMetrics(() => undefined, responseCache, () => several.list().map((c) => ({ id: c.id, current: () => c.holder.current() })))
-    : createMetrics(() => routing.only?.holder.current(), responseCache));
+  const ops =
+    metrics ??
+    (several
+      ? createMetrics(
+          () => undefined,
+          responseCache,
+          () => several.list().map((c) => ({ id: c.id, current: () => c.holder.current() })),
+        )
+      : createMetrics(() => routing.only?.holder.current(), responseCache));
   const observe = requestObserver(logger, ops, options, several ? (req) => chainOf(req)?.id ?? '' : undefined);
   app.use(varyOnEncoding, observeRequests(observe, draining), urlLengthLimit(options.limits));
   const base = options.baseUrl;
@@ -188,41 +212,66 @@ export function buildApp(args: AppArgs, routing: AppRouting): { app: Express; ob
   const routes = apiRoutes({ grownStatus: options.grownStatus });
   // (a growing demo chain's /status changes without a write: sent with no-store and no ETag, never decided from versions)
   // what is per chain — its readiness, the prefix Swagger UI and the explorer carry — is built once per chain
-  app.use(perChain(chainOf, apiPathCheck(routes), (chain) => Router().use(
-    opsRouter({ ready: chainReadiness(chain.holder, options), metrics: ops }),
-    // the served document names the prefix (Swagger UI's "Try it out" calls go there) and only
-    // the groups the chain's snapshot answers (no /evm- paths on Move and Wasm)
-    swaggerRouter({
-      variant: () => apiGroupsOf(chain.holder.current()?.meta),
-      json: (groups) => JSON.stringify(servedDocument(openapi, groups as ApiGroups, chain.base)),
-    }, chain.base),
-    ...(options.explorer ? [explorerRouter(chain.base)] : []),
-  )));
+  app.use(
+    perChain(chainOf, apiPathCheck(routes), (chain) =>
+      Router().use(
+        opsRouter({ ready: chainReadiness(chain.holder, options), metrics: ops }),
+        // the served document names the prefix (Swagger UI's "Try it out" calls go there) and only
+        // the groups the chain's snapshot answers (no /evm- paths on Move and Wasm)
+        swaggerRouter(
+          {
+            variant: () => apiGroupsOf(chain.holder.current()?.meta),
+            json: (groups) => JSON.stringify(servedDocument(openapi, groups as ApiGroups, chain.base)),
+          },
+          chain.base,
+        ),
+        ...(options.explorer ? [explorerRouter(chain.base)] : []),
+      ),
+    ),
+  );
   app.use(takeSnapshot(chainOf), evmUnavailable());
-  app.use(httpCaching(options, responseCache, responseCache && ((req) => {
-    const id = chainOf(req)?.id;
-    return id === undefined ? undefined : responseCache.part(id);
-  })));
+  app.use(
+    httpCaching(
+      options,
+      responseCache,
+      responseCache &&
+        ((req) => {
+          const id = chainOf(req)?.id;
+          return id === undefined ? undefined : responseCache.part(id);
+        }),
+    ),
+  );
   // $refs inlined: same constraints, much less start-up work (src/serve/openapi.ts)
   app.use(rollyticsQuery(arrayQueryParameters(apiSpec)), decodablePath(Object.keys((apiSpec as { paths?: object }).paths ?? {})));
   // Every request is validated (no memo: a validated URL must still be checked for its method).
   // The validator's route matcher cache and lazy meta-schema come from patches/ (patch-package).
   // One validator for every chain: the chain's prefix is cut before the app routes.
-  app.use(OpenApiValidator.middleware({
-    apiSpec: apiSpec as never,
-    validateRequests: { coerceTypes: true, allowUnknownQueryParameters: true },
-    validateResponses: options.validateResponses,
-    validateApiSpec: false,
-    useRequestUrl: true,
-  }) as RequestHandler[]);
+  app.use(
+    OpenApiValidator.middleware({
+      apiSpec: apiSpec as never,
+      validateRequests: { coerceTypes: true, allowUnknownQueryParameters: true },
+      validateResponses: options.validateResponses,
+      validateApiSpec: false,
+      useRequestUrl: true,
+    }) as RequestHandler[],
+  );
   app.use(apiRouter(routes));
-  app.use((req, res) => { uncacheable(res); sendError(res, 404, GRPC.NOT_FOUND, `not found: ${req.method} ${shown(req.path)}`); });
-  const onError: ErrorRequestHandler = (err, _req, res, next) => { if (!res.headersSent) uncacheable(res); next(err); };
-  app.use(onError, errorMiddleware(logError, (err, res) => {
-    ops.storageError(err.code);
-    const s = res.locals.snapshot;
-    if (s) chainOf(res.req)?.holder.reportFault?.(s, err);
-  }));
+  app.use((req, res) => {
+    uncacheable(res);
+    sendError(res, 404, GRPC.NOT_FOUND, `not found: ${req.method} ${shown(req.path)}`);
+  });
+  const onError: ErrorRequestHandler = (err, _req, res, next) => {
+    if (!res.headersSent) uncacheable(res);
+    next(err);
+  };
+  app.use(
+    onError,
+    errorMiddleware(logError, (err, res) => {
+      ops.storageError(err.code);
+      const s = res.locals.snapshot;
+      if (s) chainOf(res.req)?.holder.reportFault?.(s, err);
+    }),
+  );
   return { app, observe, metrics: ops, routes };
 }
 
@@ -230,19 +279,28 @@ export function buildApp(args: AppArgs, routing: AppRouting): { app: Express; ob
  * The request's chain's own handler, made on its first request (a WeakMap: a chain removed from
  * the replica takes its handler with it).
  */
-function perChain(chainOf: (req: IncomingMessage) => ChainRoute | undefined, isApiPath: (url: string) => boolean, make: (chain: ChainRoute) => RequestHandler): RequestHandler {
+function perChain(
+  chainOf: (req: IncomingMessage) => ChainRoute | undefined,
+  isApiPath: (url: string) => boolean,
+  make: (chain: ChainRoute) => RequestHandler,
+): RequestHandler {
   const made = new WeakMap<ChainRoute, RequestHandler>();
   return (req, res, next) => {
     // The API's own paths are none of these routers' (ops, Swagger UI, the explorer): not matched
     // against them. Leaving an Express 4 router that matched nothing costs a setImmediate (a turn
     // of the event loop) per router — latency, and a client that half-closes after its request
     // would see Node end the socket before the answer (test/faults/methods.test.ts).
-    if (isApiPath(req.url)) { next(); return; }
+    if (isApiPath(req.url)) {
+      next();
+      return;
+    }
     const chain = chainOf(req);
-    if (chain === undefined) { next(); return; }
+    if (chain === undefined) {
+      next();
+      return;
+    }
     let h = made.get(chain);
-    if (h === undefined) made.set(chain, h = make(chain));
+    if (h === undefined) made.set(chain, (h = make(chain)));
     h(req, res, next);
   };
 }
-

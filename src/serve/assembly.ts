@@ -79,27 +79,38 @@ export interface ServeStack {
  * How a replica of one chain tells the operator to serve another chain from its file: it never
  * changes chains unless told (docs/scaling.md).
  */
-export const ONE_CHAIN_HINT = (id: string): string => `a replica never changes chains unless told: to serve ${JSON.stringify(id)}, restart serve with --expect-chain-id ${id}`;
+export const ONE_CHAIN_HINT = (id: string): string =>
+  `a replica never changes chains unless told: to serve ${JSON.stringify(id)}, restart serve with --expect-chain-id ${id}`;
 
 /** The same for a file of a replica of several chains. */
-const CHAIN_FILE_HINT = (id: string): string => `a served file keeps its chain: to serve ${JSON.stringify(id)} from it, take it out of --db-dir and put it back, or restart serve`;
+const CHAIN_FILE_HINT = (id: string): string =>
+  `a served file keeps its chain: to serve ${JSON.stringify(id)} from it, take it out of --db-dir and put it back, or restart serve`;
 
 /** Opens the snapshot(s) (unless given a holder), builds the app and listens; nothing is left open if it throws. */
 export async function assembleServeStack(o: ServeStackOptions): Promise<ServeStack> {
   // Every file is quick-checked on a worker thread before it is ready: a replacement before it
   // is swapped in (the old file serves meanwhile), a file added to --db-dir before its chain is
   // ready; verifyAtStart decides whether the files there at start are checked too.
-  const chains = o.chains === undefined ? undefined : ChainSet.open({
-    files: o.chains.files, dir: o.chains.dir, base: o.baseUrl,
-    open: (file) => SnapshotHolder.open(file, { check: checkPages, otherChainHint: CHAIN_FILE_HINT }),
-    // --watch-poll-ms, or every 2 s when it is 0 (watch only) or --no-watch: files come and go in --db-dir either way
-    rescanMs: o.watchPollMs || DIR_RESCAN_MS,
-    checkAtStart: o.verifyAtStart,
-  });
-  const holder = chains ? undefined : o.holder ?? SnapshotHolder.open(o.file, {
-    check: checkPages, otherChainHint: ONE_CHAIN_HINT,
-    ...(o.expectChainId === undefined ? {} : { pin: { chainId: o.expectChainId, by: '--expect-chain-id' } }),
-  });
+  const chains =
+    o.chains === undefined
+      ? undefined
+      : ChainSet.open({
+          files: o.chains.files,
+          dir: o.chains.dir,
+          base: o.baseUrl,
+          open: (file) => SnapshotHolder.open(file, { check: checkPages, otherChainHint: CHAIN_FILE_HINT }),
+          // --watch-poll-ms, or every 2 s when it is 0 (watch only) or --no-watch: files come and go in --db-dir either way
+          rescanMs: o.watchPollMs || DIR_RESCAN_MS,
+          checkAtStart: o.verifyAtStart,
+        });
+  const holder = chains
+    ? undefined
+    : (o.holder ??
+      SnapshotHolder.open(o.file, {
+        check: checkPages,
+        otherChainHint: ONE_CHAIN_HINT,
+        ...(o.expectChainId === undefined ? {} : { pin: { chainId: o.expectChainId, by: '--expect-chain-id' } }),
+      }));
   // started before anything listens: /ready (and the ops port's first report) says 'checking' from the start
   const startCheck = holder !== undefined && o.verifyAtStart && holder.current() !== undefined ? startUpCheck(holder, o.logger) : undefined;
   // a failure is the caller's to act on (below, `verified`); never an unhandled rejection
@@ -127,10 +138,15 @@ export async function assembleServeStack(o: ServeStackOptions): Promise<ServeSta
     metrics = createMetrics(() => holder?.current(), responseCache, chainList);
     const counted = metrics;
     // the start-up check, counted when it ends (begun before the metrics existed)
-    startCheck?.then(() => counted.checked(checkHow((holder as SnapshotHolder).checkStatus())), () => counted.checked('failed'));
+    startCheck?.then(
+      () => counted.checked(checkHow((holder as SnapshotHolder).checkStatus())),
+      () => counted.checked('failed'),
+    );
     registerLagMetrics(metrics.registry, () => holder?.current(), chainList);
     const appOptions = {
-      ...o, draining: () => draining, stale: staleness(o),
+      ...o,
+      draining: () => draining,
+      stale: staleness(o),
       grownStatus: o.growth === undefined ? undefined : growingStatus(o.growth),
     };
     // one file served: its events logged, its cache part kept in step, its watches started
@@ -138,17 +154,22 @@ export async function assembleServeStack(o: ServeStackOptions): Promise<ServeSta
       const part = responseCache?.part(chain?.id ?? '');
       const undoLog = logHolderEvents(h, o.logger, metrics, part, o.clusterWorker, chain?.id);
       if (o.watchPollMs !== undefined) h.watch({ pollMs: o.watchPollMs });
-      const commits: CommitWatch | undefined = o.commitPollMs > 0
-        ? watchCommits(h, o.commitPollMs, (e) => o.logger.debug('commit probe failed', { ...errorFields(e), ...(chain ? { chain: chain.id } : {}) }))
-        : undefined;
-      attached.set(h, () => { commits?.close(); undoLog(); });
+      const commits: CommitWatch | undefined =
+        o.commitPollMs > 0
+          ? watchCommits(h, o.commitPollMs, (e) => o.logger.debug('commit probe failed', { ...errorFields(e), ...(chain ? { chain: chain.id } : {}) }))
+          : undefined;
+      attached.set(h, () => {
+        commits?.close();
+        undoLog();
+      });
     };
     if (chains) {
       const onAdd = (c: ServedChain, atStart = false): void => {
         attach(c.holder, c);
         const s = c.holder.current();
         // not ready until its check passed ('snapshot verified'); one that fails is dropped, listed at / and /ready
-        if (!atStart) o.logger.info('chain added', { chain: c.id, file: c.file, height: s?.meta.height, vm_type: s?.meta.vmType, checking: c.holder.checking() });
+        if (!atStart)
+          o.logger.info('chain added', { chain: c.id, file: c.file, height: s?.meta.height, vm_type: s?.meta.vmType, checking: c.holder.checking() });
       };
       for (const c of chains.list()) onAdd(c, true);
       chains.on('add', (c: ServedChain) => onAdd(c));
@@ -170,12 +191,19 @@ export async function assembleServeStack(o: ServeStackOptions): Promise<ServeSta
       const h = holder as SnapshotHolder;
       if (!o.clusterWorker || cluster.worker?.id === 1) olderFormat(o.logger, h.current());
     }
-    const app = createRequestListener({
-      snapshots: holder, chains, openapi: loadOpenApi(), logger: o.logger, metrics, responseCache, options: appOptions,
-    }, (inner) => (admitted = admitRequests(inner, o, metrics, chains !== undefined)).listener);
-    ops = await startOps(o, metrics, chains
-      ? () => rootReadiness(chains, appOptions, draining)
-      : chainReadiness(holder as SnapshotHolder, appOptions));
+    const app = createRequestListener(
+      {
+        snapshots: holder,
+        chains,
+        openapi: loadOpenApi(),
+        logger: o.logger,
+        metrics,
+        responseCache,
+        options: appOptions,
+      },
+      (inner) => (admitted = admitRequests(inner, o, metrics, chains !== undefined)).listener,
+    );
+    ops = await startOps(o, metrics, chains ? () => rootReadiness(chains, appOptions, draining) : chainReadiness(holder as SnapshotHolder, appOptions));
     running = await listen(app, o.host, o.port, o.limits, {
       shed: (info) => o.logger.warn('near the file-descriptor limit: closed the oldest idle connections', info),
     });
@@ -185,7 +213,7 @@ export async function assembleServeStack(o: ServeStackOptions): Promise<ServeSta
     throw e;
   }
   // a failure is the caller's to act on (serve stops, --get refuses)
-  const verified = chains ? chains.checked() : startCheck ?? Promise.resolve();
+  const verified = chains ? chains.checked() : (startCheck ?? Promise.resolve());
 
   const address = running.server.address();
   let closed: Promise<boolean> | undefined;
@@ -198,18 +226,24 @@ export async function assembleServeStack(o: ServeStackOptions): Promise<ServeSta
     port: typeof address === 'object' && address !== null ? address.port : o.port,
     verified,
     reload: (reason) => {
-      if (holder) { void holder.reload(reason); return; }
+      if (holder) {
+        void holder.reload(reason);
+        return;
+      }
       chains?.rescan();
       for (const c of chains?.list() ?? []) void c.holder.reload(reason);
     },
-    drain: () => { draining = true; },
-    close: (timeoutMs, quick) => closed ??= (async () => {
+    drain: () => {
       draining = true;
-      const finished = await running.close(timeoutMs, quick);
-      if (!finished) o.logger.warn('shutdown timeout: cut the connections still open', { pid: process.pid });
-      await teardown();
-      return finished;
-    })(),
+    },
+    close: (timeoutMs, quick) =>
+      (closed ??= (async () => {
+        draining = true;
+        const finished = await running.close(timeoutMs, quick);
+        if (!finished) o.logger.warn('shutdown timeout: cut the connections still open', { pid: process.pid });
+        await teardown();
+        return finished;
+      })()),
   };
 }
 
@@ -255,25 +289,42 @@ function lastAddress(v: string | string[] | undefined): string | undefined {
  * --ops-port: a thread of this process answers /health, /ready, /metrics from what this side
  * reports once a second (src/http/ops-port.ts); a cluster worker reports to the primary instead.
  */
-async function startOps(o: ServeStackOptions, metrics: Metrics, ready: () => { ready: boolean; body: string }): Promise<{ port?: OpsPort; stop(): void } | undefined> {
+async function startOps(
+  o: ServeStackOptions,
+  metrics: Metrics,
+  ready: () => { ready: boolean; body: string },
+): Promise<{ port?: OpsPort; stop(): void } | undefined> {
   if (o.opsPort === undefined) return undefined;
   // a swap, a drain, a damaged file, the end of the start-up check: reported within
   // READINESS_POLL_MS, not at the next second (src/http/ops-port.ts)
   // (not-ready reasons may carry a changing figure, e.g. the lag: only ready / which snapshot count)
-  const changed = changeOf(() => { const r = ready(); return r.ready ? r.body : 'not ready'; });
+  const changed = changeOf(() => {
+    const r = ready();
+    return r.ready ? r.body : 'not ready';
+  });
   if (o.clusterWorker) {
-    const reporter = reportEvery(async () => {
-      const r = ready();
-      return { indexerApi: 'ops' as const, at: Date.now(), ready: r.ready, readyBody: r.body, metrics: await metrics.registry.getMetricsAsJSON() };
-    }, (m) => { void tellPrimary(m); }, changed);
+    const reporter = reportEvery(
+      async () => {
+        const r = ready();
+        return { indexerApi: 'ops' as const, at: Date.now(), ready: r.ready, readyBody: r.body, metrics: await metrics.registry.getMetricsAsJSON() };
+      },
+      (m) => {
+        void tellPrimary(m);
+      },
+      changed,
+    );
     return { stop: reporter.stop };
   }
   const port = await startOpsPort(o.host, o.opsPort);
   o.logger.info('operations port listening', { url: port.url });
-  const reporter = reportEvery(async () => {
-    const r = ready();
-    return { at: Date.now(), ready: r.ready, readyBody: r.body, metrics: await metrics.registry.metrics(), metricsType: metrics.registry.contentType };
-  }, (s) => port.post(s), changed);
+  const reporter = reportEvery(
+    async () => {
+      const r = ready();
+      return { at: Date.now(), ready: r.ready, readyBody: r.body, metrics: await metrics.registry.metrics(), metricsType: metrics.registry.contentType };
+    },
+    (s) => port.post(s),
+    changed,
+  );
   return { port, stop: reporter.stop };
 }
 
@@ -293,7 +344,13 @@ async function startUpCheck(holder: SnapshotHolder, logger: Logger): Promise<voi
   const ms = Math.round(Number(process.hrtime.bigint() - started) / 1e6);
   const c = holder.checkStatus();
   if (c.state === 'passed' && c.how === 'recorded') {
-    logger.info('snapshot verified', { ...where, ms, how: 'recorded', checked_at: c.checked_at, note: 'this unchanged file passed its check before: its pages were not read again (docs/reliability.md)' });
+    logger.info('snapshot verified', {
+      ...where,
+      ms,
+      how: 'recorded',
+      checked_at: c.checked_at,
+      note: 'this unchanged file passed its check before: its pages were not read again (docs/reliability.md)',
+    });
   } else logger.info('snapshot verified', { ...where, ms, how: 'read' });
 }
 
@@ -306,8 +363,11 @@ function describe(s: Snapshot): Record<string, unknown> {
 
 function olderFormat(logger: Logger, s: Snapshot | undefined, chain?: string): void {
   if (s !== undefined && s.meta.wireFormat < FIRST_PACKED_WIRE_FORMAT) {
-    logger.warn(`snapshot stores wire format ${s.meta.wireFormat} (uncompressed rows): served as it is, without gzip; `
-      + `\`indexer-api import --base ${s.file} --out NEW.sqlite\` renders it as wire format ${WIRE_FORMAT_VERSION}`, { ...(chain === undefined ? {} : { chain }), ...describe(s) });
+    logger.warn(
+      `snapshot stores wire format ${s.meta.wireFormat} (uncompressed rows): served as it is, without gzip; ` +
+        `\`indexer-api import --base ${s.file} --out NEW.sqlite\` renders it as wire format ${WIRE_FORMAT_VERSION}`,
+      { ...(chain === undefined ? {} : { chain }), ...describe(s) },
+    );
   }
 }
 
@@ -317,7 +377,14 @@ function olderFormat(logger: Logger, s: Snapshot | undefined, chain?: string): v
  * one error line; a replica of one chain, the replica), and in a cluster on every worker, not one
  * of them. `chain`: the chain id of a replica of several (a field of every line). Returns the undo.
  */
-function logHolderEvents(holder: SnapshotHolder, logger: Logger, metrics: Metrics, part: CachePart | undefined, clusterWorker: boolean, chain?: string): () => void {
+function logHolderEvents(
+  holder: SnapshotHolder,
+  logger: Logger,
+  metrics: Metrics,
+  part: CachePart | undefined,
+  clusterWorker: boolean,
+  chain?: string,
+): () => void {
   const tag = chain === undefined ? {} : { chain };
   const first = !clusterWorker || cluster.worker?.id === 1;
   const onSwap = (next: Snapshot, previous: Snapshot | undefined, reason: string): void => {
@@ -334,7 +401,11 @@ function logHolderEvents(holder: SnapshotHolder, logger: Logger, metrics: Metric
   };
   const onFault = (s: Snapshot, err: Error & { code?: string; fromWorker?: true }): void => {
     if (err.fromWorker) {
-      logger.warn('another worker found the snapshot file damaged: /ready answers 503 until a good file is swapped in', { ...tag, file: s.file, code: err.code });
+      logger.warn('another worker found the snapshot file damaged: /ready answers 503 until a good file is swapped in', {
+        ...tag,
+        file: s.file,
+        code: err.code,
+      });
       return;
     }
     logger.error('snapshot file is damaged: /ready answers 503 until a good file is swapped in', { ...tag, file: s.file, code: err.code, error: err.message });
@@ -344,7 +415,12 @@ function logHolderEvents(holder: SnapshotHolder, logger: Logger, metrics: Metric
   // a replacement's check (a hot swap, a pull): counted; the swap or refusal line says the rest
   const onChecked = (c: CheckStatus): void => {
     metrics.checked(checkHow(c));
-    if (c.state === 'passed' && c.how === 'recorded') logger.info('replacement snapshot passed its check before, unchanged since: pages not read again', { ...tag, file: holder.file, checked_at: c.checked_at });
+    if (c.state === 'passed' && c.how === 'recorded')
+      logger.info('replacement snapshot passed its check before, unchanged since: pages not read again', {
+        ...tag,
+        file: holder.file,
+        checked_at: c.checked_at,
+      });
   };
   const onWatchError = (err: unknown): void => logger.warn('cannot watch the snapshot directory; polling only', { ...tag, ...errorFields(err) });
   holder.on('swap', onSwap);
@@ -355,7 +431,10 @@ function logHolderEvents(holder: SnapshotHolder, logger: Logger, metrics: Metric
   holder.on('watch-error', onWatchError);
   const onWorkerFault = (m: WorkerMessage | PrimaryMessage): void => {
     // the primary's puller refused a manifest (or no longer does): /ready lists it
-    if (m?.indexerApi === 'note') { holder.note(m.key, m.refused); return; }
+    if (m?.indexerApi === 'note') {
+      holder.note(m.key, m.refused);
+      return;
+    }
     const s = holder.current();
     if (m?.indexerApi !== 'fault' || !s || s.meta.snapshotId !== m.snapshotId) return;
     holder.reportFault(s, Object.assign(new Error(m.message), { code: m.code, fromWorker: true as const }));

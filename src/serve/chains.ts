@@ -37,7 +37,15 @@ import { fsReason } from '../lib/paths';
  * explorer's pages and its asset directory.
  */
 const RESERVED_SEGMENTS: ReadonlySet<string> = new Set([
-  'health', 'ready', 'metrics', 'status', 'swagger', 'indexer', 'explorer', 'favicon.ico', 'robots.txt',
+  'health',
+  'ready',
+  'metrics',
+  'status',
+  'swagger',
+  'indexer',
+  'explorer',
+  'favicon.ico',
+  'robots.txt',
   ...EXPLORER_PAGES.map((p) => p.split('/')[1]).filter((s) => s !== ''),
 ]);
 
@@ -86,7 +94,11 @@ function fingerprint(st: Stats | undefined): string {
 }
 
 function statOrUndefined(file: string): Stats | undefined {
-  try { return statSync(file); } catch { return undefined; }
+  try {
+    return statSync(file);
+  } catch {
+    return undefined;
+  }
 }
 
 /** The snapshot files of a `--db-dir` directory: `*.sqlite`, not dot files. */
@@ -110,7 +122,9 @@ export class ChainSet extends EventEmitter {
   private closed = false;
   private readonly startChecks: Promise<void>[] = [];
 
-  private constructor(private readonly o: ChainSetOptions) { super(); }
+  private constructor(private readonly o: ChainSetOptions) {
+    super();
+  }
 
   /**
    * Opens every file. Refuses (ChainSetError) when two files hold one chain id, an id cannot be
@@ -206,13 +220,16 @@ export class ChainSet extends EventEmitter {
     const checking = check ? holder.checkCurrent() : Promise.resolve();
     this.emit('add', chain);
     if (!check) return Promise.resolve();
-    return checking.then(() => {
-      if (this.byFile.get(file) === chain) this.emit('checked', chain, Math.round(Number(process.hrtime.bigint() - started) / 1e6));
-    }, (e: unknown) => {
-      if (this.closed || this.byFile.get(file) !== chain) return;
-      this.remove(chain, 'its file failed its check');
-      this.refuse(file, e instanceof Error ? e.message : String(e), fp);
-    });
+    return checking.then(
+      () => {
+        if (this.byFile.get(file) === chain) this.emit('checked', chain, Math.round(Number(process.hrtime.bigint() - started) / 1e6));
+      },
+      (e: unknown) => {
+        if (this.closed || this.byFile.get(file) !== chain) return;
+        this.remove(chain, 'its file failed its check');
+        this.refuse(file, e instanceof Error ? e.message : String(e), fp);
+      },
+    );
   }
 
   /** `shutdown`: the replica is stopping (close()), no chain left it: listeners need not log it. */

@@ -59,7 +59,10 @@ export class PrimaryNotes {
 /** In a worker: tells the primary (see WorkerMessage); resolves once sent. */
 export function tellPrimary(m: WorkerMessage): Promise<void> {
   return new Promise((resolve) => {
-    if (!process.send) { resolve(); return; }
+    if (!process.send) {
+      resolve();
+      return;
+    }
     process.send(m, undefined, {}, () => resolve());
   });
 }
@@ -102,24 +105,38 @@ export async function runPrimary(o: PrimaryOptions): Promise<number> {
  * each worker reported last (src/http/ops-port.ts). Ready while any worker is; metrics summed
  * over the workers (prom-client's aggregation), each worker's last report.
  */
-async function primaryOps(at: { host: string; port: number }, logger: Logger): Promise<{ receive(w: Worker, m: Extract<WorkerMessage, { indexerApi: 'ops' }>): void; close(): Promise<void> }> {
-  const [{ startOpsPort, reportEvery, READY_STALE_MS, HEALTH_STALE_MS }, { AggregatorRegistry }] = await Promise.all([import('../http/ops-port'), import('prom-client')]);
+async function primaryOps(
+  at: { host: string; port: number },
+  logger: Logger,
+): Promise<{ receive(w: Worker, m: Extract<WorkerMessage, { indexerApi: 'ops' }>): void; close(): Promise<void> }> {
+  const [{ startOpsPort, reportEvery, READY_STALE_MS, HEALTH_STALE_MS }, { AggregatorRegistry }] = await Promise.all([
+    import('../http/ops-port'),
+    import('prom-client'),
+  ]);
   const port = await startOpsPort(at.host, at.port);
   logger.info('operations port listening', { url: port.url });
   const last = new Map<number, Extract<WorkerMessage, { indexerApi: 'ops' }>>();
-  const reporter = reportEvery(async () => {
-    const now = Date.now();
-    for (const [pid, r] of last) if (now - r.at > HEALTH_STALE_MS) last.delete(pid);
-    const reports = [...last.values()];
-    if (reports.length === 0) return undefined;
-    const fresh = reports.filter((r) => now - r.at <= READY_STALE_MS);
-    const ready = fresh.find((r) => r.ready) ?? fresh[0] ?? reports[0];
-    const registry = AggregatorRegistry.aggregate((fresh.length ? fresh : reports).map((r) => r.metrics) as never);
-    return {
-      at: Math.max(...reports.map((r) => r.at)), ready: ready.ready, readyBody: ready.readyBody,
-      metrics: await registry.metrics(), metricsType: registry.contentType,
-    };
-  }, (s) => { if (s) port.post(s); });
+  const reporter = reportEvery(
+    async () => {
+      const now = Date.now();
+      for (const [pid, r] of last) if (now - r.at > HEALTH_STALE_MS) last.delete(pid);
+      const reports = [...last.values()];
+      if (reports.length === 0) return undefined;
+      const fresh = reports.filter((r) => now - r.at <= READY_STALE_MS);
+      const ready = fresh.find((r) => r.ready) ?? fresh[0] ?? reports[0];
+      const registry = AggregatorRegistry.aggregate((fresh.length ? fresh : reports).map((r) => r.metrics) as never);
+      return {
+        at: Math.max(...reports.map((r) => r.at)),
+        ready: ready.ready,
+        readyBody: ready.readyBody,
+        metrics: await registry.metrics(),
+        metricsType: registry.contentType,
+      };
+    },
+    (s) => {
+      if (s) port.post(s);
+    },
+  );
   return {
     receive: (w, m) => {
       if (w.process.pid === undefined) return;
@@ -128,11 +145,17 @@ async function primaryOps(at: { host: string; port: number }, logger: Logger): P
       // a worker's readiness changed (it reports that at once): answer it now, not next second
       if (before?.readyBody !== m.readyBody) reporter.now();
     },
-    close: async () => { reporter.stop(); await port.close(); },
+    close: async () => {
+      reporter.stop();
+      await port.close();
+    },
   };
 }
 
-function runWorkers({ file, workers, logger, shutdownTimeoutMs, baseUrl = '', notes }: PrimaryOptions, onOps?: (w: Worker, m: Extract<WorkerMessage, { indexerApi: 'ops' }>) => void): Promise<number> {
+function runWorkers(
+  { file, workers, logger, shutdownTimeoutMs, baseUrl = '', notes }: PrimaryOptions,
+  onOps?: (w: Worker, m: Extract<WorkerMessage, { indexerApi: 'ops' }>) => void,
+): Promise<number> {
   if (isSingleExecutable()) {
     // fork() runs execPath with [exec, ...args]; a single executable ignores a script path but
     // sees it as its first argument, so the first argument is passed there instead.
@@ -168,11 +191,16 @@ function runWorkers({ file, workers, logger, shutdownTimeoutMs, baseUrl = '', no
     const announce = (): void => {
       if (!serving || !listeningAt || servingWorkers.size < workers) return;
       // a replica of several chains says what it serves (`what`, src/commands/serve.ts)
-      process.stderr.write(`indexer-api: serving ${serving.what ?? `${file} (${serving.chainId}, ${serving.vmType}, height ${serving.height}${serving.check === undefined ? '' : `; ${serving.check}`})`} `
-        + `on ${listeningAt} (${workers} workers)\n`);
+      process.stderr.write(
+        `indexer-api: serving ${serving.what ?? `${file} (${serving.chainId}, ${serving.vmType}, height ${serving.height}${serving.check === undefined ? '' : `; ${serving.check}`})`} ` +
+          `on ${listeningAt} (${workers} workers)\n`,
+      );
     };
     cluster.on('message', (w, m: WorkerMessage) => {
-      if (m?.indexerApi === 'ops') { onOps?.(w, m); return; }
+      if (m?.indexerApi === 'ops') {
+        onOps?.(w, m);
+        return;
+      }
       if (m?.indexerApi === 'fault') {
         for (const other of Object.values(cluster.workers ?? {})) if (other && other !== w && other.isConnected()) other.send(m);
         return;
@@ -194,7 +222,10 @@ function runWorkers({ file, workers, logger, shutdownTimeoutMs, baseUrl = '', no
         return;
       }
       if (m?.indexerApi === 'fatal') {
-        if (anyListening) { logger.error('worker failed to start', { worker: w.id, pid: w.process.pid, error: m.message }); return; }
+        if (anyListening) {
+          logger.error('worker failed to start', { worker: w.id, pid: w.process.pid, error: m.message });
+          return;
+        }
         // One clear line, once, however many workers failed the same way.
         if (!fatal) process.stderr.write(`indexer-api: ${m.message}\n`);
         fatal = true;
@@ -233,7 +264,9 @@ function runWorkers({ file, workers, logger, shutdownTimeoutMs, baseUrl = '', no
       crashes = lived < STABLE_MS ? crashes + 1 : 0;
       const delay = crashes === 0 ? 0 : Math.min(MAX_BACKOFF_MS, 100 * 2 ** (crashes - 1));
       logger.error('worker exited; restarting it', { worker: w.id, pid: w.process.pid, code, signal, restart_in_ms: delay });
-      setTimeout(() => { if (!stopping) fork(); }, delay);
+      setTimeout(() => {
+        if (!stopping) fork();
+      }, delay);
     });
 
     process.on('SIGHUP', () => {
@@ -248,7 +281,10 @@ function runWorkers({ file, workers, logger, shutdownTimeoutMs, baseUrl = '', no
       setTimeout(() => {
         const left = Object.values(cluster.workers ?? {}).filter((w) => w !== undefined);
         if (left.length === 0) return;
-        logger.warn('workers still running after the shutdown timeout: killed', { pids: left.map((w) => w.process.pid), shutdown_timeout_ms: shutdownTimeoutMs });
+        logger.warn('workers still running after the shutdown timeout: killed', {
+          pids: left.map((w) => w.process.pid),
+          shutdown_timeout_ms: shutdownTimeoutMs,
+        });
         exitCodes.push(1);
         for (const w of left) w.process.kill('SIGKILL');
       }, shutdownTimeoutMs + KILL_GRACE_MS).unref();

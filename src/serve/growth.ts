@@ -33,7 +33,10 @@ export function growingStatus(g: Growth, now: () => number = Date.now): (s: Snap
     const cap = (h: number): number => Math.min(h, height);
     const ext = m.extensions.evm_ret_cleanup_height;
     const body = statusJson({
-      ...m, height, internalTxHeight: cap(m.internalTxHeight), richListHeight: cap(m.richListHeight),
+      ...m,
+      height,
+      internalTxHeight: cap(m.internalTxHeight),
+      richListHeight: cap(m.richListHeight),
       extensions: ext === undefined ? m.extensions : { ...m.extensions, evm_ret_cleanup_height: cap(ext) },
     });
     last = { s, height, body };

@@ -28,7 +28,9 @@ function stdoutWriter(): (text: string) => void {
     if (e.code !== 'EPIPE') throw e;
     gone = true;
   });
-  return (t) => { if (!gone) process.stdout.write(t); };
+  return (t) => {
+    if (!gone) process.stdout.write(t);
+  };
 }
 
 export function stdoutGate(write: (text: string) => void = stdoutWriter()): StdoutGate {
@@ -66,7 +68,9 @@ export function announceFromPrimary(gate: StdoutGate, baseUrl = ''): void {
     for (const w of Object.values(cluster.workers ?? {})) if (w) release(w);
   });
   // a worker restarted after a crash holds its lines until told, like the first ones
-  cluster.on('listening', (w) => { if (url !== undefined) release(w); });
+  cluster.on('listening', (w) => {
+    if (url !== undefined) release(w);
+  });
 }
 
 /** Worker of `--port 0 --workers N`: held lines go out once the primary printed the line. */

@@ -32,7 +32,11 @@ export function watchCommits(holder: SnapshotHolder, pollMs: number, onError?: (
   let q: CommitProbe | undefined;
   let last: number | undefined;
   const open = (): void => {
-    try { probe?.close(); } catch { /* reopening anyway */ }
+    try {
+      probe?.close();
+    } catch {
+      /* reopening anyway */
+    }
     probe = openStore(holder.file, 'liveRead');
     q = prepareCommitProbe(probe);
     last = q.dataVersion();
@@ -47,7 +51,11 @@ export function watchCommits(holder: SnapshotHolder, pollMs: number, onError?: (
       if ((q as CommitProbe).snapshotId() !== served) holder.reload('new batch');
     } catch (e) {
       // The file was replaced or is briefly unreadable: reopen on the next tick.
-      try { probe?.close(); } catch { /* gone */ }
+      try {
+        probe?.close();
+      } catch {
+        /* gone */
+      }
       probe = undefined;
       onError?.(e);
     }
@@ -55,7 +63,11 @@ export function watchCommits(holder: SnapshotHolder, pollMs: number, onError?: (
   // Another file renamed over the path (hot swap): watch that one from now on.
   const onSwap = (_next: Snapshot, _prev: Snapshot | undefined, reason: string): void => {
     if (reason === 'new batch') return;
-    try { probe?.close(); } catch { /* gone */ }
+    try {
+      probe?.close();
+    } catch {
+      /* gone */
+    }
     probe = undefined;
   };
   holder.on('swap', onSwap);
@@ -76,7 +88,11 @@ export function watchCommits(holder: SnapshotHolder, pollMs: number, onError?: (
     close() {
       clearInterval(timer);
       holder.off('swap', onSwap);
-      try { probe?.close(); } catch { /* gone */ }
+      try {
+        probe?.close();
+      } catch {
+        /* gone */
+      }
       probe = undefined;
     },
   };
@@ -114,14 +130,26 @@ export function staleness(settings: Pick<ServeSettings, 'maxLagS'>): ((s: Snapsh
  * The newest block's timestamp and age on /metrics; `chains`: a replica of several (one series
  * per chain, labelled `chain_id`).
  */
-export function registerLagMetrics(registry: Registry, current: () => Snapshot | undefined, chains?: () => { id: string; current(): Snapshot | undefined }[]): void {
+export function registerLagMetrics(
+  registry: Registry,
+  current: () => Snapshot | undefined,
+  chains?: () => { id: string; current(): Snapshot | undefined }[],
+): void {
   const gauge = (name: string, help: string, value: (s: Snapshot) => number | undefined, aggregator: 'max' | 'min'): void => {
     new Gauge({
-      name, help, registers: [registry], aggregator, labelNames: chains ? ['chain_id'] : [],
+      name,
+      help,
+      registers: [registry],
+      aggregator,
+      labelNames: chains ? ['chain_id'] : [],
       collect() {
         this.reset();
         if (chains) {
-          for (const c of chains()) { const s = c.current(); const v = s && value(s); if (v !== undefined) this.set({ chain_id: c.id }, v); }
+          for (const c of chains()) {
+            const s = c.current();
+            const v = s && value(s);
+            if (v !== undefined) this.set({ chain_id: c.id }, v);
+          }
           return;
         }
         const s = current();
@@ -130,14 +158,32 @@ export function registerLagMetrics(registry: Registry, current: () => Snapshot |
       },
     });
   };
-  gauge('indexer_api_newest_block_timestamp_seconds', 'Timestamp of the newest block of the served snapshot, Unix seconds', (s) => newestBlockSeconds(s), 'max');
-  gauge('indexer_api_newest_block_age_seconds', 'Seconds since the newest block of the served snapshot (its lag behind the chain when followed)', (s) => {
-    const age = newestBlockAgeSeconds(s);
-    return Number.isFinite(age) ? age : undefined;
-  }, 'min');
+  gauge(
+    'indexer_api_newest_block_timestamp_seconds',
+    'Timestamp of the newest block of the served snapshot, Unix seconds',
+    (s) => newestBlockSeconds(s),
+    'max',
+  );
+  gauge(
+    'indexer_api_newest_block_age_seconds',
+    'Seconds since the newest block of the served snapshot (its lag behind the chain when followed)',
+    (s) => {
+      const age = newestBlockAgeSeconds(s);
+      return Number.isFinite(age) ? age : undefined;
+    },
+    'min',
+  );
   // follow refreshes the rich list apart from the blocks (docs/follow.md "The rich list"): how far behind it is.
-  gauge('indexer_api_rich_list_height', 'The height the rich list of the served snapshot reflects (/status rich_list_height; absent when 0)',
-    (s) => (s.meta.richListHeight > 0 ? s.meta.richListHeight : undefined), 'max');
-  gauge('indexer_api_rich_list_lag_blocks', 'Height of the served snapshot minus the height its rich list reflects (absent without a rich-list height)',
-    (s) => (s.meta.richListHeight > 0 ? Math.max(0, s.meta.height - s.meta.richListHeight) : undefined), 'min');
+  gauge(
+    'indexer_api_rich_list_height',
+    'The height the rich list of the served snapshot reflects (/status rich_list_height; absent when 0)',
+    (s) => (s.meta.richListHeight > 0 ? s.meta.richListHeight : undefined),
+    'max',
+  );
+  gauge(
+    'indexer_api_rich_list_lag_blocks',
+    'Height of the served snapshot minus the height its rich list reflects (absent without a rich-list height)',
+    (s) => (s.meta.richListHeight > 0 ? Math.max(0, s.meta.height - s.meta.richListHeight) : undefined),
+    'min',
+  );
 }

@@ -49,10 +49,12 @@ const EVM_GROUP = /^\/indexer\/tx\/v1\/(evm-txs|evm-internal-txs)(\/|$)/;
 export function servedDocument(doc: OpenApiDocument, groups: ApiGroups, base: string): OpenApiDocument {
   let out: OpenApiDocument = base === '' ? doc : { ...doc, servers: [{ url: base }] };
   if (groups === 'all') return out;
-  const paths = Object.fromEntries(Object.entries(doc.paths as Record<string, unknown>).filter(([p]) => {
-    const m = EVM_GROUP.exec(p);
-    return m === null || (groups === 'no-internal-txs' && m[1] === 'evm-txs');
-  }));
+  const paths = Object.fromEntries(
+    Object.entries(doc.paths as Record<string, unknown>).filter(([p]) => {
+      const m = EVM_GROUP.exec(p);
+      return m === null || (groups === 'no-internal-txs' && m[1] === 'evm-txs');
+    }),
+  );
   out = { ...out, paths };
   if (groups === 'no-evm' && Array.isArray(doc.tags)) out.tags = (doc.tags as { name?: string }[]).filter((t) => t.name !== 'evm');
   return out;
@@ -78,7 +80,7 @@ const dereferenced = new WeakMap<OpenApiDocument, Map<boolean, OpenApiDocument>>
  */
 export function validatorDocument(doc: OpenApiDocument, withResponses: boolean): OpenApiDocument {
   let byFlag = dereferenced.get(doc);
-  if (!byFlag) dereferenced.set(doc, byFlag = new Map());
+  if (!byFlag) dereferenced.set(doc, (byFlag = new Map()));
   let out = byFlag.get(withResponses);
   if (!out) {
     const { components: _components, ...rest } = inlineRefs(doc, doc, [], new Map()) as OpenApiDocument;

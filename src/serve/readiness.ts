@@ -11,7 +11,10 @@ import type { Snapshot } from '../snapshot/open';
  */
 
 /** /ready's answer: 200 (ready) or 503, and its JSON body. */
-export interface Readiness { ready: boolean; body: string }
+export interface Readiness {
+  ready: boolean;
+  body: string;
+}
 
 /**
  * What readiness reads of a chain's holder (src/snapshot/holder.ts SnapshotHolder, or a plain
@@ -47,7 +50,8 @@ export interface ReadinessChains {
 }
 
 interface ReadinessInputs {
-  current: () => Snapshot | undefined; draining: () => boolean;
+  current: () => Snapshot | undefined;
+  draining: () => boolean;
   /** serve --max-lag-s (src/serve/live.ts): why the snapshot is too old to be ready, if it is */
   stale?: (s: Snapshot) => string | undefined;
   /** why the loaded snapshot must not take traffic yet (being checked, found damaged), if so */
@@ -65,10 +69,13 @@ interface ReadinessInputs {
 function readiness({ current, draining, stale, notReady = () => undefined, notServed, check }: ReadinessInputs): Readiness {
   const refused = notServed?.() ?? [];
   const checked = check?.();
-  const extra = refused.length === 0 && checked === undefined ? undefined
-    : { ...(checked === undefined ? {} : { check: checked }), ...(refused.length === 0 ? {} : { files_not_served: refused }) };
+  const extra =
+    refused.length === 0 && checked === undefined
+      ? undefined
+      : { ...(checked === undefined ? {} : { check: checked }), ...(refused.length === 0 ? {} : { files_not_served: refused }) };
   const fail = (why: string): { ready: false; body: string } => ({
-    ready: false, body: extra === undefined ? errorJson(GRPC.UNAVAILABLE, why) : JSON.stringify({ ...(JSON.parse(errorJson(GRPC.UNAVAILABLE, why)) as object), ...extra }),
+    ready: false,
+    body: extra === undefined ? errorJson(GRPC.UNAVAILABLE, why) : JSON.stringify({ ...(JSON.parse(errorJson(GRPC.UNAVAILABLE, why)) as object), ...extra }),
   });
   const s = current();
   if (!s) return fail('no snapshot is loaded');
@@ -84,8 +91,10 @@ function readinessInputs(snapshots: ReadinessHolder, options: ReadinessOptions):
     current: () => snapshots.current(),
     draining: options.draining ?? ((): boolean => false),
     stale: options.stale,
-    notReady: () => (snapshots.checking?.() ? CHECKING : undefined) ?? options.notReady?.()
-      ?? (snapshots.faulty?.() ? 'snapshot file is damaged; waiting for a good file' : undefined),
+    notReady: () =>
+      (snapshots.checking?.() ? CHECKING : undefined) ??
+      options.notReady?.() ??
+      (snapshots.faulty?.() ? 'snapshot file is damaged; waiting for a good file' : undefined),
     notServed: snapshots.notServed?.bind(snapshots),
     check: snapshots.checkStatus?.bind(snapshots),
   };
@@ -115,10 +124,11 @@ export function rootReadiness(chains: ReadinessChains, options: ReadinessOptions
   }
   const refused = chains.refused();
   const extra = refused.length === 0 ? {} : { files_not_served: refused };
-  if (draining) return { ready: false, body: JSON.stringify({ ...JSON.parse(errorJson(GRPC.UNAVAILABLE, 'shutting down')) as object, chains: breakdown, ...extra }) };
+  if (draining)
+    return { ready: false, body: JSON.stringify({ ...(JSON.parse(errorJson(GRPC.UNAVAILABLE, 'shutting down')) as object), chains: breakdown, ...extra }) };
   if (!any) {
     const why = Object.keys(breakdown).length === 0 ? 'no chain is served' : 'no chain is ready';
-    return { ready: false, body: JSON.stringify({ ...JSON.parse(errorJson(GRPC.UNAVAILABLE, why)) as object, chains: breakdown, ...extra }) };
+    return { ready: false, body: JSON.stringify({ ...(JSON.parse(errorJson(GRPC.UNAVAILABLE, why)) as object), chains: breakdown, ...extra }) };
   }
   return { ready: true, body: JSON.stringify({ status: 'ready', chains: breakdown, ...extra }) };
 }

@@ -68,33 +68,40 @@ export function createRequestListener(args: ListenerArgs, wrap: (inner: RequestL
   const only: ChainRoute | undefined = chains ? undefined : { id: '', base: options.baseUrl, holder: args.snapshots as ChainHolder };
   const chainOf = only ? (): ChainRoute => only : (req: IncomingMessage): ChainRoute | undefined => routedChain.get(req);
   const { app, observe, metrics, routes } = buildApp(args, {
-    chainOf, only, outsideBase: (req) => outsideBase.has(req),
+    chainOf,
+    only,
+    outsideBase: (req) => outsideBase.has(req),
     ...(chains ? { several: { list: () => chains.list(), root: (ops: Metrics) => rootRouter(chains, ops, options, chainOf) } } : {}),
   });
   // what runs a query waits its turn (admission); what the cache answers from memory does not
   const admitted = wrap(app);
   // each chain's source for the front, made once (a hit allocates nothing for it)
   const sources = new WeakMap<ChainRoute, FrontSource>();
-  const front: RequestListener = !responseCache ? admitted : cachedFront(admitted, {
-    cache: responseCache,
-    sourceOf: (req) => {
-      const chain = chainOf(req);
-      if (chain === undefined) return undefined;
-      let source = sources.get(chain);
-      if (source === undefined) {
-        sources.set(chain, source = { snapshots: chain.holder, part: responseCache.part(chain.id), ...(chains ? { chain: chain.id } : {}) });
-      }
-      return source;
-    },
-    cors: corsHeaders(options.corsOrigin), limits: options.limits,
-    draining: options.draining ?? ((): boolean => false), observe,
-    logsRequests: logger.enabled('info'), metrics,
-    // conditional GETs of API routes decided from the file's tag versions (src/http/version-etag.ts)
-    versioned: {
-      match: routeMatcher(options.grownStatus ? routes.filter((r) => r.path !== '/status') : routes),
-      cacheControl: cacheControlOf(options),
-    },
-  });
+  const front: RequestListener = !responseCache
+    ? admitted
+    : cachedFront(admitted, {
+        cache: responseCache,
+        sourceOf: (req) => {
+          const chain = chainOf(req);
+          if (chain === undefined) return undefined;
+          let source = sources.get(chain);
+          if (source === undefined) {
+            sources.set(chain, (source = { snapshots: chain.holder, part: responseCache.part(chain.id), ...(chains ? { chain: chain.id } : {}) }));
+          }
+          return source;
+        },
+        cors: corsHeaders(options.corsOrigin),
+        limits: options.limits,
+        draining: options.draining ?? ((): boolean => false),
+        observe,
+        logsRequests: logger.enabled('info'),
+        metrics,
+        // conditional GETs of API routes decided from the file's tag versions (src/http/version-etag.ts)
+        versioned: {
+          match: routeMatcher(options.grownStatus ? routes.filter((r) => r.path !== '/status') : routes),
+          cacheControl: cacheControlOf(options),
+        },
+      });
   const base = options.baseUrl;
   // outside the base URL: the app answers (a 404), through `wrap` like everything else
   const inner: RequestListener = (req, res) => (outsideBase.has(req) ? admitted : front)(req, res);
@@ -135,8 +142,12 @@ function cutChain(base: string, chains: ChainDirectory, inner: RequestListener, 
   return (req, res) => {
     const raw = req.url as string;
     (req as IncomingMessage & { originalUrl?: string }).originalUrl = raw;
-    let rest = urlTooLong(raw, limits) ? undefined : base === '' ? underBase(raw, '') ?? raw : underBase(raw, base);
-    if (rest === undefined) { outsideBase.add(req); inner(req, res); return; }
+    let rest = urlTooLong(raw, limits) ? undefined : base === '' ? (underBase(raw, '') ?? raw) : underBase(raw, base);
+    if (rest === undefined) {
+      outsideBase.add(req);
+      inner(req, res);
+      return;
+    }
     const end = segmentEnd(rest);
     const chain = end > 1 ? chains.find(rest.slice(1, end)) : undefined;
     if (chain !== undefined) {
@@ -162,7 +173,14 @@ function chainEntries(chains: ChainDirectory, options: AppOptions): ChainEntry[]
     const s = c.holder.current();
     const r = chainReadiness(c.holder, options)();
     const why = r.ready ? undefined : (JSON.parse(r.body) as { message?: string }).message;
-    return { chain_id: c.id, vm_type: s?.meta.vmType ?? null, height: s?.meta.height ?? null, path: `${c.base}/`, ready: r.ready, ...(why === undefined ? {} : { not_ready: why }) };
+    return {
+      chain_id: c.id,
+      vm_type: s?.meta.vmType ?? null,
+      height: s?.meta.height ?? null,
+      path: `${c.base}/`,
+      ready: r.ready,
+      ...(why === undefined ? {} : { not_ready: why }),
+    };
   });
 }
 
@@ -188,23 +206,40 @@ function rootRouter(chains: ChainDirectory, metrics: Metrics, options: AppOption
       }
       res.type('application/json').send(JSON.stringify({ chains: list, ...(refused.length === 0 ? {} : { files_not_served: refused }) }));
     })
-    .get('/health', (_req, res) => { noStore(res).type('application/json').send('{"status":"ok"}'); })
+    .get('/health', (_req, res) => {
+      noStore(res).type('application/json').send('{"status":"ok"}');
+    })
     .get('/ready', (_req, res) => {
       const r = rootReadiness(chains, options, draining());
-      noStore(res).type('application/json').status(r.ready ? 200 : 503).send(r.body);
+      noStore(res)
+        .type('application/json')
+        .status(r.ready ? 200 : 503)
+        .send(r.body);
     })
     .get('/metrics', (_req, res, next) => {
-      metrics.registry.metrics().then((text) => { noStore(res).type(metrics.registry.contentType).send(text); }, next);
+      metrics.registry.metrics().then((text) => {
+        noStore(res).type(metrics.registry.contentType).send(text);
+      }, next);
     })
     .all(['/', '/health', '/ready', '/metrics'], methodNotAllowed)
     .use((req, res) => {
       uncacheable(res);
       const ids = chains.list().map((c) => c.id);
-      sendError(res, 404, GRPC.NOT_FOUND, `not found: ${req.method} ${shown(req.path)}: this replica serves each chain under ${base}/{chain_id}/`
-        + (ids.length === 0 ? ' and serves no chain now' : ` (${ids.slice(0, 20).join(', ')}${ids.length > 20 ? `, … ${ids.length} chains` : ''}); ${base}/ lists them`));
+      sendError(
+        res,
+        404,
+        GRPC.NOT_FOUND,
+        `not found: ${req.method} ${shown(req.path)}: this replica serves each chain under ${base}/{chain_id}/` +
+          (ids.length === 0
+            ? ' and serves no chain now'
+            : ` (${ids.slice(0, 20).join(', ')}${ids.length > 20 ? `, … ${ids.length} chains` : ''}); ${base}/ lists them`),
+      );
     });
   return (req, res, next) => {
-    if (chainOf(req) !== undefined) { next(); return; }
+    if (chainOf(req) !== undefined) {
+      next();
+      return;
+    }
     router(req, res, next);
   };
 }

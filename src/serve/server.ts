@@ -68,22 +68,33 @@ export function fdBudget(): { limit: number; open: number } | undefined {
  */
 export function listenErrorText(e: NodeJS.ErrnoException, host: string, port: number, names = { host: 'host', port: 'port' }): string {
   switch (e.code) {
-    case 'EADDRINUSE': return `${names.port} ${port}: address ${host}:${port} is already in use`;
-    case 'EACCES': return `${names.port} ${port}: not allowed to listen on ${host}:${port} (a port below 1024 needs privileges)`;
-    case 'ENOTFOUND': case 'EAI_AGAIN': case 'EADDRNOTAVAIL':
+    case 'EADDRINUSE':
+      return `${names.port} ${port}: address ${host}:${port} is already in use`;
+    case 'EACCES':
+      return `${names.port} ${port}: not allowed to listen on ${host}:${port} (a port below 1024 needs privileges)`;
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+    case 'EADDRNOTAVAIL':
       return `${names.host} ${host}: not an address of this machine (127.0.0.1 for this machine only, 0.0.0.0 for every interface)`;
-    default: return `cannot listen on ${host}:${port} (${names.host}, ${names.port}): ${fsReason(e)}`;
+    default:
+      return `cannot listen on ${host}:${port} (${names.host}, ${names.port}): ${fsReason(e)}`;
   }
 }
 
 /** listen() could not listen: `error` is the system's, the message names host and port. */
 export class ListenError extends Error {
-  constructor(readonly error: NodeJS.ErrnoException, readonly host: string, readonly port: number) {
+  constructor(
+    readonly error: NodeJS.ErrnoException,
+    readonly host: string,
+    readonly port: number,
+  ) {
     super(listenErrorText(error, host, port));
   }
 
   /** the system's code (EADDRINUSE …), as on the error it wraps */
-  get code(): string | undefined { return this.error.code; }
+  get code(): string | undefined {
+    return this.error.code;
+  }
 }
 
 /**
@@ -93,7 +104,13 @@ export class ListenError extends Error {
  * file-descriptor limit the oldest idle connections are closed so new ones can still be
  * accepted (at the limit itself the kernel's connection would be reset unanswered).
  */
-export function listen(app: RequestListener, host: string, port: number, limits: Limits = defaultServeSettings().limits, events: ServerEvents = {}): Promise<RunningServer> {
+export function listen(
+  app: RequestListener,
+  host: string,
+  port: number,
+  limits: Limits = defaultServeSettings().limits,
+  events: ServerEvents = {},
+): Promise<RunningServer> {
   return new Promise((resolve, reject) => {
     const headersTimeout = Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs);
     const checkEvery = Math.max(100, Math.min(1_000, Math.floor(headersTimeout / 4)));
@@ -127,7 +144,12 @@ export function listen(app: RequestListener, host: string, port: number, limits:
       let excess = conns.size - maxSockets;
       for (const [socket, c] of conns) {
         if (excess <= 0) break;
-        if (c.inFlight === 0) { socket.destroy(); conns.delete(socket); excess--; shedCount++; }
+        if (c.inFlight === 0) {
+          socket.destroy();
+          conns.delete(socket);
+          excess--;
+          shedCount++;
+        }
       }
       const now = Date.now();
       if (shedCount > 0 && now - shedReported >= 1_000) {
@@ -195,53 +217,68 @@ export function listen(app: RequestListener, host: string, port: number, limits:
       resolve({
         server,
         url: `http://${h}:${addr.port}`,
-        close: (forceAfterMs: number, quick = false) => closed ??= new Promise<boolean>((done) => {
-          const graceMs = quick ? 0 : DRAIN_GRACE_MS;
-          const acceptQuietMsNeeded = quick ? 0 : ACCEPT_QUIET_MS;
-          closing = true;
-          let listening = true;
-          // Past the timeout the listener closes too: an open listener would keep the process
-          // alive (and answering /ready 503) after everything else has stopped.
-          const force = setTimeout(() => {
-            clearInterval(drainCheck);
-            if (listening) { listening = false; server.close(); }
-            for (const socket of conns.keys()) socket.destroy();
-            server.closeAllConnections();
-            done(false);
-          }, forceAfterMs);
-          // Requests already sent may still be in the kernel's buffers: connections are closed
-          // as idle only once they have delivered nothing new for DRAIN_GRACE_MS.
-          // Both decisions below are taken in setImmediate, i.e. after the event loop's poll phase:
-          // a timer can fire after the loop was busy for longer than the grace, before the poll
-          // phase has read the bytes and accepted the connections the kernel got meanwhile.
-          const quietSince = new Map<Socket, number>();
-          // time without a new request, counted only while this process could run (a tick adds
-          // at most 100 ms: a starved process does not see its accept queue as quiet); a bare
-          // connect (a TCP health check) is not a request
-          let acceptQuietMs = 0;
-          let seen = requestsSeen;
-          let lastTick = Date.now();
-          const drainCheck = setInterval(() => setImmediate(() => {
-            const now = Date.now();
-            acceptQuietMs = seen === requestsSeen ? acceptQuietMs + Math.min(now - lastTick, 100) : 0;
-            seen = requestsSeen;
-            lastTick = now;
-            for (const [socket, c] of conns) {
-              if (!idle(socket, c)) { quietSince.delete(socket); continue; }
-              const since = quietSince.get(socket) ?? now;
-              quietSince.set(socket, since);
-              if (now - since >= graceMs) socket.destroy();
-            }
-            // Stops listening once no request has come for ACCEPT_QUIET_MS: a connection the kernel has
-            // accepted but Node not yet (the accept queue), or that a cluster's primary has yet to
-            // hand over, was sent before the signal, and closing the listener would reset it.
-            // Connections close through the check above.
-            if (listening && acceptQuietMs >= acceptQuietMsNeeded) {
-              listening = false;
-              server.close(() => { clearTimeout(force); clearInterval(drainCheck); done(true); });
-            }
-          }), 50);
-        }),
+        close: (forceAfterMs: number, quick = false) =>
+          (closed ??= new Promise<boolean>((done) => {
+            const graceMs = quick ? 0 : DRAIN_GRACE_MS;
+            const acceptQuietMsNeeded = quick ? 0 : ACCEPT_QUIET_MS;
+            closing = true;
+            let listening = true;
+            // Past the timeout the listener closes too: an open listener would keep the process
+            // alive (and answering /ready 503) after everything else has stopped.
+            const force = setTimeout(() => {
+              clearInterval(drainCheck);
+              if (listening) {
+                listening = false;
+                server.close();
+              }
+              for (const socket of conns.keys()) socket.destroy();
+              server.closeAllConnections();
+              done(false);
+            }, forceAfterMs);
+            // Requests already sent may still be in the kernel's buffers: connections are closed
+            // as idle only once they have delivered nothing new for DRAIN_GRACE_MS.
+            // Both decisions below are taken in setImmediate, i.e. after the event loop's poll phase:
+            // a timer can fire after the loop was busy for longer than the grace, before the poll
+            // phase has read the bytes and accepted the connections the kernel got meanwhile.
+            const quietSince = new Map<Socket, number>();
+            // time without a new request, counted only while this process could run (a tick adds
+            // at most 100 ms: a starved process does not see its accept queue as quiet); a bare
+            // connect (a TCP health check) is not a request
+            let acceptQuietMs = 0;
+            let seen = requestsSeen;
+            let lastTick = Date.now();
+            const drainCheck = setInterval(
+              () =>
+                setImmediate(() => {
+                  const now = Date.now();
+                  acceptQuietMs = seen === requestsSeen ? acceptQuietMs + Math.min(now - lastTick, 100) : 0;
+                  seen = requestsSeen;
+                  lastTick = now;
+                  for (const [socket, c] of conns) {
+                    if (!idle(socket, c)) {
+                      quietSince.delete(socket);
+                      continue;
+                    }
+                    const since = quietSince.get(socket) ?? now;
+                    quietSince.set(socket, since);
+                    if (now - since >= graceMs) socket.destroy();
+                  }
+                  // Stops listening once no request has come for ACCEPT_QUIET_MS: a connection the kernel has
+                  // accepted but Node not yet (the accept queue), or that a cluster's primary has yet to
+                  // hand over, was sent before the signal, and closing the listener would reset it.
+                  // Connections close through the check above.
+                  if (listening && acceptQuietMs >= acceptQuietMsNeeded) {
+                    listening = false;
+                    server.close(() => {
+                      clearTimeout(force);
+                      clearInterval(drainCheck);
+                      done(true);
+                    });
+                  }
+                }),
+              50,
+            );
+          })),
       });
     });
   });

@@ -73,7 +73,10 @@ export function typedOptions(args: readonly string[]): Set<string> {
   for (const a of args) {
     if (a === '--') break;
     const m = /^--(?:no-)?([^=]+)/.exec(a);
-    if (m) { typed.add(kebab(m[1])); typed.add(m[1]); }
+    if (m) {
+      typed.add(kebab(m[1]));
+      typed.add(m[1]);
+    }
   }
   return typed;
 }
@@ -89,10 +92,16 @@ function checkTypedBooleans(args: readonly string[], o: CommandOptions): string[
   const out: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const a = args[i];
-    if (a === '--') { out.push(...args.slice(i)); break; }
+    if (a === '--') {
+      out.push(...args.slice(i));
+      break;
+    }
     const m = /^--(no-)?([^=]+)(?:=(.*))?$/s.exec(a);
     const name = m ? kebab(m[2]) : undefined;
-    if (!m || name === undefined || !o.booleans.has(name)) { out.push(a); continue; }
+    if (!m || name === undefined || !o.booleans.has(name)) {
+      out.push(a);
+      continue;
+    }
     const negated = m[1] !== undefined;
     const typedName = `--${negated ? 'no-' : ''}${m[2]}`;
     if (m[3] !== undefined) {
@@ -106,9 +115,15 @@ function checkTypedBooleans(args: readonly string[], o: CommandOptions): string[
       // a command with positionals (`check --json FILE`) gives a word its value only as yargs does:
       // true or false; a file named `1` stays a file
       const b = o.positionals && next !== 'true' && next !== 'false' ? undefined : parseGoBool(next);
-      if (b !== undefined) { out.push(`--${name}=${String(b)}`); i++; continue; }
+      if (b !== undefined) {
+        out.push(`--${name}=${String(b)}`);
+        i++;
+        continue;
+      }
       if (!o.positionals) {
-        throw new CommandLineError(`${typedName} takes no separate value, got ${JSON.stringify(next)}: write --${name} (yes), --no-${name} (no) or --${name}=VALUE with VALUE ${GO_BOOL_SPELLINGS}`);
+        throw new CommandLineError(
+          `${typedName} takes no separate value, got ${JSON.stringify(next)}: write --${name} (yes), --no-${name} (no) or --${name}=VALUE with VALUE ${GO_BOOL_SPELLINGS}`,
+        );
       }
     }
     out.push(`--${negated ? 'no-' : ''}${name}`);
@@ -126,7 +141,9 @@ function checkTypedBooleans(args: readonly string[], o: CommandOptions): string[
  * warned about. Throws CommandLineError (a usage error) for a value it refuses.
  */
 export function prepareArgs(
-  args: readonly string[], o: CommandOptions, env: NodeJS.ProcessEnv,
+  args: readonly string[],
+  o: CommandOptions,
+  env: NodeJS.ProcessEnv,
   otherCommandsTake: (option: string) => boolean = () => false,
 ): PreparedArgs {
   const [command, ...rest] = args;
@@ -136,14 +153,18 @@ export function prepareArgs(
   const fromEnv = new Map<string, string>();
   const injected: string[] = [];
   const warnings: string[] = [];
-  for (const variable of Object.keys(env).filter((k) => k.startsWith(ENV_PREFIX)).sort()) {
+  for (const variable of Object.keys(env)
+    .filter((k) => k.startsWith(ENV_PREFIX))
+    .sort()) {
     const value = env[variable] as string;
     const word = variable.slice(ENV_PREFIX.length).toLowerCase().replace(/_/g, '-');
     let option: string;
     let negated = false;
     if (names.has(word)) option = word;
-    else if (word.startsWith('no-') && o.booleans.has(word.slice(3))) { option = word.slice(3); negated = true; }
-    else {
+    else if (word.startsWith('no-') && o.booleans.has(word.slice(3))) {
+      option = word.slice(3);
+      negated = true;
+    } else {
       const base = word.startsWith('no-') ? word.slice(3) : word;
       const near = word === '' ? undefined : closest(word, o.names);
       if (near !== undefined && !otherCommandsTake(base)) {
@@ -174,7 +195,10 @@ export function closest(name: string, known: readonly string[]): string | undefi
   let bestDistance = Infinity;
   for (const k of known) {
     const d = editDistance(name.toLowerCase(), k);
-    if (d < bestDistance) { best = k; bestDistance = d; }
+    if (d < bestDistance) {
+      best = k;
+      bestDistance = d;
+    }
   }
   // a third of the word, at least 1 and at most 3 edits: `intervl` → interval, `xyz` → nothing
   return bestDistance <= Math.min(3, Math.max(1, Math.floor(name.length / 3))) ? best : undefined;

@@ -3,5 +3,9 @@ import { LOG_FORMATS } from '../lib/log';
 import { choice } from './numbers';
 
 export const LOG_FORMAT_OPTION = {
-  'log-format': choice({ choices: LOG_FORMATS, defaultDescription: 'text on a terminal, json otherwise', describe: 'Log lines as JSON objects (one per line) or as readable text' }),
+  'log-format': choice({
+    choices: LOG_FORMATS,
+    defaultDescription: 'text on a terminal, json otherwise',
+    describe: 'Log lines as JSON objects (one per line) or as readable text',
+  }),
 };

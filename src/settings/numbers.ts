@@ -24,20 +24,26 @@ import { parseDuration } from '../lib/duration';
  * makes it one), repeatable() a string or several. For the type checker only: never set.
  */
 declare const VALUE: unique symbol;
-export interface Valued<V> { readonly [VALUE]?: V }
+export interface Valued<V> {
+  readonly [VALUE]?: V;
+}
 
 /** `db-dir` → `dbDir`: the name yargs gives a handler (its camel-case expansion). */
 type Camel<S extends string> = S extends `${infer H}-${infer T}` ? `${H}${Capitalize<Camel<T>>}` : S;
 
 /** The value of an option as its handler gets it: what its helper says, else its coerce's result, its choices, its yargs type. */
 type ValueOf<O> = O extends Valued<infer V> ? (unknown extends V ? Plain<O> : V) : Plain<O>;
-type Plain<O> =
-  O extends { coerce: (v: never) => infer R } ? R
-  : O extends { choices: readonly (infer C)[] } ? C
-  : O extends { type: 'boolean' } ? boolean
-  : O extends { type: 'string'; array: true } ? string[]
-  : O extends { type: 'string' } ? string
-  : unknown;
+type Plain<O> = O extends { coerce: (v: never) => infer R }
+  ? R
+  : O extends { choices: readonly (infer C)[] }
+    ? C
+    : O extends { type: 'boolean' }
+      ? boolean
+      : O extends { type: 'string'; array: true }
+        ? string[]
+        : O extends { type: 'string' }
+          ? string
+          : unknown;
 
 /** The options a handler always gets: those with a default, and those that must be given. */
 type Given<T> = { [K in keyof T & string]: T[K] extends { default: unknown } | { demandOption: true | string } ? K : never }[keyof T & string];
@@ -48,8 +54,8 @@ type Flat<T> = { [K in keyof T]: T[K] };
  * camel-case name, with its value's type; optional unless it has a default or must be given.
  */
 export type ArgsOf<T> = Flat<
-  { -readonly [K in Given<T> as Camel<K>]: ValueOf<T[K]> }
-  & { -readonly [K in Exclude<keyof T & string, Given<T>> as Camel<K>]?: ValueOf<T[K]> }>;
+  { -readonly [K in Given<T> as Camel<K>]: ValueOf<T[K]> } & { -readonly [K in Exclude<keyof T & string, Given<T>> as Camel<K>]?: ValueOf<T[K]> }
+>;
 
 /** The options of a table that have a default, as defaultsOf() gives them. */
 export type DefaultsOf<T> = Flat<{ -readonly [K in keyof T & string as T[K] extends { default: unknown } ? Camel<K> : never]: ValueOf<T[K]> }>;
@@ -86,11 +92,11 @@ function wanted(r: Rule): string {
 function parseNumber(name: string, r: Rule, value: unknown): number | undefined {
   if (value === undefined) return undefined;
   // Repeated on the command line: the last one wins, as with every other option.
-  const v = Array.isArray(value) ? value[value.length - 1] as unknown : value;
+  const v = Array.isArray(value) ? (value[value.length - 1] as unknown) : value;
   if (typeof v === 'number' && Number.isFinite(v) && fits(r, v)) return v;
   const text = String(v).trim();
   if (text === '' || typeof v === 'boolean') throw new Error(`${name} needs a value: ${wanted(r)}`);
-  const n = r.integer ? (/^[+-]?\d+$/.test(text) ? Number(text) : NaN) : (/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(text) ? Number(text) : NaN);
+  const n = r.integer ? (/^[+-]?\d+$/.test(text) ? Number(text) : NaN) : /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(text) ? Number(text) : NaN;
   if (!Number.isFinite(n) || !fits(r, n) || (r.integer && !Number.isSafeInteger(n))) {
     throw new Error(`${name} must be ${wanted(r)}, got ${JSON.stringify(String(v))}`);
   }
@@ -119,16 +125,18 @@ export function decimal<O extends Options>(range: { above: number }, o: O): O & 
  */
 export function named<T extends Record<string, Options>>(table: T): T;
 export function named(table: Record<string, Options>): Record<string, Options> {
-  return Object.fromEntries(Object.entries(table).map(([key, o]) => {
-    const rule = (o as NumericOptions)[RULE];
-    const d = (o as { [DURATION]?: { zero?: string } })[DURATION];
-    if (d) return [key, { ...o, coerce: (v: unknown) => parseDurationOption(`--${key}`, v, d.zero) }];
-    if ((o as { [URL_RULE]?: true })[URL_RULE]) return [key, { ...o, coerce: (v: unknown) => parseHttpUrl(`--${key}`, v) }];
-    const size = (o as { [BYTES_RULE]?: { min: number } })[BYTES_RULE];
-    if (size) return [key, { ...o, coerce: (v: unknown) => parseByteSizeOption(`--${key}`, v, size.min) }];
-    if (!rule) return [key, o];
-    return [key, { ...o, coerce: (v: unknown) => parseNumber(`--${key}`, rule, v) }];
-  }));
+  return Object.fromEntries(
+    Object.entries(table).map(([key, o]) => {
+      const rule = (o as NumericOptions)[RULE];
+      const d = (o as { [DURATION]?: { zero?: string } })[DURATION];
+      if (d) return [key, { ...o, coerce: (v: unknown) => parseDurationOption(`--${key}`, v, d.zero) }];
+      if ((o as { [URL_RULE]?: true })[URL_RULE]) return [key, { ...o, coerce: (v: unknown) => parseHttpUrl(`--${key}`, v) }];
+      const size = (o as { [BYTES_RULE]?: { min: number } })[BYTES_RULE];
+      if (size) return [key, { ...o, coerce: (v: unknown) => parseByteSizeOption(`--${key}`, v, size.min) }];
+      if (!rule) return [key, o];
+      return [key, { ...o, coerce: (v: unknown) => parseNumber(`--${key}`, rule, v) }];
+    }),
+  );
 }
 
 /** An option taking one of a few words; like the numbers, it must be given one. */
@@ -152,10 +160,9 @@ export function duration<O extends Options & { zero?: string }>(o: O): Omit<O, '
   return { ...rest, type: 'string', requiresArg: true, [DURATION]: { zero } };
 }
 
-
 function parseDurationOption(name: string, value: unknown, zero: string | undefined): number | undefined {
   if (value === undefined) return undefined;
-  const v = Array.isArray(value) ? value[value.length - 1] as unknown : value;
+  const v = Array.isArray(value) ? (value[value.length - 1] as unknown) : value;
   const wanted = `a duration like 2s, 500ms, 2m or 1h, at least ${MIN_DURATION_MS}ms${zero === undefined ? '' : ` (or 0: ${zero})`}`;
   let ms: number;
   try {
@@ -179,11 +186,13 @@ export function byteSize<O extends Options & { default?: number }>(range: { min:
 
 export function parseByteSizeOption(name: string, value: unknown, min: number): number | undefined {
   if (value === undefined) return undefined;
-  const v = Array.isArray(value) ? value[value.length - 1] as unknown : value;
+  const v = Array.isArray(value) ? (value[value.length - 1] as unknown) : value;
   if (typeof v === 'number' && Number.isSafeInteger(v) && v >= min) return v;
   const n = parseByteSize(String(v));
   if (n === undefined || n < min) {
-    throw new Error(`${name} must be a size of at least ${min} bytes: a whole number of bytes, or with a unit as in 64m, 1g, 512KiB (binary: 1k = 1024), got ${JSON.stringify(String(v))}`);
+    throw new Error(
+      `${name} must be a size of at least ${min} bytes: a whole number of bytes, or with a unit as in 64m, 1g, 512KiB (binary: 1k = 1024), got ${JSON.stringify(String(v))}`,
+    );
   }
   return n;
 }
@@ -201,12 +210,15 @@ export function httpUrl<O extends Options>(o: O): O & Valued<string> {
   return { ...o, type: 'string', requiresArg: true, [URL_RULE]: true };
 }
 
-
 function parseHttpUrl(name: string, value: unknown): string | undefined {
   if (value === undefined) return undefined;
-  const v = String(Array.isArray(value) ? value[value.length - 1] as unknown : value);
+  const v = String(Array.isArray(value) ? (value[value.length - 1] as unknown) : value);
   let u: URL | undefined;
-  try { u = new URL(v); } catch { u = undefined; }
+  try {
+    u = new URL(v);
+  } catch {
+    u = undefined;
+  }
   if (u === undefined || (u.protocol !== 'http:' && u.protocol !== 'https:')) {
     throw new Error(`${name} must be an http:// or https:// URL, got ${JSON.stringify(v)}`);
   }
@@ -225,7 +237,7 @@ export function defaultsOf(table: Record<string, Options>): Record<string, unkno
   for (const [key, o] of Object.entries(table)) {
     if (o.default === undefined) continue;
     const name = key.replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());
-    out[name] = o.coerce ? o.coerce(o.default) as unknown : o.default;
+    out[name] = o.coerce ? (o.coerce(o.default) as unknown) : o.default;
   }
   return out;
 }

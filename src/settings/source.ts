@@ -60,18 +60,41 @@ export const SOURCE_DEFAULTS = {
  * SourceOptions both pass on); `follow` builds a missing snapshot with an import of the same.
  */
 export const SOURCE_OPTIONS: Record<string, Options> = named({
-  'from-postgres': { type: 'string', describe: 'rollytics PostgreSQL DSN (postgres://user:pass@host:5432/db); an import (or a follow batch) reads in one read-only REPEATABLE READ transaction' },
+  'from-postgres': {
+    type: 'string',
+    describe: 'rollytics PostgreSQL DSN (postgres://user:pass@host:5432/db); an import (or a follow batch) reads in one read-only REPEATABLE READ transaction',
+  },
   'from-api': httpUrl({ describe: 'Base URL of a running rollytics-compatible API (rollytics or indexer-api)' }),
-  'chain-id': { type: 'string', defaultDescription: 'the only chain_id in table block', describe: '--from-postgres: chain id (default: the only chain_id in table block)' },
-  'vm-type': choice({ defaultDescription: 'detected by --from-api', choices: VM_TYPES, describe: 'The rollup VM: required with --from-postgres, detected by --from-api (follow: for its first import; afterwards read from --db)' }),
-  'bech32-prefix': { type: 'string', defaultDescription: 'init', describe: 'Account bech32 prefix of --from-postgres / --from-api (default init; follow: for its first import, afterwards read from --db)' },
-  'validators': { type: 'string', describe: 'NDJSON file in validators.ndjson format: proposer monikers' },
-  'rest-url': httpUrl({ describe: '--from-postgres without --validators: chain node REST URL; one GET /opinit/opchild/v1/validator/{proposer} per distinct proposer (404: fallback rendering)' }),
+  'chain-id': {
+    type: 'string',
+    defaultDescription: 'the only chain_id in table block',
+    describe: '--from-postgres: chain id (default: the only chain_id in table block)',
+  },
+  'vm-type': choice({
+    defaultDescription: 'detected by --from-api',
+    choices: VM_TYPES,
+    describe: 'The rollup VM: required with --from-postgres, detected by --from-api (follow: for its first import; afterwards read from --db)',
+  }),
+  'bech32-prefix': {
+    type: 'string',
+    defaultDescription: 'init',
+    describe: 'Account bech32 prefix of --from-postgres / --from-api (default init; follow: for its first import, afterwards read from --db)',
+  },
+  validators: { type: 'string', describe: 'NDJSON file in validators.ndjson format: proposer monikers' },
+  'rest-url': httpUrl({
+    describe:
+      '--from-postgres without --validators: chain node REST URL; one GET /opinit/opchild/v1/validator/{proposer} per distinct proposer (404: fallback rendering)',
+  }),
   'denom-contracts': { type: 'string', describe: 'EVM: NDJSON file in denom_contracts.ndjson format' },
   'status-version': { type: 'string', default: SOURCE_DEFAULTS.statusVersion, describe: '--from-postgres: version /status reports' },
   'status-commit': { type: 'string', default: SOURCE_DEFAULTS.statusCommit, describe: '--from-postgres: commit_hash /status reports' },
-  'denoms': { type: 'string', array: true, defaultDescription: 'none: no rich list is read', describe: '--from-api: rich-list denoms to read (repeat or comma-separate)' },
-  'concurrency': int({ min: 1 }, { default: HTTP_CLIENT_DEFAULTS.concurrency, describe: '--from-api / --rest-url: requests in flight' }),
-  'rate': decimal({ above: 0 }, { defaultDescription: 'no limit', describe: '--from-api / --rest-url: at most this many requests per second' }),
-  'timeout': int({ min: 1 }, { default: HTTP_CLIENT_DEFAULTS.timeoutMs, describe: '--from-api / --rest-url: per-request timeout in ms' }),
+  denoms: {
+    type: 'string',
+    array: true,
+    defaultDescription: 'none: no rich list is read',
+    describe: '--from-api: rich-list denoms to read (repeat or comma-separate)',
+  },
+  concurrency: int({ min: 1 }, { default: HTTP_CLIENT_DEFAULTS.concurrency, describe: '--from-api / --rest-url: requests in flight' }),
+  rate: decimal({ above: 0 }, { defaultDescription: 'no limit', describe: '--from-api / --rest-url: at most this many requests per second' }),
+  timeout: int({ min: 1 }, { default: HTTP_CLIENT_DEFAULTS.timeoutMs, describe: '--from-api / --rest-url: per-request timeout in ms' }),
 });

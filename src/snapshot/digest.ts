@@ -21,16 +21,23 @@ const ACCOUNT_ID_COLUMNS = new Set(['account_id', 'owner_id', 'object_account_id
 export function tableDigests(file: string, logical = false): Map<string, string> {
   const db = openStore(file, 'read');
   const out = new Map<string, string>();
-  const tables = db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> 'changes' ORDER BY name").pluck().all() as string[];
+  const tables = db
+    .prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> 'changes' ORDER BY name")
+    .pluck()
+    .all() as string[];
   for (const t of tables) {
     const h = createHash('sha256');
     let rows = 0;
     let cols = (db.pragma(`table_info(${t})`) as { name: string }[]).map((c) => c.name);
     if (logical) {
-      cols = cols.flatMap((c) => (t === 'accounts' && c === 'id' ? []
-        : ACCOUNT_ID_COLUMNS.has(c) ? [`(SELECT a.addr FROM accounts a WHERE a.id = ${t}.${c})`] : [c]));
+      cols = cols.flatMap((c) =>
+        t === 'accounts' && c === 'id' ? [] : ACCOUNT_ID_COLUMNS.has(c) ? [`(SELECT a.addr FROM accounts a WHERE a.id = ${t}.${c})`] : [c],
+      );
     }
-    for (const r of db.prepare(`SELECT ${cols.join(', ')} FROM ${t} ORDER BY ${cols.join(', ')}`).raw().iterate() as IterableIterator<unknown[]>) {
+    for (const r of db
+      .prepare(`SELECT ${cols.join(', ')} FROM ${t} ORDER BY ${cols.join(', ')}`)
+      .raw()
+      .iterate() as IterableIterator<unknown[]>) {
       if (t === 'meta' && VARYING_META.has(r[0] as string)) continue;
       rows++;
       for (const v of r) {

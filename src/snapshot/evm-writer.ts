@@ -29,10 +29,15 @@ export interface EvmDelta {
 }
 
 export function newEvmDelta(db?: Database.Database): EvmDelta {
-  const max = (t: string): number => (db ? (db.prepare(`SELECT max(sequence) FROM ${t}`).pluck().get() as number | null) ?? 0 : 0);
+  const max = (t: string): number => (db ? ((db.prepare(`SELECT max(sequence) FROM ${t}`).pluck().get() as number | null) ?? 0) : 0);
   return {
-    baseTxSequence: max('evm_txs'), baseInternalSequence: max('evm_internal_txs'),
-    txs: 0, internals: 0, hashes: new Map(), heights: new Map(), accounts: new Map(),
+    baseTxSequence: max('evm_txs'),
+    baseInternalSequence: max('evm_internal_txs'),
+    txs: 0,
+    internals: 0,
+    hashes: new Map(),
+    heights: new Map(),
+    accounts: new Map(),
   };
 }
 

@@ -51,11 +51,13 @@ export function checkSnapshotFile(file: string): Buffer {
 /** The refusal of a snapshot whose user_version is not a schema version this build reads. */
 export function schemaVersionError(version: number, file: string): SnapshotError {
   const reads = `this indexer-api reads versions ${READABLE_SCHEMA_VERSIONS.join(' and ')}`;
-  return new SnapshotError(version === 0
-    ? `not an indexer-api snapshot (or its import did not finish): ${file}`
-    : version > SCHEMA_VERSION
-      ? `snapshot schema version ${version}, newer than ${reads}: use the indexer-api that built it: ${file}`
-      : `snapshot schema version ${version}, ${reads} (re-import it): ${file}`);
+  return new SnapshotError(
+    version === 0
+      ? `not an indexer-api snapshot (or its import did not finish): ${file}`
+      : version > SCHEMA_VERSION
+        ? `snapshot schema version ${version}, newer than ${reads}: use the indexer-api that built it: ${file}`
+        : `snapshot schema version ${version}, ${reads} (re-import it): ${file}`,
+  );
 }
 
 /** A file of another chain than the one a replica was told to serve (`by`: who said, e.g. `--expect-chain-id`). */

@@ -102,7 +102,11 @@ function sameInode(a: string, b: string | undefined): boolean {
 const CHECKED_BY_WRITER = new Set(['new batch', 'pull']);
 
 function statOrUndefined(file: string): Stats | undefined {
-  try { return statSync(file); } catch { return undefined; }
+  try {
+    return statSync(file);
+  } catch {
+    return undefined;
+  }
 }
 
 export class SnapshotHolder extends EventEmitter {
@@ -144,7 +148,10 @@ export class SnapshotHolder extends EventEmitter {
   /** the last warm-up of a file opened to be served (src/snapshot/warm.ts): how long, whether it read everything */
   warmed: Warmed | undefined;
 
-  private constructor(readonly file: string, private readonly opts: HolderOptions) {
+  private constructor(
+    readonly file: string,
+    private readonly opts: HolderOptions,
+  ) {
     super();
     this.chainId = opts.pin?.chainId;
   }
@@ -183,8 +190,10 @@ export class SnapshotHolder extends EventEmitter {
     const pin = this.opts.pin;
     if (pin !== undefined && this.snapshot === undefined) return pinnedChainError(s.file, found, want, pin.by);
     const hint = this.opts.otherChainHint?.(found);
-    return new SnapshotError(`snapshot is now chain ${JSON.stringify(found)}, but this replica serves chain ${JSON.stringify(want)} from this file: `
-      + `not swapped in${hint === undefined ? '' : ` (${hint})`}: ${s.file}`);
+    return new SnapshotError(
+      `snapshot is now chain ${JSON.stringify(found)}, but this replica serves chain ${JSON.stringify(want)} from this file: ` +
+        `not swapped in${hint === undefined ? '' : ` (${hint})`}: ${s.file}`,
+    );
   }
 
   /** A holder with nothing loaded yet (`serve --pull` before its first file): reload() fills it. */
@@ -203,8 +212,14 @@ export class SnapshotHolder extends EventEmitter {
   private openNext(id: string | undefined): Snapshot {
     const spare = this.spare;
     const current = this.snapshot;
-    if (spare !== undefined && current !== undefined && id !== undefined && this.opts.open === undefined
-      && spare.fileKey === current.fileKey && id.split(':', 2).join(':') === current.fileKey) {
+    if (
+      spare !== undefined &&
+      current !== undefined &&
+      id !== undefined &&
+      this.opts.open === undefined &&
+      spare.fileKey === current.fileKey &&
+      id.split(':', 2).join(':') === current.fileKey
+    ) {
       this.spare = undefined;
       try {
         const next = renewSnapshot(spare, current);
@@ -225,8 +240,8 @@ export class SnapshotHolder extends EventEmitter {
   /** Keeps the connection of `s` (neither current nor held) as the spare when it fits. */
   private keepAsSpare(s: Snapshot): boolean {
     const current = this.snapshot;
-    if (this.closed || this.spare !== undefined || current === undefined || current === s || s.fileKey !== current.fileKey
-      || this.broken.has(s) || !s.db.open) return false;
+    if (this.closed || this.spare !== undefined || current === undefined || current === s || s.fileKey !== current.fileKey || this.broken.has(s) || !s.db.open)
+      return false;
     try {
       endRead(s);
     } catch {
@@ -239,7 +254,11 @@ export class SnapshotHolder extends EventEmitter {
   private closeSpare(): void {
     const s = this.spare;
     this.spare = undefined;
-    try { s?.close(); } catch { /* closing anyway */ }
+    try {
+      s?.close();
+    } catch {
+      /* closing anyway */
+    }
   }
 
   current(): Snapshot | undefined {
@@ -285,7 +304,9 @@ export class SnapshotHolder extends EventEmitter {
   }
 
   /** The last check of the file served: running, passed (read now, or a recorded check taken), failed, or none (never checked: --no-verify). */
-  checkStatus(): CheckStatus { return this.lastCheck; }
+  checkStatus(): CheckStatus {
+    return this.lastCheck;
+  }
 
   private passed(r: PagesChecked | void): void {
     const at = new Date().toISOString();
@@ -307,7 +328,10 @@ export class SnapshotHolder extends EventEmitter {
 
   release(s: Snapshot): void {
     const n = (this.refs.get(s) ?? 1) - 1;
-    if (n > 0) { this.refs.set(s, n); return; }
+    if (n > 0) {
+      this.refs.set(s, n);
+      return;
+    }
     this.refs.delete(s);
     if (this.retired.has(s)) this.closeSnapshot(s);
   }
@@ -391,7 +415,10 @@ export class SnapshotHolder extends EventEmitter {
         next.close();
         return this.refuse(id, e, reason);
       }
-      if (this.closed) { next.close(); return false; }
+      if (this.closed) {
+        next.close();
+        return false;
+      }
     }
     this.seen = id;
     this.snapshot = next;

@@ -24,9 +24,9 @@ import { encodeKey, KeyValue, Page, PageRequest, paginationJson, previousKey } f
 export const MAX_OFFSET = 10_000;
 
 export type ColumnKind =
-  | 'int'     // INTEGER column, JSON number in the key
-  | 'text'    // TEXT column, JSON string
-  | 'hex'     // BLOB column, "0x…" lower-case hex string
+  | 'int' // INTEGER column, JSON number in the key
+  | 'text' // TEXT column, JSON string
+  | 'hex' // BLOB column, "0x…" lower-case hex string
   | 'amount'; // amount_key TEXT column, decimal amount string in the key
 
 export interface OrderColumn {
@@ -63,7 +63,10 @@ export interface ListDefinition {
 }
 
 /** `json` is the stored UTF-8 bytes (read as a BLOB: no decoding to a JS string). */
-export interface Row { json: Buffer; [field: string]: unknown }
+export interface Row {
+  json: Buffer;
+  [field: string]: unknown;
+}
 
 /** The `json` column of a SELECT list (`json` or `x.json AS json`), read as a BLOB. */
 function jsonAsBlob(select: string, name: string): string {
@@ -75,7 +78,10 @@ function jsonAsBlob(select: string, name: string): string {
 export class ListQuery {
   private readonly statements = new Map<string, Database.Statement>();
 
-  constructor(private readonly db: Database.Database, readonly def: ListDefinition) {}
+  constructor(
+    private readonly db: Database.Database,
+    readonly def: ListDefinition,
+  ) {}
 
   private statement(desc: boolean, prefix: number): Database.Statement {
     const id = `${desc ? 'd' : 'a'}${prefix}`;
@@ -91,8 +97,7 @@ export class ListQuery {
         const rhs = cols.map((_, i) => `@k${i}`).join(', ');
         cond = prefix === 1 ? ` AND ${lhs} ${desc ? '<' : '>'} ${rhs}` : ` AND (${lhs}) ${desc ? '<' : '>'} (${rhs})`;
       }
-      const sql = `SELECT ${select} FROM ${from} WHERE (${where})${cond}`
-        + ` ORDER BY ${order.map((c) => `${c.sql} ${dir}`).join(', ')} LIMIT @limit`;
+      const sql = `SELECT ${select} FROM ${from} WHERE (${where})${cond}` + ` ORDER BY ${order.map((c) => `${c.sql} ${dir}`).join(', ')} LIMIT @limit`;
       st = this.db.prepare(sql);
       this.statements.set(id, st);
     }
@@ -110,8 +115,9 @@ export class ListQuery {
       const cols = order.map((c) => c.sql).join(', ');
       const lhs = order.length === 1 ? cols : `(${cols})`;
       const first = `(SELECT ${cols} FROM ${skip.from} WHERE (${skip.where}) ORDER BY ${order.map((c) => `${c.sql} ${dir}`).join(', ')} LIMIT 1 OFFSET @offset)`;
-      const sql = `SELECT ${jsonAsBlob(this.def.select, this.def.name)} FROM ${from} WHERE (${where}) AND ${lhs} ${desc ? '<=' : '>='} ${first}`
-        + ` ORDER BY ${order.map((c) => `${c.sql} ${dir}`).join(', ')} LIMIT @limit`;
+      const sql =
+        `SELECT ${jsonAsBlob(this.def.select, this.def.name)} FROM ${from} WHERE (${where}) AND ${lhs} ${desc ? '<=' : '>='} ${first}` +
+        ` ORDER BY ${order.map((c) => `${c.sql} ${dir}`).join(', ')} LIMIT @limit`;
       st = this.db.prepare(sql);
       this.statements.set(id, st);
     }
@@ -141,7 +147,7 @@ export class ListQuery {
   private dense(): { min: number; max: number } | null {
     if (this.denseBounds === undefined) {
       const d = this.def.dense;
-      const b = d ? this.db.prepare(d.bounds).get() as { min: number | null; max: number | null } : undefined;
+      const b = d ? (this.db.prepare(d.bounds).get() as { min: number | null; max: number | null }) : undefined;
       this.denseBounds = d && b && b.min !== null && b.max !== null && b.max - b.min + 1 === d.count() ? { min: b.min, max: b.max } : null;
     }
     return this.denseBounds;
@@ -203,7 +209,9 @@ export class ListQuery {
       args.offset = page.offset;
       return this.offsetStatement(page.reverse).all(args) as Row[];
     }
-    cursor.forEach((v, i) => { args[`k${i}`] = v; });
+    cursor.forEach((v, i) => {
+      args[`k${i}`] = v;
+    });
     return this.statement(page.reverse, cursor.length).all(args) as Row[];
   }
 }
@@ -215,8 +223,11 @@ export class ListQuery {
 export function checkOffset(page: PageRequest): void {
   if (page.offset <= MAX_OFFSET) return;
   const viaKey = page.key?.kind === 'offset';
-  throw invalidValue(viaKey ? 'pagination.key' : 'pagination.offset', viaKey ? `offset ${page.offset}` : String(page.offset),
-    `offsets above ${MAX_OFFSET} are not served on this list: page with pagination.key, sending back each page's next_key`);
+  throw invalidValue(
+    viaKey ? 'pagination.key' : 'pagination.offset',
+    viaKey ? `offset ${page.offset}` : String(page.offset),
+    `offsets above ${MAX_OFFSET} are not served on this list: page with pagination.key, sending back each page's next_key`,
+  );
 }
 
 function badKey(col: OrderColumn, want: string, got: unknown): BadRequestError {
@@ -242,9 +253,13 @@ function toSqlValue(col: OrderColumn, v: unknown): unknown {
 
 function fromSqlValue(col: OrderColumn, v: unknown): KeyValue {
   switch (col.kind) {
-    case 'int': return Number(v);
-    case 'text': return String(v);
-    case 'hex': return '0x' + (v as Buffer).toString('hex');
-    case 'amount': return amountFromKey(String(v));
+    case 'int':
+      return Number(v);
+    case 'text':
+      return String(v);
+    case 'hex':
+      return '0x' + (v as Buffer).toString('hex');
+    case 'amount':
+      return amountFromKey(String(v));
   }
 }

@@ -111,9 +111,11 @@ const REQUIRED_META = ['chain_id', 'vm_type', 'bech32_prefix', 'snapshot_id', 'c
  */
 function checkWireFormat(version: number, file: string, opts: OpenOptions): void {
   if (version === WIRE_FORMAT_VERSION || (!opts.currentWireFormatOnly && version >= 1 && version < WIRE_FORMAT_VERSION)) return;
-  throw new SnapshotError(version < WIRE_FORMAT_VERSION
-    ? `snapshot's stored JSON is wire format ${version}, this indexer-api renders ${WIRE_FORMAT_VERSION} (render it again: indexer-api import --base ${file} --from-dump DIR --out NEW.sqlite, DIR holding new heights or none): ${file}`
-    : `snapshot's stored JSON is wire format ${version}, newer than this indexer-api renders (${WIRE_FORMAT_VERSION}): use the indexer-api that built it: ${file}`);
+  throw new SnapshotError(
+    version < WIRE_FORMAT_VERSION
+      ? `snapshot's stored JSON is wire format ${version}, this indexer-api renders ${WIRE_FORMAT_VERSION} (render it again: indexer-api import --base ${file} --from-dump DIR --out NEW.sqlite, DIR holding new heights or none): ${file}`
+      : `snapshot's stored JSON is wire format ${version}, newer than this indexer-api renders (${WIRE_FORMAT_VERSION}): use the indexer-api that built it: ${file}`,
+  );
 }
 
 /** A non-SnapshotError while reading a file that passed the header checks: corrupt or incompatible. */
@@ -175,7 +177,9 @@ function readMeta(db: Database.Database, file: string, opts: OpenOptions): { met
   // user_version is the file's shape; meta schema_version is what the import wrote: both must agree.
   const metaVersion = kv.get('schema_version');
   if (metaVersion !== undefined && metaVersion !== String(version)) {
-    throw new SnapshotError(`snapshot meta schema_version is ${JSON.stringify(metaVersion).slice(0, 40)}, its user_version ${version} (this indexer-api reads versions ${READABLE_SCHEMA_VERSIONS.join(' and ')}; re-import it): ${file}`);
+    throw new SnapshotError(
+      `snapshot meta schema_version is ${JSON.stringify(metaVersion).slice(0, 40)}, its user_version ${version} (this indexer-api reads versions ${READABLE_SCHEMA_VERSIONS.join(' and ')}; re-import it): ${file}`,
+    );
   }
   const num = (k: string): number => Number(kv.get(k) ?? 0);
   const meta: SnapshotMeta = {
@@ -228,16 +232,32 @@ export function openSnapshot(file: string, opts: OpenOptions = {}): Snapshot {
     const c = { db, meta, evm: evmCounts, changes: prepareChangeReader(db), tagVersions: prepareTagVersions(db, meta.vmType === 'evm') } as Connection;
     // what the statements read of the meta: the state now on the connection
     const live = {
-      get countBlocks(): number { return c.meta.countBlocks; },
-      get countTxs(): number { return c.meta.countTxs; },
-      get countCollections(): number { return c.meta.countCollections; },
-      get vmType(): VmType { return c.meta.vmType; },
-      get prefix(): string { return c.meta.prefix; },
-      get schemaVersion(): number { return c.meta.schemaVersion; },
+      get countBlocks(): number {
+        return c.meta.countBlocks;
+      },
+      get countTxs(): number {
+        return c.meta.countTxs;
+      },
+      get countCollections(): number {
+        return c.meta.countCollections;
+      },
+      get vmType(): VmType {
+        return c.meta.vmType;
+      },
+      get prefix(): string {
+        return c.meta.prefix;
+      },
+      get schemaVersion(): number {
+        return c.meta.schemaVersion;
+      },
     };
     const liveEvm: EvmCounts = {
-      get txs(): number { return c.evm.txs; },
-      get internalTxs(): number { return c.evm.internalTxs; },
+      get txs(): number {
+        return c.evm.txs;
+      },
+      get internalTxs(): number {
+        return c.evm.internalTxs;
+      },
     };
     c.q = {
       block: prepareBlockQueries(db, live),
@@ -319,9 +339,12 @@ export function renewSnapshot(spare: Snapshot, previous: Snapshot | undefined): 
     let carried: CollectionNames | undefined;
     const names = previous?.q.nft.namesIndex();
     if (previous !== undefined && names !== undefined && previous.fileKey === spare.fileKey) {
-      const records = seq === previous.changeSeq
-        ? (meta.snapshotId === previous.meta.snapshotId ? [] : undefined) // a commit with no record: unknown changes
-        : c.changes.since(previous.changeSeq, seq);
+      const records =
+        seq === previous.changeSeq
+          ? meta.snapshotId === previous.meta.snapshotId
+            ? []
+            : undefined // a commit with no record: unknown changes
+          : c.changes.since(previous.changeSeq, seq);
       if (records !== undefined && !records.some((r) => r.tags.includes(COLLECTIONS))) carried = names;
     }
     c.q.block.renew();

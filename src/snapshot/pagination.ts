@@ -86,9 +86,15 @@ export function previousKey(page: PageRequest): string | null {
 }
 
 export function paginationJson(previous: string | null, next: string | null, total: number | bigint): string {
-  return '{"previous_key":' + (previous === null ? 'null' : '"' + previous + '"')
-    + ',"next_key":' + (next === null ? 'null' : '"' + next + '"')
-    + ',"total":"' + String(total) + '"}';
+  return (
+    '{"previous_key":' +
+    (previous === null ? 'null' : '"' + previous + '"') +
+    ',"next_key":' +
+    (next === null ? 'null' : '"' + next + '"') +
+    ',"total":"' +
+    String(total) +
+    '"}'
+  );
 }
 
 /** One page of a list: pre-rendered item JSON (UTF-8, as stored) plus the pagination object. */

@@ -15,7 +15,14 @@ const STORED: readonly { table: string; key: readonly string[]; render(json: str
   { table: 'collections', key: ['addr'], render: (j) => collectionJson(readCollection(j)) },
   { table: 'nfts', key: ['collection_addr', 'token_id'], render: (j) => nftJson(readNft(j)) },
   // wire format 2 stores no holder JSON (rendered from its columns when served): '' below
-  { table: 'richlist', key: ['denom', 'amount_key', 'account'], render: (j) => { const h = readHolder(j); return holderJson(h.account, h.amount); } },
+  {
+    table: 'richlist',
+    key: ['denom', 'amount_key', 'account'],
+    render: (j) => {
+      const h = readHolder(j);
+      return holderJson(h.account, h.amount);
+    },
+  },
   { table: 'evm_txs', key: ['sequence'], render: (j) => evmTxJson(readEvmTx(j)) },
   { table: 'evm_internal_txs', key: ['sequence'], render: (j) => internalTxJson(readInternalTx(j)) },
 ];

@@ -43,13 +43,16 @@ function ranksTableSql(): string {
  * Returns the marks written.
  */
 export function writeRanks(db: Database.Database, denoms: Iterable<string> | 'all'): number {
-  const list = denoms === 'all'
-    ? db.prepare('SELECT DISTINCT denom FROM main.richlist_ranks UNION SELECT denom FROM main.richlist_denoms').pluck().all() as string[]
-    : [...new Set(denoms)];
+  const list =
+    denoms === 'all'
+      ? (db.prepare('SELECT DISTINCT denom FROM main.richlist_ranks UNION SELECT denom FROM main.richlist_denoms').pluck().all() as string[])
+      : [...new Set(denoms)];
   const drop = db.prepare('DELETE FROM main.richlist_ranks WHERE denom = ?');
   const top = db.prepare(`SELECT amount_key, account FROM main.richlist WHERE denom = ? ${ORDER_DESC} LIMIT 1`).raw();
   // the next mark: RANK_STEP entries below this one, skipped in the index (no row read into JS)
-  const next = db.prepare(`SELECT amount_key, account FROM main.richlist WHERE denom = ? AND (amount_key, account) < (?, ?) ${ORDER_DESC} LIMIT 1 OFFSET ${RANK_STEP - 1}`).raw();
+  const next = db
+    .prepare(`SELECT amount_key, account FROM main.richlist WHERE denom = ? AND (amount_key, account) < (?, ?) ${ORDER_DESC} LIMIT 1 OFFSET ${RANK_STEP - 1}`)
+    .raw();
   const put = db.prepare('INSERT INTO main.richlist_ranks (denom, rank, amount_key, account) VALUES (?, ?, ?, ?)');
   let written = 0;
   for (const denom of list) {

@@ -110,17 +110,29 @@ export class RichListStaging {
     try {
       const n = chunkRows;
       const steps: [string, Database.Statement, Database.Statement][] = [
-        ['came', staging.prepare('SELECT denom, account FROM theirs WHERE (denom, account) > (?, ?) ORDER BY denom, account LIMIT 1 OFFSET ?').raw(),
+        [
+          'came',
+          staging.prepare('SELECT denom, account FROM theirs WHERE (denom, account) > (?, ?) ORDER BY denom, account LIMIT 1 OFFSET ?').raw(),
           staging.prepare(`INSERT INTO came SELECT t.denom, t.amount_key, t.account FROM theirs t
             WHERE (t.denom, t.account) > (?, ?) AND (t.denom, t.account) <= (?, ?)
-              AND NOT EXISTS (SELECT 1 FROM live.richlist o WHERE o.denom = t.denom AND o.amount_key = t.amount_key AND o.account = t.account)`)],
-        ['gone', staging.prepare('SELECT denom, amount_key, account FROM live.richlist WHERE (denom, amount_key, account) > (?, ?, ?) ORDER BY denom, amount_key, account LIMIT 1 OFFSET ?').raw(),
+              AND NOT EXISTS (SELECT 1 FROM live.richlist o WHERE o.denom = t.denom AND o.amount_key = t.amount_key AND o.account = t.account)`),
+        ],
+        [
+          'gone',
+          staging
+            .prepare(
+              'SELECT denom, amount_key, account FROM live.richlist WHERE (denom, amount_key, account) > (?, ?, ?) ORDER BY denom, amount_key, account LIMIT 1 OFFSET ?',
+            )
+            .raw(),
           staging.prepare(`INSERT INTO gone SELECT o.denom, o.amount_key, o.account FROM live.richlist o
             WHERE (o.denom, o.amount_key, o.account) > (?, ?, ?) AND (o.denom, o.amount_key, o.account) <= (?, ?, ?)
-              AND NOT EXISTS (SELECT 1 FROM theirs t WHERE t.denom = o.denom AND t.account = o.account AND t.amount_key = o.amount_key)`)],
+              AND NOT EXISTS (SELECT 1 FROM theirs t WHERE t.denom = o.denom AND t.account = o.account AND t.amount_key = o.amount_key)`),
+        ],
       ];
-      const last = { came: staging.prepare('SELECT denom, account FROM theirs ORDER BY denom DESC, account DESC LIMIT 1').raw(),
-        gone: staging.prepare('SELECT denom, amount_key, account FROM live.richlist ORDER BY denom DESC, amount_key DESC, account DESC LIMIT 1').raw() };
+      const last = {
+        came: staging.prepare('SELECT denom, account FROM theirs ORDER BY denom DESC, account DESC LIMIT 1').raw(),
+        gone: staging.prepare('SELECT denom, amount_key, account FROM live.richlist ORDER BY denom DESC, amount_key DESC, account DESC LIMIT 1').raw(),
+      };
       for (const [name, edge, insert] of steps) {
         const end = last[name as 'came' | 'gone'].get() as unknown[] | undefined;
         if (!end) continue;
@@ -145,13 +157,21 @@ export class RichListStaging {
 
   /** Closes the staging connection (the live connection attaches the file from now on). */
   close(): void {
-    try { if (this.db.open) this.db.close(); } catch { /* closing anyway */ }
+    try {
+      if (this.db.open) this.db.close();
+    } catch {
+      /* closing anyway */
+    }
   }
 
   /** Closes and removes the staging file. */
   dispose(): void {
     this.close();
-    try { if (existsSync(this.path)) unlinkSync(this.path); } catch { /* already gone */ }
+    try {
+      if (existsSync(this.path)) unlinkSync(this.path);
+    } catch {
+      /* already gone */
+    }
   }
 }
 
@@ -204,19 +224,23 @@ export function writeRichListInPlace(file: string, stagingPath: string, height: 
 
 /** The two passes of a build beside: our rows kept (minus gone), then the staged came. */
 export const BUILD_PASSES = ['kept', 'came'] as const;
-export type BuildPass = typeof BUILD_PASSES[number];
+export type BuildPass = (typeof BUILD_PASSES)[number];
 
 const PASS_SQL: Record<BuildPass, { edge: string; last: string; insert: string }> = {
-  kept: { edge: 'SELECT denom, amount_key, account FROM main.richlist WHERE (denom, amount_key, account) > (?, ?, ?) ORDER BY denom, amount_key, account LIMIT 1 OFFSET ?',
+  kept: {
+    edge: 'SELECT denom, amount_key, account FROM main.richlist WHERE (denom, amount_key, account) > (?, ?, ?) ORDER BY denom, amount_key, account LIMIT 1 OFFSET ?',
     last: 'SELECT denom, amount_key, account FROM main.richlist ORDER BY denom DESC, amount_key DESC, account DESC LIMIT 1',
     insert: `INSERT INTO main.richlist_next SELECT o.* FROM main.richlist o
       WHERE (o.denom, o.amount_key, o.account) > (?, ?, ?) AND (o.denom, o.amount_key, o.account) <= (?, ?, ?)
-        AND NOT EXISTS (SELECT 1 FROM stage.gone g WHERE g.denom = o.denom AND g.amount_key = o.amount_key AND g.account = o.account)` },
-  came: { edge: 'SELECT denom, amount_key, account FROM stage.came WHERE (denom, amount_key, account) > (?, ?, ?) ORDER BY denom, amount_key, account LIMIT 1 OFFSET ?',
+        AND NOT EXISTS (SELECT 1 FROM stage.gone g WHERE g.denom = o.denom AND g.amount_key = o.amount_key AND g.account = o.account)`,
+  },
+  came: {
+    edge: 'SELECT denom, amount_key, account FROM stage.came WHERE (denom, amount_key, account) > (?, ?, ?) ORDER BY denom, amount_key, account LIMIT 1 OFFSET ?',
     last: 'SELECT denom, amount_key, account FROM stage.came ORDER BY denom DESC, amount_key DESC, account DESC LIMIT 1',
     insert: `INSERT INTO main.richlist_next (denom, amount_key, account, json)
       SELECT denom, amount_key, account, '' FROM stage.came
-      WHERE (denom, amount_key, account) > (?, ?, ?) AND (denom, amount_key, account) <= (?, ?, ?)` },
+      WHERE (denom, amount_key, account) > (?, ?, ?) AND (denom, amount_key, account) <= (?, ?, ?)`,
+  },
 };
 
 /**
@@ -225,7 +249,10 @@ const PASS_SQL: Record<BuildPass, { edge: string; last: string; insert: string }
  * in by renaming in one transaction. Each method opens the live file for its one write.
  */
 export class RichListBuild {
-  constructor(private readonly file: string, private readonly stagingPath: string) {}
+  constructor(
+    private readonly file: string,
+    private readonly stagingPath: string,
+  ) {}
 
   private with<T>(fn: (db: Database.Database) => T): T {
     const db = openWithStage(this.file, this.stagingPath);
@@ -246,7 +273,9 @@ export class RichListBuild {
   }
 
   /** Starting point of a pass: below every key. */
-  static first(): unknown[] { return ['', '', Buffer.alloc(0)]; }
+  static first(): unknown[] {
+    return ['', '', Buffer.alloc(0)];
+  }
 
   /** One chunk of `pass` after key `after`, at most `rows` rows: the rows written, the next key, whether the pass is done. */
   chunk(pass: BuildPass, after: unknown[], rows: number): { written: number; after: unknown[]; done: boolean } {
@@ -254,9 +283,15 @@ export class RichListBuild {
     return this.with((db) => {
       const end = db.prepare(c.last).raw().get() as unknown[] | undefined;
       if (!end) return { written: 0, after, done: true };
-      const upTo = (db.prepare(c.edge).raw().get(...after, rows - 1) as unknown[] | undefined) ?? end;
+      const upTo =
+        (db
+          .prepare(c.edge)
+          .raw()
+          .get(...after, rows - 1) as unknown[] | undefined) ?? end;
       let written = 0;
-      db.transaction(() => { written = db.prepare(c.insert).run(...after, ...upTo).changes; }).immediate();
+      db.transaction(() => {
+        written = db.prepare(c.insert).run(...after, ...upTo).changes;
+      }).immediate();
       return { written, after: upTo, done: upTo === end };
     });
   }
@@ -275,7 +310,11 @@ export class RichListBuild {
 
   /** Drops the table the swap replaced; returns the ms. */
   dropOld(): number {
-    return this.with((db) => { const t = Date.now(); db.exec('DROP TABLE main.richlist_old'); return Date.now() - t; });
+    return this.with((db) => {
+      const t = Date.now();
+      db.exec('DROP TABLE main.richlist_old');
+      return Date.now() - t;
+    });
   }
 
   /** A build stopped before its swap: richlist_next goes. */

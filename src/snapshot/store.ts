@@ -76,9 +76,13 @@ export interface OpenOptions {
 /** An open or pragma error, with the file it is about (SQLite's own text names none). */
 export class StoreError extends Error {
   /** `reason`: SQLite's or the system's own text, without the file */
-  constructor(readonly file: string, readonly reason: string, readonly code?: string,
+  constructor(
+    readonly file: string,
+    readonly reason: string,
+    readonly code?: string,
     /** false: the file opened, its first read failed (not a database, malformed) */
-    readonly atOpen = true) {
+    readonly atOpen = true,
+  ) {
     super(reason.includes(file) ? reason : `${file}: ${reason}`);
   }
 }
@@ -102,14 +106,19 @@ export function openStore(file: string, mode: OpenMode, o: OpenOptions = {}): Da
   }
   try {
     let pragmas = mode === 'scratch' && o.shared ? SHARED_SCRATCH : PRAGMAS[mode];
-    if (mode === 'inPlace' && o.busyTimeoutMs !== undefined) pragmas = pragmas.map((p) => (p.startsWith('busy_timeout') ? `busy_timeout = ${o.busyTimeoutMs}` : p));
+    if (mode === 'inPlace' && o.busyTimeoutMs !== undefined)
+      pragmas = pragmas.map((p) => (p.startsWith('busy_timeout') ? `busy_timeout = ${o.busyTimeoutMs}` : p));
     if (mode === 'bulk') db.unsafeMode(true);
     for (const p of pragmas) db.pragma(p);
     if (mode === 'bulk') db.unsafeMode(false);
     // SQLite reads the header only at the first statement: "file is not a database" is met here.
     if (pragmas.length === 0) db.pragma('schema_version', { simple: true });
   } catch (e) {
-    try { db.close(); } catch { /* failing anyway */ }
+    try {
+      db.close();
+    } catch {
+      /* failing anyway */
+    }
     throw named(file, e, false);
   }
   return db;
@@ -118,9 +127,10 @@ export function openStore(file: string, mode: OpenMode, o: OpenOptions = {}): Da
 function named(file: string, e: unknown, atOpen = true): StoreError {
   const err = e as NodeJS.ErrnoException;
   // SQLite's "unable to open database file" says neither which nor why
-  const reason = err.code === 'SQLITE_CANTOPEN'
-    ? 'cannot be opened: check that it exists and this user may read it (and, to write it or read a -wal beside it, write it and its directory)'
-    : err.message ?? String(e);
+  const reason =
+    err.code === 'SQLITE_CANTOPEN'
+      ? 'cannot be opened: check that it exists and this user may read it (and, to write it or read a -wal beside it, write it and its directory)'
+      : (err.message ?? String(e));
   return new StoreError(file, reason, err.code, atOpen);
 }
 
@@ -161,12 +171,21 @@ export function cleanStaleTemps(target: string, ownToo = false): string[] {
   const dir = dirname(resolve(target));
   const removed: string[] = [];
   let names: string[];
-  try { names = readdirSync(dir); } catch { return removed; }
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return removed;
+  }
   for (const name of names) {
     const pid = parseTempName(name, target);
     if (pid === undefined) continue;
     if (!(ownToo && pid === process.pid) && pidAlive(pid)) continue;
-    try { unlinkSync(join(dir, name)); removed.push(name); } catch { /* raced with another cleaner */ }
+    try {
+      unlinkSync(join(dir, name));
+      removed.push(name);
+    } catch {
+      /* raced with another cleaner */
+    }
   }
   return removed;
 }
@@ -174,14 +193,22 @@ export function cleanStaleTemps(target: string, ownToo = false): string[] {
 /** Flushes a finished temporary file, renames it over `target` and flushes the folder entry. */
 export function syncAndRename(temp: string, target: string): void {
   const fd = openSync(temp, 'r');
-  try { fsyncSync(fd); } finally { closeSync(fd); }
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
   try {
     renameSync(temp, target);
   } catch (e) {
     throw new StoreError(target, `cannot put the finished file in place at ${target}: ${fsReason(e)}`, (e as NodeJS.ErrnoException).code);
   }
   const dirFd = openSync(dirname(resolve(target)), 'r');
-  try { fsyncSync(dirFd); } finally { closeSync(dirFd); }
+  try {
+    fsyncSync(dirFd);
+  } finally {
+    closeSync(dirFd);
+  }
 }
 
 /**
@@ -209,7 +236,10 @@ function pidAlive(pid: number): boolean {
 
 /** A second writer on a file that has one. */
 export class WriterLockedError extends Error {
-  constructor(readonly file: string, readonly pid: number) {
+  constructor(
+    readonly file: string,
+    readonly pid: number,
+  ) {
     super(`${file} is being written by process ${pid} (lock ${lockPathOf(file)}); one writer per file: stop that process first`);
   }
 }
@@ -226,7 +256,11 @@ export function lockPathOf(file: string): string {
 
 function lockHolder(lock: string): number | undefined {
   let text: string;
-  try { text = readFileSync(lock, 'utf8'); } catch { return undefined; }
+  try {
+    text = readFileSync(lock, 'utf8');
+  } catch {
+    return undefined;
+  }
   const pid = Number(text.trim());
   return Number.isSafeInteger(pid) && pid > 0 ? pid : 0;
 }
@@ -244,24 +278,38 @@ export function acquireWriterLock(file: string): WriterLock {
   ensureParentDir(lock);
   const aside = `${lock}.${process.pid}-${randomBytes(4).toString('hex')}`;
   const fd = openSync(aside, 'wx');
-  try { writeSync(fd, `${process.pid}\n`); fsyncSync(fd); } finally { closeSync(fd); }
+  try {
+    writeSync(fd, `${process.pid}\n`);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
   try {
     for (let attempt = 0; ; attempt++) {
       try {
         linkSync(aside, lock);
         break;
       } catch (e) {
-        if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw new StoreError(file, `cannot take the write lock ${lock}: ${(e as Error).message}`, (e as NodeJS.ErrnoException).code);
+        if ((e as NodeJS.ErrnoException).code !== 'EEXIST')
+          throw new StoreError(file, `cannot take the write lock ${lock}: ${(e as Error).message}`, (e as NodeJS.ErrnoException).code);
         if (attempt >= 3) throw new StoreError(file, `cannot take the write lock ${lock}: it keeps changing hands`);
       }
       const pid = lockHolder(lock);
       if (pid === undefined) continue; // released meanwhile
       if (pid !== 0 && (pid === process.pid || pidAlive(pid))) throw new WriterLockedError(file, pid);
       const stale = `${lock}.stale-${process.pid}-${randomBytes(4).toString('hex')}`;
-      try { renameSync(lock, stale); } catch { continue; } // another process took it over first
+      try {
+        renameSync(lock, stale);
+      } catch {
+        continue;
+      } // another process took it over first
       const moved = lockHolder(stale);
       if (moved !== undefined && moved !== pid && moved !== 0 && pidAlive(moved)) {
-        try { linkSync(stale, lock); } catch { /* a third holder: it is refused below anyway */ }
+        try {
+          linkSync(stale, lock);
+        } catch {
+          /* a third holder: it is refused below anyway */
+        }
         unlinkSync(stale);
         throw new WriterLockedError(file, moved);
       }
@@ -278,7 +326,11 @@ export function acquireWriterLock(file: string): WriterLock {
       held = false;
       // only our own lock: never one a later process took over
       if (lockHolder(lock) === process.pid) {
-        try { unlinkSync(lock); } catch { /* already gone */ }
+        try {
+          unlinkSync(lock);
+        } catch {
+          /* already gone */
+        }
       }
     },
   };

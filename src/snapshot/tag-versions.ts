@@ -60,8 +60,12 @@ export function prepareTagVersions(db: Database.Database, evm: boolean): TagVers
   const turn = turnTransaction(db);
   // rows as arrays, or the one value (no object built per lookup)
   const account = evm
-    ? db.prepare(`SELECT a.tx_count, coalesce(e.tx_count, 0) FROM accounts a
-      LEFT JOIN evm_account_counts e ON e.account_id = a.id WHERE a.addr = ?`).raw()
+    ? db
+        .prepare(
+          `SELECT a.tx_count, coalesce(e.tx_count, 0) FROM accounts a
+      LEFT JOIN evm_account_counts e ON e.account_id = a.id WHERE a.addr = ?`,
+        )
+        .raw()
     : undefined;
   const cosmos = evm ? undefined : db.prepare('SELECT tx_count FROM accounts WHERE addr = ?').pluck();
   return {
@@ -71,7 +75,8 @@ export function prepareTagVersions(db: Database.Database, evm: boolean): TagVers
       return {
         of(tag) {
           switch (tag.charCodeAt(0)) {
-            case 97: { // a:<hex>
+            case 97: {
+              // a:<hex>
               if (tag.charCodeAt(1) !== 58) return undefined;
               const key = Buffer.from(tag.slice(2), 'hex');
               turn();
@@ -111,7 +116,9 @@ function turnTransaction(db: Database.Database): () => void {
     pending = false;
     try {
       if (db.open && db.inTransaction) db.exec('COMMIT');
-    } catch { /* the connection is being closed: its transaction goes with it */ }
+    } catch {
+      /* the connection is being closed: its transaction goes with it */
+    }
   };
   return () => {
     if (pending || db.inTransaction) return;

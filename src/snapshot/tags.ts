@@ -40,18 +40,43 @@ const shape = <T>(tag: (arg: T) => string, placeholder: string): string => tag(p
 /** The tag table, in the docs' order and words (Markdown). */
 const TAG_TABLE: readonly TagRow[] = [
   { tag: TIP, namedWhen: 'any write', readBy: '`/status`, `avg_blocktime`, every global list (blocks, txs, evm-txs, evm-internal-txs, with any filter)' },
-  { tag: shape(heightTag, '<height>'), namedWhen: 'the block at that height is added', readBy: '`blocks/{h}`, `txs/by_height/{h}`, `evm-txs/by_height/{h}` (a future height\'s empty list too)' },
-  { tag: shape(accountTag, '<account>'), namedWhen: 'a tx (cosmos or EVM) touching the account is added', readBy: '`txs/by_account`, `evm-txs/by_account` (every page, filter and `is_signer`)' },
+  {
+    tag: shape(heightTag, '<height>'),
+    namedWhen: 'the block at that height is added',
+    readBy: "`blocks/{h}`, `txs/by_height/{h}`, `evm-txs/by_height/{h}` (a future height's empty list too)",
+  },
+  {
+    tag: shape(accountTag, '<account>'),
+    namedWhen: 'a tx (cosmos or EVM) touching the account is added',
+    readBy: '`txs/by_account`, `evm-txs/by_account` (every page, filter and `is_signer`)',
+  },
   { tag: INTERNAL_TXS, namedWhen: 'EVM internal txs are added (they trail the blocks: `internal_tx_height`)', readBy: 'every `evm-internal-txs` answer' },
-  { tag: ANY_TX, namedWhen: 'any cosmos tx is added', readBy: 'an NFT token\'s txs (a Move token\'s fall back to its object account\'s)' },
-  { tag: shape(ownerTag, '<account>'), namedWhen: 'an NFT the account owned before or owns after the write changes (mint, transfer, burn)', readBy: '`tokens/by_account`, `collections/by_account`' },
-  { tag: shape(collectionTag, '<collection>'), namedWhen: 'the collection, one of its NFTs or one of its NFT ↔ tx links changes', readBy: '`collections/{addr}`, `tokens/by_collection`, `tokens/by_account?collection_addr=`, an NFT token\'s txs' },
-  { tag: COLLECTIONS, namedWhen: 'any collection changes (its JSON carries `nft_count`)', readBy: '`collections`, `collections/by_name`, `collections/by_account`' },
-  { tag: shape(denomTag, '<denom>'), namedWhen: 'a refresh moved holders of the stored denom (or the denom contracts were replaced)', readBy: '`richlist/{denom}`' },
+  { tag: ANY_TX, namedWhen: 'any cosmos tx is added', readBy: "an NFT token's txs (a Move token's fall back to its object account's)" },
+  {
+    tag: shape(ownerTag, '<account>'),
+    namedWhen: 'an NFT the account owned before or owns after the write changes (mint, transfer, burn)',
+    readBy: '`tokens/by_account`, `collections/by_account`',
+  },
+  {
+    tag: shape(collectionTag, '<collection>'),
+    namedWhen: 'the collection, one of its NFTs or one of its NFT ↔ tx links changes',
+    readBy: "`collections/{addr}`, `tokens/by_collection`, `tokens/by_account?collection_addr=`, an NFT token's txs",
+  },
+  {
+    tag: COLLECTIONS,
+    namedWhen: 'any collection changes (its JSON carries `nft_count`)',
+    readBy: '`collections`, `collections/by_name`, `collections/by_account`',
+  },
+  {
+    tag: shape(denomTag, '<denom>'),
+    namedWhen: 'a refresh moved holders of the stored denom (or the denom contracts were replaced)',
+    readBy: '`richlist/{denom}`',
+  },
 ];
 
 /** TAG_TABLE as the Markdown table of docs/response-cache.md (header included). */
 export function tagTableMarkdown(): string {
-  return ['| tag | named when | answers that read it |', '|---|---|---|',
-    ...TAG_TABLE.map((r) => `| \`${r.tag}\` | ${r.namedWhen} | ${r.readBy} |`)].join('\n');
+  return ['| tag | named when | answers that read it |', '|---|---|---|', ...TAG_TABLE.map((r) => `| \`${r.tag}\` | ${r.namedWhen} | ${r.readBy} |`)].join(
+    '\n',
+  );
 }

@@ -61,12 +61,18 @@ export function fileMarkers(file: string): FileMarkers | undefined {
     const st = statSync(file, { bigint: true });
     const header = Buffer.alloc(28);
     const fd = openSync(file, 'r');
-    try { readSync(fd, header, 0, 28, 0); } finally { closeSync(fd); }
+    try {
+      readSync(fd, header, 0, 28, 0);
+    } finally {
+      closeSync(fd);
+    }
     let wal = '';
     try {
       const w = statSync(`${file}-wal`, { bigint: true });
       if (w.size > 0n) wal = `${w.size}:${w.mtimeNs}`;
-    } catch { /* no log */ }
+    } catch {
+      /* no log */
+    }
     return { dev: String(st.dev), ino: String(st.ino), size: String(st.size), mtime_ns: String(st.mtimeNs), change_counter: header.readUInt32BE(24), wal };
   } catch {
     return undefined;
@@ -94,12 +100,18 @@ export function findVerdict(file: string, now: FileMarkers | undefined = fileMar
   if (now === undefined) return undefined;
   for (const path of recordPaths(file, now)) {
     let text: string;
-    try { text = readFileSync(path, 'utf8'); } catch { continue; }
+    try {
+      text = readFileSync(path, 'utf8');
+    } catch {
+      continue;
+    }
     try {
       const { format, verdict, sha256 } = JSON.parse(text) as { format?: number; verdict?: Verdict; sha256?: string };
       if (format !== FORMAT || verdict === undefined || sha256 !== digest(JSON.stringify(verdict))) continue;
       if (verdict.check === 'quick_check' && sameMarkers(verdict.markers, now)) return verdict;
-    } catch { /* damaged: ignored */ }
+    } catch {
+      /* damaged: ignored */
+    }
   }
   return undefined;
 }
@@ -137,13 +149,21 @@ const KEEP_RECORDS = 256;
 /** Keeps a record directory small: temporary files of killed writers and the oldest records beyond KEEP_RECORDS. */
 function pruneRecords(dir: string): void {
   try {
-    const entries = readdirSync(dir).map((name) => {
-      const path = join(dir, name);
-      try { return { name, path, mtime: statSync(path).mtimeMs }; } catch { return undefined; }
-    }).filter((e): e is { name: string; path: string; mtime: number } => e !== undefined);
+    const entries = readdirSync(dir)
+      .map((name) => {
+        const path = join(dir, name);
+        try {
+          return { name, path, mtime: statSync(path).mtimeMs };
+        } catch {
+          return undefined;
+        }
+      })
+      .filter((e): e is { name: string; path: string; mtime: number } => e !== undefined);
     const now = Date.now();
     for (const e of entries) if (e.name.endsWith('.tmp') && now - e.mtime > 60_000) rmSync(e.path, { force: true });
     const records = entries.filter((e) => e.name.endsWith('.json')).sort((a, b) => b.mtime - a.mtime);
     for (const e of records.slice(KEEP_RECORDS)) rmSync(e.path, { force: true });
-  } catch { /* best effort */ }
+  } catch {
+    /* best effort */
+  }
 }

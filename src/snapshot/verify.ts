@@ -32,8 +32,12 @@ export function quickCheckOffThread(file: string): Promise<QuickCheckResult> {
   return new Promise((resolve) => {
     const worker = new Worker(THREAD_SCRIPT, { workerData: { file } });
     let result: QuickCheckResult | undefined;
-    worker.once('message', (r: QuickCheckResult) => { result = r; });
-    worker.once('error', (e) => { result = { problems: 1, first: `check thread failed: ${e.message}` }; });
+    worker.once('message', (r: QuickCheckResult) => {
+      result = r;
+    });
+    worker.once('error', (e) => {
+      result = { problems: 1, first: `check thread failed: ${e.message}` };
+    });
     worker.once('exit', () => resolve(result ?? { problems: 1, first: 'check thread exited without a result' }));
   });
 }

@@ -21,7 +21,10 @@ const CHUNK = 50_000;
 export const WARM_BUDGET_MS = 2_000;
 
 /** What a warm-up read. */
-export interface Warmed { ms: number; complete: boolean }
+export interface Warmed {
+  ms: number;
+  complete: boolean;
+}
 
 /** The warm-up's steps: the account index's leaves, CHUNK entries a step, then the rows by rowid ranges. */
 function* steps(db: Database.Database): Generator<void, void> {

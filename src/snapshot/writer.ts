@@ -26,7 +26,11 @@ class LinkRows {
   private readonly one: Database.Statement;
   private readonly many: Database.Statement;
 
-  constructor(db: Database.Database, table: string, private readonly columns: string[]) {
+  constructor(
+    db: Database.Database,
+    table: string,
+    private readonly columns: string[],
+  ) {
     const row = `(${columns.map(() => '?').join(', ')})`;
     this.one = db.prepare(`INSERT INTO ${table} (${columns.join(', ')}) VALUES ${row}`);
     this.many = db.prepare(`INSERT INTO ${table} (${columns.join(', ')}) VALUES ${Array(LINK_ROWS).fill(row).join(', ')}`);
@@ -83,7 +87,11 @@ const CHECKPOINT_KEY = 'load_checkpoint';
 export function completeFinishedLoad(path: string, target: string, check: FileCheck): boolean {
   if (!existsSync(path)) return false;
   let db: Database.Database;
-  try { db = openStore(path, 'resumableBulk', { mustExist: true }); } catch { return false; }
+  try {
+    db = openStore(path, 'resumableBulk', { mustExist: true });
+  } catch {
+    return false;
+  }
   try {
     if (db.pragma('user_version', { simple: true }) !== SCHEMA_VERSION) return false;
     if (check !== 'none') {
@@ -100,7 +108,11 @@ export function completeFinishedLoad(path: string, target: string, check: FileCh
 /** Removes a resumable load's file and its journal. */
 export function removeLoadFile(path: string): void {
   for (const f of [path, `${path}-journal`]) {
-    try { if (existsSync(f)) unlinkSync(f); } catch { /* already gone */ }
+    try {
+      if (existsSync(f)) unlinkSync(f);
+    } catch {
+      /* already gone */
+    }
   }
 }
 
@@ -138,11 +150,14 @@ function openCopy(path: string, base: BaseInfo): Database.Database {
     copyFileSync(base.file, path, fsConstants.COPYFILE_FICLONE);
     return openStore(path, 'bulk', { mustExist: true });
   } catch (e) {
-    try { unlinkSync(path); } catch { /* never created */ }
+    try {
+      unlinkSync(path);
+    } catch {
+      /* never created */
+    }
     throw e;
   }
 }
-
 
 /**
  * Writes one snapshot into a temporary file beside the target, renamed over the target only
@@ -189,8 +204,13 @@ export class SnapshotWriter {
   /** a resumable load that goes on from its file's last checkpoint */
   readonly resumedFrom?: LoadCheckpoint;
 
-  private constructor(readonly target: string, private readonly opts: WriterOptions, readonly mode: WriterMode, base?: BaseInfo,
-    resumable?: { path: string; id: string; from?: LoadCheckpoint; db?: Database.Database }) {
+  private constructor(
+    readonly target: string,
+    private readonly opts: WriterOptions,
+    readonly mode: WriterMode,
+    base?: BaseInfo,
+    resumable?: { path: string; id: string; from?: LoadCheckpoint; db?: Database.Database },
+  ) {
     this.base = base;
     // create / extend: a throw-away file (no rollback journal: it is dropped unless the whole
     // load succeeds); inPlace: the live file, readers (serve) reading on, one batch = one commit;
@@ -198,8 +218,13 @@ export class SnapshotWriter {
     this.tempPath = mode === 'inPlace' ? target : resumable ? resumable.path : tempPathBeside(target);
     this.loadId = resumable?.id;
     this.resumedFrom = resumable?.from;
-    this.db = resumable ? resumable.db ?? openStore(this.tempPath, 'resumableBulk')
-      : mode === 'create' ? openStore(this.tempPath, 'bulk') : mode === 'extend' ? openCopy(this.tempPath, base as BaseInfo) : openStore(target, 'inPlace');
+    this.db = resumable
+      ? (resumable.db ?? openStore(this.tempPath, 'resumableBulk'))
+      : mode === 'create'
+        ? openStore(this.tempPath, 'bulk')
+        : mode === 'extend'
+          ? openCopy(this.tempPath, base as BaseInfo)
+          : openStore(target, 'inPlace');
     if (mode === 'inPlace') this.db.exec('BEGIN IMMEDIATE');
     if (!base && !this.resumedFrom) this.db.exec(schemaSql(TABLES_SQL));
     const p = (sql: string): Database.Statement => this.db.prepare(sql);
@@ -271,12 +296,18 @@ export class SnapshotWriter {
       try {
         db = openStore(path, 'resumableBulk', { mustExist: true });
         const has = db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'meta'").get() !== undefined;
-        const text = has ? db.prepare('SELECT value FROM meta WHERE key = ?').pluck().get(CHECKPOINT_KEY) as string | undefined : undefined;
-        const c = text === undefined ? undefined : JSON.parse(text) as LoadCheckpoint;
+        const text = has ? (db.prepare('SELECT value FROM meta WHERE key = ?').pluck().get(CHECKPOINT_KEY) as string | undefined) : undefined;
+        const c = text === undefined ? undefined : (JSON.parse(text) as LoadCheckpoint);
         if (c !== undefined && c.id === id) from = c;
-      } catch { /* not a load we can go on with: replaced */ }
+      } catch {
+        /* not a load we can go on with: replaced */
+      }
       if (from === undefined) {
-        try { db?.close(); } catch { /* replaced anyway */ }
+        try {
+          db?.close();
+        } catch {
+          /* replaced anyway */
+        }
         db = undefined;
         removeLoadFile(path);
       }
@@ -318,7 +349,7 @@ export class SnapshotWriter {
     let id = this.accountIds.get(hex);
     if (id === undefined) {
       const bytes = addr ?? Buffer.from(hex, 'hex');
-      id = this.base ? this.stmts.accountByAddr.get(bytes) as number | undefined : undefined;
+      id = this.base ? (this.stmts.accountByAddr.get(bytes) as number | undefined) : undefined;
       if (id === undefined) {
         id = this.nextAccountId++;
         this.stmts.account.run(id, bytes);
@@ -454,8 +485,16 @@ export class SnapshotWriter {
   }
 
   private collectionStmt?: Database.Statement;
-  insertCollection(addr: Buffer, height: number, name: string, originName: string,
-    normName: string, normOriginName: string, creatorId: number, timestamp: string): void {
+  insertCollection(
+    addr: Buffer,
+    height: number,
+    name: string,
+    originName: string,
+    normName: string,
+    normOriginName: string,
+    creatorId: number,
+    timestamp: string,
+  ): void {
     // json is rendered in finish(), once nft_count is known.
     this.collectionStmt ??= this.db.prepare(`INSERT INTO ${this.replaced.has('collections') ? 'temp.new_collections' : 'main.collections'}
       (addr, height, name, origin_name, norm_name, norm_origin_name, creator_id, timestamp, json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, '')`);
@@ -463,8 +502,7 @@ export class SnapshotWriter {
   }
 
   private nftStmt?: Database.Statement;
-  insertNft(collectionAddr: Buffer, tokenId: string, height: number, ownerId: number,
-    objectAccountId: number | null, json: string): void {
+  insertNft(collectionAddr: Buffer, tokenId: string, height: number, ownerId: number, objectAccountId: number | null, json: string): void {
     this.nftStmt ??= this.db.prepare(`INSERT INTO ${this.replaced.has('tokens') ? 'temp.new_nfts' : 'main.nfts'}
       (collection_addr, token_id, height, owner_id, object_account_id, json) VALUES (?, ?, ?, ?, ?, ?)`);
     this.nftStmt.run(collectionAddr, tokenId, height, ownerId, objectAccountId, packRow(json));
@@ -563,7 +601,10 @@ export class SnapshotWriter {
     const same = `n.height = o.height AND n.owner_id = o.owner_id AND n.object_account_id IS o.object_account_id AND n.json = o.json`;
     if (complete.size > 0 && !partial.has('tokens')) throw new Error('internal: complete collections without changed-only tokens');
     for (const hex of complete) if (!/^(?:[0-9a-f]{2})+$/.test(hex)) throw new Error(`internal: collection ${JSON.stringify(hex)} is not lower-case hex`);
-    const completeSql = complete.size === 0 ? '' : `
+    const completeSql =
+      complete.size === 0
+        ? ''
+        : `
          UNION ALL
          SELECT o.collection_addr, o.token_id, o.owner_id FROM main.nfts o
            WHERE o.collection_addr IN (${[...complete].map((hex) => `x'${hex}'`).join(', ')})
@@ -646,17 +687,37 @@ export class SnapshotWriter {
   /** Renders the Collection JSON (it carries nft_count) of every collection, or of `only`'s. */
   private renderCollections(prefix: string, only?: string): void {
     const db = this.db;
-    const rows = db.prepare(`SELECT c.addr, c.height, c.name, c.origin_name, c.nft_count, c.timestamp, a.addr AS creator
+    const rows = db
+      .prepare(
+        `SELECT c.addr, c.height, c.name, c.origin_name, c.nft_count, c.timestamp, a.addr AS creator
                              FROM main.collections c JOIN main.accounts a ON a.id = c.creator_id
-                             ${only ? `WHERE c.addr IN (SELECT addr FROM ${only})` : ''}`).all() as {
-      addr: Buffer; height: number; name: string; origin_name: string; nft_count: number; timestamp: string; creator: Buffer;
+                             ${only ? `WHERE c.addr IN (SELECT addr FROM ${only})` : ''}`,
+      )
+      .all() as {
+      addr: Buffer;
+      height: number;
+      name: string;
+      origin_name: string;
+      nft_count: number;
+      timestamp: string;
+      creator: Buffer;
     }[];
     const update = db.prepare('UPDATE main.collections SET json = ? WHERE addr = ?');
     for (const r of rows) {
-      update.run(packRow(collectionJson({
-        objectAddr: toHex0x(r.addr), creator: toBech32(r.creator, prefix), name: r.name,
-        originName: r.origin_name, nftCount: r.nft_count, height: r.height, timestamp: r.timestamp,
-      })), r.addr);
+      update.run(
+        packRow(
+          collectionJson({
+            objectAddr: toHex0x(r.addr),
+            creator: toBech32(r.creator, prefix),
+            name: r.name,
+            originName: r.origin_name,
+            nftCount: r.nft_count,
+            height: r.height,
+            timestamp: r.timestamp,
+          }),
+        ),
+        r.addr,
+      );
     }
   }
 
@@ -751,18 +812,34 @@ export class SnapshotWriter {
   abort(): void {
     if (this.mode === 'inPlace') {
       // Rolled back: the live file keeps its last committed batch.
-      try { if (this.db.open && this.db.inTransaction) this.db.exec('ROLLBACK'); } catch { /* closing rolls back too */ }
-      try { if (this.db.open) this.db.close(); } catch { /* already failing */ }
+      try {
+        if (this.db.open && this.db.inTransaction) this.db.exec('ROLLBACK');
+      } catch {
+        /* closing rolls back too */
+      }
+      try {
+        if (this.db.open) this.db.close();
+      } catch {
+        /* already failing */
+      }
       return;
     }
-    try { if (this.db.open) this.db.close(); } catch { /* already failing */ }
+    try {
+      if (this.db.open) this.db.close();
+    } catch {
+      /* already failing */
+    }
     if (this.loadId !== undefined) return;
     if (existsSync(this.tempPath)) unlinkSync(this.tempPath);
   }
 
   /** A resumable load's file with no checkpoint to go on from (a failure the next run must not repeat): removed. */
   discard(): void {
-    try { if (this.db.open) this.db.close(); } catch { /* already failing */ }
+    try {
+      if (this.db.open) this.db.close();
+    } catch {
+      /* already failing */
+    }
     removeLoadFile(this.tempPath);
   }
 }

@@ -23,7 +23,11 @@ export interface HttpOptions {
 }
 
 export class HttpError extends Error {
-  constructor(readonly url: string, readonly status: number | undefined, message: string) {
+  constructor(
+    readonly url: string,
+    readonly status: number | undefined,
+    message: string,
+  ) {
     super(message);
     this.name = 'HttpError';
   }
@@ -79,7 +83,10 @@ export class HttpClient {
   private readonly timeoutMs: number;
   private readonly backoffMs: number;
 
-  constructor(readonly base: string, o: HttpOptions) {
+  constructor(
+    readonly base: string,
+    o: HttpOptions,
+  ) {
     this.concurrency = o.concurrency;
     this.interval = o.rate === undefined ? 0 : 1000 / o.rate;
     this.retries = o.retries;
@@ -179,7 +186,10 @@ export async function forEachConcurrent<T>(items: Iterable<T>, n: number, fn: (i
       try {
         await fn(next.value);
       } catch (e) {
-        if (!hasFailed) { hasFailed = true; failed = e; }
+        if (!hasFailed) {
+          hasFailed = true;
+          failed = e;
+        }
         return;
       }
     }

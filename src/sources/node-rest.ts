@@ -45,7 +45,9 @@ export async function validatorsFromRest(restUrl: string, proposers: string[], o
       throw new Error(`--rest-url: GET ${url}: the answer is not JSON: ${JSON.stringify(body.slice(0, 80))}`);
     }
     if (typeof v?.moniker !== 'string' || typeof v.operator_address !== 'string') {
-      throw new Error(`--rest-url: GET ${url}: expected {"validator":{"moniker":string,"operator_address":string,...}}, got ${JSON.stringify(body.slice(0, 120))}`);
+      throw new Error(
+        `--rest-url: GET ${url}: expected {"validator":{"moniker":string,"operator_address":string,...}}, got ${JSON.stringify(body.slice(0, 120))}`,
+      );
     }
     found.set(proposer, record(`GET ${url}`, JSON.stringify({ proposer, moniker: v.moniker, operator_address: v.operator_address })));
   });

@@ -9,8 +9,20 @@ import type { HttpOptions } from './http';
 
 /** Every key of SourceOptions, once: the compiler refuses a key missing here or one too many. */
 const SOURCE_KEYS: Record<keyof SourceOptions, true> = {
-  fromPostgres: true, fromApi: true, chainId: true, vmType: true, bech32Prefix: true, validators: true, restUrl: true,
-  denomContracts: true, statusVersion: true, statusCommit: true, denoms: true, concurrency: true, rate: true, timeout: true,
+  fromPostgres: true,
+  fromApi: true,
+  chainId: true,
+  vmType: true,
+  bech32Prefix: true,
+  validators: true,
+  restUrl: true,
+  denomContracts: true,
+  statusVersion: true,
+  statusCommit: true,
+  denoms: true,
+  concurrency: true,
+  rate: true,
+  timeout: true,
 };
 
 /** The source options of a larger options object (a command's), nothing else. */

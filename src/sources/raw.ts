@@ -11,7 +11,8 @@ export function rawElements(arrayText: string): string[] {
   let start = -1;
   for (; i < n; i++) {
     const c = arrayText.charCodeAt(i);
-    if (c === 0x22) { // string
+    if (c === 0x22) {
+      // string
       if (start < 0) start = i;
       i++;
       while (i < n) {
@@ -23,16 +24,20 @@ export function rawElements(arrayText: string): string[] {
       continue;
     }
     if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) continue;
-    if (c === 0x7b || c === 0x5b) { // { [
+    if (c === 0x7b || c === 0x5b) {
+      // { [
       if (start < 0) start = i;
       depth++;
-    } else if (c === 0x7d || c === 0x5d) { // } ]
-      if (depth === 0) { // end of the array
+    } else if (c === 0x7d || c === 0x5d) {
+      // } ]
+      if (depth === 0) {
+        // end of the array
         if (start >= 0) out.push(arrayText.slice(start, i).trimEnd());
         return out;
       }
       depth--;
-    } else if (c === 0x2c && depth === 0) { // ,
+    } else if (c === 0x2c && depth === 0) {
+      // ,
       out.push(arrayText.slice(start, i).trimEnd());
       start = -1;
     } else if (start < 0) {

@@ -1,7 +1,10 @@
 /** Block wire format (docs/api-contract.md#block): every number a string, hash upper-case hex. */
 import { JsonBody, objectBody } from './packed';
 
-export interface Coin { denom: string; amount: string }
+export interface Coin {
+  denom: string;
+  amount: string;
+}
 
 export interface BlockFields {
   chainId: string;
@@ -17,18 +20,33 @@ export interface BlockFields {
 }
 
 export function blockJson(b: BlockFields): string {
-  return '{"chain_id":' + JSON.stringify(b.chainId)
-    + ',"height":"' + b.height
-    + '","hash":"' + b.hashHex.toUpperCase()
-    + '","block_time":"' + b.blockTimeMs
-    + '","timestamp":"' + b.timestamp
-    + '","gas_used":"' + b.gasUsed
-    + '","gas_wanted":"' + b.gasWanted
-    + '","tx_count":"' + b.txCount
-    + '","total_fee":' + (b.totalFee === null ? 'null'
-      : '[' + b.totalFee.map((c) => '{"denom":' + JSON.stringify(c.denom) + ',"amount":' + JSON.stringify(c.amount) + '}').join(',') + ']')
-    + ',"proposer":{"moniker":' + JSON.stringify(b.proposer.moniker)
-    + ',"identity":"","operator_address":' + JSON.stringify(b.proposer.operatorAddress) + '}}';
+  return (
+    '{"chain_id":' +
+    JSON.stringify(b.chainId) +
+    ',"height":"' +
+    b.height +
+    '","hash":"' +
+    b.hashHex.toUpperCase() +
+    '","block_time":"' +
+    b.blockTimeMs +
+    '","timestamp":"' +
+    b.timestamp +
+    '","gas_used":"' +
+    b.gasUsed +
+    '","gas_wanted":"' +
+    b.gasWanted +
+    '","tx_count":"' +
+    b.txCount +
+    '","total_fee":' +
+    (b.totalFee === null
+      ? 'null'
+      : '[' + b.totalFee.map((c) => '{"denom":' + JSON.stringify(c.denom) + ',"amount":' + JSON.stringify(c.amount) + '}').join(',') + ']') +
+    ',"proposer":{"moniker":' +
+    JSON.stringify(b.proposer.moniker) +
+    ',"identity":"","operator_address":' +
+    JSON.stringify(b.proposer.operatorAddress) +
+    '}}'
+  );
 }
 
 /** The answer `{"block":…}` around a stored row (either wire format). */

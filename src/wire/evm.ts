@@ -6,14 +6,24 @@ import { JsonBody, objectBody } from './packed';
 
 /** EvmTx keys in rollytics' struct order; every other receipt field is dropped. */
 export const RECEIPT_KEYS = [
-  'blockHash', 'blockNumber', 'contractAddress', 'cumulativeGasUsed', 'effectiveGasPrice', 'from', 'gasUsed', 'logs',
-  'logsBloom', 'status', 'to', 'transactionHash', 'transactionIndex', 'type',
+  'blockHash',
+  'blockNumber',
+  'contractAddress',
+  'cumulativeGasUsed',
+  'effectiveGasPrice',
+  'from',
+  'gasUsed',
+  'logs',
+  'logsBloom',
+  'status',
+  'to',
+  'transactionHash',
+  'transactionIndex',
+  'type',
 ] as const;
 
 /** EvmLog keys in struct order. */
-export const LOG_KEYS = [
-  'address', 'topics', 'data', 'blockNumber', 'transactionHash', 'transactionIndex', 'blockHash', 'logIndex', 'removed',
-] as const;
+export const LOG_KEYS = ['address', 'topics', 'data', 'blockNumber', 'transactionHash', 'transactionIndex', 'blockHash', 'logIndex', 'removed'] as const;
 
 export interface EvmLog {
   address: string;
@@ -48,33 +58,62 @@ export interface EvmReceipt {
 const s = (v: string): string => JSON.stringify(v);
 
 function logJson(l: EvmLog): string {
-  return '{"address":' + s(l.address)
-    + ',"topics":' + (l.topics === null ? 'null' : '[' + l.topics.map(s).join(',') + ']')
-    + ',"data":' + s(l.data)
-    + ',"blockNumber":' + s(l.blockNumber)
-    + ',"transactionHash":' + s(l.transactionHash)
-    + ',"transactionIndex":' + s(l.transactionIndex)
-    + ',"blockHash":' + s(l.blockHash)
-    + ',"logIndex":' + s(l.logIndex)
-    + ',"removed":' + (l.removed ? 'true' : 'false') + '}';
+  return (
+    '{"address":' +
+    s(l.address) +
+    ',"topics":' +
+    (l.topics === null ? 'null' : '[' + l.topics.map(s).join(',') + ']') +
+    ',"data":' +
+    s(l.data) +
+    ',"blockNumber":' +
+    s(l.blockNumber) +
+    ',"transactionHash":' +
+    s(l.transactionHash) +
+    ',"transactionIndex":' +
+    s(l.transactionIndex) +
+    ',"blockHash":' +
+    s(l.blockHash) +
+    ',"logIndex":' +
+    s(l.logIndex) +
+    ',"removed":' +
+    (l.removed ? 'true' : 'false') +
+    '}'
+  );
 }
 
 /** The EvmTx object: fixed keys in struct order, `contractAddress` may be null, `to` never. */
 export function evmTxJson(r: EvmReceipt): string {
-  return '{"blockHash":' + s(r.blockHash)
-    + ',"blockNumber":' + s(r.blockNumber)
-    + ',"contractAddress":' + (r.contractAddress === null ? 'null' : s(r.contractAddress))
-    + ',"cumulativeGasUsed":' + s(r.cumulativeGasUsed)
-    + ',"effectiveGasPrice":' + s(r.effectiveGasPrice)
-    + ',"from":' + s(r.from)
-    + ',"gasUsed":' + s(r.gasUsed)
-    + ',"logs":' + (r.logs === null ? 'null' : '[' + r.logs.map(logJson).join(',') + ']')
-    + ',"logsBloom":' + s(r.logsBloom)
-    + ',"status":' + s(r.status)
-    + ',"to":' + s(r.to)
-    + ',"transactionHash":' + s(r.transactionHash)
-    + ',"transactionIndex":' + s(r.transactionIndex)
-    + ',"type":' + s(r.type) + '}';
+  return (
+    '{"blockHash":' +
+    s(r.blockHash) +
+    ',"blockNumber":' +
+    s(r.blockNumber) +
+    ',"contractAddress":' +
+    (r.contractAddress === null ? 'null' : s(r.contractAddress)) +
+    ',"cumulativeGasUsed":' +
+    s(r.cumulativeGasUsed) +
+    ',"effectiveGasPrice":' +
+    s(r.effectiveGasPrice) +
+    ',"from":' +
+    s(r.from) +
+    ',"gasUsed":' +
+    s(r.gasUsed) +
+    ',"logs":' +
+    (r.logs === null ? 'null' : '[' + r.logs.map(logJson).join(',') + ']') +
+    ',"logsBloom":' +
+    s(r.logsBloom) +
+    ',"status":' +
+    s(r.status) +
+    ',"to":' +
+    s(r.to) +
+    ',"transactionHash":' +
+    s(r.transactionHash) +
+    ',"transactionIndex":' +
+    s(r.transactionIndex) +
+    ',"type":' +
+    s(r.type) +
+    '}'
+  );
 }
 
 export interface InternalTx {
@@ -97,18 +136,33 @@ export interface InternalTx {
 
 /** The internal tx object: `height`, `parent_index`, `index` are JSON numbers (docs/api-contract.md#evm-internal-tx). */
 export function internalTxJson(t: InternalTx): string {
-  return '{"height":' + t.height
-    + ',"hash":' + s(t.hash)
-    + ',"parent_index":' + t.parentIndex
-    + ',"index":' + t.index
-    + ',"type":' + s(t.type)
-    + ',"from":' + s(t.from)
-    + ',"to":' + s(t.to)
-    + ',"input":' + s(t.input)
-    + ',"output":' + s(t.output)
-    + ',"value":' + s(t.value)
-    + ',"gas":' + s(t.gas)
-    + ',"gasUsed":' + s(t.gasUsed) + '}';
+  return (
+    '{"height":' +
+    t.height +
+    ',"hash":' +
+    s(t.hash) +
+    ',"parent_index":' +
+    t.parentIndex +
+    ',"index":' +
+    t.index +
+    ',"type":' +
+    s(t.type) +
+    ',"from":' +
+    s(t.from) +
+    ',"to":' +
+    s(t.to) +
+    ',"input":' +
+    s(t.input) +
+    ',"output":' +
+    s(t.output) +
+    ',"value":' +
+    s(t.value) +
+    ',"gas":' +
+    s(t.gas) +
+    ',"gasUsed":' +
+    s(t.gasUsed) +
+    '}'
+  );
 }
 
 /** The answer `{"tx":…}` around a stored row (either wire format). */

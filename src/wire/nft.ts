@@ -14,13 +14,24 @@ export interface CollectionFields {
 }
 
 export function collectionJson(c: CollectionFields): string {
-  return '{"object_addr":' + JSON.stringify(c.objectAddr)
-    + ',"collection":{"creator":' + JSON.stringify(c.creator)
-    + ',"name":' + JSON.stringify(c.name)
-    + ',"origin_name":' + JSON.stringify(c.originName)
-    + ',"nfts":{"handle":"","length":' + c.nftCount + '}}'
-    + ',"height":' + c.height
-    + ',"timestamp":' + JSON.stringify(c.timestamp) + '}';
+  return (
+    '{"object_addr":' +
+    JSON.stringify(c.objectAddr) +
+    ',"collection":{"creator":' +
+    JSON.stringify(c.creator) +
+    ',"name":' +
+    JSON.stringify(c.name) +
+    ',"origin_name":' +
+    JSON.stringify(c.originName) +
+    ',"nfts":{"handle":"","length":' +
+    c.nftCount +
+    '}}' +
+    ',"height":' +
+    c.height +
+    ',"timestamp":' +
+    JSON.stringify(c.timestamp) +
+    '}'
+  );
 }
 
 export interface NftFields {
@@ -36,14 +47,28 @@ export interface NftFields {
 }
 
 export function nftJson(n: NftFields): string {
-  return '{"collection_addr":' + JSON.stringify(n.collectionAddr)
-    + ',"collection_name":' + JSON.stringify(n.collectionName)
-    + ',"collection_origin_name":' + JSON.stringify(n.collectionOriginName)
-    + ',"object_addr":' + JSON.stringify(n.objectAddr)
-    + ',"owner":' + JSON.stringify(n.owner)
-    + ',"nft":{"token_id":' + JSON.stringify(n.tokenId) + ',"uri":' + JSON.stringify(n.uri) + '}'
-    + ',"height":' + n.height
-    + ',"timestamp":' + JSON.stringify(n.timestamp) + '}';
+  return (
+    '{"collection_addr":' +
+    JSON.stringify(n.collectionAddr) +
+    ',"collection_name":' +
+    JSON.stringify(n.collectionName) +
+    ',"collection_origin_name":' +
+    JSON.stringify(n.collectionOriginName) +
+    ',"object_addr":' +
+    JSON.stringify(n.objectAddr) +
+    ',"owner":' +
+    JSON.stringify(n.owner) +
+    ',"nft":{"token_id":' +
+    JSON.stringify(n.tokenId) +
+    ',"uri":' +
+    JSON.stringify(n.uri) +
+    '}' +
+    ',"height":' +
+    n.height +
+    ',"timestamp":' +
+    JSON.stringify(n.timestamp) +
+    '}'
+  );
 }
 
 /** The answer `{"collection":…}` around a stored row (either wire format). */

@@ -81,7 +81,7 @@ function multModP(a: number, b: number): number {
   for (let i = 0; i < 32; i++) {
     if (((a << i) & 0x80000000) !== 0) {
       p ^= b;
-      if ((a << (i + 1)) === 0) break;
+      if (a << (i + 1) === 0) break;
     }
     b = (b & 1) !== 0 ? (b >>> 1) ^ POLY : b >>> 1;
   }
@@ -205,5 +205,8 @@ export type JsonBody = Buffer | string | DeflateBody;
 /** `{"<key>":<stored row>}` (a tx, block, collection…) from a stored row of either wire format. */
 export function objectBody(key: string, stored: Buffer | string): JsonBody {
   if (typeof stored === 'string' || !isPackedRow(stored)) return '{"' + key + '":' + stored.toString() + '}';
-  return new DeflateBody().text('{"' + key + '":').row(stored).text('}');
+  return new DeflateBody()
+    .text('{"' + key + '":')
+    .row(stored)
+    .text('}');
 }

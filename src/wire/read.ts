@@ -32,8 +32,10 @@ export function readBlock(json: string): BlockFields {
     gasUsed: num(o, 'gas_used'),
     gasWanted: num(o, 'gas_wanted'),
     txCount: num(o, 'tx_count'),
-    totalFee: o.total_fee === null || o.total_fee === undefined ? null
-      : (o.total_fee as Obj[]).map((c): Coin => ({ denom: str(c, 'denom'), amount: str(c, 'amount') })),
+    totalFee:
+      o.total_fee === null || o.total_fee === undefined
+        ? null
+        : (o.total_fee as Obj[]).map((c): Coin => ({ denom: str(c, 'denom'), amount: str(c, 'amount') })),
     proposer: { moniker: str(proposer, 'moniker'), operatorAddress: str(proposer, 'operator_address') },
   };
 }

@@ -11,7 +11,7 @@ export const STATUS_EXTENSIONS = [
   'tx_account_cleanup_deleted',
   'tx_account_cleanup_inserted',
 ] as const;
-export type StatusExtension = typeof STATUS_EXTENSIONS[number];
+export type StatusExtension = (typeof STATUS_EXTENSIONS)[number];
 
 /** The least value each extension may hold. */
 export const STATUS_EXTENSION_MIN: Record<StatusExtension, number> = {
@@ -40,12 +40,18 @@ export function statusJson(m: StatusFields): string {
     const v = m.extensions?.[k];
     if (v) extra += ',"' + k + '":' + v;
   }
-  return '{"version":' + JSON.stringify(m.version)
-    + ',"commit_hash":' + JSON.stringify(m.commitHash)
-    + ',"chain_id":' + JSON.stringify(m.chainId)
-    + ',"height":' + m.height
-    + (m.internalTxHeight ? ',"internal_tx_height":' + m.internalTxHeight : '')
-    + (m.richListHeight ? ',"rich_list_height":' + m.richListHeight : '')
-    + extra
-    + '}';
+  return (
+    '{"version":' +
+    JSON.stringify(m.version) +
+    ',"commit_hash":' +
+    JSON.stringify(m.commitHash) +
+    ',"chain_id":' +
+    JSON.stringify(m.chainId) +
+    ',"height":' +
+    m.height +
+    (m.internalTxHeight ? ',"internal_tx_height":' + m.internalTxHeight : '') +
+    (m.richListHeight ? ',"rich_list_height":' + m.richListHeight : '') +
+    extra +
+    '}'
+  );
 }

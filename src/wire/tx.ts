@@ -20,19 +20,35 @@ export interface TxFields {
 }
 
 export function txJson(t: TxFields): string {
-  return '{"txhash":"' + t.txhash.toUpperCase()
-    + '","height":"' + t.height
-    + '","codespace":' + JSON.stringify(t.codespace)
-    + ',"code":' + t.code
-    + ',"data":' + JSON.stringify(t.data)
-    + ',"raw_log":' + JSON.stringify(t.rawLog)
-    + ',"logs":' + t.logsRaw
-    + ',"info":' + JSON.stringify(t.info)
-    + ',"gas_wanted":"' + t.gasWanted
-    + '","gas_used":"' + t.gasUsed
-    + '","tx":' + t.txRaw
-    + ',"timestamp":"' + t.timestamp
-    + '","events":' + t.eventsRaw + '}';
+  return (
+    '{"txhash":"' +
+    t.txhash.toUpperCase() +
+    '","height":"' +
+    t.height +
+    '","codespace":' +
+    JSON.stringify(t.codespace) +
+    ',"code":' +
+    t.code +
+    ',"data":' +
+    JSON.stringify(t.data) +
+    ',"raw_log":' +
+    JSON.stringify(t.rawLog) +
+    ',"logs":' +
+    t.logsRaw +
+    ',"info":' +
+    JSON.stringify(t.info) +
+    ',"gas_wanted":"' +
+    t.gasWanted +
+    '","gas_used":"' +
+    t.gasUsed +
+    '","tx":' +
+    t.txRaw +
+    ',"timestamp":"' +
+    t.timestamp +
+    '","events":' +
+    t.eventsRaw +
+    '}'
+  );
 }
 
 /** The answer `{"tx":…}` around a stored row (either wire format). */

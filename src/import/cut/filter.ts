@@ -37,8 +37,16 @@ export interface CutSpec {
   label: string;
 }
 
-interface Coin { denom: string; amount: string }
-interface BlockSums { txs: number; gasUsed: bigint; gasWanted: bigint; fees: Map<string, bigint> }
+interface Coin {
+  denom: string;
+  amount: string;
+}
+interface BlockSums {
+  txs: number;
+  gasUsed: bigint;
+  gasWanted: bigint;
+  fees: Map<string, bigint>;
+}
 
 interface Plan {
   sequences: Set<number>;
@@ -61,7 +69,7 @@ const tokenKey = (collection: string, token: string): string => `${collection}\u
 
 function sumsAt(plan: Plan, height: number): BlockSums {
   let s = plan.blocks.get(height);
-  if (!s) plan.blocks.set(height, s = { txs: 0, gasUsed: 0n, gasWanted: 0n, fees: new Map() });
+  if (!s) plan.blocks.set(height, (s = { txs: 0, gasUsed: 0n, gasWanted: 0n, fees: new Map() }));
   return s;
 }
 
@@ -79,17 +87,28 @@ function feeOf(tx: Record<string, unknown>): Coin[] {
 async function planCut(source: ImportSource, spec: CutSpec): Promise<Plan> {
   const { accounts, prefix } = spec;
   const deriver = new AccountDeriver(prefix);
-  const touches = (set: Set<string>): boolean => { for (const a of set) if (accounts.has(a)) return true; return false; };
+  const touches = (set: Set<string>): boolean => {
+    for (const a of set) if (accounts.has(a)) return true;
+    return false;
+  };
   const plan: Plan = {
-    sequences: new Set(), blocks: new Map(), evmHashes: new Set(), proposers: new Set(),
-    tokens: new Set(), liveTokens: new Set(), collections: new Set(spec.collections),
+    sequences: new Set(),
+    blocks: new Map(),
+    evmHashes: new Set(),
+    proposers: new Set(),
+    tokens: new Set(),
+    liveTokens: new Set(),
+    collections: new Set(spec.collections),
   };
 
   for await (const { value } of each(source, 'txs')) {
     const tx = value.tx as Record<string, unknown>;
     const touched = new Set<string>();
     if (Array.isArray(value.accounts)) {
-      for (const a of value.accounts) { const h = addressHexOrUndefined(a, prefix); if (h) touched.add(h); }
+      for (const a of value.accounts) {
+        const h = addressHexOrUndefined(a, prefix);
+        if (h) touched.add(h);
+      }
     } else {
       deriver.eventAccounts(tx.events, touched);
     }
@@ -105,7 +124,7 @@ async function planCut(source: ImportSource, spec: CutSpec): Promise<Plan> {
   }
 
   for await (const { value } of each(source, 'evm_internal_txs')) {
-    const s = (k: string): string => (typeof value[k] === 'string' ? value[k] as string : '');
+    const s = (k: string): string => (typeof value[k] === 'string' ? (value[k] as string) : '');
     if (touches(internalTxAccounts(s('from'), s('to'), s('input'), prefix))) plan.evmHashes.add(s('hash').toLowerCase());
   }
   for await (const { value } of each(source, 'evm_txs')) {
@@ -219,7 +238,9 @@ export function cutSource(source: ImportSource, spec: CutSpec): ImportSource {
       }
     },
     stats: source.stats ? () => source.stats?.() ?? {} : undefined,
-    dispose() { source.dispose?.(); },
+    dispose() {
+      source.dispose?.();
+    },
     close: () => source.close(),
   };
 }

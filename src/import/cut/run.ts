@@ -94,15 +94,22 @@ export async function cutFixture(o: CutOptions, serveSnapshot: ServeSnapshot): P
   const accounts = canonicalList('--accounts', o.accounts, prefix);
   const collections = canonicalList('--collections', o.collections ?? [], prefix);
   const range = o.fromHeight !== undefined || o.toHeight !== undefined ? ` heights ${o.fromHeight ?? 1}..${o.toHeight ?? 'latest'}` : '';
-  const label = `fixture cut of ${o.fromSnapshot !== undefined ? `snapshot ${basename(o.fromSnapshot)}` : `api ${o.fromApi}`}${range} for ${o.accounts.join(',')}`
-    + (o.collections?.length ? ` and collections ${o.collections.join(',')}` : '');
+  const label =
+    `fixture cut of ${o.fromSnapshot !== undefined ? `snapshot ${basename(o.fromSnapshot)}` : `api ${o.fromApi}`}${range} for ${o.accounts.join(',')}` +
+    (o.collections?.length ? ` and collections ${o.collections.join(',')}` : '');
 
   const server = o.fromSnapshot !== undefined ? await serveSnapshot(o.fromSnapshot) : undefined;
   const loaded = tempPathBeside(o.out);
   try {
     const result = await importWith({
-      ...c, fromApi: server?.url ?? o.fromApi, fromSnapshot: undefined, bech32Prefix: prefix, out: loaded, force: true, resumeCrawl: false,
-      denoms: o.denoms?.length ? o.denoms : facts?.denoms ?? [],
+      ...c,
+      fromApi: server?.url ?? o.fromApi,
+      fromSnapshot: undefined,
+      bech32Prefix: prefix,
+      out: loaded,
+      force: true,
+      resumeCrawl: false,
+      denoms: o.denoms?.length ? o.denoms : (facts?.denoms ?? []),
       transform: (source) => cutSource(source, { accounts, collections, prefix, label }),
     });
     finalizeDeterministic(loaded, o.out);

@@ -34,7 +34,10 @@ export function openTxParsing(prefix: string, threads: number): TxParsing {
   return { depth: 1, parse: async (job) => parser.run(job), close: async () => undefined };
 }
 
-interface Waiting { resolve(rows: TxRows): void; reject(e: Error): void }
+interface Waiting {
+  resolve(rows: TxRows): void;
+  reject(e: Error): void;
+}
 
 class ParserPool implements TxParsing {
   readonly depth: number;
@@ -45,14 +48,19 @@ class ParserPool implements TxParsing {
   constructor(prefix: string, n: number) {
     this.depth = n * JOBS_PER_THREAD;
     for (let i = 0; i < n; i++) {
-      const t = { worker: new Worker(WORKER_SCRIPT, { workerData: { prefix }, resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB } }), waiting: [] as Waiting[] };
+      const t = {
+        worker: new Worker(WORKER_SCRIPT, { workerData: { prefix }, resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB } }),
+        waiting: [] as Waiting[],
+      };
       t.worker.on('message', (m: TxRows | { fatal: string }) => {
         const w = t.waiting.shift();
         if ('fatal' in m) w?.reject(new Error(`import parser thread: ${m.fatal}`));
         else w?.resolve(m);
       });
       t.worker.on('error', (e) => this.fail(e));
-      t.worker.on('exit', (code) => { if (!this.closing) this.fail(new Error(`import parser thread exited with code ${code}`)); });
+      t.worker.on('exit', (code) => {
+        if (!this.closing) this.fail(new Error(`import parser thread exited with code ${code}`));
+      });
       this.threads.push(t);
     }
   }

@@ -38,7 +38,10 @@ CLASS[0x5d] = CLOSE;
 for (const c of [0x20, 0x09, 0x0a, 0x0d]) CLASS[c] = SPACE;
 CLASS[COMMA] = SEPARATOR;
 
-interface Key { name: string; quoted: Uint8Array }
+interface Key {
+  name: string;
+  quoted: Uint8Array;
+}
 const key = (name: string): Key => ({ name, quoted: Buffer.from(`"${name}"`, 'latin1') });
 const KEY_TX = key('tx');
 const KEY_LOGS = key('logs');
@@ -71,7 +74,10 @@ function skipString(b: Buffer, i: number, end: number): number {
 }
 
 function skipSpace(b: Buffer, i: number, end: number): number {
-  while (i < end && CLASS[b[i]] === SPACE) { spaced = true; i++; }
+  while (i < end && CLASS[b[i]] === SPACE) {
+    spaced = true;
+    i++;
+  }
   return i;
 }
 
@@ -143,9 +149,16 @@ export function scanTxRecord(b: Buffer, start: number, end: number): TxRanges | 
   let r: TxRanges | undefined;
   const txMember = (keyStart: number, keyEnd: number, value: number): number => {
     const after = skipValue(b, value, end);
-    if (r && keyIs(b, keyStart, keyEnd, KEY_LOGS)) { r.logs = value; r.logsEnd = after; }
-    else if (r && keyIs(b, keyStart, keyEnd, KEY_TX)) { r.tx = value; r.txEnd = after; }
-    else if (r && keyIs(b, keyStart, keyEnd, KEY_EVENTS)) { r.events = value; r.eventsEnd = after; }
+    if (r && keyIs(b, keyStart, keyEnd, KEY_LOGS)) {
+      r.logs = value;
+      r.logsEnd = after;
+    } else if (r && keyIs(b, keyStart, keyEnd, KEY_TX)) {
+      r.tx = value;
+      r.txEnd = after;
+    } else if (r && keyIs(b, keyStart, keyEnd, KEY_EVENTS)) {
+      r.events = value;
+      r.eventsEnd = after;
+    }
     return after;
   };
   members(b, skipSpace(b, start, end), end, (keyStart, keyEnd, value) => {

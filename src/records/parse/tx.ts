@@ -122,7 +122,10 @@ export function outputSize(input: number): number {
 }
 
 class RecordError extends Error {
-  constructor(readonly field: string, readonly reason: string) {
+  constructor(
+    readonly field: string,
+    readonly reason: string,
+  ) {
     super(reason);
   }
 }
@@ -219,13 +222,23 @@ export class TxParser {
     const timestamp = this.time(str('timestamp'), (reason) => fail('timestamp', reason));
 
     const template = txJson({
-      txhash, height, codespace: str('codespace'), code, data: data.toUpperCase(), rawLog: str('raw_log'), logsRaw: LOGS_MARK,
-      info: str('info'), gasWanted: decimal('gas_wanted'), gasUsed: decimal('gas_used'), txRaw: TX_MARK, timestamp, eventsRaw: EVENTS_MARK,
+      txhash,
+      height,
+      codespace: str('codespace'),
+      code,
+      data: data.toUpperCase(),
+      rawLog: str('raw_log'),
+      logsRaw: LOGS_MARK,
+      info: str('info'),
+      gasWanted: decimal('gas_wanted'),
+      gasUsed: decimal('gas_used'),
+      txRaw: TX_MARK,
+      timestamp,
+      eventsRaw: EVENTS_MARK,
     });
 
     // "signer": null says the tx has none; absent means derive it from the first signer key.
-    const signer = value.signer === undefined ? this.deriver.signerHex(t.tx)
-      : value.signer === null ? undefined : this.address('signer', value.signer, true);
+    const signer = value.signer === undefined ? this.deriver.signerHex(t.tx) : value.signer === null ? undefined : this.address('signer', value.signer, true);
     const accounts = new Set<string>();
     if (signer !== undefined) accounts.add(signer);
     if (value.accounts !== undefined) {

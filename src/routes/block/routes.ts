@@ -9,15 +9,22 @@ import { blockResponse } from '../../wire/block';
 /** rollytics api/handler/block */
 export const blockRoutes: readonly ApiRoute[] = [
   {
-    path: '/indexer/block/v1/avg_blocktime', query: [], reads: [TIP],
+    path: '/indexer/block/v1/avg_blocktime',
+    query: [],
+    reads: [TIP],
     handler: (_req, res) => sendJson(res, snapshotOf(res).q.block.avgBlockTime()),
   },
   {
-    path: '/indexer/block/v1/blocks', query: PAGE_QUERY, reads: [TIP],
+    path: '/indexer/block/v1/blocks',
+    query: PAGE_QUERY,
+    reads: [TIP],
     handler: (req, res) => sendPage(res, 'blocks', snapshotOf(res).q.block.list(page(req))),
   },
   {
-    path: '/indexer/block/v1/blocks/:height', query: [], reads: (p) => [heightTag(Number(p.path.height))], immutable: true,
+    path: '/indexer/block/v1/blocks/:height',
+    query: [],
+    reads: (p) => [heightTag(Number(p.path.height))],
+    immutable: true,
     handler: (req, res) => {
       const height = pathInt(req, 'height');
       const json = snapshotOf(res).q.block.byHeight(height);

@@ -21,7 +21,10 @@ export function evmUnavailable(): RequestHandler {
   return (req, res, next) => {
     const m = EVM_PATH.exec(req.path);
     const s = m === null ? undefined : snapshotOf(res);
-    if (s === undefined || (s.q.evm && (s.meta.evmInternalTxs || m?.[1].toLowerCase() !== 'evm-internal-txs'))) { next(); return; }
+    if (s === undefined || (s.q.evm && (s.meta.evmInternalTxs || m?.[1].toLowerCase() !== 'evm-internal-txs'))) {
+      next();
+      return;
+    }
     res.setHeader('Cache-Control', 'no-store');
     sendError(res, 404, GRPC.NOT_FOUND, `not found: ${req.method} ${shown(req.path)} (evm routes are not available on this chain)`);
   };
@@ -35,11 +38,14 @@ const evm = (res: Response) => {
 
 export const evmRoutes: readonly ApiRoute[] = [
   {
-    path: '/indexer/tx/v1/evm-txs', query: PAGE_QUERY, reads: [TIP],
+    path: '/indexer/tx/v1/evm-txs',
+    query: PAGE_QUERY,
+    reads: [TIP],
     handler: (req, res) => sendPage(res, 'txs', evm(res).q.txs(page(req))),
   },
   {
-    path: '/indexer/tx/v1/evm-txs/by_account/:account', query: ['is_signer', ...PAGE_QUERY],
+    path: '/indexer/tx/v1/evm-txs/by_account/:account',
+    query: ['is_signer', ...PAGE_QUERY],
     reads: (p, s) => [accountTag(addressHex(p.path.account, s))],
     handler: (req, res) => {
       const { q, prefix } = evm(res);
@@ -48,14 +54,19 @@ export const evmRoutes: readonly ApiRoute[] = [
     },
   },
   {
-    path: '/indexer/tx/v1/evm-txs/by_height/:height', query: PAGE_QUERY, reads: (p) => [heightTag(Number(p.path.height))],
+    path: '/indexer/tx/v1/evm-txs/by_height/:height',
+    query: PAGE_QUERY,
+    reads: (p) => [heightTag(Number(p.path.height))],
     handler: (req, res) => {
       const height = pathInt(req, 'height');
       sendPage(res, 'txs', evm(res).q.txsByHeight(height, page(req)));
     },
   },
   {
-    path: '/indexer/tx/v1/evm-txs/:tx_hash', query: [], reads: [], immutable: true,
+    path: '/indexer/tx/v1/evm-txs/:tx_hash',
+    query: [],
+    reads: [],
+    immutable: true,
     handler: (req, res) => {
       const hash = pathParam(req, 'tx_hash');
       const json = evm(res).q.txByHash(txHash(hash));
@@ -65,18 +76,24 @@ export const evmRoutes: readonly ApiRoute[] = [
   },
   // internal txs trail the blocks (internal_tx_height): any of them may still grow
   {
-    path: '/indexer/tx/v1/evm-internal-txs', query: PAGE_QUERY, reads: [TIP, INTERNAL_TXS],
+    path: '/indexer/tx/v1/evm-internal-txs',
+    query: PAGE_QUERY,
+    reads: [TIP, INTERNAL_TXS],
     handler: (req, res) => sendPage(res, 'internal_txs', evm(res).q.internalTxs(page(req))),
   },
   {
-    path: '/indexer/tx/v1/evm-internal-txs/by_height/:height', query: PAGE_QUERY, reads: [INTERNAL_TXS],
+    path: '/indexer/tx/v1/evm-internal-txs/by_height/:height',
+    query: PAGE_QUERY,
+    reads: [INTERNAL_TXS],
     handler: (req, res) => {
       const height = pathInt(req, 'height');
       sendPage(res, 'internal_txs', evm(res).q.internalByHeight(height, page(req)));
     },
   },
   {
-    path: '/indexer/tx/v1/evm-internal-txs/by_account/:account', query: PAGE_QUERY, reads: [INTERNAL_TXS],
+    path: '/indexer/tx/v1/evm-internal-txs/by_account/:account',
+    query: PAGE_QUERY,
+    reads: [INTERNAL_TXS],
     handler: (req, res) => {
       const { q, prefix } = evm(res);
       const account = q.account(address('account', pathParam(req, 'account'), prefix));
@@ -84,7 +101,9 @@ export const evmRoutes: readonly ApiRoute[] = [
     },
   },
   {
-    path: '/indexer/tx/v1/evm-internal-txs/:tx_hash', query: PAGE_QUERY, reads: [INTERNAL_TXS],
+    path: '/indexer/tx/v1/evm-internal-txs/:tx_hash',
+    query: PAGE_QUERY,
+    reads: [INTERNAL_TXS],
     handler: (req, res) => {
       // rollytics checks pagination before the hash here (docs/api-contract.md#evm-internal-tx)
       const p = page(req);

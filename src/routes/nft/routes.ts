@@ -11,12 +11,15 @@ import { collectionResponse } from '../../wire/nft';
 /** rollytics api/handler/nft */
 export const nftRoutes: readonly ApiRoute[] = [
   {
-    path: '/indexer/nft/v1/collections', query: PAGE_QUERY, reads: [COLLECTIONS],
+    path: '/indexer/nft/v1/collections',
+    query: PAGE_QUERY,
+    reads: [COLLECTIONS],
     handler: (req, res) => sendPage(res, 'collections', snapshotOf(res).q.nft.collections(page(req))),
   },
   {
     // the collections' JSON carries their nft_count, which any mint or burn of theirs moves
-    path: '/indexer/nft/v1/collections/by_account/:account', query: PAGE_QUERY,
+    path: '/indexer/nft/v1/collections/by_account/:account',
+    query: PAGE_QUERY,
     reads: (p, s) => [ownerTag(addressHex(p.path.account, s)), COLLECTIONS],
     handler: (req, res) => {
       const s = snapshotOf(res);
@@ -26,12 +29,14 @@ export const nftRoutes: readonly ApiRoute[] = [
     },
   },
   {
-    path: '/indexer/nft/v1/collections/by_name/:name', query: PAGE_QUERY, reads: [COLLECTIONS],
-    handler: (req, res) =>
-      sendPage(res, 'collections', snapshotOf(res).q.nft.collectionsByName(normalizeName(pathParam(req, 'name')), page(req))),
+    path: '/indexer/nft/v1/collections/by_name/:name',
+    query: PAGE_QUERY,
+    reads: [COLLECTIONS],
+    handler: (req, res) => sendPage(res, 'collections', snapshotOf(res).q.nft.collectionsByName(normalizeName(pathParam(req, 'name')), page(req))),
   },
   {
-    path: '/indexer/nft/v1/collections/:collection_addr', query: [],
+    path: '/indexer/nft/v1/collections/:collection_addr',
+    query: [],
     reads: (p, s) => [collectionTag(addressHex(p.path.collection_addr, s))],
     handler: (req, res) => {
       const s = snapshotOf(res);
@@ -42,7 +47,8 @@ export const nftRoutes: readonly ApiRoute[] = [
     },
   },
   {
-    path: '/indexer/nft/v1/tokens/by_account/:account', query: ['collection_addr', 'token_id', 'order_by', ...PAGE_QUERY],
+    path: '/indexer/nft/v1/tokens/by_account/:account',
+    query: ['collection_addr', 'token_id', 'order_by', ...PAGE_QUERY],
     reads: (p, s) => {
       const tags = [ownerTag(addressHex(p.path.account, s))];
       // filtered by collection, its counts are read too
@@ -63,7 +69,8 @@ export const nftRoutes: readonly ApiRoute[] = [
     },
   },
   {
-    path: '/indexer/nft/v1/tokens/by_collection/:collection_addr', query: ['token_id', 'order_by', ...PAGE_QUERY],
+    path: '/indexer/nft/v1/tokens/by_collection/:collection_addr',
+    query: ['token_id', 'order_by', ...PAGE_QUERY],
     reads: (p, s) => [collectionTag(addressHex(p.path.collection_addr, s))],
     handler: (req, res) => {
       const s = snapshotOf(res);
@@ -73,13 +80,17 @@ export const nftRoutes: readonly ApiRoute[] = [
   },
   {
     // a Move token's txs fall back to its object account's txs: any new tx may add one
-    path: '/indexer/nft/v1/txs/:collection_addr/:token_id', query: PAGE_QUERY,
+    path: '/indexer/nft/v1/txs/:collection_addr/:token_id',
+    query: PAGE_QUERY,
     reads: (p, s) => [collectionTag(addressHex(p.path.collection_addr, s)), ANY_TX],
     handler: (req, res) => {
       const s = snapshotOf(res);
       const collection = address('collection_addr', pathParam(req, 'collection_addr'), s.meta.prefix);
-      sendPage(res, 'txs', s.q.nft.nftTxs(collection, pathParam(req, 'token_id'), page(req),
-        (account, p) => s.q.tx.byAccount(account, false, {}, p)));
+      sendPage(
+        res,
+        'txs',
+        s.q.nft.nftTxs(collection, pathParam(req, 'token_id'), page(req), (account, p) => s.q.tx.byAccount(account, false, {}, p)),
+      );
     },
   },
 ];

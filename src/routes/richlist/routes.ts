@@ -8,7 +8,8 @@ import { snapshotOf } from '../context';
 /** rollytics api/handler/richlist */
 export const richListRoutes: readonly ApiRoute[] = [
   {
-    path: '/indexer/richlist/v1/:denom', query: PAGE_QUERY,
+    path: '/indexer/richlist/v1/:denom',
+    query: PAGE_QUERY,
     reads: (p, s) => {
       const stored = s.q.richlist.storedDenom(String(p.path.denom));
       return [denomTag(stored ?? String(p.path.denom))];

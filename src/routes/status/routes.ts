@@ -11,18 +11,28 @@ import { snapshotOf } from '../context';
  * keeps it.
  */
 export function statusRoutes(grown?: (s: Snapshot) => string | undefined): readonly ApiRoute[] {
-  return [{
-    path: '/status', query: [], reads: [TIP],
-    handler: (_req, res) => {
-      const s = snapshotOf(res);
-      const body = grown?.(s);
-      if (body === undefined) { sendJson(res, s.status); return; }
-      res.setHeader('Cache-Control', 'no-store');
-      res.removeHeader('ETag');
-      if (res.app.locals.validateResponses === true) { res.json(JSON.parse(body)); return; }
-      res.setHeader('Content-Type', JSON_TYPE);
-      res.setHeader('Content-Length', Buffer.byteLength(body));
-      res.end(body);
+  return [
+    {
+      path: '/status',
+      query: [],
+      reads: [TIP],
+      handler: (_req, res) => {
+        const s = snapshotOf(res);
+        const body = grown?.(s);
+        if (body === undefined) {
+          sendJson(res, s.status);
+          return;
+        }
+        res.setHeader('Cache-Control', 'no-store');
+        res.removeHeader('ETag');
+        if (res.app.locals.validateResponses === true) {
+          res.json(JSON.parse(body));
+          return;
+        }
+        res.setHeader('Content-Type', JSON_TYPE);
+        res.setHeader('Content-Length', Buffer.byteLength(body));
+        res.end(body);
+      },
     },
-  }];
+  ];
 }

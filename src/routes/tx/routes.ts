@@ -8,20 +8,24 @@ import { addressHex, snapshotOf } from '../context';
 import { TxFilter } from '../../snapshot/queries/tx';
 import { txResponse } from '../../wire/tx';
 
-const filter = (q: { resolveMsgTypes(names: string[]): TxFilter['msgTypes'] }, names: string[] | undefined): TxFilter =>
-  ({ msgTypes: names && q.resolveMsgTypes(names) });
+const filter = (q: { resolveMsgTypes(names: string[]): TxFilter['msgTypes'] }, names: string[] | undefined): TxFilter => ({
+  msgTypes: names && q.resolveMsgTypes(names),
+});
 
 /** rollytics api/handler/tx (cosmos txs) */
 export const txRoutes: readonly ApiRoute[] = [
   {
-    path: '/indexer/tx/v1/txs', query: ['msgs', ...PAGE_QUERY], reads: [TIP],
+    path: '/indexer/tx/v1/txs',
+    query: ['msgs', ...PAGE_QUERY],
+    reads: [TIP],
     handler: (req, res) => {
       const q = snapshotOf(res).q.tx;
       sendPage(res, 'txs', q.list(filter(q, msgTypes(req)), page(req)));
     },
   },
   {
-    path: '/indexer/tx/v1/txs/by_account/:account', query: ['is_signer', 'msgs', ...PAGE_QUERY],
+    path: '/indexer/tx/v1/txs/by_account/:account',
+    query: ['is_signer', 'msgs', ...PAGE_QUERY],
     reads: (p, s) => [accountTag(addressHex(p.path.account, s))],
     handler: (req, res) => {
       const s = snapshotOf(res);
@@ -32,14 +36,19 @@ export const txRoutes: readonly ApiRoute[] = [
     },
   },
   {
-    path: '/indexer/tx/v1/txs/by_height/:height', query: ['msgs', ...PAGE_QUERY], reads: (p) => [heightTag(Number(p.path.height))],
+    path: '/indexer/tx/v1/txs/by_height/:height',
+    query: ['msgs', ...PAGE_QUERY],
+    reads: (p) => [heightTag(Number(p.path.height))],
     handler: (req, res) => {
       const q = snapshotOf(res).q.tx;
       sendPage(res, 'txs', q.byHeight(pathInt(req, 'height'), filter(q, msgTypes(req)), page(req)));
     },
   },
   {
-    path: '/indexer/tx/v1/txs/:tx_hash', query: [], reads: [], immutable: true,
+    path: '/indexer/tx/v1/txs/:tx_hash',
+    query: [],
+    reads: [],
+    immutable: true,
     handler: (req, res) => {
       const hash = pathParam(req, 'tx_hash');
       const json = snapshotOf(res).q.tx.byHash(txHash(hash));

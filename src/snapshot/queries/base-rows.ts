@@ -15,10 +15,25 @@ export function blockTxCounts(db: Database.Database): IterableIterator<[number, 
   return db.prepare('SELECT height, tx_count FROM blocks').raw().iterate() as IterableIterator<[number, number]>;
 }
 
-export interface ValidatorRow { proposer: string; moniker: string; operator_address: string }
-export interface CollectionRow { addr: Buffer; creator: Buffer; name: string; origin_name: string; height: number; timestamp: string }
+export interface ValidatorRow {
+  proposer: string;
+  moniker: string;
+  operator_address: string;
+}
+export interface CollectionRow {
+  addr: Buffer;
+  creator: Buffer;
+  name: string;
+  origin_name: string;
+  height: number;
+  timestamp: string;
+}
 /** json: the stored column — packed (wire format 2) or the text itself (1): read it with readPackedRow */
-export interface NftRow { collection_addr: Buffer; token_id: string; json: Buffer | string }
+export interface NftRow {
+  collection_addr: Buffer;
+  token_id: string;
+  json: Buffer | string;
+}
 
 function* iterate<T>(db: Database.Database, sql: string): Generator<T> {
   yield* db.prepare(sql).iterate() as IterableIterator<T>;
@@ -30,8 +45,11 @@ export function validatorRows(db: Database.Database): Generator<ValidatorRow> {
 
 /** collections with their creator's address (not its account id) */
 export function collectionRows(db: Database.Database): Generator<CollectionRow> {
-  return iterate(db, `SELECT c.addr, a.addr AS creator, c.name, c.origin_name, c.height, c.timestamp
-    FROM collections c JOIN accounts a ON a.id = c.creator_id ORDER BY c.height, c.addr`);
+  return iterate(
+    db,
+    `SELECT c.addr, a.addr AS creator, c.name, c.origin_name, c.height, c.timestamp
+    FROM collections c JOIN accounts a ON a.id = c.creator_id ORDER BY c.height, c.addr`,
+  );
 }
 
 /** every NFT with its stored JSON */

@@ -49,11 +49,19 @@ export class CollectionNames {
     });
     const pieces = new Map<number, Int32Array>();
     for (const [k, v] of lists) pieces.set(k, Int32Array.from(v));
-    return new CollectionNames(Float64Array.from(rows, (r) => r[0]), rows.map((r) => r[1]), rows.map((r) => r[2]), rows.map((r) => r[3]),
-      pieces, Int32Array.from(rows, (_r, i) => i));
+    return new CollectionNames(
+      Float64Array.from(rows, (r) => r[0]),
+      rows.map((r) => r[1]),
+      rows.map((r) => r[2]),
+      rows.map((r) => r[3]),
+      pieces,
+      Int32Array.from(rows, (_r, i) => i),
+    );
   }
 
-  get size(): number { return this.all.length; }
+  get size(): number {
+    return this.all.length;
+  }
 
   /** The entries matching the normalized query `q`, ascending. */
   matches(q: string): Int32Array {

@@ -7,43 +7,80 @@ import { ListQuery, sequenceOrder } from '../list-query';
  * `sequence` cursor). Every total is a precomputed count: one row lookup.
  */
 
+export interface EvmAccount {
+  id: number;
+  tx_count: number;
+  signer_tx_count: number;
+  internal_tx_count: number;
+}
 
-export interface EvmAccount { id: number; tx_count: number; signer_tx_count: number; internal_tx_count: number }
-
-export interface EvmCounts { txs: number; internalTxs: number }
+export interface EvmCounts {
+  txs: number;
+  internalTxs: number;
+}
 
 export function prepareEvmQueries(db: Database.Database, counts: EvmCounts) {
   const lists = {
     txs: new ListQuery(db, {
-      name: 'selectEvmTxs', select: 'json, sequence', from: 'evm_txs t', where: '1', order: sequenceOrder('t.sequence'),
+      name: 'selectEvmTxs',
+      select: 'json, sequence',
+      from: 'evm_txs t',
+      where: '1',
+      order: sequenceOrder('t.sequence'),
       dense: { bounds: 'SELECT min(sequence) AS min, max(sequence) AS max FROM evm_txs', count: () => counts.txs },
     }),
-    txsByHeight: new ListQuery(db, { name: 'selectEvmTxsByHeight', select: 'json, sequence', from: 'evm_txs t', where: 't.height = @height', order: sequenceOrder('t.sequence') }),
+    txsByHeight: new ListQuery(db, {
+      name: 'selectEvmTxsByHeight',
+      select: 'json, sequence',
+      from: 'evm_txs t',
+      where: 't.height = @height',
+      order: sequenceOrder('t.sequence'),
+    }),
     txsByAccount: new ListQuery(db, {
-      name: 'selectEvmTxsByAccount', select: 't.json AS json, a.sequence AS sequence',
-      from: 'evm_tx_accounts a JOIN evm_txs t ON t.sequence = a.sequence', where: 'a.account_id = @account_id', order: sequenceOrder('a.sequence'),
+      name: 'selectEvmTxsByAccount',
+      select: 't.json AS json, a.sequence AS sequence',
+      from: 'evm_tx_accounts a JOIN evm_txs t ON t.sequence = a.sequence',
+      where: 'a.account_id = @account_id',
+      order: sequenceOrder('a.sequence'),
       skip: { from: 'evm_tx_accounts a', where: 'a.account_id = @account_id' },
     }),
     // The partial index holds only signer rows, so a page never walks past the account's other txs.
     txsByAccountSigner: new ListQuery(db, {
-      name: 'selectEvmTxsByAccountSigner', select: 't.json AS json, a.sequence AS sequence',
+      name: 'selectEvmTxsByAccountSigner',
+      select: 't.json AS json, a.sequence AS sequence',
       from: 'evm_tx_accounts a INDEXED BY evm_tx_accounts_signer JOIN evm_txs t ON t.sequence = a.sequence',
-      where: 'a.account_id = @account_id AND a.signer = 1', order: sequenceOrder('a.sequence'),
+      where: 'a.account_id = @account_id AND a.signer = 1',
+      order: sequenceOrder('a.sequence'),
       skip: { from: 'evm_tx_accounts a INDEXED BY evm_tx_accounts_signer', where: 'a.account_id = @account_id AND a.signer = 1' },
     }),
     internal: new ListQuery(db, {
-      name: 'selectEvmInternalTxs', select: 'json, sequence', from: 'evm_internal_txs i', where: '1', order: sequenceOrder('i.sequence'),
+      name: 'selectEvmInternalTxs',
+      select: 'json, sequence',
+      from: 'evm_internal_txs i',
+      where: '1',
+      order: sequenceOrder('i.sequence'),
       dense: { bounds: 'SELECT min(sequence) AS min, max(sequence) AS max FROM evm_internal_txs', count: () => counts.internalTxs },
     }),
     internalByHeight: new ListQuery(db, {
-      name: 'selectEvmInternalTxsByHeight', select: 'json, sequence', from: 'evm_internal_txs i', where: 'i.height = @height', order: sequenceOrder('i.sequence'),
+      name: 'selectEvmInternalTxsByHeight',
+      select: 'json, sequence',
+      from: 'evm_internal_txs i',
+      where: 'i.height = @height',
+      order: sequenceOrder('i.sequence'),
     }),
     internalByHash: new ListQuery(db, {
-      name: 'selectEvmInternalTxsByHash', select: 'json, sequence', from: 'evm_internal_txs i', where: 'i.hash = @hash', order: sequenceOrder('i.sequence'),
+      name: 'selectEvmInternalTxsByHash',
+      select: 'json, sequence',
+      from: 'evm_internal_txs i',
+      where: 'i.hash = @hash',
+      order: sequenceOrder('i.sequence'),
     }),
     internalByAccount: new ListQuery(db, {
-      name: 'selectEvmInternalTxsByAccount', select: 'i.json AS json, a.sequence AS sequence',
-      from: 'evm_internal_tx_accounts a JOIN evm_internal_txs i ON i.sequence = a.sequence', where: 'a.account_id = @account_id', order: sequenceOrder('a.sequence'),
+      name: 'selectEvmInternalTxsByAccount',
+      select: 'i.json AS json, a.sequence AS sequence',
+      from: 'evm_internal_tx_accounts a JOIN evm_internal_txs i ON i.sequence = a.sequence',
+      where: 'a.account_id = @account_id',
+      order: sequenceOrder('a.sequence'),
       skip: { from: 'evm_internal_tx_accounts a', where: 'a.account_id = @account_id' },
     }),
   };
@@ -62,13 +99,14 @@ export function prepareEvmQueries(db: Database.Database, counts: EvmCounts) {
 
   return {
     /** a new state of the file on this connection (src/snapshot/open.ts renewSnapshot): forget what was read once per state */
-    renew(): void { for (const l of Object.values(lists)) l.newState(); },
+    renew(): void {
+      for (const l of Object.values(lists)) l.newState();
+    },
     account: (addr: Buffer): EvmAccount | undefined => s.account.get(addr) as EvmAccount | undefined,
     /** the stored row: packed (wire format 2) or the JSON text (1) */
     txByHash: (hash: Buffer): Buffer | string | undefined => s.byHash.get(hash) as Buffer | string | undefined,
     txs: (page: PageRequest): Page => lists.txs.page({}, page, () => counts.txs),
-    txsByHeight: (height: number, page: PageRequest): Page =>
-      lists.txsByHeight.page({ height }, page, () => heightCounts(height).tx_count),
+    txsByHeight: (height: number, page: PageRequest): Page => lists.txsByHeight.page({ height }, page, () => heightCounts(height).tx_count),
     txsByAccount(account: EvmAccount | undefined, signerOnly: boolean, page: PageRequest): Page {
       if (!account) return emptyPage(page);
       const params = { account_id: account.id };
@@ -77,8 +115,7 @@ export function prepareEvmQueries(db: Database.Database, counts: EvmCounts) {
         : lists.txsByAccount.page(params, page, () => account.tx_count);
     },
     internalTxs: (page: PageRequest): Page => lists.internal.page({}, page, () => counts.internalTxs),
-    internalByHeight: (height: number, page: PageRequest): Page =>
-      lists.internalByHeight.page({ height }, page, () => heightCounts(height).internal_tx_count),
+    internalByHeight: (height: number, page: PageRequest): Page => lists.internalByHeight.page({ height }, page, () => heightCounts(height).internal_tx_count),
     internalByAccount(account: EvmAccount | undefined, page: PageRequest): Page {
       if (!account) return emptyPage(page);
       return lists.internalByAccount.page({ account_id: account.id }, page, () => account.internal_tx_count);

@@ -5,7 +5,11 @@
  */
 import type Database from 'better-sqlite3';
 
-export interface CollectionState { count: number; name: string; originName: string }
+export interface CollectionState {
+  count: number;
+  name: string;
+  originName: string;
+}
 
 export interface NftStateProbe {
   /** one collection (lower-case hex address, no 0x): its NFT count and names; undefined if we have none */
@@ -33,15 +37,23 @@ export function nftStateProbe(db: Database.Database): NftStateProbe {
       return r && { count: r.nft_count, name: r.name, originName: r.origin_name };
     },
     collections() {
-      const rows = db.prepare('SELECT lower(hex(addr)) AS addr, nft_count, name, origin_name FROM collections').all() as
-        { addr: string; nft_count: number; name: string; origin_name: string }[];
+      const rows = db.prepare('SELECT lower(hex(addr)) AS addr, nft_count, name, origin_name FROM collections').all() as {
+        addr: string;
+        nft_count: number;
+        name: string;
+        origin_name: string;
+      }[];
       return new Map(rows.map((r) => [r.addr, { count: r.nft_count, name: r.name, originName: r.origin_name }]));
     },
     hasToken: (collectionHex, tokenId) => has.get(Buffer.from(collectionHex, 'hex'), tokenId) !== undefined,
     collectionsOfObjects(objects) {
       // Keyed both ways: accounts by address, NFTs by object (nfts_by_object; docs/follow.md "Cost").
-      const of = db.prepare(`SELECT lower(hex(n.collection_addr)) FROM accounts a JOIN nfts n ON n.object_account_id = a.id
-        WHERE a.addr = ?`).pluck();
+      const of = db
+        .prepare(
+          `SELECT lower(hex(n.collection_addr)) FROM accounts a JOIN nfts n ON n.object_account_id = a.id
+        WHERE a.addr = ?`,
+        )
+        .pluck();
       const out = new Set<string>();
       for (const hex of objects) for (const c of of.all(Buffer.from(hex, 'hex')) as string[]) out.add(c);
       return out;

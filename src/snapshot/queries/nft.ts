@@ -5,7 +5,10 @@ import { CollectionNames } from './collection-names';
 import type { VmType } from '../../lib/vm';
 
 /** What the NFT queries need of the snapshot's meta. */
-interface NftMeta { countCollections: number; vmType: VmType }
+interface NftMeta {
+  countCollections: number;
+  vmType: VmType;
+}
 import type { AccountRow } from './tx';
 
 /**
@@ -34,13 +37,20 @@ function tokenList(db: Database.Database, scope: 'account' | 'collection', byCol
   if (byToken) where.push('n.token_id IN (@token_id, @token_id_decoded)');
   // Within one collection token_id is unique, so the collection column is not needed there.
   const fixedCollection = scope === 'collection' || byCollection;
-  const orderCols = order === 'token_id'
-    ? (fixedCollection ? [col.tokenId] : [col.tokenId, col.height, col.collection])
-    : (fixedCollection ? [col.height, col.tokenId] : [col.height, col.tokenId, col.collection]);
+  const orderCols =
+    order === 'token_id'
+      ? fixedCollection
+        ? [col.tokenId]
+        : [col.tokenId, col.height, col.collection]
+      : fixedCollection
+        ? [col.height, col.tokenId]
+        : [col.height, col.tokenId, col.collection];
   const def: ListDefinition = {
     name: `selectTokensBy${scope}${byCollection ? 'Collection' : ''}${byToken ? 'Token' : ''}_${order}`,
     select: 'n.json AS json, n.token_id AS token_id, n.height AS height, n.collection_addr AS collection_addr',
-    from: 'nfts n', where: where.join(' AND '), order: orderCols,
+    from: 'nfts n',
+    where: where.join(' AND '),
+    order: orderCols,
   };
   const list = new ListQuery(db, def);
   list.prepareAll();
@@ -55,23 +65,33 @@ export interface TokenFilter {
 
 export function prepareNftQueries(db: Database.Database, meta: NftMeta) {
   const collections = new ListQuery(db, {
-    name: 'selectCollections', select: 'json, height, addr AS object_addr', from: 'collections', where: '1',
+    name: 'selectCollections',
+    select: 'json, height, addr AS object_addr',
+    from: 'collections',
+    where: '1',
     order: collectionOrder('height', 'addr'),
   });
   // by_name is matched in memory (collection-names.ts); this declaration only reads keys and renders pages
   const byName = new ListQuery(db, {
-    name: 'selectCollectionsByName', select: 'json, height, addr AS object_addr', from: 'collections',
-    where: '1', order: collectionOrder('height', 'addr'),
+    name: 'selectCollectionsByName',
+    select: 'json, height, addr AS object_addr',
+    from: 'collections',
+    where: '1',
+    order: collectionOrder('height', 'addr'),
   });
   const byAccount = new ListQuery(db, {
-    name: 'selectCollectionsByAccount', select: 'c.json AS json, ac.height AS height, ac.collection_addr AS object_addr',
-    from: 'account_collections ac JOIN collections c ON c.addr = ac.collection_addr', where: 'ac.account_id = @account_id',
+    name: 'selectCollectionsByAccount',
+    select: 'c.json AS json, ac.height AS height, ac.collection_addr AS object_addr',
+    from: 'account_collections ac JOIN collections c ON c.addr = ac.collection_addr',
+    where: 'ac.account_id = @account_id',
     order: collectionOrder('ac.height', 'ac.collection_addr'),
     skip: { from: 'account_collections ac', where: 'ac.account_id = @account_id' },
   });
   const nftTxs = new ListQuery(db, {
-    name: 'selectNftTxs', select: 't.json AS json, x.sequence AS sequence',
-    from: 'nft_txs x JOIN txs t ON t.sequence = x.sequence', where: 'x.collection_addr = @collection_addr AND x.token_id = @token_id',
+    name: 'selectNftTxs',
+    select: 't.json AS json, x.sequence AS sequence',
+    from: 'nft_txs x JOIN txs t ON t.sequence = x.sequence',
+    where: 'x.collection_addr = @collection_addr AND x.token_id = @token_id',
     order: [{ sql: 'x.sequence', field: 'sequence', kind: 'int' }],
     skip: { from: 'nft_txs x', where: 'x.collection_addr = @collection_addr AND x.token_id = @token_id' },
   });
@@ -103,16 +123,20 @@ export function prepareNftQueries(db: Database.Database, meta: NftMeta) {
   /** collections/by_name's index of the state on this connection, built at its first use (or carried, see renew) */
   let names: CollectionNames | undefined;
 
-  function tokens(scope: 'account' | 'collection', base: Record<string, unknown>, filter: TokenFilter, order: TokenOrder,
-    page: PageRequest, unfilteredTotal: () => number): Page {
+  function tokens(
+    scope: 'account' | 'collection',
+    base: Record<string, unknown>,
+    filter: TokenFilter,
+    order: TokenOrder,
+    page: PageRequest,
+    unfilteredTotal: () => number,
+  ): Page {
     const byCollection = scope === 'account' && filter.collectionAddr !== undefined;
     const list = tokenLists.get(`${scope}/${byCollection}/${filter.tokenIds !== undefined}/${order}`) as ListQuery;
     const params: Record<string, unknown> = { ...base };
     if (byCollection) params.collection_addr = filter.collectionAddr;
     if (filter.tokenIds) [params.token_id, params.token_id_decoded] = filter.tokenIds;
-    const total = filter.tokenIds
-      ? (): number => s.countTokens.get({ owner_id: null, collection_addr: null, ...params }) as number
-      : unfilteredTotal;
+    const total = filter.tokenIds ? (): number => s.countTokens.get({ owner_id: null, collection_addr: null, ...params }) as number : unfilteredTotal;
     return list.page(params, page, total);
   }
 
@@ -135,28 +159,32 @@ export function prepareNftQueries(db: Database.Database, meta: NftMeta) {
       const rows = [...namePage(names, matches, byName.cursorValues(page), page)].map((i) => s.collectionRow.get(names!.addrs[i]) as Row);
       return byName.toPage(rows, page, () => matches.length);
     },
-    collectionsByAccount: (account: AccountRow, page: PageRequest): Page =>
-      byAccount.page({ account_id: account.id }, page, () => account.collection_count),
+    collectionsByAccount: (account: AccountRow, page: PageRequest): Page => byAccount.page({ account_id: account.id }, page, () => account.collection_count),
     /** the stored row: packed (wire format 2) or the JSON text (1) */
     collection: (addr: Buffer): Buffer | string | undefined => s.collection.get(addr) as Buffer | string | undefined,
 
     tokensByAccount(account: AccountRow, filter: TokenFilter, order: TokenOrder, page: PageRequest): Page {
-      return tokens('account', { owner_id: account.id }, filter, order, page, () => (filter.collectionAddr
-        ? (s.accountCollectionCount.get(account.id, filter.collectionAddr) as number | undefined) ?? 0
-        : account.nft_count));
+      return tokens('account', { owner_id: account.id }, filter, order, page, () =>
+        filter.collectionAddr ? ((s.accountCollectionCount.get(account.id, filter.collectionAddr) as number | undefined) ?? 0) : account.nft_count,
+      );
     },
 
     tokensByCollection(collectionAddr: Buffer, filter: TokenFilter, order: TokenOrder, page: PageRequest): Page {
-      return tokens('collection', { collection_addr: collectionAddr }, filter, order, page,
-        () => (s.collectionNftCount.get(collectionAddr) as number | undefined) ?? 0);
+      return tokens(
+        'collection',
+        { collection_addr: collectionAddr },
+        filter,
+        order,
+        page,
+        () => (s.collectionNftCount.get(collectionAddr) as number | undefined) ?? 0,
+      );
     },
 
     /**
      * NFT tx history. Move: every tx touching the NFT object's account (rollytics does the same
      * through tx_accounts); Wasm / EVM: the NFT's tx links, which outlive a burn.
      */
-    nftTxs(collectionAddr: Buffer, tokenId: string, page: PageRequest,
-      byAccount: (account: AccountRow, page: PageRequest) => Page): Page {
+    nftTxs(collectionAddr: Buffer, tokenId: string, page: PageRequest, byAccount: (account: AccountRow, page: PageRequest) => Page): Page {
       if (meta.vmType === 'move') {
         const account = s.nftObjectAccount.get(collectionAddr, tokenId) as AccountRow | undefined;
         return account ? byAccount(account, page) : emptyPage(page);
@@ -182,7 +210,8 @@ function* namePage(names: CollectionNames, matches: Int32Array, cursor: unknown[
   if (cursor.length > 0) {
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
-      if (pastKey(mid)) hi = mid; else lo = mid + 1;
+      if (pastKey(mid)) hi = mid;
+      else lo = mid + 1;
     }
   }
   let count = 0;

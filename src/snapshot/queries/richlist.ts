@@ -10,7 +10,11 @@ import { RANK_STEP } from '../richlist-ranks';
 import { RANKS_SCHEMA_VERSION } from '../schema';
 
 /** What the rich-list queries need of the snapshot's meta (read per state: a follow batch may bring the marks). */
-interface RichListMeta { vmType: VmType; prefix: string; schemaVersion: number }
+interface RichListMeta {
+  vmType: VmType;
+  prefix: string;
+  schemaVersion: number;
+}
 
 /** The rich list's columns, `json` read as a BLOB (src/snapshot/list-query.ts). */
 const COLUMNS = 'CAST(json AS BLOB) AS json, amount_key AS amount, account';
@@ -23,8 +27,14 @@ const COLUMNS = 'CAST(json AS BLOB) AS json, amount_key AS amount, account';
  */
 export function prepareRichListQueries(db: Database.Database, meta: RichListMeta) {
   const holders = new ListQuery(db, {
-    name: 'selectRichList', select: 'json, amount_key AS amount, account', from: 'richlist', where: 'denom = @denom',
-    order: [{ sql: 'amount_key', field: 'amount', kind: 'amount' }, { sql: 'account', field: 'account', kind: 'hex' }],
+    name: 'selectRichList',
+    select: 'json, amount_key AS amount, account',
+    from: 'richlist',
+    where: 'denom = @denom',
+    order: [
+      { sql: 'amount_key', field: 'amount', kind: 'amount' },
+      { sql: 'account', field: 'account', kind: 'hex' },
+    ],
   });
   holders.prepareAll();
   const holderCount = db.prepare('SELECT holder_count FROM richlist_denoms WHERE denom = ?').pluck();
@@ -111,15 +121,20 @@ function rankedOffsets(db: Database.Database): (denom: string, page: PageRequest
 
 /** Marks and counts are written in one transaction: a missing mark is a damaged file. */
 function marksMissing(denom: string, rank: number): Error {
-  return Object.assign(new Error(`rich list of ${denom}: no rank mark ${rank} (richlist_ranks does not match richlist_denoms)`), { code: 'SQLITE_CORRUPT_RANKS' });
+  return Object.assign(new Error(`rich list of ${denom}: no rank mark ${rank} (richlist_ranks does not match richlist_denoms)`), {
+    code: 'SQLITE_CORRUPT_RANKS',
+  });
 }
 
 /** A deep offset on a version-2 file, which has no rank marks: the 400 says what serves it. */
 function unranked(page: PageRequest): Error {
   const viaKey = page.key?.kind === 'offset';
-  return invalidValue(viaKey ? 'pagination.key' : 'pagination.offset', viaKey ? `offset ${page.offset}` : String(page.offset),
-    `offsets above ${MAX_OFFSET} are not served on this rich list: its snapshot predates rank marks (schema version 2; `
-    + '`follow` or `import --base` brings it to version 3); page with pagination.key, sending back each page\'s next_key');
+  return invalidValue(
+    viaKey ? 'pagination.key' : 'pagination.offset',
+    viaKey ? `offset ${page.offset}` : String(page.offset),
+    `offsets above ${MAX_OFFSET} are not served on this rich list: its snapshot predates rank marks (schema version 2; ` +
+      "`follow` or `import --base` brings it to version 3); page with pagination.key, sending back each page's next_key",
+  );
 }
 
 /** The denoms the snapshot has rich lists of, sorted (the fixture cut crawls the same). */

@@ -3,7 +3,9 @@ import { emptyPage, Page, PageRequest } from '../pagination';
 import { checkOffset, ListQuery, Row, sequenceOrder } from '../list-query';
 
 /** What the tx queries need of the snapshot's meta. */
-interface TxMeta { countTxs: number }
+interface TxMeta {
+  countTxs: number;
+}
 
 /**
  * Cosmos tx lists, all in sequence order (rollytics' default `sequence` cursor). Totals are the
@@ -19,11 +21,21 @@ const SETS_WITH_ANY = 'SELECT set_id FROM msg_type_set_members WHERE msg_type_id
  * into a join through an automatic index built over every candidate row on each request (0.4 s
  * on a 200k-tx account, bench/README.md "worst requests"); the scalar form is one key probe per row.
  */
-const HAS_MSG_TYPE = '(SELECT 1 FROM tx_msg_types m WHERE m.sequence = t.sequence AND m.msg_type_id IN (SELECT value FROM json_each(@msg_type_ids)) LIMIT 1) IS NOT NULL';
+const HAS_MSG_TYPE =
+  '(SELECT 1 FROM tx_msg_types m WHERE m.sequence = t.sequence AND m.msg_type_id IN (SELECT value FROM json_each(@msg_type_ids)) LIMIT 1) IS NOT NULL';
 
-export interface AccountRow { id: number; tx_count: number; signer_tx_count: number; nft_count: number; collection_count: number }
+export interface AccountRow {
+  id: number;
+  tx_count: number;
+  signer_tx_count: number;
+  nft_count: number;
+  collection_count: number;
+}
 
-export interface MsgType { id: number; tx_count: number }
+export interface MsgType {
+  id: number;
+  tx_count: number;
+}
 
 export interface TxFilter {
   /** resolved msg types; undefined = no msgs filter; [] = only unknown types (empty result) */
@@ -33,38 +45,67 @@ export interface TxFilter {
 export function prepareTxQueries(db: Database.Database, meta: TxMeta) {
   const lists = {
     all: new ListQuery(db, {
-      name: 'selectTxs', select: 'json, sequence', from: 'txs t', where: '1', order: sequenceOrder('t.sequence'),
+      name: 'selectTxs',
+      select: 'json, sequence',
+      from: 'txs t',
+      where: '1',
+      order: sequenceOrder('t.sequence'),
       dense: { bounds: 'SELECT min(sequence) AS min, max(sequence) AS max FROM txs', count: () => meta.countTxs },
     }),
     byMsgType: new ListQuery(db, {
-      name: 'selectTxsByMsgType', select: 't.json AS json, m.sequence AS sequence',
-      from: 'tx_msg_types m JOIN txs t ON t.sequence = m.sequence', where: 'm.msg_type_id = @msg_type_id', order: sequenceOrder('m.sequence'),
+      name: 'selectTxsByMsgType',
+      select: 't.json AS json, m.sequence AS sequence',
+      from: 'tx_msg_types m JOIN txs t ON t.sequence = m.sequence',
+      where: 'm.msg_type_id = @msg_type_id',
+      order: sequenceOrder('m.sequence'),
       skip: { from: 'tx_msg_types m', where: 'm.msg_type_id = @msg_type_id' },
     }),
     byAccount: new ListQuery(db, {
-      name: 'selectTxsByAccount', select: 't.json AS json, a.sequence AS sequence',
-      from: 'tx_accounts a JOIN txs t ON t.sequence = a.sequence', where: 'a.account_id = @account_id', order: sequenceOrder('a.sequence'),
+      name: 'selectTxsByAccount',
+      select: 't.json AS json, a.sequence AS sequence',
+      from: 'tx_accounts a JOIN txs t ON t.sequence = a.sequence',
+      where: 'a.account_id = @account_id',
+      order: sequenceOrder('a.sequence'),
       skip: { from: 'tx_accounts a', where: 'a.account_id = @account_id' },
     }),
     // The partial index holds only signer rows, so a page never walks past the account's other txs.
     byAccountSigner: new ListQuery(db, {
-      name: 'selectTxsByAccountSigner', select: 't.json AS json, a.sequence AS sequence',
-      from: 'tx_accounts a INDEXED BY tx_accounts_signer JOIN txs t ON t.sequence = a.sequence', where: 'a.account_id = @account_id AND a.signer = 1', order: sequenceOrder('a.sequence'),
+      name: 'selectTxsByAccountSigner',
+      select: 't.json AS json, a.sequence AS sequence',
+      from: 'tx_accounts a INDEXED BY tx_accounts_signer JOIN txs t ON t.sequence = a.sequence',
+      where: 'a.account_id = @account_id AND a.signer = 1',
+      order: sequenceOrder('a.sequence'),
       skip: { from: 'tx_accounts a INDEXED BY tx_accounts_signer', where: 'a.account_id = @account_id AND a.signer = 1' },
     }),
     byAccountMsgs: new ListQuery(db, {
-      name: 'selectTxsByAccountMsgs', select: 't.json AS json, a.sequence AS sequence',
-      from: 'tx_accounts a JOIN txs t ON t.sequence = a.sequence', where: `a.account_id = @account_id AND ${HAS_MSG_TYPE}`, order: sequenceOrder('a.sequence'),
+      name: 'selectTxsByAccountMsgs',
+      select: 't.json AS json, a.sequence AS sequence',
+      from: 'tx_accounts a JOIN txs t ON t.sequence = a.sequence',
+      where: `a.account_id = @account_id AND ${HAS_MSG_TYPE}`,
+      order: sequenceOrder('a.sequence'),
       skip: { from: 'tx_accounts a', where: `a.account_id = @account_id AND ${HAS_MSG_TYPE.replace('t.sequence', 'a.sequence')}` },
     }),
     byAccountSignerMsgs: new ListQuery(db, {
-      name: 'selectTxsByAccountSignerMsgs', select: 't.json AS json, a.sequence AS sequence',
-      from: 'tx_accounts a JOIN txs t ON t.sequence = a.sequence', where: `a.account_id = @account_id AND a.signer = 1 AND ${HAS_MSG_TYPE}`, order: sequenceOrder('a.sequence'),
+      name: 'selectTxsByAccountSignerMsgs',
+      select: 't.json AS json, a.sequence AS sequence',
+      from: 'tx_accounts a JOIN txs t ON t.sequence = a.sequence',
+      where: `a.account_id = @account_id AND a.signer = 1 AND ${HAS_MSG_TYPE}`,
+      order: sequenceOrder('a.sequence'),
       skip: { from: 'tx_accounts a', where: `a.account_id = @account_id AND a.signer = 1 AND ${HAS_MSG_TYPE.replace('t.sequence', 'a.sequence')}` },
     }),
-    byHeight: new ListQuery(db, { name: 'selectTxsByHeight', select: 'json, sequence', from: 'txs t', where: 't.height = @height', order: sequenceOrder('t.sequence') }),
+    byHeight: new ListQuery(db, {
+      name: 'selectTxsByHeight',
+      select: 'json, sequence',
+      from: 'txs t',
+      where: 't.height = @height',
+      order: sequenceOrder('t.sequence'),
+    }),
     byHeightMsgs: new ListQuery(db, {
-      name: 'selectTxsByHeightMsgs', select: 'json, sequence', from: 'txs t', where: `t.height = @height AND ${HAS_MSG_TYPE}`, order: sequenceOrder('t.sequence'),
+      name: 'selectTxsByHeightMsgs',
+      select: 'json, sequence',
+      from: 'txs t',
+      where: `t.height = @height AND ${HAS_MSG_TYPE}`,
+      order: sequenceOrder('t.sequence'),
     }),
   };
   for (const l of Object.values(lists)) l.prepareAll();
@@ -107,28 +148,33 @@ export function prepareTxQueries(db: Database.Database, meta: TxMeta) {
     let st = merges.get(id);
     if (!st) {
       const past = cursor === undefined ? '' : ` AND m.sequence ${page.reverse ? '<' : '>'} @k0`;
-      const member = within === 'all' ? ''
-        : ` AND (SELECT 1 FROM tx_accounts a WHERE a.account_id = @account_id AND a.sequence = m.sequence${within === 'signer' ? ' AND a.signer = 1' : ''}) IS NOT NULL`;
+      const member =
+        within === 'all'
+          ? ''
+          : ` AND (SELECT 1 FROM tx_accounts a WHERE a.account_id = @account_id AND a.sequence = m.sequence${within === 'signer' ? ' AND a.signer = 1' : ''}) IS NOT NULL`;
       const arms = ids.map((_, i) => `SELECT m.sequence AS sequence FROM tx_msg_types m WHERE m.msg_type_id = @t${i}${past}${member}`);
       st = db.prepare(`${arms.join(' UNION ')} ORDER BY 1 ${page.reverse ? 'DESC' : 'ASC'} LIMIT @limit OFFSET @offset`).pluck();
       merges.set(id, st);
     }
     const all: Record<string, unknown> = { ...args, limit: page.limit + 1, offset: cursor === undefined ? page.offset : 0 };
-    ids.forEach((t, i) => { all[`t${i}`] = t; });
+    ids.forEach((t, i) => {
+      all[`t${i}`] = t;
+    });
     if (cursor !== undefined) all.k0 = cursor;
     return st.all(all) as number[];
   }
 
   /** One page of the txs having any of `ids`, optionally of one account: the merged sequences, then their rows. */
-  function mergeMsgTypes(ids: number[], within: 'all' | 'account' | 'signer', args: Record<string, unknown>, page: PageRequest,
-    total: () => number): Page {
+  function mergeMsgTypes(ids: number[], within: 'all' | 'account' | 'signer', args: Record<string, unknown>, page: PageRequest, total: () => number): Page {
     const rows = mergedSequences(ids, within, args, page).map((n) => rowBySequence.get(n) as Row);
     return lists.byMsgType.toPage(rows, page, total);
   }
 
   return {
     /** a new state of the file on this connection (src/snapshot/open.ts renewSnapshot): forget what was read once per state */
-    renew(): void { for (const l of Object.values(lists)) l.newState(); },
+    renew(): void {
+      for (const l of Object.values(lists)) l.newState();
+    },
     resolveMsgTypes,
     account: (addr: Buffer): AccountRow | undefined => s.account.get(addr) as AccountRow | undefined,
     /** the stored row: packed (wire format 2) or the JSON text (1) */

@@ -12,7 +12,12 @@ export const PAGE = 1000;
 export const key = (fields: Record<string, number>): string => encodeURIComponent(Buffer.from(JSON.stringify(fields)).toString('base64'));
 
 export interface Status extends Partial<Record<StatusExtension, unknown>> {
-  chain_id: string; height: number; version?: string; commit_hash?: string; rich_list_height?: number; internal_tx_height?: number;
+  chain_id: string;
+  height: number;
+  version?: string;
+  commit_hash?: string;
+  rich_list_height?: number;
+  internal_tx_height?: number;
 }
 
 export function parseJson<T>(url: string, text: string): T {
@@ -44,7 +49,11 @@ export function cursorValue(nextKey: string | null, field: string): number | und
 }
 
 /** What the tx crawl reads of a served tx: its height, hash and (the block's exact) time. */
-export interface TxFacts { height: number; hash: string; timestamp: unknown }
+export interface TxFacts {
+  height: number;
+  hash: string;
+  timestamp: unknown;
+}
 
 export function txFacts(url: string, text: string): TxFacts {
   const m = rawMembers(text);

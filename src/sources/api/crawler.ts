@@ -37,7 +37,10 @@ export class Inflight {
   private readonly all: Promise<unknown>[] = [];
 
   start<T>(p: Promise<T>): Promise<T> {
-    const settled = p.then(() => undefined, () => undefined);
+    const settled = p.then(
+      () => undefined,
+      () => undefined,
+    );
     this.all.push(settled);
     return p;
   }
@@ -53,10 +56,16 @@ export class Crawler {
   /** changedTokens: collections (lower-case hex) whose tokens were read whole (a burn in them) */
   completeCollections = new Set<string>();
 
-  constructor(private readonly staging: Staging, private readonly http: HttpClient, private readonly concurrency: number,
-    private readonly o: ApiSourceOptions, private readonly base: string, private readonly inflight: Inflight,
+  constructor(
+    private readonly staging: Staging,
+    private readonly http: HttpClient,
+    private readonly concurrency: number,
+    private readonly o: ApiSourceOptions,
+    private readonly base: string,
+    private readonly inflight: Inflight,
     /** a resumable crawl's committed state: what it holds is not asked again (./resume.ts) */
-    private readonly state?: CrawlState) {
+    private readonly state?: CrawlState,
+  ) {
     this.progress = o.progress;
     this.listPage = o.listPage ?? PAGE;
     this.historyPage = o.historyPage ?? PAGE;
@@ -83,8 +92,10 @@ export class Crawler {
    */
   startAhead(from: number, to: number): Ahead {
     const hint = this.o.txSequenceAfter;
-    const probes = hint !== undefined && Number.isSafeInteger(hint) && hint >= 0
-      ? this.inflight.start(Promise.all([this.probe(hint), hint === 0 ? Promise.resolve(undefined) : this.probe(hint - 1)])) : undefined;
+    const probes =
+      hint !== undefined && Number.isSafeInteger(hint) && hint >= 0
+        ? this.inflight.start(Promise.all([this.probe(hint), hint === 0 ? Promise.resolve(undefined) : this.probe(hint - 1)]))
+        : undefined;
     const newest = this.o.nftChangesSince ? this.inflight.start(this.page(listUrl(NEWEST_COLLECTIONS, 25, null), 'collections')) : undefined;
     return { blocks: this.inflight.start(this.blocks(from, to)), probes, newest };
   }
@@ -106,9 +117,14 @@ export class Crawler {
    * works against both. `limit(n)`: the n-th page's limit (a cursor, and an offset key, do not
    * depend on the previous page's limit). `fn` returns true to stop early.
    */
-  private async eachPage(path: string, name: string, limit: (n: number) => number,
-    fn: (url: string, page: ReturnType<typeof members>) => boolean | void, first?: Promise<ReturnType<typeof members>>,
-    cursor?: string): Promise<void> {
+  private async eachPage(
+    path: string,
+    name: string,
+    limit: (n: number) => number,
+    fn: (url: string, page: ReturnType<typeof members>) => boolean | void,
+    first?: Promise<ReturnType<typeof members>>,
+    cursor?: string,
+  ): Promise<void> {
     // a resumable crawl goes on from the list's committed cursor (`cursor` names the list)
     const state = cursor === undefined ? undefined : this.state;
     const at: Cursor | undefined = state?.cursor(cursor as string);
@@ -152,7 +168,8 @@ export class Crawler {
     for (let h = from - 1; h < to; h += PAGE) {
       // a page a previous run staged (whole, in one transaction) is not asked again
       const n = Math.min(h + PAGE, to) - h;
-      if (state !== undefined && state.blocksStaged(h, h + n) === n) carried += n; else starts.push(h);
+      if (state !== undefined && state.blocksStaged(h, h + n) === n) carried += n;
+      else starts.push(h);
     }
     this.expect(to - from + 1, carried);
     await forEachConcurrent(starts, this.concurrency, async (after) => {
@@ -162,17 +179,38 @@ export class Crawler {
       db.transaction(() => {
         for (const text of page.items) {
           const b = parseJson<{
-            chain_id: string; height: string; hash: string; block_time: string; timestamp: string; gas_used: string; gas_wanted: string;
-            tx_count: string; total_fee: unknown; proposer?: { moniker?: string; operator_address?: string };
+            chain_id: string;
+            height: string;
+            hash: string;
+            block_time: string;
+            timestamp: string;
+            gas_used: string;
+            gas_wanted: string;
+            tx_count: string;
+            total_fee: unknown;
+            proposer?: { moniker?: string; operator_address?: string };
           }>(base + path, text);
           const height = Number(b.height);
           if (!(height > after && height <= Math.min(after + PAGE, to))) continue;
           const operator = b.proposer?.operator_address ?? '';
           if (b.proposer?.moniker) insValidator.run(operator, b.proposer.moniker);
-          insBlock.run(height, JSON.stringify({
-            height, chain_id: b.chain_id, hash: b.hash, block_time: b.block_time, proposer: operator,
-            gas_used: b.gas_used, gas_wanted: b.gas_wanted, tx_count: b.tx_count, total_fee: b.total_fee,
-          }), b.timestamp, Number(b.block_time), Number(b.tx_count));
+          insBlock.run(
+            height,
+            JSON.stringify({
+              height,
+              chain_id: b.chain_id,
+              hash: b.hash,
+              block_time: b.block_time,
+              proposer: operator,
+              gas_used: b.gas_used,
+              gas_wanted: b.gas_wanted,
+              tx_count: b.tx_count,
+              total_fee: b.total_fee,
+            }),
+            b.timestamp,
+            Number(b.block_time),
+            Number(b.tx_count),
+          );
           n++;
         }
       })();
@@ -192,8 +230,11 @@ export class Crawler {
   async txs(from: number, to: number, ahead?: Promise<[TxFacts | undefined, TxFacts | undefined]>): Promise<void> {
     const { db, progress, state } = this;
     const PAGE = this.historyPage;
-    const txBlocks = db.prepare('SELECT count(*) AS n, coalesce(sum(tx_count), 0) AS txs, min(height) AS lo FROM blocks WHERE tx_count > 0')
-      .get() as { n: number; txs: number; lo: number | null };
+    const txBlocks = db.prepare('SELECT count(*) AS n, coalesce(sum(tx_count), 0) AS txs, min(height) AS lo FROM blocks WHERE tx_count > 0').get() as {
+      n: number;
+      txs: number;
+      lo: number | null;
+    };
     progress?.stage('crawl txs');
     const insTx = db.prepare('INSERT OR IGNORE INTO txs (sequence, height, hash, text) VALUES (?, ?, ?, ?)');
     const insTime = db.prepare('INSERT OR IGNORE INTO block_times (height, ts) VALUES (?, ?)');
@@ -221,7 +262,8 @@ export class Crawler {
       if (await reaches(0)) hiX = 0;
       while (hiX - loX > 1) {
         const mid = Math.floor((loX + hiX) / 2);
-        if (await reaches(mid)) hiX = mid; else loX = mid;
+        if (await reaches(mid)) hiX = mid;
+        else loX = mid;
       }
     }
     const lo = hiX + 1;
@@ -231,7 +273,8 @@ export class Crawler {
     let carried = 0;
     for (let s = lo - 1; s < hi; s += PAGE) {
       const n = Math.min(s + PAGE, hi) - s;
-      if (state !== undefined && state.txsStaged(s, s + n) === n) carried += n; else pages.push(s);
+      if (state !== undefined && state.txsStaged(s, s + n) === n) carried += n;
+      else pages.push(s);
     }
     this.expect(txBlocks.txs, carried);
     await forEachConcurrent(pages, this.concurrency, async (after) => {
@@ -241,10 +284,13 @@ export class Crawler {
       const facts = page.items.map((t) => txFacts(page.url, t));
       const lastHash = facts[facts.length - 1]?.hash;
       const [atLast, beyond] = await Promise.all([probe(end - 1), probe(end)]);
-      if (facts.length !== n || atLast?.hash !== lastHash || beyond?.hash === lastHash
-        || facts.some((f) => f.height < from || f.height > to)) {
-        throw new HttpError(page.url, 200, `GET ${page.url}: txs ${after + 1}..${end} are not the gap-free sequence range of heights ${from}..${to} `
-          + `this crawler needs (got ${facts.length} txs; rollytics numbers txs 1, 2, 3, ... without gaps)`);
+      if (facts.length !== n || atLast?.hash !== lastHash || beyond?.hash === lastHash || facts.some((f) => f.height < from || f.height > to)) {
+        throw new HttpError(
+          page.url,
+          200,
+          `GET ${page.url}: txs ${after + 1}..${end} are not the gap-free sequence range of heights ${from}..${to} ` +
+            `this crawler needs (got ${facts.length} txs; rollytics numbers txs 1, 2, 3, ... without gaps)`,
+        );
       }
       // a resumable crawl (an import) stages the page's texts as one compressed row (tx_pages)
       const packed = state !== undefined ? packTexts(page.items) : undefined;
@@ -295,10 +341,19 @@ export class Crawler {
     const { db, progress } = this;
     progress?.stage('crawl collections');
     const ins = this.collectionInsert();
-    await this.eachPage('/indexer/nft/v1/collections?pagination.reverse=false', 'collections', () => this.listPage, (url, page) => {
-      db.transaction(() => { for (const text of page.items) this.stageCollection(ins, url, text); })();
-      progress?.records(page.items.length);
-    }, undefined, 'collections');
+    await this.eachPage(
+      '/indexer/nft/v1/collections?pagination.reverse=false',
+      'collections',
+      () => this.listPage,
+      (url, page) => {
+        db.transaction(() => {
+          for (const text of page.items) this.stageCollection(ins, url, text);
+        })();
+        progress?.records(page.items.length);
+      },
+      undefined,
+      'collections',
+    );
     return db.prepare('SELECT addr FROM collections ORDER BY height, addr').pluck().all() as string[];
   }
 
@@ -309,7 +364,10 @@ export class Crawler {
   /** A served Collection as a staged collections row (a dump record); its staged address and height. */
   private stageCollection(ins: Database.Statement, url: string, text: string): { addr: string; height: number } {
     const c = parseJson<{
-      object_addr: string; collection: { creator: string; name: string; origin_name: string; nfts?: { length?: unknown } }; height: number; timestamp: string;
+      object_addr: string;
+      collection: { creator: string; name: string; origin_name: string; nfts?: { length?: unknown } };
+      height: number;
+      timestamp: string;
     }>(url, text);
     if (typeof c.object_addr !== 'string' || typeof c.collection !== 'object' || c.collection === null) {
       throw new HttpError(url, 200, `GET ${url}: a collection without object_addr or collection`);
@@ -317,20 +375,45 @@ export class Crawler {
     const n = c.collection.nfts?.length;
     const count = typeof n === 'number' || (typeof n === 'string' && /^\d+$/.test(n)) ? Number(n) : null;
     const addr = c.object_addr.toLowerCase();
-    ins.run(addr, c.height, count, JSON.stringify({
-      object_addr: c.object_addr, creator: c.collection.creator, name: c.collection.name,
-      origin_name: c.collection.origin_name, height: c.height, timestamp: c.timestamp,
-    }));
+    ins.run(
+      addr,
+      c.height,
+      count,
+      JSON.stringify({
+        object_addr: c.object_addr,
+        creator: c.collection.creator,
+        name: c.collection.name,
+        origin_name: c.collection.origin_name,
+        height: c.height,
+        timestamp: c.timestamp,
+      }),
+    );
     return { addr, height: Number(c.height) };
   }
 
   /** A served Token as a staged tokens row (a dump record); its id and height. */
   private stageToken(ins: Database.Statement, addr: string, url: string, text: string): { tokenId: string; height: number; object: boolean } {
-    const t = parseJson<{ collection_addr: string; object_addr: string; owner: string; nft: { token_id: string; uri: string }; height: number; timestamp: string }>(url, text);
-    ins.run(addr, t.nft.token_id, JSON.stringify({
-      collection_addr: t.collection_addr, token_id: t.nft.token_id, object_addr: t.object_addr || undefined,
-      owner: t.owner, uri: t.nft.uri, height: t.height, timestamp: t.timestamp,
-    }));
+    const t = parseJson<{
+      collection_addr: string;
+      object_addr: string;
+      owner: string;
+      nft: { token_id: string; uri: string };
+      height: number;
+      timestamp: string;
+    }>(url, text);
+    ins.run(
+      addr,
+      t.nft.token_id,
+      JSON.stringify({
+        collection_addr: t.collection_addr,
+        token_id: t.nft.token_id,
+        object_addr: t.object_addr || undefined,
+        owner: t.owner,
+        uri: t.nft.uri,
+        height: t.height,
+        timestamp: t.timestamp,
+      }),
+    );
     return { tokenId: t.nft.token_id, height: Number(t.height), object: Boolean(t.object_addr) };
   }
 
@@ -342,15 +425,22 @@ export class Crawler {
     let sawObject = false;
     let sawToken = false;
     await forEachConcurrent(collections, this.concurrency, async (addr) => {
-      await this.eachPage(`/indexer/nft/v1/tokens/by_collection/${addr}`, 'tokens', () => this.listPage, (url, page) => {
-        db.transaction(() => {
-          for (const text of page.items) {
-            sawToken = true;
-            if (this.stageToken(insToken, addr, url, text).object) sawObject = true;
-          }
-        })();
-        progress?.records(page.items.length);
-      }, undefined, `tokens ${addr}`);
+      await this.eachPage(
+        `/indexer/nft/v1/tokens/by_collection/${addr}`,
+        'tokens',
+        () => this.listPage,
+        (url, page) => {
+          db.transaction(() => {
+            for (const text of page.items) {
+              sawToken = true;
+              if (this.stageToken(insToken, addr, url, text).object) sawObject = true;
+            }
+          })();
+          progress?.records(page.items.length);
+        },
+        undefined,
+        `tokens ${addr}`,
+      );
     });
     // a resumed crawl saw only what it read itself: the staged tokens tell
     return this.state?.tokensSeen() ?? { token: sawToken, object: sawObject };
@@ -370,8 +460,13 @@ export class Crawler {
    * whole (completeCollections). Returns why the result would still not be the source's state
    * (then nothing is kept), or undefined when it is.
    */
-  async changedTokens(since: NftChangesSince, vmType: VmType, from: number, to: number,
-    newest?: Promise<ReturnType<typeof members>>): Promise<string | undefined> {
+  async changedTokens(
+    since: NftChangesSince,
+    vmType: VmType,
+    from: number,
+    to: number,
+    newest?: Promise<ReturnType<typeof members>>,
+  ): Promise<string | undefined> {
     const { db, base, o, progress } = this;
     progress?.stage('crawl changed collections and tokens');
     const ours = since.ours;
@@ -398,32 +493,49 @@ export class Crawler {
     const stage = (url: string, text: string): void => {
       const { addr } = this.stageCollection(ins, url, text);
       let hex: string;
-      try { hex = canonicalAddress(addr, o.prefix).toString('hex'); } catch { throw new HttpError(url, 200, `GET ${url}: collection ${addr} has no valid address`); }
+      try {
+        hex = canonicalAddress(addr, o.prefix).toString('hex');
+      } catch {
+        throw new HttpError(url, 200, `GET ${url}: collection ${addr} has no valid address`);
+      }
       staged.set(hex, addr);
     };
     // New collections: newest first by height (rollytics orders the list by height only).
-    await this.eachPage(NEWEST_COLLECTIONS, 'collections', (n) => Math.min(this.listPage, 25 * 4 ** n), (url, page) => {
-      let below = false;
-      for (const text of page.items) {
-        const height = Number(parseJson<number | string>(url, rawMembers(text).get('height') ?? '0'));
-        if (!(height >= since.height)) { below = true; break; }
-        stage(url, text);
-      }
-      return below;
-    }, this.listPage >= 25 ? newest : undefined);
-    await forEachConcurrent([...candidates].filter((hex) => !staged.has(hex)), this.concurrency, async (hex) => {
-      const path = `/indexer/nft/v1/collections/0x${hex}`;
-      let text: string;
-      try {
-        text = await this.http.get(path);
-      } catch (e) {
-        if (e instanceof HttpError && e.status === 404) return; // not (or no longer) a collection: see below
-        throw e;
-      }
-      const c = rawMembers(text).get('collection');
-      if (c === undefined) throw new HttpError(base + path, 200, `GET ${base}${path}: expected {"collection": {...}}`);
-      stage(base + path, c);
-    });
+    await this.eachPage(
+      NEWEST_COLLECTIONS,
+      'collections',
+      (n) => Math.min(this.listPage, 25 * 4 ** n),
+      (url, page) => {
+        let below = false;
+        for (const text of page.items) {
+          const height = Number(parseJson<number | string>(url, rawMembers(text).get('height') ?? '0'));
+          if (!(height >= since.height)) {
+            below = true;
+            break;
+          }
+          stage(url, text);
+        }
+        return below;
+      },
+      this.listPage >= 25 ? newest : undefined,
+    );
+    await forEachConcurrent(
+      [...candidates].filter((hex) => !staged.has(hex)),
+      this.concurrency,
+      async (hex) => {
+        const path = `/indexer/nft/v1/collections/0x${hex}`;
+        let text: string;
+        try {
+          text = await this.http.get(path);
+        } catch (e) {
+          if (e instanceof HttpError && e.status === 404) return; // not (or no longer) a collection: see below
+          throw e;
+        }
+        const c = rawMembers(text).get('collection');
+        if (c === undefined) throw new HttpError(base + path, 200, `GET ${base}${path}: expected {"collection": {...}}`);
+        stage(base + path, c);
+      },
+    );
     for (const hex of candidates) if (!staged.has(hex) && (ours.collection(hex)?.count ?? 0) > 0) return `collection 0x${hex} is gone`;
     const stagedRow = db.prepare('SELECT nft_count, text FROM collections WHERE addr = ?');
     const theirs = [...staged].map(([hex, addr]) => ({ hex, addr, ...(stagedRow.get(addr) as { nft_count: number | null; text: string }) }));
@@ -438,20 +550,27 @@ export class Crawler {
     await forEachConcurrent(theirs, this.concurrency, async ({ addr, hex }) => {
       let fresh = 0;
       // Newest first; small pages first (a batch changes few tokens of a collection).
-      await this.eachPage(`/indexer/nft/v1/tokens/by_collection/${addr}?order_by=height&pagination.reverse=true&pagination.count_total=false`,
-        'tokens', (n) => Math.min(this.listPage, 25 * 4 ** n), (url, page) => {
+      await this.eachPage(
+        `/indexer/nft/v1/tokens/by_collection/${addr}?order_by=height&pagination.reverse=true&pagination.count_total=false`,
+        'tokens',
+        (n) => Math.min(this.listPage, 25 * 4 ** n),
+        (url, page) => {
           let below = false;
           db.transaction(() => {
             for (const text of page.items) {
               const height = Number(parseJson<number | string>(url, rawMembers(text).get('height') ?? '0'));
-              if (!(height >= since.height)) { below = true; break; }
+              if (!(height >= since.height)) {
+                below = true;
+                break;
+              }
               const t = this.stageToken(insToken, addr, url, text);
               if (!ours.hasToken(hex, t.tokenId)) fresh++;
             }
           })();
           progress?.records(page.items.length);
           return below;
-        });
+        },
+      );
       added.set(addr, fresh);
     });
     // A count the changed tokens do not explain (a burn of a token we hold): that collection's
@@ -482,9 +601,13 @@ export class Crawler {
     const bySeqHash = db.prepare('SELECT sequence FROM txs WHERE hash = ? AND height = ?').pluck();
     const insLink = db.prepare('INSERT OR IGNORE INTO token_txs (collection, token_id, sequence) VALUES (?, ?, ?)');
     // Keyset chunks (a statement cannot stay open while the workers write).
-    const chunk = db.prepare(`SELECT collection, token_id FROM tokens WHERE (collection, token_id) > (?, ?)
+    const chunk = db
+      .prepare(
+        `SELECT collection, token_id FROM tokens WHERE (collection, token_id) > (?, ?)
       ${o.linkTokensSince !== undefined ? "AND json_extract(text, '$.height') >= " + Math.floor(o.linkTokensSince) : ''}
-      ORDER BY collection, token_id LIMIT 5000`).raw();
+      ORDER BY collection, token_id LIMIT 5000`,
+      )
+      .raw();
     const tokens = function* (): Generator<[string, string]> {
       let after: [string, string] = ['', ''];
       for (;;) {
@@ -546,10 +669,18 @@ export class Crawler {
   async evmTxs(): Promise<void> {
     const { db, progress, state } = this;
     const heights = db.prepare('SELECT height FROM blocks WHERE tx_count > 0 ORDER BY height').pluck().all() as number[];
-    const groups = [['evm-txs', 'evm_txs', 'txs'], ['evm-internal-txs', 'evm_internal_txs', 'internal_txs']] as const;
-    const indexed = this.inflight.start(this.indexesInternalTxs().then((yes) => { this.internalTxs = yes; return yes; }));
+    const groups = [
+      ['evm-txs', 'evm_txs', 'txs'],
+      ['evm-internal-txs', 'evm_internal_txs', 'internal_txs'],
+    ] as const;
+    const indexed = this.inflight.start(
+      this.indexesInternalTxs().then((yes) => {
+        this.internalTxs = yes;
+        return yes;
+      }),
+    );
     const crawlGroup = async ([group, table, itemsKey]: (typeof groups)[number]): Promise<void> => {
-      if (group === 'evm-internal-txs' && !await indexed) return;
+      if (group === 'evm-internal-txs' && !(await indexed)) return;
       progress?.stage(`crawl ${group}`);
       const ins = db.prepare(`INSERT OR IGNORE INTO ${table} (height, pos, text) VALUES (?, ?, ?)`);
       await forEachConcurrent(heights, this.concurrency, async (height) => {
@@ -590,16 +721,27 @@ export class Crawler {
     progress?.stage('crawl rich list');
     const insHolder = db.prepare('INSERT OR IGNORE INTO holders (denom, account, text) VALUES (?, ?, ?)');
     const { state } = this;
-    await readRichList(this.http, this.base, this.o.denoms, vmType, denomContracts, this.concurrency, (stored, holders, _url, next) => {
-      db.transaction(() => {
-        for (const h of holders) insHolder.run(stored, h.account, JSON.stringify({ denom: stored, account: h.account, amount: h.amount }));
-        state?.saveCursor(`holders ${stored}`, { nextKey: next ?? null, pos: 0, done: next === undefined });
-      })();
-      progress?.records(holders.length);
-    }, this.listPage, state && ((stored) => {
-      // a resumable crawl: each denom goes on from its committed cursor
-      const at = state.cursor(`holders ${stored}`);
-      return at === undefined ? null : at.done ? false : at.nextKey;
-    }));
+    await readRichList(
+      this.http,
+      this.base,
+      this.o.denoms,
+      vmType,
+      denomContracts,
+      this.concurrency,
+      (stored, holders, _url, next) => {
+        db.transaction(() => {
+          for (const h of holders) insHolder.run(stored, h.account, JSON.stringify({ denom: stored, account: h.account, amount: h.amount }));
+          state?.saveCursor(`holders ${stored}`, { nextKey: next ?? null, pos: 0, done: next === undefined });
+        })();
+        progress?.records(holders.length);
+      },
+      this.listPage,
+      state &&
+        ((stored) => {
+          // a resumable crawl: each denom goes on from its committed cursor
+          const at = state.cursor(`holders ${stored}`);
+          return at === undefined ? null : at.done ? false : at.nextKey;
+        }),
+    );
   }
 }

@@ -17,7 +17,9 @@ export async function readCollectionStates(http: HttpClient, base: string, prefi
     for (const text of page.items) {
       const c = parseJson<{ object_addr?: unknown; collection?: { name?: unknown; origin_name?: unknown; nfts?: { length?: unknown } } }>(base + path, text);
       let hex: string;
-      try { hex = canonicalAddress(String(c.object_addr), prefix).toString('hex'); } catch {
+      try {
+        hex = canonicalAddress(String(c.object_addr), prefix).toString('hex');
+      } catch {
         throw new HttpError(base + path, 200, `GET ${base}${path}: collection ${JSON.stringify(c.object_addr)} has no valid address`);
       }
       const n = c.collection?.nfts?.length;

@@ -13,7 +13,9 @@ import type Database from 'better-sqlite3';
 import { brotliCompressSync, brotliDecompressSync, constants } from 'node:zlib';
 
 /** The staging (./staging.ts Staging): its connection. */
-interface Staged { readonly db: Database.Database }
+interface Staged {
+  readonly db: Database.Database;
+}
 
 /**
  * A tx page's texts as one row of tx_pages: compressed together with their lengths, so the
@@ -24,8 +26,13 @@ interface Staged { readonly db: Database.Database }
  */
 export function packTexts(texts: string[]): { texts: Buffer; lengths: string } {
   const raw = Buffer.from(texts.join(''), 'utf8');
-  const packed = brotliCompressSync(raw, { params: {
-    [constants.BROTLI_PARAM_QUALITY]: 3, [constants.BROTLI_PARAM_LGWIN]: 22, [constants.BROTLI_PARAM_SIZE_HINT]: raw.length } });
+  const packed = brotliCompressSync(raw, {
+    params: {
+      [constants.BROTLI_PARAM_QUALITY]: 3,
+      [constants.BROTLI_PARAM_LGWIN]: 22,
+      [constants.BROTLI_PARAM_SIZE_HINT]: raw.length,
+    },
+  });
   return { texts: packed, lengths: JSON.stringify(texts.map((t) => t.length)) };
 }
 
@@ -45,7 +52,10 @@ export function* txPages(db: Database.Database, from = 0): Generator<{ first: nu
     const lengths = JSON.parse(p.lengths) as number[];
     const texts: string[] = [];
     let at = 0;
-    for (const n of lengths) { texts.push(all.slice(at, at + n)); at += n; }
+    for (const n of lengths) {
+      texts.push(all.slice(at, at + n));
+      at += n;
+    }
     yield { first: p.first, texts, hashes: hashes.all(p.first, lengths.length) as string[] };
     after = p.first;
   }

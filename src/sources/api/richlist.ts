@@ -17,7 +17,9 @@ export async function readDenomContracts(o: Pick<ApiSourceOptions, 'denomContrac
       try {
         const d = JSON.parse(l.text) as { denom?: unknown; contract?: unknown };
         if (typeof d.denom === 'string' && typeof d.contract === 'string') denomContracts.set(d.denom.toLowerCase(), d.contract.toLowerCase());
-      } catch { /* the loader reports a bad line when it reads the file */ }
+      } catch {
+        /* the loader reports a bad line when it reads the file */
+      }
     }
   }
   return denomContracts;
@@ -40,11 +42,18 @@ export function storedRichListDenom(denom: string, vmType: VmType, denomContract
  * offset pages can repeat or skip holders of equal amounts — a reader that must be exact
  * compares the distinct holders it got with it (src/follow/richlist-refresh.ts).
  */
-export async function readRichList(http: HttpClient, base: string, denoms: readonly string[], vmType: VmType,
-  denomContracts: ReadonlyMap<string, string>, concurrency: number,
-  put: (stored: string, holders: { account: string; amount: string }[], url: string, next: string | undefined) => void, pageSize = PAGE,
+export async function readRichList(
+  http: HttpClient,
+  base: string,
+  denoms: readonly string[],
+  vmType: VmType,
+  denomContracts: ReadonlyMap<string, string>,
+  concurrency: number,
+  put: (stored: string, holders: { account: string; amount: string }[], url: string, next: string | undefined) => void,
+  pageSize = PAGE,
   /** a resumed crawl: where a denom goes on (null: from the start; false: it is done) */
-  startAt?: (stored: string) => string | null | false): Promise<Map<string, number | undefined>> {
+  startAt?: (stored: string) => string | null | false,
+): Promise<Map<string, number | undefined>> {
   const totals = new Map<string, number | undefined>();
   // one denom's pages in order, by next_key (docs/api-contract.md#deep-offsets: our server refuses
   // offsets past 10,000; rollytics' next_key is an offset it carries out); the denoms in parallel
@@ -59,8 +68,12 @@ export async function readRichList(http: HttpClient, base: string, denoms: reado
       if (n === 0 && start === null) totals.set(stored, page.total);
       const last = page.items.length < pageSize || page.nextKey === null;
       // `next`: the key the denom goes on from, undefined once it is done
-      put(stored, page.items.map((text) => parseJson<{ account: string; amount: string }>(base + path, text)), base + path,
-        last ? undefined : page.nextKey as string);
+      put(
+        stored,
+        page.items.map((text) => parseJson<{ account: string; amount: string }>(base + path, text)),
+        base + path,
+        last ? undefined : (page.nextKey as string),
+      );
       if (last) break;
       nextKey = page.nextKey;
     }

@@ -112,7 +112,9 @@ export async function openApiSource(o: ApiSourceOptions): Promise<ImportSource> 
     // (as the crawl refuses it: the VM the data told is recorded)
     if (o.vmType !== undefined && o.vmType !== c.vmType) {
       dispose();
-      throw new Error(`--vm-type ${o.vmType}, but ${base} serves a ${c.vmType} chain (${VM_EVIDENCE[c.vmType]}): pass --vm-type ${c.vmType}, or leave it out (--from-api detects it)`);
+      throw new Error(
+        `--vm-type ${o.vmType}, but ${base} serves a ${c.vmType} chain (${VM_EVIDENCE[c.vmType]}): pass --vm-type ${c.vmType}, or leave it out (--from-api detects it)`,
+      );
     }
     o.log?.(`the crawl of ${base} kept in ${stagingPath} is complete (begun ${state.get('began') ?? '?'}): loading it, no request made`);
     return sourceFromStaging(staging.db, c, o, base, dispose, http, loadId);
@@ -152,8 +154,12 @@ function stagedOptions(o: ApiSourceOptions): string {
     // the staging's own layout (3: tx texts packed by page, brotli; 4: auto_vacuum incremental, a crawl id, shrunk by the load)
     format: 4,
     // (not the VM: it decides only which steps run, so a crawl refused for a wrong --vm-type goes on with the right one)
-    from: o.fromHeight ?? null, to: o.toHeight ?? null, denoms: o.denoms,
-    listPage: o.listPage ?? null, historyPage: o.historyPage ?? null, linkTokensSince: o.linkTokensSince ?? null,
+    from: o.fromHeight ?? null,
+    to: o.toHeight ?? null,
+    denoms: o.denoms,
+    listPage: o.listPage ?? null,
+    historyPage: o.historyPage ?? null,
+    linkTokensSince: o.linkTokensSince ?? null,
   });
 }
 
@@ -162,7 +168,13 @@ function stagedOptions(o: ApiSourceOptions): string {
  * ends at the height it set out for, its meta is that /status), once the source is checked to be
  * the same chain, not behind it. A new crawl records them.
  */
-function crawlStatus(state: CrawlState | undefined, status: Status, o: ApiSourceOptions, base: string, stagingPath: string): { status: Status; from: number; to: number } {
+function crawlStatus(
+  state: CrawlState | undefined,
+  status: Status,
+  o: ApiSourceOptions,
+  base: string,
+  stagingPath: string,
+): { status: Status; from: number; to: number } {
   const staged = state?.get('status');
   if (state === undefined || staged === undefined) {
     const range = heightRange(o, status);
@@ -174,17 +186,25 @@ function crawlStatus(state: CrawlState | undefined, status: Status, o: ApiSource
   const was = JSON.parse(staged) as Status;
   const range = JSON.parse(state.get('range') as string) as { from: number; to: number };
   if (was.chain_id !== status.chain_id) {
-    throw new Error(`${base} serves chain "${status.chain_id}", the crawl kept in ${stagingPath} is of chain "${was.chain_id}": `
-      + 'point --from-api at the chain it was crawling, or remove that file to start over');
+    throw new Error(
+      `${base} serves chain "${status.chain_id}", the crawl kept in ${stagingPath} is of chain "${was.chain_id}": ` +
+        'point --from-api at the chain it was crawling, or remove that file to start over',
+    );
   }
   if (status.height < range.to) {
-    throw new Error(`${base} is at height ${status.height}, below the height ${range.to} the crawl kept in ${stagingPath} set out for: `
-      + 'a source behind (or reset) is not crawled; wait for it, or remove that file to start over');
+    throw new Error(
+      `${base} is at height ${status.height}, below the height ${range.to} the crawl kept in ${stagingPath} set out for: ` +
+        'a source behind (or reset) is not crawled; wait for it, or remove that file to start over',
+    );
   }
   const c = state.carried();
-  const parts = Object.entries(c).filter(([, n]) => n > 0).map(([k, n]) => `${n} ${k.replace(/_/g, ' ')}`);
-  o.log?.(`resuming the crawl of ${base} kept in ${stagingPath} (begun ${state.get('began') ?? '?'}, heights ${range.from}..${range.to} `
-    + `of chain ${was.chain_id}): carried over ${parts.length ? parts.join(', ') : 'nothing yet'}; asking only for what was not committed`);
+  const parts = Object.entries(c)
+    .filter(([, n]) => n > 0)
+    .map(([k, n]) => `${n} ${k.replace(/_/g, ' ')}`);
+  o.log?.(
+    `resuming the crawl of ${base} kept in ${stagingPath} (begun ${state.get('began') ?? '?'}, heights ${range.from}..${range.to} ` +
+      `of chain ${was.chain_id}): carried over ${parts.length ? parts.join(', ') : 'nothing yet'}; asking only for what was not committed`,
+  );
   return { status: was, ...range };
 }
 
@@ -193,8 +213,15 @@ function crawlStatus(state: CrawlState | undefined, status: Status, o: ApiSource
  * staging file. With `overlap` the steps that need no earlier answer are started ahead and
  * awaited where the sequential crawl would run them, so a failure surfaces at the same place.
  */
-async function crawlInto(staging: Staging, http: HttpClient, concurrency: number, o: ApiSourceOptions, base: string,
-  inflight: Inflight, state: CrawlState | undefined): Promise<Crawl> {
+async function crawlInto(
+  staging: Staging,
+  http: HttpClient,
+  concurrency: number,
+  o: ApiSourceOptions,
+  base: string,
+  inflight: Inflight,
+  state: CrawlState | undefined,
+): Promise<Crawl> {
   const crawler = new Crawler(staging, http, concurrency, o, base, inflight, state);
   const overlap = o.overlap === true && o.fromHeight !== undefined && o.toHeight !== undefined && o.vmType !== undefined;
   const ahead = overlap ? crawler.startAhead(o.fromHeight as number, o.toHeight as number) : undefined;
@@ -231,7 +258,9 @@ async function crawlInto(staging: Staging, http: HttpClient, concurrency: number
   const vmType = o.vmType ?? detectVm(collections, seen, base);
   const told = o.vmType === undefined ? undefined : vmOfData(collections, seen);
   if (told !== undefined && told !== o.vmType) {
-    throw new Error(`--vm-type ${o.vmType}, but ${base} serves a ${told} chain (${VM_EVIDENCE[told]}): pass --vm-type ${told}, or leave it out (--from-api detects it)`);
+    throw new Error(
+      `--vm-type ${o.vmType}, but ${base} serves a ${told} chain (${VM_EVIDENCE[told]}): pass --vm-type ${told}, or leave it out (--from-api detects it)`,
+    );
   }
   // (the tokens whose history is crawled are those staged: with changedTokensOnly the changed ones)
   if (vmType !== 'move') await crawler.tokenTxs(from, to);
@@ -262,8 +291,13 @@ async function checkRoom(crawler: Crawler, staging: Staging, out: string): Promi
   const txBytes = txs > 0 ? await crawler.servedTxBytes() : 0;
   const estimate = Math.ceil(txs * txBytes * DISK_PER_TX_BYTE + blocks * BLOCK_BYTES);
   const used = [staging.path, `${staging.path}-wal`].reduce((n, f) => n + (existsSync(f) ? statSync(f).size : 0), 0);
-  checkFreeSpace('--out', out, estimate - used, `the crawl of ${txs} txs in ${blocks} blocks (its staging and the snapshot; `
-    + `${Math.round(txBytes * DISK_PER_TX_BYTE)} bytes a tx, from the newest txs' mean size of ${Math.round(txBytes)} bytes)`);
+  checkFreeSpace(
+    '--out',
+    out,
+    estimate - used,
+    `the crawl of ${txs} txs in ${blocks} blocks (its staging and the snapshot; ` +
+      `${Math.round(txBytes * DISK_PER_TX_BYTE)} bytes a tx, from the newest txs' mean size of ${Math.round(txBytes)} bytes)`,
+  );
 }
 
 /**

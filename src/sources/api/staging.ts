@@ -63,7 +63,11 @@ export function crawlLoadPath(out: string): string {
 /** Removes a crawl staging file (and its -wal). */
 export function removeStagingFile(path: string): void {
   for (const f of [path, `${path}-wal`, `${path}-journal`]) {
-    try { if (existsSync(f)) unlinkSync(f); } catch { /* already gone */ }
+    try {
+      if (existsSync(f)) unlinkSync(f);
+    } catch {
+      /* already gone */
+    }
   }
 }
 
@@ -82,7 +86,11 @@ export class Staging {
    * `resumable` (an import's crawl): the file is kept on failure and reopened by the next run
    * (crash-safe commits, ./resume.ts); otherwise a throw-away file or memory.
    */
-  constructor(readonly path: string, inMemory: boolean, readonly resumable = false) {
+  constructor(
+    readonly path: string,
+    inMemory: boolean,
+    readonly resumable = false,
+  ) {
     this.file = inMemory ? undefined : path;
     const existed = resumable && existsSync(path);
     this.db = openStore(inMemory ? ':memory:' : path, resumable ? 'resumable' : 'scratch');
@@ -109,9 +117,17 @@ export class Staging {
 
   /** Closes it; a throw-away staging is removed, a resumable one kept (removeStagingFile). */
   dispose(): void {
-    try { if (this.db.open) this.db.close(); } catch { /* closing anyway */ }
+    try {
+      if (this.db.open) this.db.close();
+    } catch {
+      /* closing anyway */
+    }
     if (this.resumable) return;
-    try { if (this.file !== undefined && existsSync(this.file)) unlinkSync(this.file); } catch { /* already gone */ }
+    try {
+      if (this.file !== undefined && existsSync(this.file)) unlinkSync(this.file);
+    } catch {
+      /* already gone */
+    }
   }
 }
 
@@ -133,129 +149,185 @@ export interface Crawl {
 }
 
 /** The records of a finished crawl, read from its staging in the loader's order. */
-export function sourceFromStaging(db: Database.Database, c: Crawl, o: ApiSourceOptions, base: string, dispose: () => void,
-  http: HttpClient, loadId?: string): ImportSource {
+export function sourceFromStaging(
+  db: Database.Database,
+  c: Crawl,
+  o: ApiSourceOptions,
+  base: string,
+  dispose: () => void,
+  http: HttpClient,
+  loadId?: string,
+): ImportSource {
   const at = (what: string): string => `${base} ${what}`;
   const count = (table: string): number => db.prepare(`SELECT count(*) FROM ${table}`).pluck().get() as number;
   const totals: Record<string, number> = {
-    meta: 1, validators: count('validators'), blocks: count('blocks'), txs: count('txs'), collections: count('collections'),
-    tokens: count('tokens'), token_txs: count('token_txs'), richlist: count('holders'),
-    evm_txs: count('evm_txs'), evm_internal_txs: count('evm_internal_txs'),
+    meta: 1,
+    validators: count('validators'),
+    blocks: count('blocks'),
+    txs: count('txs'),
+    collections: count('collections'),
+    tokens: count('tokens'),
+    token_txs: count('token_txs'),
+    richlist: count('holders'),
+    evm_txs: count('evm_txs'),
+    evm_internal_txs: count('evm_internal_txs'),
   };
   function* rows<T>(sql: string): Generator<T> {
     yield* db.prepare(sql).iterate() as IterableIterator<T>;
   }
   const kinds: Record<string, () => AsyncIterable<NdjsonLine> | Iterable<NdjsonLine> | undefined> = {
-    meta: () => [record(at('/status'), JSON.stringify({
-      chain_id: c.status.chain_id, vm_type: c.vmType, bech32_prefix: o.prefix,
-      version: c.status.version ?? 'dev', commit_hash: c.status.commit_hash ?? 'unknown', source: `api ${base}`,
-      ...(c.to === c.status.height ? { height: c.status.height } : {}),
-      internal_tx_height: c.status.internal_tx_height ?? 0,
-      // recorded on every crawl of an EVM source: an extension turned on (or off) later is seen by the next batch
-      ...(c.vmType === 'evm' && c.internalTxs !== undefined ? { evm_internal_txs: c.internalTxs } : {}),
-      ...(o.withoutRichList ? {} : { rich_list_height: c.status.rich_list_height ?? 0 }),
-      // rollytics' cleanup progress, passed on as the source shows it (the loader checks the values)
-      ...Object.fromEntries(STATUS_EXTENSIONS.filter((k) => c.status[k] !== undefined).map((k) => [k, c.status[k]])),
-    }))],
-    validators: () => (o.validatorsFile ? ndjsonFile(o.validatorsFile) : (function* () {
-      for (const v of rows<{ operator: string; moniker: string }>('SELECT operator, moniker FROM validators ORDER BY operator')) {
-        yield record(at(`validator ${v.operator}`), JSON.stringify({ proposer: v.operator, moniker: v.moniker, operator_address: v.operator }));
-      }
-    })()),
-    blocks: () => (function* () {
-      let prevUs: number | undefined = o.previousBlockUs;
-      for (const b of rows<{ height: number; text: string; seconds: string; block_time: number; ts: string | null }>(
-        'SELECT b.height, b.text, b.seconds, b.block_time, t.ts FROM blocks b LEFT JOIN block_times t ON t.height = b.height ORDER BY b.height')) {
-        let ts = b.ts;
-        if (ts === null) {
-          // Empty block: only whole seconds are served; estimate within that second.
-          const sec = parseUtcMicros(b.seconds);
-          if (sec !== undefined) {
-            const est = prevUs !== undefined ? prevUs + b.block_time * 1000 : sec;
-            ts = formatMicrosUtc(Math.min(Math.max(est, sec), sec + 999_999));
-          } else {
-            ts = b.seconds; // the loader reports it
+    meta: () => [
+      record(
+        at('/status'),
+        JSON.stringify({
+          chain_id: c.status.chain_id,
+          vm_type: c.vmType,
+          bech32_prefix: o.prefix,
+          version: c.status.version ?? 'dev',
+          commit_hash: c.status.commit_hash ?? 'unknown',
+          source: `api ${base}`,
+          ...(c.to === c.status.height ? { height: c.status.height } : {}),
+          internal_tx_height: c.status.internal_tx_height ?? 0,
+          // recorded on every crawl of an EVM source: an extension turned on (or off) later is seen by the next batch
+          ...(c.vmType === 'evm' && c.internalTxs !== undefined ? { evm_internal_txs: c.internalTxs } : {}),
+          ...(o.withoutRichList ? {} : { rich_list_height: c.status.rich_list_height ?? 0 }),
+          // rollytics' cleanup progress, passed on as the source shows it (the loader checks the values)
+          ...Object.fromEntries(STATUS_EXTENSIONS.filter((k) => c.status[k] !== undefined).map((k) => [k, c.status[k]])),
+        }),
+      ),
+    ],
+    validators: () =>
+      o.validatorsFile
+        ? ndjsonFile(o.validatorsFile)
+        : (function* () {
+            for (const v of rows<{ operator: string; moniker: string }>('SELECT operator, moniker FROM validators ORDER BY operator')) {
+              yield record(at(`validator ${v.operator}`), JSON.stringify({ proposer: v.operator, moniker: v.moniker, operator_address: v.operator }));
+            }
+          })(),
+    blocks: () =>
+      (function* () {
+        let prevUs: number | undefined = o.previousBlockUs;
+        for (const b of rows<{ height: number; text: string; seconds: string; block_time: number; ts: string | null }>(
+          'SELECT b.height, b.text, b.seconds, b.block_time, t.ts FROM blocks b LEFT JOIN block_times t ON t.height = b.height ORDER BY b.height',
+        )) {
+          let ts = b.ts;
+          if (ts === null) {
+            // Empty block: only whole seconds are served; estimate within that second.
+            const sec = parseUtcMicros(b.seconds);
+            if (sec !== undefined) {
+              const est = prevUs !== undefined ? prevUs + b.block_time * 1000 : sec;
+              ts = formatMicrosUtc(Math.min(Math.max(est, sec), sec + 999_999));
+            } else {
+              ts = b.seconds; // the loader reports it
+            }
           }
+          prevUs = parseUtcMicros(ts);
+          yield record(at(`block ${b.height}`), b.text.slice(0, -1) + ',"timestamp":' + JSON.stringify(ts) + '}');
         }
-        prevUs = parseUtcMicros(ts);
-        yield record(at(`block ${b.height}`), b.text.slice(0, -1) + ',"timestamp":' + JSON.stringify(ts) + '}');
-      }
-    })(),
-    txs: () => (loadId !== undefined || count('tx_pages') > 0 ? (function* () {
-      // an import's crawl: each tx page's texts in one compressed row (./resume.ts packTexts)
-      for (const p of txPages(db, after + 1)) {
-        for (let i = 0; i < p.texts.length; i++) {
-          const sequence = p.first + i;
-          if (sequence <= after) continue;
-          yield record(at(`tx ${p.hashes[i]} (sequence ${sequence})`), '{"sequence":' + sequence + ',"tx":' + p.texts[i] + '}');
+      })(),
+    txs: () =>
+      loadId !== undefined || count('tx_pages') > 0
+        ? (function* () {
+            // an import's crawl: each tx page's texts in one compressed row (./resume.ts packTexts)
+            for (const p of txPages(db, after + 1)) {
+              for (let i = 0; i < p.texts.length; i++) {
+                const sequence = p.first + i;
+                if (sequence <= after) continue;
+                yield record(at(`tx ${p.hashes[i]} (sequence ${sequence})`), '{"sequence":' + sequence + ',"tx":' + p.texts[i] + '}');
+              }
+            }
+          })()
+        : (function* () {
+            for (const t of rows<{ sequence: number; hash: string; text: string }>('SELECT sequence, hash, text FROM txs ORDER BY sequence')) {
+              yield record(at(`tx ${t.hash} (sequence ${t.sequence})`), '{"sequence":' + t.sequence + ',"tx":' + t.text + '}');
+            }
+          })(),
+    collections: () =>
+      (function* () {
+        for (const r of rows<{ addr: string; text: string }>('SELECT addr, text FROM collections ORDER BY height, addr')) {
+          yield record(at(`collection ${r.addr}`), r.text);
         }
-      }
-    })() : (function* () {
-      for (const t of rows<{ sequence: number; hash: string; text: string }>('SELECT sequence, hash, text FROM txs ORDER BY sequence')) {
-        yield record(at(`tx ${t.hash} (sequence ${t.sequence})`), '{"sequence":' + t.sequence + ',"tx":' + t.text + '}');
-      }
-    })()),
-    collections: () => (function* () {
-      for (const r of rows<{ addr: string; text: string }>('SELECT addr, text FROM collections ORDER BY height, addr')) {
-        yield record(at(`collection ${r.addr}`), r.text);
-      }
-    })(),
-    tokens: () => (function* () {
-      for (const r of rows<{ collection: string; token_id: string; text: string }>('SELECT collection, token_id, text FROM tokens ORDER BY collection, token_id')) {
-        yield record(at(`token ${r.collection} ${JSON.stringify(r.token_id)}`), r.text);
-      }
-    })(),
-    token_txs: () => (c.vmType === 'move' ? undefined : (function* () {
-      for (const r of rows<{ collection: string; token_id: string; sequence: number }>('SELECT collection, token_id, sequence FROM token_txs ORDER BY collection, token_id, sequence')) {
-        yield record(at(`nft tx ${r.collection} ${JSON.stringify(r.token_id)} ${r.sequence}`),
-          JSON.stringify({ collection_addr: r.collection, token_id: r.token_id, sequence: r.sequence }));
-      }
-    })()),
-    richlist: () => (o.denoms.length && !o.withoutRichList ? (function* () {
-      for (const r of rows<{ denom: string; account: string; text: string }>('SELECT denom, account, text FROM holders ORDER BY denom, account')) {
-        yield record(at(`holder ${r.denom} ${r.account}`), r.text);
-      }
-    })() : undefined),
+      })(),
+    tokens: () =>
+      (function* () {
+        for (const r of rows<{ collection: string; token_id: string; text: string }>(
+          'SELECT collection, token_id, text FROM tokens ORDER BY collection, token_id',
+        )) {
+          yield record(at(`token ${r.collection} ${JSON.stringify(r.token_id)}`), r.text);
+        }
+      })(),
+    token_txs: () =>
+      c.vmType === 'move'
+        ? undefined
+        : (function* () {
+            for (const r of rows<{ collection: string; token_id: string; sequence: number }>(
+              'SELECT collection, token_id, sequence FROM token_txs ORDER BY collection, token_id, sequence',
+            )) {
+              yield record(
+                at(`nft tx ${r.collection} ${JSON.stringify(r.token_id)} ${r.sequence}`),
+                JSON.stringify({ collection_addr: r.collection, token_id: r.token_id, sequence: r.sequence }),
+              );
+            }
+          })(),
+    richlist: () =>
+      o.denoms.length && !o.withoutRichList
+        ? (function* () {
+            for (const r of rows<{ denom: string; account: string; text: string }>('SELECT denom, account, text FROM holders ORDER BY denom, account')) {
+              yield record(at(`holder ${r.denom} ${r.account}`), r.text);
+            }
+          })()
+        : undefined,
     denom_contracts: () => (o.denomContractsFile ? ndjsonFile(o.denomContractsFile) : undefined),
     // Sequences are numbered from 1 (or after a base snapshot's) in (height, position) order over the crawled range.
-    evm_txs: () => (c.vmType !== 'evm' ? undefined : (function* () {
-      let sequence = o.evmSequenceStart?.txs ?? 0;
-      for (const r of rows<{ height: number; text: string }>('SELECT height, text FROM evm_txs ORDER BY height, pos')) {
-        sequence++;
-        yield record(at(`evm tx ${sequence} (height ${r.height})`), '{"sequence":' + sequence + ',"height":' + r.height + ',"receipt":' + r.text + '}');
-      }
-    })()),
+    evm_txs: () =>
+      c.vmType !== 'evm'
+        ? undefined
+        : (function* () {
+            let sequence = o.evmSequenceStart?.txs ?? 0;
+            for (const r of rows<{ height: number; text: string }>('SELECT height, text FROM evm_txs ORDER BY height, pos')) {
+              sequence++;
+              yield record(at(`evm tx ${sequence} (height ${r.height})`), '{"sequence":' + sequence + ',"height":' + r.height + ',"receipt":' + r.text + '}');
+            }
+          })(),
     // The served object has the record's fields (height, hash, index, parent_index, ...) but the sequence.
-    evm_internal_txs: () => (c.vmType !== 'evm' ? undefined : (function* () {
-      let sequence = o.evmSequenceStart?.internal ?? 0;
-      for (const r of rows<{ height: number; text: string }>('SELECT height, text FROM evm_internal_txs ORDER BY height, pos')) {
-        sequence++;
-        yield record(at(`evm internal tx ${sequence} (height ${r.height})`), '{"sequence":' + sequence + ',' + r.text.slice(1));
-      }
-    })()),
+    evm_internal_txs: () =>
+      c.vmType !== 'evm'
+        ? undefined
+        : (function* () {
+            let sequence = o.evmSequenceStart?.internal ?? 0;
+            for (const r of rows<{ height: number; text: string }>('SELECT height, text FROM evm_internal_txs ORDER BY height, pos')) {
+              sequence++;
+              yield record(at(`evm internal tx ${sequence} (height ${r.height})`), '{"sequence":' + sequence + ',' + r.text.slice(1));
+            }
+          })(),
   };
   // a resumed load: the txs after its checkpoint's sequence
   let after = 0;
-  const resumableLoad: ResumableLoad | undefined = loadId === undefined ? undefined : {
-    id: loadId,
-    startAfter(sequence) { after = sequence; },
-    seen(through) {
-      return new Map(db.prepare('SELECT height, count(*) FROM txs WHERE sequence <= ? GROUP BY height').raw().all(through) as [number, number][]);
-    },
-    loaded(through) {
-      // every page before the one holding the next tx: committed in the load, gone from here
-      db.prepare('DELETE FROM tx_pages WHERE first < (SELECT coalesce(max(first), 0) FROM tx_pages WHERE first <= ?)').run(through + 1);
-      // (the last page too once its last tx is in)
-      db.prepare('DELETE FROM tx_pages WHERE ? >= (SELECT max(sequence) FROM txs)').run(through);
-      db.prepare("INSERT OR REPLACE INTO crawl_state (name, value) VALUES ('load_committed', ?)").run(String(through));
-      db.pragma('incremental_vacuum');
-      db.pragma('wal_checkpoint(TRUNCATE)');
-    },
-    committed() {
-      const v = db.prepare("SELECT value FROM crawl_state WHERE name = 'load_committed'").pluck().get() as string | undefined;
-      return v === undefined ? undefined : Number(v);
-    },
-  };
+  const resumableLoad: ResumableLoad | undefined =
+    loadId === undefined
+      ? undefined
+      : {
+          id: loadId,
+          startAfter(sequence) {
+            after = sequence;
+          },
+          seen(through) {
+            return new Map(db.prepare('SELECT height, count(*) FROM txs WHERE sequence <= ? GROUP BY height').raw().all(through) as [number, number][]);
+          },
+          loaded(through) {
+            // every page before the one holding the next tx: committed in the load, gone from here
+            db.prepare('DELETE FROM tx_pages WHERE first < (SELECT coalesce(max(first), 0) FROM tx_pages WHERE first <= ?)').run(through + 1);
+            // (the last page too once its last tx is in)
+            db.prepare('DELETE FROM tx_pages WHERE ? >= (SELECT max(sequence) FROM txs)').run(through);
+            db.prepare("INSERT OR REPLACE INTO crawl_state (name, value) VALUES ('load_committed', ?)").run(String(through));
+            db.pragma('incremental_vacuum');
+            db.pragma('wal_checkpoint(TRUNCATE)');
+          },
+          committed() {
+            const v = db.prepare("SELECT value FROM crawl_state WHERE name = 'load_committed'").pluck().get() as string | undefined;
+            return v === undefined ? undefined : Number(v);
+          },
+        };
   return {
     describe: `api ${base}`,
     lineBased: false,
@@ -266,11 +338,15 @@ export function sourceFromStaging(db: Database.Database, c: Crawl, o: ApiSourceO
     records(kind) {
       const k = kinds[kind]?.();
       if (!k) return undefined;
-      return (async function* () { yield* k; })();
+      return (async function* () {
+        yield* k;
+      })();
     },
     total: (kind) => totals[kind],
     stats: () => ({ requests: http.stats.requests, retries: http.stats.retries, bytes: http.stats.bytes }),
     dispose,
-    async close() { dispose(); },
+    async close() {
+      dispose();
+    },
   };
 }

@@ -25,6 +25,10 @@ export function redactDsn(dsn: string): string {
 /** Removes the password from a driver message, should it ever quote the DSN. */
 export function scrubPassword(text: string, dsn: string): string {
   let pw: string | undefined;
-  try { pw = decodeURIComponent(new URL(dsn).password); } catch { pw = /password\s*=\s*'?([^'\s]+)/i.exec(dsn)?.[1]; }
+  try {
+    pw = decodeURIComponent(new URL(dsn).password);
+  } catch {
+    pw = /password\s*=\s*'?([^'\s]+)/i.exec(dsn)?.[1];
+  }
   return pw ? text.split(pw).join('***') : text;
 }

@@ -7,14 +7,22 @@ import { redactDsn } from './dsn';
  * follow's polls of a rollytics database: its newest height, the hash at a height, its chain
  * id; one connection kept between polls, dropped (and made again) after an error.
  */
-export function postgresHead(dsn: string, chainId: string | undefined): {
-  head(): Promise<number>; hashAt(height: number): Promise<string | undefined>; chainId(): Promise<string | undefined>; close(): Promise<void>;
+export function postgresHead(
+  dsn: string,
+  chainId: string | undefined,
+): {
+  head(): Promise<number>;
+  hashAt(height: number): Promise<string | undefined>;
+  chainId(): Promise<string | undefined>;
+  close(): Promise<void>;
 } {
   const where = redactDsn(dsn);
   let client: Client | undefined;
   const conn = async (): Promise<Client> => {
     if (client) return client;
-    const c = await connectPostgres(dsn, 'indexer-api follow', () => { if (client === c) client = undefined; });
+    const c = await connectPostgres(dsn, 'indexer-api follow', () => {
+      if (client === c) client = undefined;
+    });
     client = c;
     return c;
   };

@@ -65,35 +65,61 @@ export class RollyticsRecords {
   /** with nftChangesSince: collections whose tokens were read whole (a burn in them) */
   completeCollections = new Set<string>();
 
-  constructor(private readonly db: ReadTransaction, private readonly o: PostgresSourceOptions, private readonly f: SourceFacts) {}
+  constructor(
+    private readonly db: ReadTransaction,
+    private readonly o: PostgresSourceOptions,
+    private readonly f: SourceFacts,
+  ) {}
 
-  async* meta(): AsyncGenerator<NdjsonLine> {
+  async *meta(): AsyncGenerator<NdjsonLine> {
     const { o, f } = this;
-    yield record('meta', JSON.stringify({
-      chain_id: f.chainId, vm_type: o.vmType, bech32_prefix: o.prefix,
-      version: o.statusVersion, commit_hash: o.statusCommit,
-      // With the EVM tables the importer derives internal_tx_height as rollytics' /status does.
-      source: `postgres ${f.where}`, ...(f.evm ? {} : { internal_tx_height: 0 }), ...(o.withoutRichList ? {} : { rich_list_height: f.richListHeight }),
-      ...f.statusExtensions,
-    }));
+    yield record(
+      'meta',
+      JSON.stringify({
+        chain_id: f.chainId,
+        vm_type: o.vmType,
+        bech32_prefix: o.prefix,
+        version: o.statusVersion,
+        commit_hash: o.statusCommit,
+        // With the EVM tables the importer derives internal_tx_height as rollytics' /status does.
+        source: `postgres ${f.where}`,
+        ...(f.evm ? {} : { internal_tx_height: 0 }),
+        ...(o.withoutRichList ? {} : { rich_list_height: f.richListHeight }),
+        ...f.statusExtensions,
+      }),
+    );
   }
 
   validators(): AsyncIterable<NdjsonLine> | undefined {
     const restValidators = this.f.restValidators;
-    return this.o.validatorsFile ? ndjsonFile(this.o.validatorsFile)
-      : restValidators ? (async function* () { yield* restValidators; })() : undefined;
+    return this.o.validatorsFile
+      ? ndjsonFile(this.o.validatorsFile)
+      : restValidators
+        ? (async function* () {
+            yield* restValidators;
+          })()
+        : undefined;
   }
 
-  async* blocks(): AsyncGenerator<NdjsonLine> {
-    for await (const r of this.db.rows('table block', `
+  async *blocks(): AsyncGenerator<NdjsonLine> {
+    for await (const r of this.db.rows(
+      'table block',
+      `
         SELECT height::text AS height, encode(hash, 'hex') AS hash, ${TIME('"timestamp"')} AS ts, block_time::text AS block_time,
                proposer, gas_used::text AS gas_used, gas_wanted::text AS gas_wanted, tx_count::text AS tx_count,
                total_fee::text AS total_fee
-        FROM block b WHERE b.chain_id = $1 AND ${this.f.inRange('b.height')} ORDER BY b.height`, [this.f.chainId])) {
+        FROM block b WHERE b.chain_id = $1 AND ${this.f.inRange('b.height')} ORDER BY b.height`,
+      [this.f.chainId],
+    )) {
       const label = `table block, height ${r.height as string}`;
       const obj = {
-        height: r.height, hash: r.hash ?? undefined, timestamp: r.ts ?? undefined, block_time: r.block_time ?? undefined,
-        proposer: r.proposer ?? undefined, gas_used: r.gas_used ?? undefined, gas_wanted: r.gas_wanted ?? undefined,
+        height: r.height,
+        hash: r.hash ?? undefined,
+        timestamp: r.ts ?? undefined,
+        block_time: r.block_time ?? undefined,
+        proposer: r.proposer ?? undefined,
+        gas_used: r.gas_used ?? undefined,
+        gas_wanted: r.gas_wanted ?? undefined,
         tx_count: r.tx_count ?? undefined,
       };
       // total_fee is jsonb: its text is valid JSON; SQL NULL and JSON null both mean "no txs".
@@ -102,8 +128,10 @@ export class RollyticsRecords {
     }
   }
 
-  async* txs(): AsyncGenerator<NdjsonLine> {
-    for await (const r of this.db.rows('table tx', `
+  async *txs(): AsyncGenerator<NdjsonLine> {
+    for await (const r of this.db.rows(
+      'table tx',
+      `
         SELECT t.sequence::text AS sequence, encode(t.hash, 'hex') AS hash, t.height::text AS height, t.data::text AS data,
                t.signer_id::text AS signer_id, encode(s.account, 'hex') AS signer_account,
                acc.accounts, acc.signers, mt.msg_types
@@ -115,7 +143,8 @@ export class RollyticsRecords {
           FROM tx_msg_types tm LEFT JOIN msg_type_dict d ON d.id = tm.msg_type_id
           WHERE tm.sequence = t.sequence) mt ON true
         WHERE ${this.f.inRange('t.height')}
-        ORDER BY t.sequence`)) {
+        ORDER BY t.sequence`,
+    )) {
       const label = `table tx, sequence ${r.sequence as string} (hash ${((r.hash as string | null) ?? '?').toUpperCase()}, height ${r.height as string})`;
       if (r.data === null) throw recordError(label, 'data', 'is NULL');
       const { accounts, signer } = linkedAccountsOf(r, label, 'tx_accounts');
@@ -146,29 +175,43 @@ export class RollyticsRecords {
   /** with nftChangesSince: the collections and NFTs that changed (undefined: read both tables whole) */
   private changes?: Promise<{ collections: Row[]; tokens: Row[] } | undefined>;
 
-  async* collections(): AsyncGenerator<NdjsonLine> {
+  async *collections(): AsyncGenerator<NdjsonLine> {
     const changed = this.o.nftChangesSince ? await (this.changes ??= this.nftChanges()) : undefined;
     for await (const r of changed?.collections ?? this.db.rows('table nft_collection', `${RollyticsRecords.COLLECTION_SELECT} ORDER BY c.height, c.addr`)) {
       const label = `table nft_collection, addr 0x${(r.addr as string | null) ?? ''}`;
       if (r.creator === null) throw recordError(label, 'creator_id', `account_id ${String(r.creator_id)} is not in account_dict`);
-      yield record(label, JSON.stringify({
-        object_addr: hex0x(r.addr), creator: hex0x(r.creator), name: r.name ?? undefined,
-        origin_name: r.origin_name ?? '', height: r.height ?? undefined, timestamp: r.ts ?? undefined,
-      }));
+      yield record(
+        label,
+        JSON.stringify({
+          object_addr: hex0x(r.addr),
+          creator: hex0x(r.creator),
+          name: r.name ?? undefined,
+          origin_name: r.origin_name ?? '',
+          height: r.height ?? undefined,
+          timestamp: r.ts ?? undefined,
+        }),
+      );
     }
   }
 
-  async* tokens(): AsyncGenerator<NdjsonLine> {
+  async *tokens(): AsyncGenerator<NdjsonLine> {
     const o = this.o;
     const changed = o.nftChangesSince ? await (this.changes ??= this.nftChanges()) : undefined;
     for await (const r of changed?.tokens ?? this.db.rows('table nft', `${RollyticsRecords.NFT_SELECT} ORDER BY n.collection_addr, n.token_id`)) {
       const label = `table nft, collection_addr 0x${(r.collection_addr as string | null) ?? ''}, token_id ${JSON.stringify(r.token_id)}`;
-      yield record(label, JSON.stringify({
-        collection_addr: hex0x(r.collection_addr), token_id: r.token_id ?? undefined,
-        object_addr: o.vmType === 'move' || r.addr !== null ? hex0x(r.addr) : undefined,
-        // an owner_id missing from account_dict (or empty bytes): rollytics serves owner ""
-        owner: r.owner === null || r.owner === '' ? '' : hex0x(r.owner), uri: r.uri ?? '', height: r.height ?? undefined, timestamp: r.ts ?? undefined,
-      }));
+      yield record(
+        label,
+        JSON.stringify({
+          collection_addr: hex0x(r.collection_addr),
+          token_id: r.token_id ?? undefined,
+          object_addr: o.vmType === 'move' || r.addr !== null ? hex0x(r.addr) : undefined,
+          // an owner_id missing from account_dict (or empty bytes): rollytics serves owner ""
+          owner: r.owner === null || r.owner === '' ? '' : hex0x(r.owner),
+          uri: r.uri ?? '',
+          height: r.height ?? undefined,
+          timestamp: r.ts ?? undefined,
+        }),
+      );
     }
   }
 
@@ -187,7 +230,10 @@ export class RollyticsRecords {
     const since = this.o.nftChangesSince as NftChangesSince;
     const ours = since.ours;
     const tokens: Row[] = [];
-    for await (const r of this.db.rows('table nft', `${RollyticsRecords.NFT_SELECT} WHERE n.height >= $1 ORDER BY n.collection_addr, n.token_id`, [since.height])) tokens.push(r);
+    for await (const r of this.db.rows('table nft', `${RollyticsRecords.NFT_SELECT} WHERE n.height >= $1 ORDER BY n.collection_addr, n.token_id`, [
+      since.height,
+    ]))
+      tokens.push(r);
     const expected = new Map<string, number>();
     for (const r of tokens) {
       const addr = r.collection_addr;
@@ -200,8 +246,10 @@ export class RollyticsRecords {
         JOIN tx_accounts ta ON ta.sequence = t.sequence JOIN account_dict a ON a.id = ta.account_id WHERE ${this.f.inRange('t.height')}`)) {
       if (ours.collection(r.a) !== undefined) asked.add(r.a);
     }
-    const collections = await this.db.q(`${RollyticsRecords.COLLECTION_SELECT} WHERE c.addr = ANY($1::bytea[]) OR c.height >= $2 ORDER BY c.height, c.addr`,
-      [[...asked].map((hex) => Buffer.from(hex, 'hex')), since.height]);
+    const collections = await this.db.q(`${RollyticsRecords.COLLECTION_SELECT} WHERE c.addr = ANY($1::bytea[]) OR c.height >= $2 ORDER BY c.height, c.addr`, [
+      [...asked].map((hex) => Buffer.from(hex, 'hex')),
+      since.height,
+    ]);
     const off = new Map<string, number>();
     const theirs = new Set<string>();
     for (const r of collections) {
@@ -220,8 +268,11 @@ export class RollyticsRecords {
     // collections' NFTs are read whole (what is not delivered is gone), the rest stays changed rows.
     const rows = tokens.filter((r) => !off.has(r.collection_addr as string));
     const got = new Map<string, number>();
-    for await (const r of this.db.rows('table nft', `${RollyticsRecords.NFT_SELECT} WHERE n.collection_addr = ANY($1::bytea[]) ORDER BY n.collection_addr, n.token_id`,
-      [[...off.keys()].map((hex) => Buffer.from(hex, 'hex'))])) {
+    for await (const r of this.db.rows(
+      'table nft',
+      `${RollyticsRecords.NFT_SELECT} WHERE n.collection_addr = ANY($1::bytea[]) ORDER BY n.collection_addr, n.token_id`,
+      [[...off.keys()].map((hex) => Buffer.from(hex, 'hex'))],
+    )) {
       rows.push(r);
       got.set(r.collection_addr as string, (got.get(r.collection_addr as string) ?? 0) + 1);
     }
@@ -236,27 +287,37 @@ export class RollyticsRecords {
     return undefined;
   }
 
-  async* tokenTxs(): AsyncGenerator<NdjsonLine> {
+  async *tokenTxs(): AsyncGenerator<NdjsonLine> {
     const o = this.o;
     const keyed = o.nftChangesSince ? await this.batchNftKeys() : undefined;
     const rows = keyed
-      // follow: rollytics has no index on tx_nfts.sequence (its primary key is (nft_id, sequence)),
-      // so the links of a height range are read by NFT — those the batch's txs name — not by a
-      // pass over every link of the chain (docs/follow.md "Cost")
-      ? this.db.rows('table tx_nfts', `
+      ? // follow: rollytics has no index on tx_nfts.sequence (its primary key is (nft_id, sequence)),
+        // so the links of a height range are read by NFT — those the batch's txs name — not by a
+        // pass over every link of the chain (docs/follow.md "Cost")
+        this.db.rows(
+          'table tx_nfts',
+          `
         SELECT tn.nft_id::text AS nft_id, tn.sequence::text AS sequence,
                encode(d.collection_addr, 'hex') AS collection_addr, d.token_id, true AS known
         FROM nft_dict d JOIN tx_nfts tn ON tn.nft_id = d.id AND tn.sequence BETWEEN $3 AND $4
         WHERE (d.collection_addr, d.token_id) IN (SELECT * FROM unnest($1::bytea[], $2::text[]))
-        ORDER BY tn.nft_id, tn.sequence`, [keyed.collections, keyed.tokenIds, keyed.first, keyed.last])
-      : this.db.rows('table tx_nfts', `
+        ORDER BY tn.nft_id, tn.sequence`,
+          [keyed.collections, keyed.tokenIds, keyed.first, keyed.last],
+        )
+      : this.db.rows(
+          'table tx_nfts',
+          `
         SELECT tn.nft_id::text AS nft_id, tn.sequence::text AS sequence,
                encode(d.collection_addr, 'hex') AS collection_addr, d.token_id, d.id IS NOT NULL AS known
-        ${o.fromHeight === undefined && o.toHeight === undefined ? 'FROM tx_nfts tn'
-    // a height range walks the range's txs (index tx_height), then their links: not every link of the chain
-    : `FROM tx t JOIN tx_nfts tn ON tn.sequence = t.sequence AND ${this.f.inRange('t.height')}`}
+        ${
+          o.fromHeight === undefined && o.toHeight === undefined
+            ? 'FROM tx_nfts tn'
+            : // a height range walks the range's txs (index tx_height), then their links: not every link of the chain
+              `FROM tx t JOIN tx_nfts tn ON tn.sequence = t.sequence AND ${this.f.inRange('t.height')}`
+        }
         LEFT JOIN nft_dict d ON d.id = tn.nft_id
-        ORDER BY tn.nft_id, tn.sequence`);
+        ORDER BY tn.nft_id, tn.sequence`,
+        );
     for await (const r of rows) {
       const label = `table tx_nfts, nft_id ${r.nft_id as string}, sequence ${r.sequence as string}`;
       if (!r.known) throw recordError(label, 'nft_id', `nft_id ${r.nft_id as string} is not in nft_dict`);
@@ -271,12 +332,17 @@ export class RollyticsRecords {
    */
   private async batchNftKeys(): Promise<{ collections: Buffer[]; tokenIds: string[]; first: string; last: string }> {
     const keys = new Map<string, [Buffer, string]>();
-    const add = (hex: string, tokenId: string): void => { keys.set(`${hex} ${tokenId}`, [Buffer.from(hex, 'hex'), tokenId]); };
+    const add = (hex: string, tokenId: string): void => {
+      keys.set(`${hex} ${tokenId}`, [Buffer.from(hex, 'hex'), tokenId]);
+    };
     const deriver = new AccountDeriver(this.o.prefix);
     let first: string | undefined;
     let last = '0';
-    for await (const r of this.db.rows('table tx', `SELECT t.sequence::text AS sequence, t.data::text AS data FROM tx t
-        WHERE ${this.f.inRange('t.height')} ORDER BY t.sequence`)) {
+    for await (const r of this.db.rows(
+      'table tx',
+      `SELECT t.sequence::text AS sequence, t.data::text AS data FROM tx t
+        WHERE ${this.f.inRange('t.height')} ORDER BY t.sequence`,
+    )) {
       first ??= r.sequence as string;
       last = r.sequence as string;
       const events = typeof r.data === 'string' ? rawMembers(r.data).get('events') : undefined;
@@ -293,26 +359,42 @@ export class RollyticsRecords {
   }
 
   /** evm_tx.data is the receipt subset rollytics keeps (jsonb order; the loader re-encodes it). */
-  async* evmTxs(): AsyncGenerator<NdjsonLine> {
-    for await (const r of this.db.rows('table evm_tx', `
+  async *evmTxs(): AsyncGenerator<NdjsonLine> {
+    for await (const r of this.db.rows(
+      'table evm_tx',
+      `
         SELECT t.sequence::text AS sequence, encode(t.hash, 'hex') AS hash, t.height::text AS height, t.data::text AS data,
                t.signer_id::text AS signer_id, encode(s.account, 'hex') AS signer_account, acc.accounts, acc.signers
         FROM evm_tx t
         LEFT JOIN account_dict s ON s.id = t.signer_id
         ${linkedAccounts('evm_tx_accounts')}
         WHERE ${this.f.inRange('t.height')}
-        ORDER BY t.sequence`)) {
+        ORDER BY t.sequence`,
+    )) {
       const label = `table evm_tx, sequence ${r.sequence as string} (hash 0x${(r.hash as string | null) ?? '?'}, height ${r.height as string})`;
       if (r.data === null) throw recordError(label, 'data', 'is NULL');
       const { accounts, signer } = linkedAccountsOf(r, label, 'evm_tx_accounts');
-      yield record(label, '{"sequence":' + (r.sequence as string) + ',"height":' + (r.height as string)
-        + ',"signer":' + (signer === undefined ? 'null' : '"0x' + signer + '"')
-        + ',"accounts":[' + accounts.map((a) => '"0x' + a + '"').join(',') + '],"receipt":' + (r.data as string) + '}');
+      yield record(
+        label,
+        '{"sequence":' +
+          (r.sequence as string) +
+          ',"height":' +
+          (r.height as string) +
+          ',"signer":' +
+          (signer === undefined ? 'null' : '"0x' + signer + '"') +
+          ',"accounts":[' +
+          accounts.map((a) => '"0x' + a + '"').join(',') +
+          '],"receipt":' +
+          (r.data as string) +
+          '}',
+      );
     }
   }
 
-  async* evmInternalTxs(): AsyncGenerator<NdjsonLine> {
-    for await (const r of this.db.rows('table evm_internal_tx', `
+  async *evmInternalTxs(): AsyncGenerator<NdjsonLine> {
+    for await (const r of this.db.rows(
+      'table evm_internal_tx',
+      `
         SELECT i.sequence::text AS sequence, i.height::text AS height, i."index"::text AS index, i.parent_index::text AS parent_index,
                i.type, i.hash_id::text AS hash_id, encode(h.hash, 'hex') AS hash,
                i.from_id::text AS from_id, encode(f.account, 'hex') AS from_account,
@@ -328,7 +410,8 @@ export class RollyticsRecords {
           FROM evm_internal_tx_accounts ia LEFT JOIN account_dict a ON a.id = ia.account_id
           WHERE ia.sequence = i.sequence) acc ON true
         WHERE ${this.f.inRange('i.height')}
-        ORDER BY i.sequence`)) {
+        ORDER BY i.sequence`,
+    )) {
       const label = `table evm_internal_tx, sequence ${r.sequence as string} (height ${r.height as string}, index ${r.index as string})`;
       if (r.hash === null) throw recordError(label, 'hash_id', `id ${String(r.hash_id)} is not in evm_tx_hash_dict`);
       const account = (id: unknown, hex: unknown): string => {
@@ -340,23 +423,38 @@ export class RollyticsRecords {
       // rollytics either: dropped.
       const accounts = ((r.accounts as string[] | null) ?? []).filter((a) => !a.startsWith('!') && a !== '');
       const bytes = (v: unknown): string => '0x' + ((v as string | null) ?? '');
-      yield record(label, JSON.stringify({
-        sequence: r.sequence, height: r.height, hash: '0x' + (r.hash as string),
-        index: Number(r.index), parent_index: Number(r.parent_index), type: r.type ?? undefined,
-        from: account(r.from_id, r.from_account), to: account(r.to_id, r.to_account),
-        input: bytes(r.input), output: bytes(r.output), value: bytes(r.value), gas: bytes(r.gas), gasUsed: bytes(r.gas_used),
-        accounts: accounts.map((a) => '0x' + a),
-      }));
+      yield record(
+        label,
+        JSON.stringify({
+          sequence: r.sequence,
+          height: r.height,
+          hash: '0x' + (r.hash as string),
+          index: Number(r.index),
+          parent_index: Number(r.parent_index),
+          type: r.type ?? undefined,
+          from: account(r.from_id, r.from_account),
+          to: account(r.to_id, r.to_account),
+          input: bytes(r.input),
+          output: bytes(r.output),
+          value: bytes(r.value),
+          gas: bytes(r.gas),
+          gasUsed: bytes(r.gas_used),
+          accounts: accounts.map((a) => '0x' + a),
+        }),
+      );
     }
   }
 }
 
 /** rollytics' rich_list (every denom) as dump-format records, in (denom, account id) order. */
 export async function* richListRows(db: ReadTransaction): AsyncGenerator<NdjsonLine> {
-  for await (const r of db.rows('table rich_list', `
+  for await (const r of db.rows(
+    'table rich_list',
+    `
       SELECT r.id::text AS id, r.denom, encode(a.account, 'hex') AS account, r.amount::text AS amount
       FROM rich_list r LEFT JOIN account_dict a ON a.id = r.id
-      ORDER BY r.denom, r.id`)) {
+      ORDER BY r.denom, r.id`,
+  )) {
     const label = `table rich_list, id ${r.id as string}, denom ${JSON.stringify(r.denom)}`;
     if (r.account === null) throw recordError(label, 'id', `account_id ${r.id as string} is not in account_dict`);
     yield record(label, JSON.stringify({ denom: r.denom ?? undefined, account: hex0x(r.account), amount: r.amount ?? undefined }));

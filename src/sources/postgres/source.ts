@@ -42,7 +42,7 @@ export async function openPostgresSource(o: PostgresSourceOptions): Promise<Impo
   const db = new ReadTransaction(await beginReadTransaction(o.dsn, where), where, o.batchRows ?? 100);
   const have = await presentTables(db);
   const evm = o.vmType === 'evm' && ROLLYTICS_EVM_TABLES.every((t) => have.has(t));
-  const chainId = o.chainId ?? await onlyChainId(db);
+  const chainId = o.chainId ?? (await onlyChainId(db));
   const rest = await proposerMonikers(db, o, chainId);
   const richListHeight = (await db.q<{ h: string | null }>('SELECT max(height)::text AS h FROM rich_list_status'))[0]?.h ?? '0';
   const statusExtensions = await cleanupStatus(db.q);
@@ -92,11 +92,15 @@ async function onlyChainId(db: ReadTransaction): Promise<string> {
  * Proposer monikers from the node (--rest-url without --validators), looked up before any cursor
  * is open (one per distinct proposer); undefined when not asked for.
  */
-async function proposerMonikers(db: ReadTransaction, o: PostgresSourceOptions, chainId: string):
-  Promise<{ records: NdjsonLine[]; unknown: number } | undefined> {
+async function proposerMonikers(
+  db: ReadTransaction,
+  o: PostgresSourceOptions,
+  chainId: string,
+): Promise<{ records: NdjsonLine[]; unknown: number } | undefined> {
   if (o.validatorsFile || !o.rest) return undefined;
-  const proposers = (await db.q<{ p: string }>('SELECT DISTINCT proposer AS p FROM block WHERE chain_id = $1 AND proposer IS NOT NULL ORDER BY 1', [chainId]))
-    .map((r) => r.p);
+  const proposers = (
+    await db.q<{ p: string }>('SELECT DISTINCT proposer AS p FROM block WHERE chain_id = $1 AND proposer IS NOT NULL ORDER BY 1', [chainId])
+  ).map((r) => r.p);
   try {
     const got = await validatorsFromRest(o.rest.url, proposers, o.rest.http);
     return { records: got.records, unknown: got.unknown.length };
@@ -112,8 +116,9 @@ async function recordTotals(db: ReadTransaction, chainId: string, evm: boolean):
     return v != null ? Number(v) : undefined;
   };
   const seqTx = await seqOf('tx');
-  const heights = (await db.q<{ lo: string | null; hi: string | null }>(
-    'SELECT min(height)::text AS lo, max(height)::text AS hi FROM block WHERE chain_id = $1', [chainId]))[0];
+  const heights = (
+    await db.q<{ lo: string | null; hi: string | null }>('SELECT min(height)::text AS lo, max(height)::text AS hi FROM block WHERE chain_id = $1', [chainId])
+  )[0];
   const estimate = async (table: string): Promise<number | undefined> => {
     const r = await db.q<{ n: number }>('SELECT reltuples::float8 AS n FROM pg_class WHERE oid = to_regclass($1)', [table]);
     const n = r[0]?.n;
@@ -136,7 +141,10 @@ async function recordTotals(db: ReadTransaction, chainId: string, evm: boolean):
 async function historyRange(db: ReadTransaction, o: PostgresSourceOptions): Promise<(col: string) => string> {
   const lo = o.fromHeight ?? 1;
   const hi = o.toHeight ?? Number.MAX_SAFE_INTEGER;
-  for (const [name, v] of [['fromHeight', lo], ['toHeight', hi]] as const) {
+  for (const [name, v] of [
+    ['fromHeight', lo],
+    ['toHeight', hi],
+  ] as const) {
     if (!Number.isSafeInteger(v) || v < 1) return db.fail(`${name} must be an integer ≥ 1, got ${v}`);
   }
   return (col: string): string => `${col} BETWEEN ${lo} AND ${hi}`;
@@ -150,15 +158,16 @@ async function historyRange(db: ReadTransaction, o: PostgresSourceOptions): Prom
  */
 async function cleanupStatus(q: Query): Promise<Partial<Record<StatusExtension, string>>> {
   const out: Partial<Record<StatusExtension, string>> = {};
-  const exists = async (table: string): Promise<boolean> =>
-    (await q<{ t: string | null }>('SELECT to_regclass($1)::text AS t', [table]))[0]?.t != null;
+  const exists = async (table: string): Promise<boolean> => (await q<{ t: string | null }>('SELECT to_regclass($1)::text AS t', [table]))[0]?.t != null;
   if (await exists('evm_ret_cleanup_status')) {
     const r = (await q<{ h: string | null }>('SELECT last_cleaned_height::text AS h FROM evm_ret_cleanup_status LIMIT 1'))[0];
     if (r?.h != null) out.evm_ret_cleanup_height = r.h;
   }
   if (await exists('tx_account_cleanup_status')) {
-    const r = (await q<{ s: string | null; d: string | null; i: string | null }>(`SELECT last_cleaned_sequence::text AS s,
-      deleted_records::text AS d, inserted_records::text AS i FROM tx_account_cleanup_status LIMIT 1`))[0];
+    const r = (
+      await q<{ s: string | null; d: string | null; i: string | null }>(`SELECT last_cleaned_sequence::text AS s,
+      deleted_records::text AS d, inserted_records::text AS i FROM tx_account_cleanup_status LIMIT 1`)
+    )[0];
     if (r?.s != null) out.tx_account_cleanup_sequence = r.s;
     if (r?.d != null) out.tx_account_cleanup_deleted = r.d;
     if (r?.i != null) out.tx_account_cleanup_inserted = r.i;

@@ -16,7 +16,7 @@ export async function beginReadTransaction(dsn: string, where: string): Promise<
   const client = await connectPostgres(dsn, 'indexer-api import');
   try {
     await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-    await client.query("SET LOCAL idle_in_transaction_session_timeout = 0; SET LOCAL statement_timeout = 0");
+    await client.query('SET LOCAL idle_in_transaction_session_timeout = 0; SET LOCAL statement_timeout = 0');
   } catch (e) {
     await client.end().catch(() => undefined);
     throw new Error(`PostgreSQL at ${where}: cannot open a read-only snapshot transaction: ${errorText(e)}`);
@@ -32,7 +32,11 @@ export async function beginReadTransaction(dsn: string, where: string): Promise<
 export class ReadTransaction {
   private busy = false;
 
-  constructor(private readonly client: Client, readonly where: string, private readonly batch: number) {}
+  constructor(
+    private readonly client: Client,
+    readonly where: string,
+    private readonly batch: number,
+  ) {}
 
   /** Ends the connection and throws `msg`. */
   async fail(msg: string): Promise<never> {
@@ -50,14 +54,15 @@ export class ReadTransaction {
   };
 
   /** Streams one query through a server-side cursor, prefetching the next batch while rows are used. */
-  async* rows(label: string, sql: string, params: unknown[] = []): AsyncGenerator<Row> {
+  async *rows(label: string, sql: string, params: unknown[] = []): AsyncGenerator<Row> {
     if (this.busy) throw new Error('internal: two PostgreSQL cursors at once');
     this.busy = true;
     const cursor = this.client.query(new Cursor(sql, params));
     let next: Promise<Row[]> | undefined;
-    const read = (): Promise<Row[]> => cursor.read(this.batch).catch((e: unknown) => {
-      throw new Error(`PostgreSQL at ${this.where}: reading ${label} failed: ${errorText(e)}`);
-    });
+    const read = (): Promise<Row[]> =>
+      cursor.read(this.batch).catch((e: unknown) => {
+        throw new Error(`PostgreSQL at ${this.where}: reading ${label} failed: ${errorText(e)}`);
+      });
     try {
       next = read();
       for (;;) {
@@ -75,7 +80,11 @@ export class ReadTransaction {
   }
 
   async close(): Promise<void> {
-    try { await this.client.query('COMMIT'); } catch { /* the connection may already be gone */ }
+    try {
+      await this.client.query('COMMIT');
+    } catch {
+      /* the connection may already be gone */
+    }
     await this.client.end().catch(() => undefined);
   }
 }
