@@ -57,7 +57,6 @@ export interface TagVersionReader {
  * and its join would only cost a second B-tree descent per lookup).
  */
 export function prepareTagVersions(db: Database.Database, evm: boolean): TagVersionReader {
-  const turn = turnTransaction(db);
   // rows as arrays, or the one value (no object built per lookup)
   const account = evm
     ? db
@@ -79,7 +78,6 @@ export function prepareTagVersions(db: Database.Database, evm: boolean): TagVers
               // a:<hex>
               if (tag.charCodeAt(1) !== 58) return undefined;
               const key = Buffer.from(tag.slice(2), 'hex');
-              turn();
               if (cosmos !== undefined) {
                 const t = cosmos.get(key) as number | undefined;
                 return t === undefined ? '0.0' : `${t}.0`;
@@ -98,32 +96,5 @@ export function prepareTagVersions(db: Database.Database, evm: boolean): TagVers
         },
       };
     },
-  };
-}
-
-/**
- * A file served outside WAL mode holds no read transaction (src/snapshot/open.ts beginRead): each
- * statement alone takes and drops the file's shared lock, looks for a hot journal and reads the
- * change counter — about 10 µs of a 15–25 µs account lookup here (bench/version-path.ts on the
- * same chain in both modes). The lookups of one event-loop turn (the polls its I/O phase read)
- * share one read transaction instead, committed when the turn's I/O is done (setImmediate): a
- * writer of the file in another process waits at most that turn, as it waits for any read. In
- * WAL mode the state's own read transaction is held: nothing to do.
- */
-function turnTransaction(db: Database.Database): () => void {
-  let pending = false;
-  const end = (): void => {
-    pending = false;
-    try {
-      if (db.open && db.inTransaction) db.exec('COMMIT');
-    } catch {
-      /* the connection is being closed: its transaction goes with it */
-    }
-  };
-  return () => {
-    if (pending || db.inTransaction) return;
-    db.exec('BEGIN');
-    pending = true;
-    setImmediate(end);
   };
 }
