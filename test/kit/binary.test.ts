@@ -265,9 +265,15 @@ describe('single executable (dist/indexer-api)', function () {
     const [ea, eb] = await Promise.all([a.stop(), b.stop()]);
     expect(ea, a.output()).to.deep.equal({ code: 0, signal: null });
     expect(eb, b.output()).to.deep.equal({ code: 0, signal: null });
-    // content-addressed, renamed into place: one file each, no temp files left behind
-    const files = readdirSync(join(cache, 'indexer-api')).sort();
+    // content-addressed, renamed into place: one file each, no temp files left behind — and the
+    // demo file's recorded check beside it (docs/reliability.md#a-check-once-per-file), itself
+    // written by rename: records only, no temp file
+    const all = readdirSync(join(cache, 'indexer-api')).sort();
+    const files = all.filter((f) => f !== '.indexer-api-checked');
     expect(files).to.have.length(2);
+    if (all.includes('.indexer-api-checked')) {
+      for (const f of readdirSync(join(cache, 'indexer-api', '.indexer-api-checked'))) expect(f).to.match(/^\d+-\d+\.json$/);
+    }
     expect(files.some((f) => /^[0-9a-f]{32}-better_sqlite3\.node$/.test(f))).to.equal(true);
     expect(files.some((f) => /^[0-9a-f]{32}-demo-evm\.sqlite$/.test(f))).to.equal(true);
   });
