@@ -180,6 +180,14 @@ export function liveCacheSuite(variants: LiveVariant[]): void {
           const swaps = await metricSum(serve.url, 'indexer_api_snapshot_swaps_total');
           const copy = `${db}.swap`;
           copyFileSync(cuts.get(height) as string, copy);
+          // in WAL mode, as a file a follower keeps is: serve then reads it in one read
+          // transaction per state. (A file swapped in outside WAL mode and then followed in place
+          // has no such transaction until the holder has the follower's first state: answers
+          // computed in between may mix rows newer than the state's versions — a known gap,
+          // docs/response-cache.md "ETags from versions".)
+          const w = openDatabase(copy);
+          w.pragma('journal_mode = WAL');
+          w.close();
           // the followed file's WAL and its index belong to it, not to what replaces it (the
           // readers that hold them keep reading the old file through them)
           for (const f of [`${db}-wal`, `${db}-shm`]) rmSync(f, { force: true });
