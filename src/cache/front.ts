@@ -89,7 +89,9 @@ export function cachedFront(next: RequestListener, o: FrontOptions): RequestList
   };
   /** counts an answer given from memory (the request line, when logged, is the app's observe's) */
   const count = (source: FrontSource, req: IncomingMessage, res: ServerResponse, route: number, status: number, started: bigint, bytes: number): void => {
-    if (logsRequests) {
+    const ns = Number(process.hrtime.bigint() - started);
+    // logged, or a slow one (a process stalled): the app's observe writes its line and counts it
+    if (logsRequests || ns >= slowNs) {
       observe(
         req,
         res,
@@ -103,17 +105,7 @@ export function cachedFront(next: RequestListener, o: FrontOptions): RequestList
     const k = route * 2 + (status === 304 ? 1 : 0);
     let s = series.get(k);
     if (s === undefined) series.set(k, (s = metrics.series('GET', cache.routeName(route), status, source.chain)));
-    const ns = Number(process.hrtime.bigint() - started);
-    // a slow one (a process stalled) gets the app's warn line, and is counted there
-    if (ns >= slowNs)
-      observe(
-        req,
-        res,
-        () => cache.routeName(route),
-        () => bytes,
-        started,
-      );
-    else s.observe(ns / 1e9);
+    s.observe(ns / 1e9);
   };
   const versioned = o.versioned;
   /**
