@@ -124,12 +124,19 @@ export async function seed(url: string, paths: string[], file: string): Promise<
   const worker = async (): Promise<void> => {
     while (next < paths.length) {
       const i = next++;
-      etags[i] = await new Promise<string>((done, fail) => {
-        request(url + paths[i], { agent, headers: { 'accept-encoding': 'gzip, deflate, br' } }, (r) => {
-          r.resume();
-          r.on('end', () => done(String(r.headers.etag ?? '')));
-        }).on('error', fail).end();
-      });
+      // a 200 with its ETag, asked again after a 503 (the server shedding at its start) — never an
+      // empty ETag, which would make that wallet a plain GET for the whole run
+      for (let attempt = 1; ; attempt++) {
+        const got = await new Promise<{ status: number; etag: string }>((done, fail) => {
+          request(url + paths[i], { agent, headers: { 'accept-encoding': 'gzip, deflate, br' } }, (r) => {
+            r.resume();
+            r.on('end', () => done({ status: r.statusCode ?? 0, etag: String(r.headers.etag ?? '') }));
+          }).on('error', fail).end();
+        });
+        if (got.status === 200 && got.etag !== '') { etags[i] = got.etag; break; }
+        if (attempt === 5) throw new Error(`seed: ${paths[i]} answered ${got.status}${got.etag === '' ? ' without an ETag' : ''} five times`);
+        await new Promise((d) => setTimeout(d, 100 * attempt));
+      }
     }
   };
   await Promise.all(Array.from({ length: 16 }, worker));
