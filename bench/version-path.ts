@@ -7,14 +7,10 @@
  * wallet once (what the first poll cycle after a restart pays: nothing of the file touched
  * yet by this process), then over the same wallets again (touched).
  *
- *   node build/bench/version-path.js --db FILE [--wallets 20000] [--prefault]
- *
- * `--prefault`: the snapshot's warm-up (src/snapshot/warm.ts) runs first, as serve runs it before
- * /ready.
+ *   node build/bench/version-path.js --db FILE [--wallets 20000]
  */
 import { loadavg } from 'node:os';
 import { openSnapshot } from '../src/snapshot/open';
-import { warmVersions } from '../src/snapshot/warm';
 import { apiRoutes } from '../src/routes/table';
 import { routeMatcher, versionEtag, versionedTags } from '../src/http/version-etag';
 import { walletPaths } from './wallet-kit';
@@ -31,14 +27,8 @@ function main(argv: string[]): void {
   const t0 = process.hrtime.bigint();
   const s = openSnapshot(file);
   const openMs = Number(process.hrtime.bigint() - t0) / 1e6;
-  let warmMs = 0;
-  if (argv.includes('--prefault')) {
-    const w0 = process.hrtime.bigint();
-    warmVersions(s.db);
-    warmMs = Number(process.hrtime.bigint() - w0) / 1e6;
-  }
   const match = routeMatcher(apiRoutes());
-  const out: string[] = [`${paths.length} wallets, ${file}; load ${loadavg()[0].toFixed(2)}; open ${openMs.toFixed(1)} ms${warmMs ? `; warm-up ${warmMs.toFixed(1)} ms` : ''}`,
+  const out: string[] = [`${paths.length} wallets, ${file}; load ${loadavg()[0].toFixed(2)}; open ${openMs.toFixed(1)} ms`,
     '', '| pass | match µs | versions µs | hash µs | total µs |', '|---:|---:|---:|---:|---:|'];
   for (let pass = 1; pass <= 3; pass++) {
     let tm = 0n; let tv = 0n; let th = 0n;

@@ -4,7 +4,6 @@ import { FSWatcher, Stats, statSync, watch } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { pinnedChainError } from './file-check';
 import { endRead, OpenOptions, openSnapshot, renewSnapshot, Snapshot, SnapshotError } from './open';
-import { type Warmed, warmVersions, warmVersionsAsync } from './warm';
 
 /**
  * The snapshot being served, and hot swap (docs/architecture.md#serve): on reload() — SIGHUP, or the
@@ -145,8 +144,6 @@ export class SnapshotHolder extends EventEmitter {
   /** new states begun on the spare connection instead of opening the file (a follow batch) */
   renewed = 0;
   failedSwaps = 0;
-  /** the last warm-up of a file opened to be served (src/snapshot/warm.ts): how long, whether it read everything */
-  warmed: Warmed | undefined;
 
   private constructor(
     readonly file: string,
@@ -168,13 +165,6 @@ export class SnapshotHolder extends EventEmitter {
     if (other !== undefined) {
       s.close();
       throw other;
-    }
-    // the pages the versions read, before the file is served (src/snapshot/warm.ts)
-    try {
-      holder.warmed = warmVersions(s.db);
-    } catch (e) {
-      s.close();
-      throw e instanceof SnapshotError ? e : new SnapshotError(`${file}: reading it failed: ${e instanceof Error ? e.message : String(e)}`);
     }
     holder.snapshot = s;
     holder.chainId ??= s.meta.chainId;
@@ -404,19 +394,6 @@ export class SnapshotHolder extends EventEmitter {
         // replaced while being checked: what was checked may not be what was opened
         next.close();
         if (!this.closed) this.reloadAgain ??= reason;
-        return false;
-      }
-    }
-    if (!inPlace) {
-      // a new file: the pages the versions read, before it is swapped in (src/snapshot/warm.ts)
-      try {
-        this.warmed = await warmVersionsAsync(next.db);
-      } catch (e) {
-        next.close();
-        return this.refuse(id, e, reason);
-      }
-      if (this.closed) {
-        next.close();
         return false;
       }
     }
