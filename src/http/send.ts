@@ -28,10 +28,12 @@ export function sendJson(res: Response, body: JsonBody): void {
   let bytes = packed ?? (typeof body === 'string' ? Buffer.from(body, 'utf8') : (body as Buffer));
   if (res.req.method === 'GET' || res.req.method === 'HEAD') {
     if (snapshot !== undefined) {
-      // an answer that reads tags: the ETag of their versions (decidable without the answer); else of its bytes
+      // an answer that reads tags: the ETag of their versions (decidable without the answer); else of its bytes —
+      // also when the file was written since the state began outside a read transaction (the rows read may be
+      // newer than the versions: Snapshot.versionsHold, asked after both were read)
       const req = res.req;
       const tags = versionedTags(res.locals.route, { path: req.params, query: req.query }, snapshot);
-      if (tags !== undefined) res.setHeader('ETag', versionEtag(snapshot, req.url, tags, requestAcceptsGzip(req)));
+      if (tags !== undefined && snapshot.versionsHold()) res.setHeader('ETag', versionEtag(snapshot, req.url, tags, requestAcceptsGzip(req)));
       else {
         const etag = etagOf(etagSeed(snapshot), bytes);
         res.setHeader('ETag', gzip ? gzipEtag(etag) : etag);

@@ -10,7 +10,10 @@
  *   a batch costs a serve process a new read transaction and a read of the meta, not an open.
  *   The follower writes a new snapshot_id and a change record with every batch; the response
  *   cache drops what the record names (src/cache/store.ts), and ETags are hashes of the
- *   answers' bytes, so both change exactly when the data does.
+ *   answers' versions or bytes, so both change exactly when the data does. A state of a file in
+ *   rollback-journal mode (read statement by statement) that the file has moved under — `follow`
+ *   turned it to WAL, or committed without a new snapshot id — is begun again likewise
+ *   (Snapshot.versionsHold in src/snapshot/open.ts).
  * - newestBlockAgeSeconds / lagMetrics / staleness: the age of the newest block, for /metrics
  *   and `serve --max-lag-s` (/ready answers 503 on a stale replica).
  */
@@ -45,10 +48,13 @@ export function watchCommits(holder: SnapshotHolder, pollMs: number, onError?: (
     try {
       if (!probe) open();
       const v = (q as CommitProbe).dataVersion();
-      if (v === last) return;
+      const current = holder.current();
+      // a state read outside a read transaction whose file was written since (turned to WAL by a
+      // follower with no new batch yet, say) is begun again: its answers have the ETags of their bytes meanwhile
+      const moved = current !== undefined && !current.versionsHold();
+      if (v === last && !moved) return;
       last = v;
-      const served = holder.current()?.meta.snapshotId;
-      if ((q as CommitProbe).snapshotId() !== served) holder.reload('new batch');
+      if (moved || (q as CommitProbe).snapshotId() !== current?.meta.snapshotId) holder.reload('new batch');
     } catch (e) {
       // The file was replaced or is briefly unreadable: reopen on the next tick.
       try {

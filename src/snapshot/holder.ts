@@ -370,8 +370,9 @@ export class SnapshotHolder extends EventEmitter {
       next.close();
       return this.refuse(id, other, reason);
     }
-    if (previous && id !== undefined && sameInode(id, this.seen) && next.meta.snapshotId === previous.meta.snapshotId) {
-      // the same file with the same data (e.g. a follower's WAL checkpoint moved its mtime)
+    if (previous && id !== undefined && sameInode(id, this.seen) && next.meta.snapshotId === previous.meta.snapshotId && previous.versionsHold()) {
+      // the same file with the same data (e.g. a follower's WAL checkpoint moved its mtime) — and the state
+      // served still reads it as it began (not a file in rollback-journal mode written since: versionsHold)
       this.seen = id;
       this.discard(next);
       return false;

@@ -83,6 +83,17 @@ export interface Snapshot extends SnapshotFile {
   lineage: string;
   /** the tag versions of this state (src/snapshot/tag-versions.ts): what an answer's ETag is a hash of (src/http/version-etag.ts) */
   versions: TagVersions;
+  /**
+   * Whether the rows this state's statements read now are still those its versions name — asked
+   * after an answer is computed, before its ETag is made of the versions (src/http/send.ts). A
+   * state of a WAL file is one read transaction: always. A file in rollback-journal mode (an
+   * import's or a pull's output) is read statement by statement, and `follow` may start writing
+   * it in place while it is served (its first commit turns it to WAL): only while no connection
+   * has committed to the file since the state began (PRAGMA data_version, asked on this
+   * connection). Otherwise the answer's ETag is that of its bytes, until the holder has the
+   * follower's state (docs/response-cache.md "A file outside WAL mode written in place").
+   */
+  versionsHold(): boolean;
   q: {
     block: ReturnType<typeof prepareBlockQueries>;
     tx: ReturnType<typeof prepareTxQueries>;
@@ -132,7 +143,7 @@ export function openSnapshotFile(file: string, opts: OpenOptions = {}): Snapshot
   return openChecked(file, opts).file;
 }
 
-function openChecked(file: string, opts: OpenOptions): { file: SnapshotFile; evmCounts: EvmCounts } {
+function openChecked(file: string, opts: OpenOptions): { file: SnapshotFile; evmCounts: EvmCounts; begun: number | undefined } {
   checkSnapshotFile(file);
   let db: Database.Database;
   try {
@@ -141,9 +152,9 @@ function openChecked(file: string, opts: OpenOptions): { file: SnapshotFile; evm
     throw new SnapshotError(`cannot open snapshot ${file}: ${e instanceof StoreError ? e.reason : (e as Error).message}`);
   }
   try {
-    beginRead(db);
+    const begun = beginRead(db);
     const { meta, evmCounts } = readMeta(db, file, opts);
-    return { file: { file, db, meta, close: () => db.close() }, evmCounts };
+    return { file: { file, db, meta, close: () => db.close() }, evmCounts, begun };
   } catch (e) {
     db.close();
     throw corrupt(e, file);
@@ -152,13 +163,19 @@ function openChecked(file: string, opts: OpenOptions): { file: SnapshotFile; evm
 
 /**
  * A WAL file may be written while it is served (`follow`): a snapshot is one read transaction
- * held from here to its end, so meta, counts and rows all come from one commit.
+ * held from here to its end, so meta, counts and rows all come from one commit. A file in
+ * rollback-journal mode cannot be: a reader's lock would keep every writer out. Its state is
+ * read statement by statement, and what this returns — its `PRAGMA data_version` before the meta
+ * is read — tells later whether another connection has committed since (Snapshot.versionsHold);
+ * undefined in a read transaction.
  */
-function beginRead(db: Database.Database): void {
+function beginRead(db: Database.Database): number | undefined {
   if (db.pragma('journal_mode', { simple: true }) === 'wal') {
     db.exec('BEGIN');
     db.prepare('SELECT count(*) FROM sqlite_schema').get();
+    return undefined;
   }
+  return db.pragma('data_version', { simple: true }) as number;
 }
 
 /** The checked meta of the state `db` reads (its read transaction begun). */
@@ -217,6 +234,10 @@ interface Connection {
   evm: EvmCounts;
   changes: ChangeReader & { hasTable: boolean };
   tagVersions: TagVersionReader;
+  /** PRAGMA data_version on this connection (asked outside a read transaction only) */
+  dataVersion: Database.Statement;
+  /** the state's data_version when it began outside a read transaction (beginRead); undefined: in one */
+  begun: number | undefined;
   q: Snapshot['q'];
 }
 
@@ -226,10 +247,18 @@ const connectionOf = new WeakMap<Snapshot, Connection>();
 /** openSnapshotFile, then every statement of the API prepared and /status rendered: what `serve` holds. */
 export function openSnapshot(file: string, opts: OpenOptions = {}): Snapshot {
   const before = fileIdentity(file);
-  const { file: f, evmCounts } = openChecked(file, opts);
+  const { file: f, evmCounts, begun } = openChecked(file, opts);
   const { db, meta } = f;
   try {
-    const c = { db, meta, evm: evmCounts, changes: prepareChangeReader(db), tagVersions: prepareTagVersions(db, meta.vmType === 'evm') } as Connection;
+    const c = {
+      db,
+      meta,
+      evm: evmCounts,
+      changes: prepareChangeReader(db),
+      tagVersions: prepareTagVersions(db, meta.vmType === 'evm'),
+      dataVersion: db.prepare('PRAGMA data_version').pluck(),
+      begun,
+    } as Connection;
     // what the statements read of the meta: the state now on the connection
     const live = {
       get countBlocks(): number {
@@ -286,6 +315,7 @@ function stateOf(c: Connection, file: string, fileKey: string, lineage: string):
     close: () => c.db.close(),
     status,
     versions: c.tagVersions.forState(c.meta, c.evm.internalTxs, status),
+    versionsHold: versionsHoldOf(c),
     fileKey,
     changeSeq: c.changes.seq(),
     changes: c.changes,
@@ -294,6 +324,17 @@ function stateOf(c: Connection, file: string, fileKey: string, lineage: string):
   };
   connectionOf.set(s, c);
   return s;
+}
+
+/** Snapshot.versionsHold of the state now on `c`. */
+function versionsHoldOf(c: Connection): () => boolean {
+  const begun = c.begun;
+  if (begun === undefined) return () => true;
+  const { dataVersion } = c;
+  // once moved, never back (the state's meta stays what it began with); asked per answer computed, not per 304
+  // (in rollback-journal mode SQLite takes and drops the file's lock for it: 17–34 µs, docs/response-cache.md)
+  let holds = true;
+  return () => holds && (holds = dataVersion.get() === begun);
 }
 
 /**
@@ -326,13 +367,14 @@ export function renewSnapshot(spare: Snapshot, previous: Snapshot | undefined): 
   const { db } = c;
   try {
     endRead(spare);
-    beginRead(db);
+    const begun = beginRead(db);
     const { meta, evmCounts } = readMeta(db, spare.file, {});
     if (meta.vmType !== spare.meta.vmType || meta.chainId !== spare.meta.chainId) {
       throw new SnapshotError(`snapshot is now chain ${meta.chainId} (${meta.vmType}), was ${spare.meta.chainId} (${spare.meta.vmType}): ${spare.file}`);
     }
     c.meta = meta;
     c.evm = evmCounts;
+    c.begun = begun;
     // a file first followed after it was served gets its change records table with the first batch
     if (!c.changes.hasTable) c.changes = prepareChangeReader(db);
     const seq = c.changes.seq();
