@@ -10,30 +10,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type Database from 'better-sqlite3';
 import { openDatabase } from '../../src/sqlite';
-import { recordChange } from '../../src/snapshot/changes';
-import { COLLECTIONS, TIP, heightTag } from '../../src/snapshot/tags';
+import { COLLECTIONS } from '../../src/snapshot/tags';
 import { SnapshotHolder } from '../../src/snapshot/holder';
 import { openSnapshot, type Snapshot } from '../../src/snapshot/open';
 import type { Page, PageRequest } from '../../src/snapshot/pagination';
+import { commitBlock } from './helpers';
 import { DEMO } from '../helpers/serve';
 
 const page = (limit: number, offset = 0, reverse = true): PageRequest => ({ limit, offset, reverse, countTotal: true });
 
 /** a page as the client gets it: its items' bytes and its pagination (with the total) */
 const shown = (p: Page): unknown => ({ items: p.items.map((b) => b.toString('base64')), pagination: p.pagination });
-
-/** One tiny batch committed by a connection of its own: a block at the top, the meta and a change record. */
-function commitBlock(w: Database.Database, tags: string[] = []): number {
-  const top = w.prepare('SELECT max(height) FROM blocks').pluck().get() as number;
-  w.exec('BEGIN IMMEDIATE');
-  w.prepare('INSERT INTO blocks (height, time_us, tx_count, json) SELECT height + 1, time_us + 1000000, 0, json FROM blocks WHERE height = ?').run(top);
-  w.prepare("UPDATE meta SET value = ? WHERE key IN ('height', 'max_height')").run(String(top + 1));
-  w.prepare("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'count_blocks'").run();
-  w.prepare("UPDATE meta SET value = ? WHERE key = 'snapshot_id'").run(`test-${top + 1}-${Math.random()}`);
-  recordChange(w, 'batch', top + 1, [TIP, heightTag(top + 1), ...tags]);
-  w.exec('COMMIT');
-  return top + 1;
-}
 
 /** What a request would read of a state (the parts a new state must re-read). */
 function answers(s: Snapshot): unknown {

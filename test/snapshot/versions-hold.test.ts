@@ -15,8 +15,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type Database from 'better-sqlite3';
 import { openDatabase } from '../../src/sqlite';
-import { recordChange } from '../../src/snapshot/changes';
-import { TIP, heightTag } from '../../src/snapshot/tags';
 import { SnapshotHolder } from '../../src/snapshot/holder';
 import { openSnapshot, type Snapshot } from '../../src/snapshot/open';
 import { createRequestListener } from '../../src/serve/routing';
@@ -25,20 +23,8 @@ import { routeMatcher, versionedTags, versionEtag } from '../../src/http/version
 import { apiRoutes } from '../../src/routes/table';
 import { appOptions } from '../helpers/app-options';
 import { watchCommits } from '../../src/serve/live';
+import { commitBlock } from './helpers';
 import { DEMO, get } from '../helpers/serve';
-
-/** A block at the top, the meta and a change record, committed by a connection of its own (what a follow batch writes). */
-function commitBlock(w: Database.Database): number {
-  const top = w.prepare('SELECT max(height) FROM blocks').pluck().get() as number;
-  w.exec('BEGIN IMMEDIATE');
-  w.prepare('INSERT INTO blocks (height, time_us, tx_count, json) SELECT height + 1, time_us + 1000000, 0, json FROM blocks WHERE height = ?').run(top);
-  w.prepare("UPDATE meta SET value = ? WHERE key IN ('height', 'max_height')").run(String(top + 1));
-  w.prepare("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'count_blocks'").run();
-  w.prepare("UPDATE meta SET value = ? WHERE key = 'snapshot_id'").run(`test-${top + 1}-${Math.random()}`);
-  recordChange(w, 'batch', top + 1, [TIP, heightTag(top + 1)]);
-  w.exec('COMMIT');
-  return top + 1;
-}
 
 const BLOCKS = '/indexer/block/v1/blocks?pagination.limit=3';
 
