@@ -1,6 +1,6 @@
 import type { Argv, CommandModule } from 'yargs';
 import { describeError } from './lib/paths';
-import { ALTERNATIVES, closest, CommandLineError, type CommandOptions, nameEnvOrigin, prepareArgs, rememberEnvOrigins } from './settings/command-line';
+import { type Alternatives, closest, CommandLineError, type CommandOptions, nameEnvOrigin, prepareArgs, rememberEnvOrigins } from './settings/command-line';
 import { buildInfo } from './version';
 
 export { closest, envNameOf } from './settings/command-line';
@@ -16,7 +16,7 @@ export const COMMANDS: readonly {
   /** the command with its positional arguments, as yargs takes it (default: the name alone) */
   signature?: string;
   describe: string;
-  load(): CommandModule<object, never>;
+  load(): CommandModule<object, never> & Alternatives;
 }[] = [
   /* eslint-disable @typescript-eslint/no-require-imports -- each loaded only when its command runs (see above) */
   {
@@ -59,9 +59,9 @@ export const COMMANDS: readonly {
  * and the command it exports under `exportName`. Each command's require stays a literal string, so
  * the bundle (scripts/build-bundle.js, esbuild) sees and includes its module.
  */
-function lazyRequire(load: () => unknown, exportName: string): () => CommandModule<object, never> {
+function lazyRequire(load: () => unknown, exportName: string): () => CommandModule<object, never> & Alternatives {
   return () => {
-    const command = (load() as Record<string, CommandModule<object, never> | undefined>)[exportName];
+    const command = (load() as Record<string, (CommandModule<object, never> & Alternatives) | undefined>)[exportName];
     if (command === undefined) throw new Error(`the command module exports no ${exportName}`);
     return command;
   };
@@ -135,7 +135,7 @@ export function commandOptions(name: string): CommandOptions {
   const positional = [...(c.signature ?? '').matchAll(/[[<]([\w-]+)(?:\.\.)?[\]>]/g)].map((m) => m[1]);
   const o = declared(c);
   const names = Object.keys(o.key).filter((k) => k.length > 1 && !/[A-Z]/.test(k) && k !== 'help' && k !== 'version' && !positional.includes(k));
-  return { names, booleans: new Set(o.boolean.filter((b) => names.includes(b))), positionals: positional.length > 0, alternatives: ALTERNATIVES[name] };
+  return { names, booleans: new Set(o.boolean.filter((b) => names.includes(b))), positionals: positional.length > 0, alternatives: c.load().alternatives };
 }
 
 /** The long options of a command (its builder run on a bare parser), for the "did you mean". */

@@ -9,6 +9,7 @@ import { announceFromPrimary, awaitPrimaryAnnouncement, StdoutGate, stdoutGate }
 import type { CheckStatus } from '../snapshot/holder';
 import type { Snapshot } from '../snapshot/open';
 import { checkServeArgs, resolveServe, SERVE_OPTIONS, ServeArgs, ServeConfig } from '../settings/serve';
+import type { Alternatives } from '../settings/command-line';
 import { checkInputDir, checkInputFile, checkOutputFile } from '../lib/paths';
 
 /** How the command line names the listen address. */
@@ -292,7 +293,7 @@ async function answerOne(c: ServeConfig, path: string): Promise<number> {
   }
 }
 
-export const serveCommand: CommandModule<object, ServeArgs> = {
+export const serveCommand: CommandModule<object, ServeArgs> & Alternatives = {
   command: 'serve',
   describe: 'Serve the read API from a snapshot file',
   builder: (y) =>
@@ -315,6 +316,8 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
         '$0 serve --demo move --start-height 300 --block-ms 1000 --port 9000',
         'a demo chain growing a block a second, for `follow --from-api http://127.0.0.1:9000` (make demo-live)',
       ) as never,
+  // what to serve, said in different ways (src/settings/command-line.ts)
+  alternatives: [['db', 'db-dir', 'demo']],
   handler: async (argv) => {
     process.exitCode = await runServe(resolveServe(argv, demoSnapshotPath));
   },

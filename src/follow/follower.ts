@@ -24,7 +24,7 @@ import { metaValues } from '../snapshot/queries/base-rows';
 import { nftStateProbe } from '../snapshot/queries/nft-state';
 import { openStore } from '../snapshot/store';
 import { prepareTipQueries, type Tip, type TipQueries } from '../snapshot/queries/tip';
-import type { FollowSource } from './source';
+import type { FollowSource } from '../sources/contracts';
 import type { WriteLock } from './richlist-refresh';
 
 /** The source is behind us or disagrees with a block we have: following stops. */

@@ -1,7 +1,7 @@
 /**
  * Rich lists from an API: the holders of each --denoms entry page by page, under the denom they
  * are stored by (on EVM its ERC-20 contract, --denom-contracts). Read by a crawl (Crawler.richList)
- * and by follow's rich-list refresh (src/follow/source.ts).
+ * and by follow's rich-list refresh (./follow.ts).
  */
 import type { VmType } from '../../lib/vm';
 import { ndjsonFile } from '../../records/source';
