@@ -73,7 +73,9 @@ function lazy(c: (typeof COMMANDS)[number]): CommandModule<object, never> {
     describe: c.describe,
     builder: (y: Argv) =>
       ((c.load().builder as (y: Argv) => Argv)(y) as Argv<never>).epilog(
-        `Every option above can also be set as INDEXER_API_<OPTION> (--log-format: INDEXER_API_LOG_FORMAT; a yes/no one also as INDEXER_API_NO_<OPTION>); ${c.name} ignores the variables of options it does not take. A flag wins over its variable. A yes/no option takes true or false (or 1, t, T, TRUE, True / 0, f, F, FALSE, False), nothing else.`,
+        `Every option above can also be set as INDEXER_API_<OPTION> (--log-format: INDEXER_API_LOG_FORMAT; ` +
+          `a yes/no one also as INDEXER_API_NO_<OPTION>); ${c.name} ignores the variables of options it does not take. ` +
+          `A flag wins over its variable. A yes/no option takes true or false (or 1, t, T, TRUE, True / 0, f, F, FALSE, False), nothing else.`,
       ),
     handler: (argv) => c.load().handler(argv),
   };
@@ -193,7 +195,11 @@ export async function main(argv: string[]): Promise<void> {
     .help()
     .alias('help', 'h')
     .epilog(
-      'Every option can also be set with an environment variable INDEXER_API_<OPTION>, e.g. INDEXER_API_DB=chain.sqlite, INDEXER_API_PORT=9000, INDEXER_API_CORS_ORIGIN=https://scan.example; INDEXER_API_NO_<OPTION>=true is --no-<option>. Each command reads the variables of its own options and ignores the others. Command-line flags win over the environment. A yes/no option takes true or false (or 1, t, T, TRUE, True / 0, f, F, FALSE, False), nothing else.',
+      'Every option can also be set with an environment variable INDEXER_API_<OPTION>, e.g. ' +
+        'INDEXER_API_DB=chain.sqlite, INDEXER_API_PORT=9000, INDEXER_API_CORS_ORIGIN=https://scan.example; ' +
+        'INDEXER_API_NO_<OPTION>=true is --no-<option>. Each command reads ' +
+        'the variables of its own options and ignores the others. Command-line flags win over the environment. ' +
+        'A yes/no option takes true or false (or 1, t, T, TRUE, True / 0, f, F, FALSE, False), nothing else.',
     )
     .wrap(Math.min(110, process.stdout.columns || 110))
     // English messages whatever LANG says: usageMessage() reads one of them.

@@ -162,7 +162,8 @@ function announceServing(file: string, c: ServeConfig, stack: ServeStack, first:
   const url = stack.url;
   if (stack.chains) {
     const list = stack.chains.list();
-    const what = `${list.length} chain${list.length === 1 ? '' : 's'}${c.chains?.dir === undefined ? '' : ` of ${c.chains.dir}`} (${list.map((ch) => `${ch.id}: ${ch.holder.current()?.meta.vmType}, height ${ch.holder.current()?.meta.height}`).join('; ') || 'none yet'})`;
+    const each = list.map((ch) => `${ch.id}: ${ch.holder.current()?.meta.vmType}, height ${ch.holder.current()?.meta.height}`).join('; ');
+    const what = `${list.length} chain${list.length === 1 ? '' : 's'}${c.chains?.dir === undefined ? '' : ` of ${c.chains.dir}`} (${each || 'none yet'})`;
     const where = `${what} under ${c.stack.baseUrl}/{chain_id}/`;
     if (cluster.isWorker) void tellPrimary({ indexerApi: 'serving', chainId: '', vmType: '', height: 0, what: where });
     else process.stderr.write(`indexer-api: serving ${where} on ${url.slice(0, url.length - c.stack.baseUrl.length)}\n`);

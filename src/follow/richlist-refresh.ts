@@ -114,7 +114,8 @@ export class RichListRefresher {
         failing++;
         const wait = Math.min(this.o.maxBackoffMs, Math.max(this.o.intervalMs, 1000) * 2 ** (failing - 1));
         (this.o.warn ?? this.o.log)(
-          `follow: rich list: ${(e as Error).message.split('\n')[0]} (failure ${failing}; retrying in ${(wait / 1000).toFixed(1)} s; the rich list is unchanged)`,
+          `follow: rich list: ${(e as Error).message.split('\n')[0]} (failure ${failing}; retrying in ` +
+            `${(wait / 1000).toFixed(1)} s; the rich list is unchanged)`,
         );
         await stop.sleep(wait);
         continue;

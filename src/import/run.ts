@@ -273,7 +273,8 @@ export async function importWith(o: ImportConfig): Promise<ImportResult> {
     abortWriter();
     source?.dispose?.();
     process.stderr.write(
-      `indexer-api import: interrupted by ${signal}; ${outExisted ? `${o.out} is unchanged` : `${o.out} was not written`} and the partial file was removed${kept()}\n`,
+      `indexer-api import: interrupted by ${signal}; ${outExisted ? `${o.out} is unchanged` : `${o.out} was not written`}` +
+        ` and the partial file was removed${kept()}\n`,
     );
     process.exit(signal === 'SIGINT' ? o.signalExitCode.SIGINT : o.signalExitCode.SIGTERM);
   };

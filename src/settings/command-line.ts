@@ -121,7 +121,8 @@ function checkTypedBooleans(args: readonly string[], o: CommandOptions): string[
       }
       if (!o.positionals) {
         throw new CommandLineError(
-          `${typedName} takes no separate value, got ${JSON.stringify(next)}: write --${name} (yes), --no-${name} (no) or --${name}=VALUE with VALUE ${GO_BOOL_SPELLINGS}`,
+          `${typedName} takes no separate value, got ${JSON.stringify(next)}: ` +
+            `write --${name} (yes), --no-${name} (no) or --${name}=VALUE with VALUE ${GO_BOOL_SPELLINGS}`,
         );
       }
     }

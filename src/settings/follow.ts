@@ -24,7 +24,9 @@ export const followOptions = (sources: Record<string, Options>): Record<string, 
       requiresArg: true,
       defaultDescription: 'the chain of --db',
       describe:
-        'Follow only this chain: a --db of another chain is refused before anything is written, and a source of another chain before anything is imported or appended (without it: the chain of --db; a source of another chain is always refused)',
+        'Follow only this chain: a --db of another chain is refused before anything is written, and a source ' +
+        'of another chain before anything is imported or appended (without it: the chain of --db; a source ' +
+        'of another chain is always refused)',
     },
     ...sources,
     ...SOURCE_OPTIONS,
@@ -33,14 +35,16 @@ export const followOptions = (sources: Record<string, Options>): Record<string, 
       zero: 'never',
       default: '60s',
       describe:
-        'How often the rich list is read whole and its changed rows written, apart from the block batches (60s, 5m; 0: never). From an API: the --denoms rich lists',
+        'How often the rich list is read whole and its changed rows written, apart from the block batches ' +
+        '(60s, 5m; 0: never). From an API: the --denoms rich lists',
     }),
     'richlist-swap-rows': int(
       { min: 0 },
       {
         default: 50_000,
         describe:
-          'A rich-list refresh changing more rows than this builds the new list beside the old one and swaps it in (one short transaction); fewer are written in place in one transaction',
+          'A rich-list refresh changing more rows than this builds the new list beside the old one and swaps ' +
+          'it in (one short transaction); fewer are written in place in one transaction',
       },
     ),
     'richlist-chunk-rows': int(
@@ -51,7 +55,9 @@ export const followOptions = (sources: Record<string, Options>): Record<string, 
       zero: 'never',
       default: '5m',
       describe:
-        "How often the source's whole NFT collection list (counts, names) is compared with ours, apart from the block batches, which read only the collections their txs name; a collection that differs is read again by the next batch (5m, 30s; 0: never)",
+        "How often the source's whole NFT collection list (counts, names) is compared with ours, apart from " +
+        'the block batches, which read only the collections their txs name; a collection that differs is ' +
+        'read again by the next batch (5m, 30s; 0: never)',
     }),
     'batch-blocks': int({ min: 1 }, { default: 2_000, describe: 'At most this many heights per batch (one write transaction; catching up takes several)' }),
     'metrics-port': int(
@@ -65,7 +71,9 @@ export const followOptions = (sources: Record<string, Options>): Record<string, 
     'max-stall': duration({
       default: '60s',
       describe:
-        '--metrics-port also answers /ready: 503 (with the last failure) once the follower has not advanced for longer than this — its source failing, every poll — and 200 otherwise; indexer_api_follow_stalled_seconds is the figure',
+        '--metrics-port also answers /ready: 503 (with the last failure) once the follower has not advanced ' +
+        'for longer than this — its source failing, every poll — and 200 otherwise; ' +
+        'indexer_api_follow_stalled_seconds is the figure',
     }),
     'max-backoff': duration({ default: '60s', describe: 'Longest wait between retries while the source fails (the wait doubles from --interval)' }),
     quiet: { type: 'boolean', default: false, describe: 'No line per batch (failures, start and stop are still logged)' },

@@ -26,7 +26,8 @@ export const importOptions = (sources: Record<string, Options>): Record<string, 
       type: 'string',
       array: true,
       describe:
-        'Cut a fixture: only what these accounts touched (their txs, the blocks holding them, their NFTs, their rich-list rows); repeat or comma-separate; deterministic output (docs/ci.md)',
+        'Cut a fixture: only what these accounts touched (their txs, the blocks holding them, their NFTs, ' +
+        'their rich-list rows); repeat or comma-separate; deterministic output (docs/ci.md)',
     },
     collections: { type: 'string', array: true, describe: 'With --accounts: NFT collections to keep whole (every token)' },
     base: { type: 'string', describe: 'Previous snapshot to build on: the source then only holds new heights (and current NFT / rich-list state)' },
@@ -38,7 +39,8 @@ export const importOptions = (sources: Record<string, Options>): Record<string, 
       defaultDescription: 'integrity; with --base, none',
       choices: ['integrity', 'quick', 'none'] as const,
       describe:
-        'Check of the finished file before it replaces --out: PRAGMA integrity_check, quick_check, or none (default: integrity; with --base none — the base was checked when built, and a check reads the whole file)',
+        'Check of the finished file before it replaces --out: PRAGMA integrity_check, quick_check, or none ' +
+        '(default: integrity; with --base none — the base was checked when built, and a check reads the whole file)',
     }),
     'parse-threads': int(
       { min: 0 },
@@ -59,7 +61,8 @@ export const importOptions = (sources: Record<string, Options>): Record<string, 
     'progress-interval': duration({
       default: IMPORT_DEFAULTS.progressInterval,
       describe:
-        'Off a terminal (systemd, CI, a pipe): a progress line on stderr this often while the import runs (stage, rows, rows/s); on a terminal the progress is drawn in place',
+        'Off a terminal (systemd, CI, a pipe): a progress line on stderr this often while the import runs ' +
+        '(stage, rows, rows/s); on a terminal the progress is drawn in place',
     }),
     retries: int(
       { min: 0 },

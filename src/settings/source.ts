@@ -85,7 +85,8 @@ export const SOURCE_OPTIONS: Record<string, Options> = named({
   validators: { type: 'string', describe: 'NDJSON file in validators.ndjson format: proposer monikers' },
   'rest-url': httpUrl({
     describe:
-      '--from-postgres without --validators: chain node REST URL; one GET /opinit/opchild/v1/validator/{proposer} per distinct proposer (404: fallback rendering)',
+      '--from-postgres without --validators: chain node REST URL; one GET ' +
+      '/opinit/opchild/v1/validator/{proposer} per distinct proposer (404: fallback rendering)',
   }),
   'denom-contracts': { type: 'string', describe: 'EVM: NDJSON file in denom_contracts.ndjson format' },
   'status-version': { type: 'string', default: SOURCE_DEFAULTS.statusVersion, describe: '--from-postgres: version /status reports' },

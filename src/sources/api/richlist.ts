@@ -63,7 +63,9 @@ export async function readRichList(
     if (start === false) return;
     let nextKey: string | null = start;
     for (let n = 0; ; n++) {
-      const path: string = `/indexer/richlist/v1/${encodeURIComponent(denom)}?pagination.limit=${pageSize}${nextKey === null ? '' : `&pagination.key=${encodeURIComponent(nextKey)}`}`;
+      const path: string =
+        `/indexer/richlist/v1/${encodeURIComponent(denom)}?pagination.limit=${pageSize}` +
+        `${nextKey === null ? '' : `&pagination.key=${encodeURIComponent(nextKey)}`}`;
       const page = members(base + path, await http.get(path), 'holders');
       if (n === 0 && start === null) totals.set(stored, page.total);
       const last = page.items.length < pageSize || page.nextKey === null;
