@@ -1,6 +1,6 @@
 import type { Argv, CommandModule } from 'yargs';
 import { describeError } from './lib/paths';
-import { ALTERNATIVES, closest, CommandLineError, type CommandOptions, nameEnvOrigin, prepareArgs, rememberEnvOrigins } from './settings/command-line';
+import { type Alternatives, closest, CommandLineError, type CommandOptions, nameEnvOrigin, prepareArgs, rememberEnvOrigins } from './settings/command-line';
 import { buildInfo } from './version';
 
 export { closest, envNameOf } from './settings/command-line';
@@ -16,7 +16,7 @@ export const COMMANDS: readonly {
   /** the command with its positional arguments, as yargs takes it (default: the name alone) */
   signature?: string;
   describe: string;
-  load(): CommandModule<object, never>;
+  load(): CommandModule<object, never> & Alternatives;
 }[] = [
   /* eslint-disable @typescript-eslint/no-require-imports -- each loaded only when its command runs (see above) */
   {
@@ -59,9 +59,9 @@ export const COMMANDS: readonly {
  * and the command it exports under `exportName`. Each command's require stays a literal string, so
  * the bundle (scripts/build-bundle.js, esbuild) sees and includes its module.
  */
-function lazyRequire(load: () => unknown, exportName: string): () => CommandModule<object, never> {
+function lazyRequire(load: () => unknown, exportName: string): () => CommandModule<object, never> & Alternatives {
   return () => {
-    const command = (load() as Record<string, CommandModule<object, never> | undefined>)[exportName];
+    const command = (load() as Record<string, (CommandModule<object, never> & Alternatives) | undefined>)[exportName];
     if (command === undefined) throw new Error(`the command module exports no ${exportName}`);
     return command;
   };
@@ -73,7 +73,9 @@ function lazy(c: (typeof COMMANDS)[number]): CommandModule<object, never> {
     describe: c.describe,
     builder: (y: Argv) =>
       ((c.load().builder as (y: Argv) => Argv)(y) as Argv<never>).epilog(
-        `Every option above can also be set as INDEXER_API_<OPTION> (--log-format: INDEXER_API_LOG_FORMAT; a yes/no one also as INDEXER_API_NO_<OPTION>); ${c.name} ignores the variables of options it does not take. A flag wins over its variable. A yes/no option takes true or false (or 1, t, T, TRUE, True / 0, f, F, FALSE, False), nothing else.`,
+        `Every option above can also be set as INDEXER_API_<OPTION> (--log-format: INDEXER_API_LOG_FORMAT; ` +
+          `a yes/no one also as INDEXER_API_NO_<OPTION>); ${c.name} ignores the variables of options it does not take. ` +
+          `A flag wins over its variable. A yes/no option takes true or false (or 1, t, T, TRUE, True / 0, f, F, FALSE, False), nothing else.`,
       ),
     handler: (argv) => c.load().handler(argv),
   };
@@ -135,7 +137,7 @@ export function commandOptions(name: string): CommandOptions {
   const positional = [...(c.signature ?? '').matchAll(/[[<]([\w-]+)(?:\.\.)?[\]>]/g)].map((m) => m[1]);
   const o = declared(c);
   const names = Object.keys(o.key).filter((k) => k.length > 1 && !/[A-Z]/.test(k) && k !== 'help' && k !== 'version' && !positional.includes(k));
-  return { names, booleans: new Set(o.boolean.filter((b) => names.includes(b))), positionals: positional.length > 0, alternatives: ALTERNATIVES[name] };
+  return { names, booleans: new Set(o.boolean.filter((b) => names.includes(b))), positionals: positional.length > 0, alternatives: c.load().alternatives };
 }
 
 /** The long options of a command (its builder run on a bare parser), for the "did you mean". */
@@ -193,7 +195,11 @@ export async function main(argv: string[]): Promise<void> {
     .help()
     .alias('help', 'h')
     .epilog(
-      'Every option can also be set with an environment variable INDEXER_API_<OPTION>, e.g. INDEXER_API_DB=chain.sqlite, INDEXER_API_PORT=9000, INDEXER_API_CORS_ORIGIN=https://scan.example; INDEXER_API_NO_<OPTION>=true is --no-<option>. Each command reads the variables of its own options and ignores the others. Command-line flags win over the environment. A yes/no option takes true or false (or 1, t, T, TRUE, True / 0, f, F, FALSE, False), nothing else.',
+      'Every option can also be set with an environment variable INDEXER_API_<OPTION>, e.g. ' +
+        'INDEXER_API_DB=chain.sqlite, INDEXER_API_PORT=9000, INDEXER_API_CORS_ORIGIN=https://scan.example; ' +
+        'INDEXER_API_NO_<OPTION>=true is --no-<option>. Each command reads ' +
+        'the variables of its own options and ignores the others. Command-line flags win over the environment. ' +
+        'A yes/no option takes true or false (or 1, t, T, TRUE, True / 0, f, F, FALSE, False), nothing else.',
     )
     .wrap(Math.min(110, process.stdout.columns || 110))
     // English messages whatever LANG says: usageMessage() reads one of them.

@@ -75,7 +75,8 @@ export const checkCommand: CommandModule<object, { file?: string[]; json: boolea
       })
       .epilog(
         'The check reads the whole file: about 7 s per GB with the file in the page cache, several times that from a cold disk (docs/reliability.md). ' +
-          'A pass is recorded: serve, and check, take it for the same unchanged file without reading it again (a file checked before a deploy starts ready; docs/reliability.md#a-check-once-per-file). ' +
+          'A pass is recorded: serve, and check, take it for the same unchanged file without reading it again ' +
+          '(a file checked before a deploy starts ready; docs/reliability.md#a-check-once-per-file). ' +
           'On failure the line is the one serve prints for that file (serve puts its option before a path it cannot read: --db FILE: no such snapshot file).',
       )
       .example('$0 check chain.sqlite', 'is chain.sqlite a snapshot serve would serve?')

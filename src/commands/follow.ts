@@ -8,14 +8,14 @@ import { acquireWriterLock, cleanStaleTemps, StoreError, type WriterLock } from 
 import { Follower, SourceWentBackwards, StopFlag } from '../follow/follower';
 import { useWal } from '../snapshot/writer';
 import { createFollowMetrics, followReadiness, listenMetrics } from '../follow/metrics';
-import { openFollowSource, sourceChainId } from '../follow/source';
+import { openFollowSource, pickSource, sourceChainId, sourceOptionNames, sourceOptionsFor } from '../sources/registry';
 import { pinnedChainError } from '../snapshot/file-check';
 import { RichListRefresher, WriteLock } from '../follow/richlist-refresh';
 import { CollectionsAudit } from '../follow/collections-audit';
 import { runImport } from '../import/run';
-import { FOLLOW_OPTIONS, FollowArgs, FollowOptions, resolveFollow } from '../settings/follow';
+import { followOptions, FollowArgs, FollowOptions, resolveFollow } from '../settings/follow';
 import { checkInputFile, checkOutputFile, checkWritableFile, describeError } from '../lib/paths';
-import { nameEnvOrigin } from '../settings/command-line';
+import { type Alternatives, nameEnvOrigin } from '../settings/command-line';
 
 /** How often follow tries again to switch --db to WAL mode while another process reads it, ms. */
 const WAL_RETRY_MS = 1_000;
@@ -217,19 +217,20 @@ export async function runFollow(o: FollowOptions): Promise<number> {
   }
 }
 
-export const followCommand: CommandModule<object, FollowArgs> = {
+export const followCommand: CommandModule<object, FollowArgs> & Alternatives = {
   command: 'follow',
   describe: 'Keep a snapshot current: import it if missing, then poll a PostgreSQL database or an API and append new heights in place',
   builder: (y) =>
     y
-      .options(FOLLOW_OPTIONS)
+      .options(followOptions(sourceOptionsFor('follow')))
       .check((a) => {
-        const n = [a['from-postgres'], a['from-api']].filter((x) => x !== undefined).length;
-        if (n !== 1) throw new Error('name exactly one source: --from-api URL or --from-postgres DSN');
+        pickSource(a, 'follow');
         return true;
       })
       .example('$0 follow --db chain.sqlite --from-api https://indexer.example/ --interval 2s', 'follow an API')
       .example('$0 follow --db chain.sqlite --from-postgres postgres://ro@db:5432/rollytics --vm-type wasm', 'follow a rollytics database') as never,
+  // the sources name one thing in different ways (src/settings/command-line.ts)
+  alternatives: [sourceOptionNames('follow')],
   handler: async (argv) => {
     try {
       process.exitCode = await runFollow(resolveFollow(argv));

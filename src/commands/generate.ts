@@ -97,7 +97,8 @@ export const generateCommand: CommandModule<object, GenerateOptions> = {
             {
               defaultDescription: "the preset's",
               describe:
-                "Rich-list holders per denom, on every VM (EVM: per ERC-20 contract; Wasm / Move: uinit, umin, uusdc); default: the preset's on EVM (400 demo, 100000 scale), none on Wasm / Move",
+                'Rich-list holders per denom, on every VM (EVM: per ERC-20 contract; Wasm / Move: uinit, umin, uusdc); ' +
+                "default: the preset's on EVM (400 demo, 100000 scale), none on Wasm / Move",
             },
           ),
           nfts: int(
@@ -105,7 +106,8 @@ export const generateCommand: CommandModule<object, GenerateOptions> = {
             {
               default: GENERATE_DEFAULTS.nfts,
               describe:
-                "NFTs beyond those the txs mint, on every VM: spread over the collections, minted at each one's creation without a tx of their own (for size benches); default 0",
+                "NFTs beyond those the txs mint, on every VM: spread over the collections, minted at each one's creation " +
+                'without a tx of their own (for size benches); default 0',
             },
           ),
           seed: int(

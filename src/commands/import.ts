@@ -1,9 +1,11 @@
 import type { CommandModule } from 'yargs';
 import { DumpError } from '../records/dump-error';
 import { canonicalAddress } from '../lib/address';
-import { type ImportOptions, type ImportResult, runImport } from '../import/run';
+import { importSourceCount, type ImportOptions, type ImportResult, runImport } from '../import/run';
 import type { CutOptions } from '../import/cut/run';
-import { IMPORT_OPTIONS } from '../settings/import';
+import { importOptions } from '../settings/import';
+import type { Alternatives } from '../settings/command-line';
+import { oneSourceMessage, sourceOptionNames, sourceOptionsFor } from '../sources/registry';
 import { describeError } from '../lib/paths';
 import { nameEnvOrigin } from '../settings/command-line';
 
@@ -39,17 +41,15 @@ function checkAddressShape(name: string, text: string): void {
   }
 }
 
-export const importCommand: CommandModule<object, ImportOptions> = {
+export const importCommand: CommandModule<object, ImportOptions> & Alternatives = {
   command: 'import',
   describe:
     'Build a snapshot file from a dump directory (NDJSON, see docs/dump-format.md), a rollytics PostgreSQL database or a running rollytics-compatible API',
   builder: (y) =>
     y
-      .options(IMPORT_OPTIONS)
+      .options(importOptions(sourceOptionsFor('import')))
       .check((a) => {
-        const n = [a['from-dump'], a['from-postgres'], a['from-api'], a['from-snapshot']].filter((x) => x !== undefined).length;
-        if (n !== 1)
-          throw new Error('name exactly one source: --from-dump DIR, --from-postgres DSN or --from-api URL (or, with --accounts, --from-snapshot FILE)');
+        if (importSourceCount(a) !== 1) throw new Error(`${oneSourceMessage('import')} (or, with --accounts, --from-snapshot FILE)`);
         if (a['from-snapshot'] !== undefined && a.accounts === undefined)
           throw new Error('--from-snapshot is the source of a fixture cut: name the accounts with --accounts');
         if (a.collections !== undefined && a.accounts === undefined) throw new Error('--collections goes with --accounts (a fixture cut)');
@@ -84,6 +84,8 @@ export const importCommand: CommandModule<object, ImportOptions> = {
         '$0 import --from-snapshot chain.sqlite --accounts init1abc...,init1def... --out fixture.sqlite',
         'cut a small, deterministic CI fixture (docs/ci.md)',
       ) as never,
+  // the sources (and a cut's --from-snapshot) name one thing in different ways (src/settings/command-line.ts)
+  alternatives: [[...sourceOptionNames('import'), 'from-snapshot']],
   handler: async (argv) => {
     try {
       const list = splitList;

@@ -98,13 +98,17 @@ export const publishCommand: CommandModule<object, Omit<PublishCommandOptions, '
         type: 'boolean',
         default: false,
         describe:
-          'Publish into a directory whose manifest.json names another chain (or is not a manifest), starting it over with the chain of --db. Without it that is refused: the replicas pulling the directory serve its chain (and refuse another one until restarted with --expect-chain-id)',
+          'Publish into a directory whose manifest.json names another chain (or is not a manifest), starting ' +
+          'it over with the chain of --db. Without it that is refused: the replicas pulling the directory ' +
+          'serve its chain (and refuse another one until restarted with --expect-chain-id)',
       })
       .option('allow-older', {
         type: 'boolean',
         default: false,
         describe:
-          'Publish --db even when the manifest of --to names a greater height of its chain: roll the directory back (a bad snapshot withdrawn). Without it that is refused: replicas already at the greater height would skip the older file, while a new replica would start at it',
+          'Publish --db even when the manifest of --to names a greater height of its chain: roll the directory ' +
+          'back (a bad snapshot withdrawn). Without it that is refused: replicas already at the greater height ' +
+          'would skip the older file, while a new replica would start at it',
       })
       .option('quiet', { type: 'boolean', default: false, describe: 'No progress lines on stderr' })
       .check((a) => {

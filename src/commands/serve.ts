@@ -9,6 +9,7 @@ import { announceFromPrimary, awaitPrimaryAnnouncement, StdoutGate, stdoutGate }
 import type { CheckStatus } from '../snapshot/holder';
 import type { Snapshot } from '../snapshot/open';
 import { checkServeArgs, resolveServe, SERVE_OPTIONS, ServeArgs, ServeConfig } from '../settings/serve';
+import type { Alternatives } from '../settings/command-line';
 import { checkInputDir, checkInputFile, checkOutputFile } from '../lib/paths';
 
 /** How the command line names the listen address. */
@@ -161,7 +162,8 @@ function announceServing(file: string, c: ServeConfig, stack: ServeStack, first:
   const url = stack.url;
   if (stack.chains) {
     const list = stack.chains.list();
-    const what = `${list.length} chain${list.length === 1 ? '' : 's'}${c.chains?.dir === undefined ? '' : ` of ${c.chains.dir}`} (${list.map((ch) => `${ch.id}: ${ch.holder.current()?.meta.vmType}, height ${ch.holder.current()?.meta.height}`).join('; ') || 'none yet'})`;
+    const each = list.map((ch) => `${ch.id}: ${ch.holder.current()?.meta.vmType}, height ${ch.holder.current()?.meta.height}`).join('; ');
+    const what = `${list.length} chain${list.length === 1 ? '' : 's'}${c.chains?.dir === undefined ? '' : ` of ${c.chains.dir}`} (${each || 'none yet'})`;
     const where = `${what} under ${c.stack.baseUrl}/{chain_id}/`;
     if (cluster.isWorker) void tellPrimary({ indexerApi: 'serving', chainId: '', vmType: '', height: 0, what: where });
     else process.stderr.write(`indexer-api: serving ${where} on ${url.slice(0, url.length - c.stack.baseUrl.length)}\n`);
@@ -292,7 +294,7 @@ async function answerOne(c: ServeConfig, path: string): Promise<number> {
   }
 }
 
-export const serveCommand: CommandModule<object, ServeArgs> = {
+export const serveCommand: CommandModule<object, ServeArgs> & Alternatives = {
   command: 'serve',
   describe: 'Serve the read API from a snapshot file',
   builder: (y) =>
@@ -315,6 +317,8 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
         '$0 serve --demo move --start-height 300 --block-ms 1000 --port 9000',
         'a demo chain growing a block a second, for `follow --from-api http://127.0.0.1:9000` (make demo-live)',
       ) as never,
+  // what to serve, said in different ways (src/settings/command-line.ts)
+  alternatives: [['db', 'db-dir', 'demo']],
   handler: async (argv) => {
     process.exitCode = await runServe(resolveServe(argv, demoSnapshotPath));
   },

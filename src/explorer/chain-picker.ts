@@ -43,7 +43,8 @@ export function chainPickerHtml(
   const rows = list
     .map(
       (c) =>
-        `<li><a href="${htmlEscape(c.path)}">${htmlEscape(c.chain_id)}</a> <span class="muted">${htmlEscape(c.vm_type ?? 'not loaded')}${c.height === null ? '' : ` · height ${c.height}`}</span>` +
+        `<li><a href="${htmlEscape(c.path)}">${htmlEscape(c.chain_id)}</a> ` +
+        `<span class="muted">${htmlEscape(c.vm_type ?? 'not loaded')}${c.height === null ? '' : ` · height ${c.height}`}</span>` +
         `${c.ready ? '' : ` <strong class="not-ready">not ready: ${htmlEscape(c.not_ready ?? '')}</strong>`}</li>`,
     )
     .join('\n');
@@ -55,12 +56,16 @@ export function chainPickerHtml(
 ${refused.map((r) => `<li><code>${htmlEscape(r.file)}</code>: ${htmlEscape(r.error)}</li>`).join('\n')}
 </ul>
 `;
+  const serves =
+    list.length === 0
+      ? 'This replica serves no chain yet.'
+      : `This replica serves ${list.length} chain${list.length === 1 ? '' : 's'}; each has its explorer, its API and Swagger UI under its own path.`;
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>indexer-api · chains</title><link rel="stylesheet" href="${base}/${list.length > 0 ? list[0].chain_id + '/' : ''}explorer/explorer.css"></head>
 <body><header class="top"><span class="brand">indexer-api <span>chains</span></span></header>
 <main><h1>Chains</h1>
-<p>${list.length === 0 ? 'This replica serves no chain yet.' : `This replica serves ${list.length} chain${list.length === 1 ? '' : 's'}; each has its explorer, its API and Swagger UI under its own path.`}</p>
+<p>${serves}</p>
 <ul class="chains">
 ${rows}
 </ul>

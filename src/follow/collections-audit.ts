@@ -11,16 +11,10 @@
  * It compares only while the follower is caught up: behind, the source's counts are ahead of ours
  * for every collection minted in since, and the batches that catch up read those anyway.
  */
-import type { CollectionState } from '../snapshot/queries/nft-state';
-import { nftStateProbe } from '../snapshot/queries/nft-state';
+import { type CollectionState, nftStateProbe } from '../snapshot/queries/nft-state';
 import { openStore } from '../snapshot/store';
+import type { CollectionLister } from '../sources/contracts';
 import type { StopFlag } from './richlist-refresh';
-
-/** A source's whole collection list: counts and names by lower-case hex address. */
-export interface CollectionLister {
-  describe: string;
-  read(): Promise<Map<string, CollectionState>>;
-}
 
 export interface CollectionsAuditState {
   audits: number;

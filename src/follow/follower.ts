@@ -24,7 +24,7 @@ import { metaValues } from '../snapshot/queries/base-rows';
 import { nftStateProbe } from '../snapshot/queries/nft-state';
 import { openStore } from '../snapshot/store';
 import { prepareTipQueries, type Tip, type TipQueries } from '../snapshot/queries/tip';
-import type { FollowSource } from './source';
+import type { FollowSource } from '../sources/contracts';
 import type { WriteLock } from './richlist-refresh';
 
 /** The source is behind us or disagrees with a block we have: following stops. */
@@ -191,7 +191,8 @@ export class Follower {
     const theirs = await this.o.source.chainId();
     if (theirs === undefined || mine === undefined || theirs === mine) return;
     throw new SourceWentBackwards(
-      `source ${this.o.source.describe} is chain ${JSON.stringify(theirs)}, this snapshot (${this.o.db}) is chain ${JSON.stringify(mine)}; not following another chain`,
+      `source ${this.o.source.describe} is chain ${JSON.stringify(theirs)}, ` +
+        `this snapshot (${this.o.db}) is chain ${JSON.stringify(mine)}; not following another chain`,
     );
   }
 
@@ -220,7 +221,9 @@ export class Follower {
       if (theirs !== ours.hash) {
         await this.refuseAnotherChain();
         throw new SourceWentBackwards(
-          `source ${src.describe} has ${theirs === undefined ? 'no block' : `hash ${theirs.toUpperCase()}`} at height ${ours.tip.height}, this snapshot (${this.o.db}) has ${String(ours.hash).toUpperCase()}; not following a source that went backwards`,
+          `source ${src.describe} has ${theirs === undefined ? 'no block' : `hash ${theirs.toUpperCase()}`} at height ${ours.tip.height}, ` +
+            `this snapshot (${this.o.db}) has ${String(ours.hash).toUpperCase()}; ` +
+            `not following a source that went backwards`,
         );
       }
     }

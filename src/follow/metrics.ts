@@ -51,7 +51,8 @@ export function createFollowMetrics(state: FollowState, now: () => number = Date
   gauge('indexer_api_follow_consecutive_failures', 'Failed polls or batches since the last one that succeeded (0: the last succeeded)', () => state.failing);
   gauge(
     'indexer_api_follow_stalled_seconds',
-    'Seconds the follower has not advanced: since its last successful poll (a batch applied, or nothing new at the source) while its polls fail; 0 while they succeed',
+    'Seconds the follower has not advanced: since its last successful poll (a batch applied, or nothing ' +
+      'new at the source) while its polls fail; 0 while they succeed',
     () => stalledMs(state, now()) / 1000,
   );
   if (richList) {
@@ -98,7 +99,9 @@ export function followReadiness(state: FollowState, maxStallMs: number, now: () 
       ...(state.lastError === undefined ? {} : { last_failure: state.lastError }),
     };
     if (stalled > maxStallMs) {
-      const why = `follow has not advanced for ${Math.round(stalled / 1000)} s (over --max-stall ${maxStallMs / 1000} s): ${state.failing} failure${state.failing === 1 ? '' : 's'} in a row, the last: ${state.lastError ?? 'unknown'}`;
+      const why =
+        `follow has not advanced for ${Math.round(stalled / 1000)} s (over --max-stall ${maxStallMs / 1000} s): ` +
+        `${state.failing} failure${state.failing === 1 ? '' : 's'} in a row, the last: ${state.lastError ?? 'unknown'}`;
       return { ready: false, body: JSON.stringify({ ...(JSON.parse(errorJson(GRPC.UNAVAILABLE, why)) as object), ...figures }) };
     }
     return { ready: true, body: JSON.stringify({ status: 'following', ...figures }) };

@@ -25,6 +25,7 @@
 import { canonicalAddress } from '../lib/address';
 import { amountKey, isAmount } from '../lib/amount';
 import type { VmType } from '../lib/vm';
+import type { RichListReader, RichListSink } from '../sources/contracts';
 import { BUILD_PASSES, dropRichListLeftovers, RichListBuild, richListHeight, RichListStaging, writeRichListInPlace } from '../snapshot/richlist-writer';
 
 /** A stop request (follower.ts StopFlag): checked between steps, cuts sleeps short. */
@@ -47,23 +48,6 @@ export class WriteLock {
     this.tail = before.then(() => held);
     return before.then(() => release);
   }
-}
-
-/** Where a reader puts the holders it reads; the refresher validates and stages them. */
-export interface RichListSink {
-  /** forget what was put (a read starting again) */
-  reset(): void;
-  /** one holder as the source gives it; false when (denom, account) was already put */
-  put(denom: string, account: string, amount: string, label: string): boolean;
-  /** distinct holders of a stored denom put so far */
-  count(denom: string): number;
-}
-
-/** A source's whole rich list: what `follow` refreshes. */
-export interface RichListReader {
-  describe: string;
-  /** Puts every holder into `sink` (after reset()), returns the height the rich list reflects. */
-  read(sink: RichListSink): Promise<{ height: number }>;
 }
 
 /** A holder the refresher refuses (names the record and the field). */
@@ -130,7 +114,8 @@ export class RichListRefresher {
         failing++;
         const wait = Math.min(this.o.maxBackoffMs, Math.max(this.o.intervalMs, 1000) * 2 ** (failing - 1));
         (this.o.warn ?? this.o.log)(
-          `follow: rich list: ${(e as Error).message.split('\n')[0]} (failure ${failing}; retrying in ${(wait / 1000).toFixed(1)} s; the rich list is unchanged)`,
+          `follow: rich list: ${(e as Error).message.split('\n')[0]} (failure ${failing}; retrying in ` +
+            `${(wait / 1000).toFixed(1)} s; the rich list is unchanged)`,
         );
         await stop.sleep(wait);
         continue;

@@ -123,7 +123,9 @@ export function createMetrics(current: () => Snapshot | undefined, cache?: Cache
     name: 'indexer_api_snapshot_checks_total',
     labelNames: ['how'] as const,
     registers: [registry],
-    help: 'Checks of snapshot files (at start, on a swap, a file added): how="read" every page read, how="recorded" the same unchanged file passed before (docs/reliability.md), how="failed"',
+    help:
+      'Checks of snapshot files (at start, on a swap, a file added): how="read" every page read, ' +
+      'how="recorded" the same unchanged file passed before (docs/reliability.md), how="failed"',
   });
   const failed = new Counter({
     name: 'indexer_api_snapshot_swap_failures_total',
@@ -172,7 +174,9 @@ export function createMetrics(current: () => Snapshot | undefined, cache?: Cache
     });
     new Counter({
       name: 'indexer_api_response_cache_version_hits_total',
-      help: "Of the validator hits, those decided from the snapshot file's tag versions (the key not yet held: the first poll after a restart, a new file, in another worker)",
+      help:
+        "Of the validator hits, those decided from the snapshot file's tag versions (the key not yet held: " +
+        'the first poll after a restart, a new file, in another worker)',
       registers: [registry],
       collect() {
         this.reset();
@@ -190,7 +194,9 @@ export function createMetrics(current: () => Snapshot | undefined, cache?: Cache
     });
     new Counter({
       name: 'indexer_api_response_cache_not_admitted_total',
-      help: 'Answers whose body was not kept: their URL seen for the first time (admission on second sight), or asked for less than the bodies they would replace',
+      help:
+        'Answers whose body was not kept: their URL seen for the first time (admission on second sight), or ' +
+        'asked for less than the bodies they would replace',
       registers: [registry],
       collect() {
         this.reset();
@@ -199,7 +205,9 @@ export function createMetrics(current: () => Snapshot | undefined, cache?: Cache
     });
     new Counter({
       name: 'indexer_api_response_cache_invalidated_total',
-      help: 'Keys (validators and their bodies) dropped because a write to the served file named what they read (change records, docs/response-cache.md), counted when next looked at',
+      help:
+        'Keys (validators and their bodies) dropped because a write to the served file named what they read ' +
+        '(change records, docs/response-cache.md), counted when next looked at',
       registers: [registry],
       collect() {
         this.reset();

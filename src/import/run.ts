@@ -11,15 +11,13 @@ import { availableParallelism } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { DumpError } from '../records/dump-error';
 import { loadRecords } from '../records/from-dump';
-import { dumpSource } from '../sources/dump';
 import { incrementalSource } from '../records/incremental';
-import { openApiSource } from '../sources/api/source';
-import { crawlLoadPath, crawlStagingPath, removeStagingFile } from '../sources/api/staging';
+import { crawlLoadPath, removeStagingFile } from '../sources/api/staging';
 import { observeTotals } from '../sources/observe';
 import { resolveHttp } from '../sources/options';
 import type { SourceOptions } from '../settings/source';
 import type { HttpOptions } from '../sources/http';
-import { openPostgresSource } from '../sources/postgres/source';
+import { givenSources, oneSourceMessage, pickSource } from '../sources/registry';
 import { StageProgress } from '../records/progress';
 import { dumpErrorText, ImportSource } from '../records/source';
 import { BaseInfo, completeFinishedLoad, FileCheck, SnapshotWriter } from '../snapshot/writer';
@@ -29,9 +27,8 @@ import { IMPORT_DEFAULTS } from '../settings/import';
 import { SOURCE_DEFAULTS } from '../settings/source';
 import { parseDuration } from '../lib/duration';
 import { openSnapshotFile } from '../snapshot/open';
-import { prepareTipQueries } from '../snapshot/queries/tip';
-import { cleanStaleTemps, ensureParentDir, tempPathBeside } from '../snapshot/store';
-import { checkFreeSpace, checkInputDir, checkInputFile, checkOutputFile } from '../lib/paths';
+import { cleanStaleTemps, ensureParentDir } from '../snapshot/store';
+import { checkFreeSpace, checkInputFile, checkOutputFile } from '../lib/paths';
 
 /**
  * `import`'s options as the command line gives them (every default and check applied by yargs,
@@ -39,7 +36,7 @@ import { checkFreeSpace, checkInputDir, checkInputFile, checkOutputFile } from '
  * fixture cut, tests): resolveImport fills what is unset, once.
  */
 export interface ImportOptions extends SourceOptions {
-  /** exactly one of fromDump / fromPostgres / fromApi */
+  /** --from-dump DIR: one of the sources (src/sources/registry.ts), of import only */
   fromDump?: string;
   /** build on this snapshot: a copy of it plus the source's new heights (src/records/incremental.ts) */
   base?: string;
@@ -117,12 +114,10 @@ export interface ImportConfig extends Omit<
  * tables check the numbers, the URL and the choices while parsing).
  */
 export function resolveImport(o: ImportOptions): ImportConfig {
-  // a fixture cut (src/import/cut/run.ts) reads --from-snapshot through an --from-api of its own
-  const given = [o.fromDump, o.fromPostgres, o.fromApi, o.fromSnapshot].filter((x) => x !== undefined).length;
-  if (given !== 1) throw new Error('name exactly one source: --from-dump DIR, --from-postgres DSN or --from-api URL');
+  if (importSourceCount(o) !== 1) throw new Error(oneSourceMessage('import'));
   const bech32Prefix = o.bech32Prefix ?? 'init';
-  // a dump names its own prefix (chain.json)
-  if (o.fromDump === undefined && !/^[a-z0-9]+$/.test(bech32Prefix))
+  // a source may name its own prefix (a dump's chain.json)
+  if (!givenSources(o, 'import').some((g) => g.kind.import.ownPrefix) && !/^[a-z0-9]+$/.test(bech32Prefix))
     throw new Error(`--bech32-prefix must be lower-case letters and digits, got ${JSON.stringify(bech32Prefix)}`);
   return {
     ...o,
@@ -152,6 +147,14 @@ export interface ImportResult {
   seconds: number;
 }
 
+/**
+ * How many sources `o` names: its kinds' options (src/sources/registry.ts), and a fixture cut's
+ * --from-snapshot (src/import/cut/run.ts, which reads it through an --from-api of its own).
+ */
+export function importSourceCount(o: object): number {
+  return givenSources(o, 'import').length + ((o as ImportOptions).fromSnapshot !== undefined ? 1 : 0);
+}
+
 /** A rejected record: the message names the source, the record and the field. */
 export class ImportRecordError extends Error {}
 
@@ -164,59 +167,8 @@ export function ensureOutDir(out: string): void {
 }
 
 async function openSource(o: ImportConfig, progress: StageProgress, log: (line: string) => void): Promise<{ source: ImportSource; base?: BaseInfo }> {
-  let source: ImportSource;
-  if (o.fromDump !== undefined) {
-    source = { ...dumpSource(o.fromDump), lineBased: true, close: async () => undefined };
-  } else {
-    const prefix = o.bech32Prefix;
-    if (o.fromPostgres !== undefined) {
-      if (!o.vmType) throw new Error('--from-postgres needs --vm-type (move, wasm or evm): rollytics keeps it in its config, not in the database');
-      source = await openPostgresSource({
-        dsn: o.fromPostgres,
-        vmType: o.vmType,
-        prefix,
-        chainId: o.chainId,
-        validatorsFile: o.validators,
-        rest: o.restUrl === undefined ? undefined : { url: o.restUrl, http: o.http },
-        denomContractsFile: o.denomContracts,
-        statusVersion: o.statusVersion,
-        statusCommit: o.statusCommit,
-      });
-    } else {
-      // On top of a base snapshot, the crawl starts after the base's highest block by default.
-      let fromHeight = o.fromHeight;
-      let evmSequenceStart: { txs: number; internal: number } | undefined;
-      let previousBlockUs: number | undefined;
-      if (o.base !== undefined) {
-        const b = openSnapshotFile(o.base, {});
-        try {
-          const tip = prepareTipQueries(b.db);
-          fromHeight ??= tip.height() + 1;
-          evmSequenceStart = tip.evmSequences();
-          previousBlockUs = tip.blockTimeUs(fromHeight - 1);
-        } finally {
-          b.close();
-        }
-      }
-      source = await openApiSource({
-        url: o.fromApi as string,
-        vmType: o.vmType,
-        prefix,
-        fromHeight,
-        evmSequenceStart,
-        previousBlockUs,
-        toHeight: o.toHeight,
-        denoms: o.denoms ?? [],
-        http: o.http,
-        validatorsFile: o.validators,
-        denomContractsFile: o.denomContracts,
-        progress,
-        historyPage: o.crawlPage,
-        // kept when the import fails or is killed: the same command goes on from it
-        ...(o.resumeCrawl === false ? { stagingPath: tempPathBeside(o.out) } : { stagingPath: crawlStagingPath(o.out), resumable: true, log, out: o.out }),
-      });
-    }
-  }
+  const { kind, value } = pickSource(o, 'import');
+  let source = await kind.import.open(value, o, { progress, log });
   let base: BaseInfo | undefined;
   if (o.base !== undefined) {
     try {
@@ -249,7 +201,7 @@ export async function runImport(o: ImportOptions): Promise<ImportResult> {
  * --base.
  */
 export function checkImportPaths(o: Pick<ImportOptions, 'fromDump' | 'base' | 'validators' | 'denomContracts' | 'out' | 'force'>): void {
-  if (o.fromDump !== undefined) checkInputDir('--from-dump', o.fromDump);
+  for (const { kind, value } of givenSources(o, 'import')) kind.import.checkPaths?.(value);
   if (o.base !== undefined) checkInputFile('--base', o.base, 'snapshot file');
   if (o.validators !== undefined) checkInputFile('--validators', o.validators);
   if (o.denomContracts !== undefined) checkInputFile('--denom-contracts', o.denomContracts);
@@ -310,8 +262,8 @@ export async function importWith(o: ImportConfig): Promise<ImportResult> {
     // this run's temporary files, also one whose writer failed while being set up (disk full)
     cleanStaleTemps(o.out, true);
   };
-  // --from-api: what the crawl committed is kept on any failure, and the same command goes on from it
-  const staging = o.fromApi !== undefined && o.resumeCrawl !== false ? crawlStagingPath(o.out) : undefined;
+  // a crawl (--from-api): what it committed is kept on any failure, and the same command goes on from it
+  const staging = givenSources(o, 'import')[0]?.kind.import.keptStaging?.(o);
   const kept = (): string =>
     staging !== undefined && existsSync(staging)
       ? `; the crawl so far is kept in ${staging}${existsSync(crawlLoadPath(o.out)) ? ` (its load so far in ${crawlLoadPath(o.out)})` : ''}: ` +
@@ -321,7 +273,8 @@ export async function importWith(o: ImportConfig): Promise<ImportResult> {
     abortWriter();
     source?.dispose?.();
     process.stderr.write(
-      `indexer-api import: interrupted by ${signal}; ${outExisted ? `${o.out} is unchanged` : `${o.out} was not written`} and the partial file was removed${kept()}\n`,
+      `indexer-api import: interrupted by ${signal}; ${outExisted ? `${o.out} is unchanged` : `${o.out} was not written`}` +
+        ` and the partial file was removed${kept()}\n`,
     );
     process.exit(signal === 'SIGINT' ? o.signalExitCode.SIGINT : o.signalExitCode.SIGTERM);
   };

@@ -181,7 +181,8 @@ export function checkOutputFile(option: string, path: string, replace: boolean |
     throw new PathError(
       up === dir
         ? `${named(option, path)}: its directory ${dir} cannot be written (permission denied): run as a user who may write there, or name another path`
-        : `${named(option, path)}: its directory ${dir} cannot be created in ${up} (permission denied): run as a user who may write there, or name another path`,
+        : `${named(option, path)}: its directory ${dir} cannot be created in ${up} (permission denied): ` +
+            `run as a user who may write there, or name another path`,
     );
   }
 }
@@ -197,7 +198,8 @@ export function checkWritableFile(option: string, path: string, what = 'file'): 
   const dir = dirname(resolve(path));
   if (!can(dir, constants.W_OK | constants.X_OK)) {
     throw new PathError(
-      `${named(option, path)}: its directory ${dir} cannot be written (permission denied), and the -wal, -shm and lock files go beside the file: run as a user who may write there`,
+      `${named(option, path)}: its directory ${dir} cannot be written (permission denied), ` +
+        `and the -wal, -shm and lock files go beside the file: run as a user who may write there`,
     );
   }
 }

@@ -66,7 +66,9 @@ function checkManifestBefore(dir: string, db: string, chainId: string, height: n
   } catch {
     return;
   } // a new directory
-  const restart = `; to start ${dir} over with chain ${JSON.stringify(chainId)}, pass --new-chain (its replicas then refuse it until restarted with --expect-chain-id ${chainId})`;
+  const restart =
+    `; to start ${dir} over with chain ${JSON.stringify(chainId)}, pass --new-chain (its replicas then ` +
+    `refuse it until restarted with --expect-chain-id ${chainId})`;
   let m: Manifest;
   try {
     m = parseManifest(text, path);

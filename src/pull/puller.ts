@@ -103,8 +103,10 @@ export class Puller extends EventEmitter {
     const want = this.expectedChain();
     if (want === undefined || m.chain_id === want.id) return undefined;
     return (
-      `${this.o.manifestUrl} names chain ${JSON.stringify(m.chain_id)} (height ${m.height}), but this replica serves chain ${JSON.stringify(want.id)}${want.by}: ` +
-      `not pulled, the current file keeps serving (a replica never changes chains unless told: to serve ${JSON.stringify(m.chain_id)}, restart serve with --expect-chain-id ${m.chain_id})`
+      `${this.o.manifestUrl} names chain ${JSON.stringify(m.chain_id)} (height ${m.height}), ` +
+      `but this replica serves chain ${JSON.stringify(want.id)}${want.by}: ` +
+      `not pulled, the current file keeps serving (a replica never changes chains unless told: ` +
+      `to serve ${JSON.stringify(m.chain_id)}, restart serve with --expect-chain-id ${m.chain_id})`
     );
   }
 

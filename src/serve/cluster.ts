@@ -191,10 +191,9 @@ function runWorkers(
     const announce = (): void => {
       if (!serving || !listeningAt || servingWorkers.size < workers) return;
       // a replica of several chains says what it serves (`what`, src/commands/serve.ts)
-      process.stderr.write(
-        `indexer-api: serving ${serving.what ?? `${file} (${serving.chainId}, ${serving.vmType}, height ${serving.height}${serving.check === undefined ? '' : `; ${serving.check}`})`} ` +
-          `on ${listeningAt} (${workers} workers)\n`,
-      );
+      const check = serving.check === undefined ? '' : `; ${serving.check}`;
+      const what = serving.what ?? `${file} (${serving.chainId}, ${serving.vmType}, height ${serving.height}${check})`;
+      process.stderr.write(`indexer-api: serving ${what} on ${listeningAt} (${workers} workers)\n`);
     };
     cluster.on('message', (w, m: WorkerMessage) => {
       if (m?.indexerApi === 'ops') {

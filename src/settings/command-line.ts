@@ -33,20 +33,19 @@ export interface CommandOptions {
   booleans: ReadonlySet<string>;
   /** it takes positional arguments (`check FILE…`): a word after a yes/no flag may be one */
   positionals: boolean;
-  /** options that say one thing in different ways (ALTERNATIVES): one typed, the variables of the others are not read */
-  alternatives?: readonly (readonly string[])[];
+  /** options that say one thing in different ways (the command's Alternatives): one typed, the variables of the others are not read */
+  alternatives?: Alternatives['alternatives'];
 }
 
 /**
- * Per command, the options that name one thing in different ways — what to serve, where to import
- * from: a flag typed for one of them wins over the variables of all of them, as over its own
+ * What a command module declares beside yargs' fields: the options that name one thing in
+ * different ways — what to serve, where to import from (the sources' options, src/sources/registry.ts):
+ * a flag typed for one of them wins over the variables of all of them, as over its own
  * (`serve --demo evm` with INDEXER_API_DB set serves the demo, not the file).
  */
-export const ALTERNATIVES: Readonly<Record<string, readonly (readonly string[])[]>> = {
-  serve: [['db', 'db-dir', 'demo']],
-  import: [['from-dump', 'from-postgres', 'from-api', 'from-snapshot']],
-  follow: [['from-postgres', 'from-api']],
-};
+export interface Alternatives {
+  alternatives?: readonly (readonly string[])[];
+}
 
 export interface PreparedArgs {
   /** what yargs parses: the command, the options from the environment, then what was typed */
@@ -122,7 +121,8 @@ function checkTypedBooleans(args: readonly string[], o: CommandOptions): string[
       }
       if (!o.positionals) {
         throw new CommandLineError(
-          `${typedName} takes no separate value, got ${JSON.stringify(next)}: write --${name} (yes), --no-${name} (no) or --${name}=VALUE with VALUE ${GO_BOOL_SPELLINGS}`,
+          `${typedName} takes no separate value, got ${JSON.stringify(next)}: ` +
+            `write --${name} (yes), --no-${name} (no) or --${name}=VALUE with VALUE ${GO_BOOL_SPELLINGS}`,
         );
       }
     }

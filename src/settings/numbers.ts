@@ -191,7 +191,8 @@ export function parseByteSizeOption(name: string, value: unknown, min: number): 
   const n = parseByteSize(String(v));
   if (n === undefined || n < min) {
     throw new Error(
-      `${name} must be a size of at least ${min} bytes: a whole number of bytes, or with a unit as in 64m, 1g, 512KiB (binary: 1k = 1024), got ${JSON.stringify(String(v))}`,
+      `${name} must be a size of at least ${min} bytes: ` +
+        `a whole number of bytes, or with a unit as in 64m, 1g, 512KiB (binary: 1k = 1024), got ${JSON.stringify(String(v))}`,
     );
   }
   return n;

@@ -1,7 +1,8 @@
 /**
- * How `import` and `follow` name and read a source: SOURCE_OPTIONS, the table both commands take
- * whole (the SourceOptions of src/sources/options.ts, which `follow` hands on whole to the import
- * that builds a missing snapshot), and the defaults the code applies when a caller without the
+ * How `import` and `follow` read a source: SOURCE_OPTIONS, the table both commands take whole
+ * after the options that name the source (each kind's own, src/sources/<kind>/index.ts; the
+ * SourceOptions of src/sources/options.ts, which `follow` hands on whole to the import that builds
+ * a missing snapshot), and the defaults the code applies when a caller without the
  * command line (`follow`'s first import, the fixture cut) leaves one unset — declared here, beside
  * the options that show them in `--help`.
  */
@@ -11,7 +12,12 @@ import { choice, decimal, httpUrl, int, named } from './numbers';
 
 /** What names a source and how to read it, as a command's options give it (SOURCE_OPTIONS below). */
 export interface SourceOptions {
-  /** exactly one of fromPostgres / fromApi (import also takes a dump directory) */
+  /**
+   * the source, exactly one (src/sources/registry.ts pickSource): each kind's option, by its key
+   * (`--from-api` → fromApi). These are the kinds `follow` reads, typed for callers without the
+   * command line; import's --from-dump is ImportOptions'. A kind's value is read by its key, so a
+   * new kind needs no field here.
+   */
   fromPostgres?: string;
   fromApi?: string;
   /** --from-postgres: the chain id (default: the only one in table block) */
@@ -56,15 +62,11 @@ export const SOURCE_DEFAULTS = {
 } as const;
 
 /**
- * How `import` and `follow` name and read a source (src/sources/options.ts, the
- * SourceOptions both pass on); `follow` builds a missing snapshot with an import of the same.
+ * How `import` and `follow` read a source (src/sources/options.ts, the SourceOptions both pass
+ * on); `follow` builds a missing snapshot with an import of the same. The options that name the
+ * source are its kind's (src/sources/<kind>/index.ts), put before these by each command's table.
  */
 export const SOURCE_OPTIONS: Record<string, Options> = named({
-  'from-postgres': {
-    type: 'string',
-    describe: 'rollytics PostgreSQL DSN (postgres://user:pass@host:5432/db); an import (or a follow batch) reads in one read-only REPEATABLE READ transaction',
-  },
-  'from-api': httpUrl({ describe: 'Base URL of a running rollytics-compatible API (rollytics or indexer-api)' }),
   'chain-id': {
     type: 'string',
     defaultDescription: 'the only chain_id in table block',
@@ -83,7 +85,8 @@ export const SOURCE_OPTIONS: Record<string, Options> = named({
   validators: { type: 'string', describe: 'NDJSON file in validators.ndjson format: proposer monikers' },
   'rest-url': httpUrl({
     describe:
-      '--from-postgres without --validators: chain node REST URL; one GET /opinit/opchild/v1/validator/{proposer} per distinct proposer (404: fallback rendering)',
+      '--from-postgres without --validators: chain node REST URL; one GET ' +
+      '/opinit/opchild/v1/validator/{proposer} per distinct proposer (404: fallback rendering)',
   }),
   'denom-contracts': { type: 'string', describe: 'EVM: NDJSON file in denom_contracts.ndjson format' },
   'status-version': { type: 'string', default: SOURCE_DEFAULTS.statusVersion, describe: '--from-postgres: version /status reports' },

@@ -114,7 +114,8 @@ export class ListQuery {
       const dir = desc ? 'DESC' : 'ASC';
       const cols = order.map((c) => c.sql).join(', ');
       const lhs = order.length === 1 ? cols : `(${cols})`;
-      const first = `(SELECT ${cols} FROM ${skip.from} WHERE (${skip.where}) ORDER BY ${order.map((c) => `${c.sql} ${dir}`).join(', ')} LIMIT 1 OFFSET @offset)`;
+      const first =
+        `(SELECT ${cols} FROM ${skip.from} WHERE (${skip.where}) ` + `ORDER BY ${order.map((c) => `${c.sql} ${dir}`).join(', ')} LIMIT 1 OFFSET @offset)`;
       const sql =
         `SELECT ${jsonAsBlob(this.def.select, this.def.name)} FROM ${from} WHERE (${where}) AND ${lhs} ${desc ? '<=' : '>='} ${first}` +
         ` ORDER BY ${order.map((c) => `${c.sql} ${dir}`).join(', ')} LIMIT @limit`;

@@ -124,8 +124,11 @@ function checkWireFormat(version: number, file: string, opts: OpenOptions): void
   if (version === WIRE_FORMAT_VERSION || (!opts.currentWireFormatOnly && version >= 1 && version < WIRE_FORMAT_VERSION)) return;
   throw new SnapshotError(
     version < WIRE_FORMAT_VERSION
-      ? `snapshot's stored JSON is wire format ${version}, this indexer-api renders ${WIRE_FORMAT_VERSION} (render it again: indexer-api import --base ${file} --from-dump DIR --out NEW.sqlite, DIR holding new heights or none): ${file}`
-      : `snapshot's stored JSON is wire format ${version}, newer than this indexer-api renders (${WIRE_FORMAT_VERSION}): use the indexer-api that built it: ${file}`,
+      ? `snapshot's stored JSON is wire format ${version}, this indexer-api renders ${WIRE_FORMAT_VERSION} ` +
+          `(render it again: indexer-api import --base ${file} --from-dump DIR --out NEW.sqlite, ` +
+          `DIR holding new heights or none): ${file}`
+      : `snapshot's stored JSON is wire format ${version}, newer than this indexer-api renders (${WIRE_FORMAT_VERSION}): ` +
+          `use the indexer-api that built it: ${file}`,
   );
 }
 
@@ -195,7 +198,8 @@ function readMeta(db: Database.Database, file: string, opts: OpenOptions): { met
   const metaVersion = kv.get('schema_version');
   if (metaVersion !== undefined && metaVersion !== String(version)) {
     throw new SnapshotError(
-      `snapshot meta schema_version is ${JSON.stringify(metaVersion).slice(0, 40)}, its user_version ${version} (this indexer-api reads versions ${READABLE_SCHEMA_VERSIONS.join(' and ')}; re-import it): ${file}`,
+      `snapshot meta schema_version is ${JSON.stringify(metaVersion).slice(0, 40)}, its user_version ${version} ` +
+        `(this indexer-api reads versions ${READABLE_SCHEMA_VERSIONS.join(' and ')}; re-import it): ${file}`,
     );
   }
   const num = (k: string): number => Number(kv.get(k) ?? 0);

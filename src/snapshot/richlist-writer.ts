@@ -121,7 +121,8 @@ export class RichListStaging {
           'gone',
           staging
             .prepare(
-              'SELECT denom, amount_key, account FROM live.richlist WHERE (denom, amount_key, account) > (?, ?, ?) ORDER BY denom, amount_key, account LIMIT 1 OFFSET ?',
+              'SELECT denom, amount_key, account FROM live.richlist WHERE (denom, amount_key, account) > (?, ?, ?) ' +
+                'ORDER BY denom, amount_key, account LIMIT 1 OFFSET ?',
             )
             .raw(),
           staging.prepare(`INSERT INTO gone SELECT o.denom, o.amount_key, o.account FROM live.richlist o
@@ -228,14 +229,18 @@ export type BuildPass = (typeof BUILD_PASSES)[number];
 
 const PASS_SQL: Record<BuildPass, { edge: string; last: string; insert: string }> = {
   kept: {
-    edge: 'SELECT denom, amount_key, account FROM main.richlist WHERE (denom, amount_key, account) > (?, ?, ?) ORDER BY denom, amount_key, account LIMIT 1 OFFSET ?',
+    edge:
+      'SELECT denom, amount_key, account FROM main.richlist WHERE (denom, amount_key, account) > (?, ?, ?) ' +
+      'ORDER BY denom, amount_key, account LIMIT 1 OFFSET ?',
     last: 'SELECT denom, amount_key, account FROM main.richlist ORDER BY denom DESC, amount_key DESC, account DESC LIMIT 1',
     insert: `INSERT INTO main.richlist_next SELECT o.* FROM main.richlist o
       WHERE (o.denom, o.amount_key, o.account) > (?, ?, ?) AND (o.denom, o.amount_key, o.account) <= (?, ?, ?)
         AND NOT EXISTS (SELECT 1 FROM stage.gone g WHERE g.denom = o.denom AND g.amount_key = o.amount_key AND g.account = o.account)`,
   },
   came: {
-    edge: 'SELECT denom, amount_key, account FROM stage.came WHERE (denom, amount_key, account) > (?, ?, ?) ORDER BY denom, amount_key, account LIMIT 1 OFFSET ?',
+    edge:
+      'SELECT denom, amount_key, account FROM stage.came WHERE (denom, amount_key, account) > (?, ?, ?) ' +
+      'ORDER BY denom, amount_key, account LIMIT 1 OFFSET ?',
     last: 'SELECT denom, amount_key, account FROM stage.came ORDER BY denom DESC, amount_key DESC, account DESC LIMIT 1',
     insert: `INSERT INTO main.richlist_next (denom, amount_key, account, json)
       SELECT denom, amount_key, account, '' FROM stage.came

@@ -6,6 +6,7 @@
  */
 import { HTTP_CLIENT_DEFAULTS, type SourceOptions } from '../settings/source';
 import type { HttpOptions } from './http';
+import { SOURCES, sourceKey } from './registry';
 
 /** Every key of SourceOptions, once: the compiler refuses a key missing here or one too many. */
 const SOURCE_KEYS: Record<keyof SourceOptions, true> = {
@@ -25,10 +26,11 @@ const SOURCE_KEYS: Record<keyof SourceOptions, true> = {
   timeout: true,
 };
 
-/** The source options of a larger options object (a command's), nothing else. */
+/** The source options of a larger options object (a command's), nothing else: every kind's option (src/sources/registry.ts) among them. */
 export function sourceOptionsOf(o: SourceOptions): SourceOptions {
   const out: Record<string, unknown> = {};
-  for (const k of Object.keys(SOURCE_KEYS) as (keyof SourceOptions)[]) if (o[k] !== undefined) out[k] = o[k];
+  const given = o as Record<string, unknown>;
+  for (const k of [...Object.keys(SOURCE_KEYS), ...SOURCES.map(sourceKey)]) if (given[k] !== undefined) out[k] = given[k];
   return out as SourceOptions;
 }
 

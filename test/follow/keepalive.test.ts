@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { openFollowSource } from '../../src/follow/source';
+import { openFollowSource } from '../../src/sources/registry';
 import { HttpClient } from '../../src/sources/http';
 import { resolveHttp } from '../../src/sources/options';
 

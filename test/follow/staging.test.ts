@@ -35,7 +35,7 @@ async function everything(s: ImportSource): Promise<Record<string, string[]>> {
 }
 
 /**
- * follow's batches (src/follow/source.ts): staged in memory when small, their crawl steps
+ * follow's batches (src/sources/api/follow.ts): staged in memory when small, their crawl steps
  * overlapped. What they deliver — and the error they fail with — must be what the sequential
  * crawl into a staging file gives.
  */
@@ -69,7 +69,7 @@ describe('API source, follow batches: in-memory staging and overlapped steps (#3
     full?.close();
   });
 
-  /** openApiSource as follow's batch of from..to calls it (src/follow/source.ts), with `over`. */
+  /** openApiSource as follow's batch of from..to calls it (src/sources/api/follow.ts), with `over`. */
   async function batch(to: number, over: Partial<ApiSourceOptions>, ours?: (p: NftStateProbe) => NftStateProbe, recheck?: Set<string>)
     : Promise<{ got: Record<string, string[]> | Error; staged: boolean; left: boolean; reason?: string }> {
     const db = openStore(cut, 'read');

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { openFollowSource } from '../../src/follow/source';
+import { openFollowSource } from '../../src/sources/registry';
 import { openPostgresSource } from '../../src/sources/postgres/source';
 import { resolveHttp } from '../../src/sources/options';
 

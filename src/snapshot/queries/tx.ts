@@ -151,7 +151,8 @@ export function prepareTxQueries(db: Database.Database, meta: TxMeta) {
       const member =
         within === 'all'
           ? ''
-          : ` AND (SELECT 1 FROM tx_accounts a WHERE a.account_id = @account_id AND a.sequence = m.sequence${within === 'signer' ? ' AND a.signer = 1' : ''}) IS NOT NULL`;
+          : ` AND (SELECT 1 FROM tx_accounts a WHERE a.account_id = @account_id` +
+            ` AND a.sequence = m.sequence${within === 'signer' ? ' AND a.signer = 1' : ''}) IS NOT NULL`;
       const arms = ids.map((_, i) => `SELECT m.sequence AS sequence FROM tx_msg_types m WHERE m.msg_type_id = @t${i}${past}${member}`);
       st = db.prepare(`${arms.join(' UNION ')} ORDER BY 1 ${page.reverse ? 'DESC' : 'ASC'} LIMIT @limit OFFSET @offset`).pluck();
       merges.set(id, st);

@@ -12,7 +12,9 @@ export async function readCollectionStates(http: HttpClient, base: string, prefi
   const out = new Map<string, CollectionState>();
   let nextKey: string | null = null;
   for (;;) {
-    const path: string = `/indexer/nft/v1/collections?pagination.reverse=false&pagination.count_total=false&pagination.limit=${pageSize}${nextKey === null ? '' : `&pagination.key=${encodeURIComponent(nextKey)}`}`;
+    const path: string =
+      '/indexer/nft/v1/collections?pagination.reverse=false&pagination.count_total=false' +
+      `&pagination.limit=${pageSize}${nextKey === null ? '' : `&pagination.key=${encodeURIComponent(nextKey)}`}`;
     const page = members(base + path, await http.get(path), 'collections');
     for (const text of page.items) {
       const c = parseJson<{ object_addr?: unknown; collection?: { name?: unknown; origin_name?: unknown; nfts?: { length?: unknown } } }>(base + path, text);

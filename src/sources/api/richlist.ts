@@ -1,7 +1,7 @@
 /**
  * Rich lists from an API: the holders of each --denoms entry page by page, under the denom they
  * are stored by (on EVM its ERC-20 contract, --denom-contracts). Read by a crawl (Crawler.richList)
- * and by follow's rich-list refresh (src/follow/source.ts).
+ * and by follow's rich-list refresh (./follow.ts).
  */
 import type { VmType } from '../../lib/vm';
 import { ndjsonFile } from '../../records/source';
@@ -63,7 +63,9 @@ export async function readRichList(
     if (start === false) return;
     let nextKey: string | null = start;
     for (let n = 0; ; n++) {
-      const path: string = `/indexer/richlist/v1/${encodeURIComponent(denom)}?pagination.limit=${pageSize}${nextKey === null ? '' : `&pagination.key=${encodeURIComponent(nextKey)}`}`;
+      const path: string =
+        `/indexer/richlist/v1/${encodeURIComponent(denom)}?pagination.limit=${pageSize}` +
+        `${nextKey === null ? '' : `&pagination.key=${encodeURIComponent(nextKey)}`}`;
       const page = members(base + path, await http.get(path), 'holders');
       if (n === 0 && start === null) totals.set(stored, page.total);
       const last = page.items.length < pageSize || page.nextKey === null;

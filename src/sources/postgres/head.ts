@@ -1,4 +1,4 @@
-/** follow's polls of a rollytics database (src/follow/source.ts): its head, a height's hash, its chain id. */
+/** follow's polls of a rollytics database (./follow.ts): its head, a height's hash, its chain id. */
 import type { Client } from 'pg';
 import { connectPostgres, postgresErrorText } from './connect';
 import { redactDsn } from './dsn';

@@ -237,7 +237,8 @@ export class RollyticsRecords {
     const expected = new Map<string, number>();
     for (const r of tokens) {
       const addr = r.collection_addr;
-      if (typeof addr !== 'string' || typeof r.token_id !== 'string') return this.whole('an NFT without collection_addr or token_id'); // the whole read reports it
+      // the whole read reports it
+      if (typeof addr !== 'string' || typeof r.token_id !== 'string') return this.whole('an NFT without collection_addr or token_id');
       if (!expected.has(addr)) expected.set(addr, ours.collection(addr)?.count ?? 0);
       if (!ours.hasToken(addr, r.token_id)) expected.set(addr, (expected.get(addr) as number) + 1);
     }

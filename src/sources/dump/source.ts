@@ -1,7 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
-import { DumpError } from '../records/dump-error';
-import type { RecordSource } from '../records/from-dump';
-import { findDumpFile, readLineBatches, readNdjson } from '../records/ndjson';
+import { DumpError } from '../../records/dump-error';
+import type { RecordSource } from '../../records/from-dump';
+import { findDumpFile, readLineBatches, readNdjson } from '../../records/ndjson';
 
 /** A dump directory of NDJSON files (plain or .gz). */
 export function dumpSource(dir: string): RecordSource {
