@@ -25,7 +25,17 @@ interface Staged {
  * 18–138 ms; bench/README.md "A crawl's footprint", bench/crawl-pack.js).
  */
 export function packTexts(texts: string[]): { texts: Buffer; lengths: string } {
-  const raw = Buffer.from(texts.join(''), 'utf8');
+  return packBuffers(texts.map((t) => Buffer.from(t, 'utf8')));
+}
+
+/** packTexts of the texts at `items` of `body` (a page's bytes as served: ./scan.ts byteList), never decoded. */
+export function packBytes(body: Buffer, items: readonly { start: number; end: number }[]): { texts: Buffer; lengths: string } {
+  return packBuffers(items.map((it) => body.subarray(it.start, it.end)));
+}
+
+/** The texts' bytes in one brotli stream, and their lengths in bytes (a JSON array). */
+function packBuffers(parts: Buffer[]): { texts: Buffer; lengths: string } {
+  const raw = Buffer.concat(parts);
   const packed = brotliCompressSync(raw, {
     params: {
       [constants.BROTLI_PARAM_QUALITY]: 3,
@@ -33,7 +43,7 @@ export function packTexts(texts: string[]): { texts: Buffer; lengths: string } {
       [constants.BROTLI_PARAM_SIZE_HINT]: raw.length,
     },
   });
-  return { texts: packed, lengths: JSON.stringify(texts.map((t) => t.length)) };
+  return { texts: packed, lengths: JSON.stringify(parts.map((t) => t.length)) };
 }
 
 /**
@@ -48,12 +58,12 @@ export function* txPages(db: Database.Database, from = 0): Generator<{ first: nu
   for (let after = (start ?? from) - 1; ;) {
     const p = next.get(after) as { first: number; texts: Buffer; lengths: string } | undefined;
     if (p === undefined) return;
-    const all = brotliDecompressSync(p.texts).toString('utf8');
+    const all = brotliDecompressSync(p.texts);
     const lengths = JSON.parse(p.lengths) as number[];
     const texts: string[] = [];
     let at = 0;
     for (const n of lengths) {
-      texts.push(all.slice(at, at + n));
+      texts.push(all.toString('utf8', at, at + n));
       at += n;
     }
     yield { first: p.first, texts, hashes: hashes.all(p.first, lengths.length) as string[] };
