@@ -55,12 +55,15 @@ export interface TxFacts {
   timestamp: unknown;
 }
 
-export function txFacts(url: string, text: string): TxFacts {
-  const m = rawMembers(text);
+/** The members of a served tx the crawl reads (txFacts), in that order. */
+export const TX_FACTS = ['height', 'txhash', 'timestamp'];
+
+/** What the tx crawl reads of a served tx, from the texts of its members TX_FACTS (./scan.ts byteList). */
+export function txFacts(url: string, [height, hash, timestamp]: readonly (string | undefined)[]): TxFacts {
   return {
-    height: Number(parseJson<string>(url, m.get('height') ?? '""')),
-    hash: parseJson<string>(url, m.get('txhash') ?? '""').toUpperCase(),
-    timestamp: parseJson<unknown>(url, m.get('timestamp') ?? 'null'),
+    height: Number(parseJson<string>(url, height ?? '""')),
+    hash: parseJson<string>(url, hash ?? '""').toUpperCase(),
+    timestamp: parseJson<unknown>(url, timestamp ?? 'null'),
   };
 }
 

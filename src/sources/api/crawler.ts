@@ -12,9 +12,10 @@ import type { NftChangesSince } from '../../records/source';
 import { AccountDeriver, nftKeysOfEvents } from '../../records/derive';
 import { canonicalAddress } from '../../lib/address';
 import { HttpClient, HttpError, forEachConcurrent } from '../http';
-import { cursorValue, key, listUrl, members, PAGE, parseJson, Status, TxFacts, txFacts } from './answers';
+import { cursorValue, key, listUrl, members, PAGE, parseJson, Status, TX_FACTS, TxFacts, txFacts } from './answers';
 import type { ApiSourceOptions } from './options';
-import { type CrawlState, type Cursor, packTexts } from './resume';
+import { type CrawlState, type Cursor, packBytes } from './resume';
+import { type ByteList, byteList } from './scan';
 import { readRichList } from './richlist';
 import type { Staging } from './staging';
 
@@ -239,7 +240,7 @@ export class Crawler {
     const insTx = db.prepare('INSERT OR IGNORE INTO txs (sequence, height, hash, text) VALUES (?, ?, ?, ?)');
     const insTime = db.prepare('INSERT OR IGNORE INTO block_times (height, ts) VALUES (?, ?)');
     const insPage = db.prepare('INSERT OR IGNORE INTO tx_pages (first, texts, lengths) VALUES (?, ?, ?)');
-    const txPage = (after: number, limit: number): Promise<{ url: string; items: string[] }> => this.txPage(after, limit);
+    const txPage = (after: number, limit: number): Promise<{ url: string; list: ByteList; facts: TxFacts[] }> => this.txPage(after, limit);
     const probe = (after: number): Promise<TxFacts | undefined> => this.probe(after);
     if (!(txBlocks.n > 0 && txBlocks.lo !== null)) return;
     const firstHeight = txBlocks.lo;
@@ -281,7 +282,7 @@ export class Crawler {
       const end = Math.min(after + PAGE, hi);
       const n = end - after;
       const page = await txPage(after, n);
-      const facts = page.items.map((t) => txFacts(page.url, t));
+      const { facts, list } = page;
       const lastHash = facts[facts.length - 1]?.hash;
       const [atLast, beyond] = await Promise.all([probe(end - 1), probe(end)]);
       if (facts.length !== n || atLast?.hash !== lastHash || beyond?.hash === lastHash || facts.some((f) => f.height < from || f.height > to)) {
@@ -292,12 +293,13 @@ export class Crawler {
             `this crawler needs (got ${facts.length} txs; rollytics numbers txs 1, 2, 3, ... without gaps)`,
         );
       }
-      // a resumable crawl (an import) stages the page's texts as one compressed row (tx_pages)
-      const packed = state !== undefined ? packTexts(page.items) : undefined;
+      // a resumable crawl (an import) stages the page's texts as one compressed row (tx_pages),
+      // their bytes as served
+      const packed = state !== undefined ? packBytes(list.body, list.items) : undefined;
       db.transaction(() => {
-        page.items.forEach((text, i) => {
+        list.items.forEach((item, i) => {
           const f = facts[i];
-          insTx.run(after + 1 + i, f.height, f.hash, packed === undefined ? text : '');
+          insTx.run(after + 1 + i, f.height, f.hash, packed === undefined ? list.body.toString('utf8', item.start, item.end) : '');
           if (typeof f.timestamp === 'string') insTime.run(f.height, f.timestamp);
         });
         if (packed !== undefined) insPage.run(after + 1, packed.texts, packed.lengths);
@@ -324,16 +326,18 @@ export class Crawler {
     return this.db.prepare('SELECT coalesce(sum(tx_count), 0) FROM blocks').pluck().get() as number;
   }
 
-  /** A page of `limit` txs after sequence `after`. */
-  private async txPage(after: number, limit: number): Promise<{ url: string; items: string[] }> {
+  /** A page of `limit` txs after sequence `after`: where each is in the body, and what the crawl reads of it. */
+  private async txPage(after: number, limit: number): Promise<{ url: string; list: ByteList; facts: TxFacts[] }> {
     const path = `/indexer/tx/v1/txs?pagination.limit=${limit}&pagination.reverse=false&pagination.count_total=false&pagination.key=${key({ sequence: after })}`;
-    return { url: this.base + path, items: members(this.base + path, await this.http.get(path), 'txs').items };
+    const url = this.base + path;
+    const list = byteList(url, await this.http.getBytes(path), 'txs', TX_FACTS);
+    return { url, list, facts: list.items.map((t) => txFacts(url, t.fields)) };
   }
 
   /** probe(X): the first tx with sequence > X (undefined: none). */
   private async probe(after: number): Promise<TxFacts | undefined> {
     const p = await this.txPage(after, 1);
-    return p.items.length ? txFacts(p.url, p.items[0]) : undefined;
+    return p.facts[0];
   }
 
   /** NFT collections: pages by key, one after the other; their addresses in (height, addr) order. */
@@ -625,12 +629,10 @@ export class Crawler {
       let keyParam = at?.nextKey ? `&pagination.key=${at.nextKey}` : '';
       for (;;) {
         const path = `/indexer/nft/v1/txs/${collection}/${encodeURIComponent(tokenId)}?pagination.limit=${PAGE}&pagination.reverse=false&pagination.count_total=false${keyParam}`;
-        const page = await this.page(path, 'txs');
+        const page = byteList(base + path, await this.http.getBytes(path), 'txs', TX_FACTS);
         db.transaction(() => {
-          for (const text of page.items) {
-            const m = rawMembers(text);
-            const hash = parseJson<string>(base + path, m.get('txhash') ?? '""').toUpperCase();
-            const height = Number(parseJson<string>(base + path, m.get('height') ?? '""'));
+          for (const { fields } of page.items) {
+            const { hash, height } = txFacts(base + path, fields);
             if (height < from || height > to) continue; // outside the crawled range
             const seq = bySeqHash.get(hash, height) as number | undefined;
             if (seq === undefined) throw new HttpError(base + path, 200, `GET ${base}${path}: tx ${hash} (height ${height}) is not in the crawled tx list`);

@@ -19,21 +19,32 @@ interface Staged {
 
 /**
  * A tx page's texts as one row of tx_pages: compressed together with their lengths, so the
- * staging stays a fraction of the snapshot it is for. Brotli at quality 3 with a 4 MiB window:
- * consecutive txs repeat each other, so a whole page compresses ≈ 10× (407 bytes a tx on the
- * generated Wasm chain, 17–68 ms a page of 1000 on the loaded box; zlib level 1: 558 bytes,
- * 18–138 ms; bench/README.md "A crawl's footprint", bench/crawl-pack.js).
+ * staging stays a fraction of the snapshot it is for. Brotli at quality 1 with a 4 MiB window:
+ * consecutive txs repeat each other, so a whole page compresses ≈ 9× (433 bytes a tx on the
+ * generated Wasm chain in ≈ 7 ms a page of 1000; quality 3: 378 bytes in ≈ 18 ms, the crawl's
+ * largest CPU cost after gunzip; zlib level 1: 543 bytes in ≈ 12 ms). The staging's tx pages
+ * are gone before the load's peak (bench/README.md "A crawl's footprint", "Crawl CPU").
  */
 export function packTexts(texts: string[]): { texts: Buffer; lengths: string } {
-  const raw = Buffer.from(texts.join(''), 'utf8');
+  return packBuffers(texts.map((t) => Buffer.from(t, 'utf8')));
+}
+
+/** packTexts of the texts at `items` of `body` (a page's bytes as served: ./scan.ts byteList), never decoded. */
+export function packBytes(body: Buffer, items: readonly { start: number; end: number }[]): { texts: Buffer; lengths: string } {
+  return packBuffers(items.map((it) => body.subarray(it.start, it.end)));
+}
+
+/** The texts' bytes in one brotli stream, and their lengths in bytes (a JSON array). */
+function packBuffers(parts: Buffer[]): { texts: Buffer; lengths: string } {
+  const raw = Buffer.concat(parts);
   const packed = brotliCompressSync(raw, {
     params: {
-      [constants.BROTLI_PARAM_QUALITY]: 3,
+      [constants.BROTLI_PARAM_QUALITY]: 1,
       [constants.BROTLI_PARAM_LGWIN]: 22,
       [constants.BROTLI_PARAM_SIZE_HINT]: raw.length,
     },
   });
-  return { texts: packed, lengths: JSON.stringify(texts.map((t) => t.length)) };
+  return { texts: packed, lengths: JSON.stringify(parts.map((t) => t.length)) };
 }
 
 /**
@@ -48,12 +59,12 @@ export function* txPages(db: Database.Database, from = 0): Generator<{ first: nu
   for (let after = (start ?? from) - 1; ;) {
     const p = next.get(after) as { first: number; texts: Buffer; lengths: string } | undefined;
     if (p === undefined) return;
-    const all = brotliDecompressSync(p.texts).toString('utf8');
+    const all = brotliDecompressSync(p.texts);
     const lengths = JSON.parse(p.lengths) as number[];
     const texts: string[] = [];
     let at = 0;
     for (const n of lengths) {
-      texts.push(all.slice(at, at + n));
+      texts.push(all.toString('utf8', at, at + n));
       at += n;
     }
     yield { first: p.first, texts, hashes: hashes.all(p.first, lengths.length) as string[] };

@@ -151,8 +151,9 @@ function parseCrawl(text: string): Crawl {
 /** What a resumable crawl's staging holds depends on: another value of one of these, and it starts over. */
 function stagedOptions(o: ApiSourceOptions): string {
   return JSON.stringify({
-    // the staging's own layout (3: tx texts packed by page, brotli; 4: auto_vacuum incremental, a crawl id, shrunk by the load)
-    format: 4,
+    // the staging's own layout (3: tx texts packed by page, brotli; 4: auto_vacuum incremental, a crawl id, shrunk by the load;
+    // 5: the packed texts' lengths in bytes)
+    format: 5,
     // (not the VM: it decides only which steps run, so a crawl refused for a wrong --vm-type goes on with the right one)
     from: o.fromHeight ?? null,
     to: o.toHeight ?? null,
