@@ -173,12 +173,15 @@ function openChecked(file: string, opts: OpenOptions): { file: SnapshotFile; evm
  * undefined in a read transaction.
  */
 function beginRead(db: Database.Database): number | undefined {
+  // read first: a connection that last read the file before a follower turned it to WAL learns
+  // it by reading (PRAGMA journal_mode alone says what the connection last saw)
+  const version = db.pragma('data_version', { simple: true }) as number;
   if (db.pragma('journal_mode', { simple: true }) === 'wal') {
     db.exec('BEGIN');
     db.prepare('SELECT count(*) FROM sqlite_schema').get();
     return undefined;
   }
-  return db.pragma('data_version', { simple: true }) as number;
+  return version;
 }
 
 /** The checked meta of the state `db` reads (its read transaction begun). */

@@ -135,6 +135,27 @@ describe('snapshot: versions outside a read transaction hold only while the file
     }
   });
 
+  it('a spare connection that last read the file before it turned to WAL begins its next state in a read transaction', async () => {
+    const holder = SnapshotHolder.open(file);
+    try {
+      const first = holder.current() as Snapshot;
+      // turned to WAL and written, the first state's connection not asked anything since
+      w.pragma('journal_mode = WAL');
+      commitBlock(w);
+      expect(await holder.reload('new batch')).to.equal(true); // opened: no spare yet; the first state's connection becomes it
+      commitBlock(w);
+      expect(await holder.reload('new batch')).to.equal(true);
+      expect(holder.renewed, 'begun on the first state\'s connection').to.equal(1);
+      const renewed = holder.current() as Snapshot;
+      expect(renewed.db).to.equal(first.db);
+      expect(renewed.db.inTransaction, 'one read transaction').to.equal(true);
+      commitBlock(w);
+      expect(renewed.versionsHold()).to.equal(true);
+    } finally {
+      holder.close();
+    }
+  });
+
   it('serve\'s commit watch begins the state again when the file moved under it with no new snapshot id (turned to WAL, nothing else)', async () => {
     const holder = SnapshotHolder.open(file);
     const watch = watchCommits(holder, 10);
