@@ -339,7 +339,7 @@ function versionsHoldOf(c: Connection): () => boolean {
   if (begun === undefined) return () => true;
   const { dataVersion } = c;
   // once moved, never back (the state's meta stays what it began with); asked per answer computed, not per 304
-  // (in rollback-journal mode SQLite takes and drops the file's lock for it: 17–34 µs, docs/response-cache.md)
+  // (in rollback-journal mode SQLite takes and drops the file's lock for it: 6–7 µs, docs/response-cache.md)
   let holds = true;
   return () => holds && (holds = dataVersion.get() === begun);
 }
