@@ -171,6 +171,16 @@ CREATE TABLE richlist_ranks (
   PRIMARY KEY (denom, rank)
 ) WITHOUT ROWID;
 
+-- Tag digests (schema v4): for an NFT owner (o:<hex>), a collection (c:<hex>), the list of
+-- collections (cl) and a stored rich list (r:<denom>), 16 bytes of a SHA-256 of every row their
+-- answers read, in key order; NULL over DIGEST_ROW_CAP rows; no row: the tag has no rows. Written
+-- with the rows (import, import --base, follow, rich-list refresh), read as the tag's version
+-- (src/snapshot/tag-digests.ts, docs/response-cache.md "ETags from versions").
+CREATE TABLE tag_digests (
+  tag    TEXT PRIMARY KEY,
+  digest BLOB
+) WITHOUT ROWID;
+
 -- EVM bank denom (lower-cased) → ERC-20 contract: replaces rollytics' by_denom node query (§7).
 CREATE TABLE denom_contracts (
   denom    TEXT PRIMARY KEY,

@@ -13,6 +13,7 @@ import { denomTag, TIP } from './tags';
 import type Database from 'better-sqlite3';
 import { openStore, tempPathBeside } from './store';
 import { ensureRanks, writeRanks } from './richlist-ranks';
+import { ensureDigests, writeDigests } from './tag-digests';
 
 const STAGING_SQL = `
   CREATE TABLE theirs (denom TEXT NOT NULL, account BLOB NOT NULL, amount_key TEXT NOT NULL, PRIMARY KEY (denom, account)) WITHOUT ROWID;
@@ -202,6 +203,8 @@ function finishRichList(db: Database.Database, height: number): void {
   const denoms = db.prepare('SELECT denom FROM stage.came UNION SELECT denom FROM stage.gone').pluck().all() as string[];
   // their rank marks, in the same transaction (a version-2 file gets every denom's: src/snapshot/richlist-ranks.ts)
   if (!ensureRanks(db)) writeRanks(db, denoms);
+  // and their digests (a file before schema 4 gets every tag's: src/snapshot/tag-digests.ts)
+  if (!ensureDigests(db)) writeDigests(db, denoms.map(denomTag));
   recordChange(db, 'richlist', height, [TIP, ...denoms.map(denomTag)]);
 }
 

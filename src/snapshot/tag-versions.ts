@@ -24,20 +24,21 @@
  * so the response cache's key table, which those records keep valid, holds the same ETags a
  * fresh process derives (test/follow/live-cache.ts compares them).
  *
- * The NFT tags (`o:` an owner, `c:` a collection, `cl` every collection) and the rich lists'
- * (`r:`) have none: the data they cover (ownership, NFT JSON, NFT ↔ tx links, holders read from
- * a source) moves in ways no count or height of the schema names (an NFT sent away moves its
- * former owner's list; a link added moves a collection's; a refresh may move holders at the same
- * rich-list height) — their answers keep the ETag of their bytes (src/http/etag.ts etagOf),
- * decided by computing the answer, then by the response cache's key table
- * (docs/response-cache.md#etags-from-versions-a-restart-a-new-file-another-worker says why).
+ * - `o:<account>`, `c:<collection>`, `cl`, `r:<denom>` (the NFT tags and the rich lists'): the
+ *   digest of the rows their answers read, kept in the file by every writer (table tag_digests,
+ *   schema v4: src/snapshot/tag-digests.ts) — their data moves in ways no count or height names
+ *   (an NFT sent away moves its former owner's list; a refresh may move holders at the same
+ *   rich-list height). `-`: the tag has no rows. None (the ETag of the answer's bytes, as before)
+ *   on a file before schema 4 or for a tag over the digest's row cap.
  */
 import type Database from 'better-sqlite3';
+import { DIGESTS_SCHEMA_VERSION, EMPTY_DIGEST } from './tag-digests';
 
 /** What a state's versions are derived from, besides its rows. */
 export interface VersionMeta {
   height: number;
   countTxs: number;
+  schemaVersion: number;
 }
 
 /** The versions of one state of a file, read in its read transaction. */
@@ -67,10 +68,25 @@ export function prepareTagVersions(db: Database.Database, evm: boolean): TagVers
         .raw()
     : undefined;
   const cosmos = evm ? undefined : db.prepare('SELECT tx_count FROM accounts WHERE addr = ?').pluck();
+  // prepared once the file has the table (a file before schema 4 gains it with its first write in place)
+  let digestStmt: Database.Statement | undefined;
+  const digestOf = (tag: string): string | undefined => {
+    const row = (digestStmt as Database.Statement).get(tag) as [Buffer | null] | undefined;
+    if (row === undefined) return EMPTY_DIGEST;
+    return row[0] === null ? undefined : row[0].toString('base64url');
+  };
   return {
     forState(meta, evmInternalTxs, status) {
       const txs = String(meta.countTxs);
       const itx = String(evmInternalTxs);
+      if (digestStmt === undefined && meta.schemaVersion >= DIGESTS_SCHEMA_VERSION) {
+        try {
+          digestStmt = db.prepare('SELECT digest FROM tag_digests WHERE tag = ?').raw();
+        } catch {
+          digestStmt = undefined;
+        }
+      }
+      const digests = meta.schemaVersion >= DIGESTS_SCHEMA_VERSION ? digestStmt : undefined;
       return {
         of(tag) {
           switch (tag.charCodeAt(0)) {
@@ -87,6 +103,11 @@ export function prepareTagVersions(db: Database.Database, evm: boolean): TagVers
             }
             case 104: // h:<height>
               return tag.charCodeAt(1) === 58 ? (Number(tag.slice(2)) <= meta.height ? '1' : '0') : undefined;
+            case 111: // o:<hex>
+            case 114: // r:<denom>
+              return digests !== undefined && tag.charCodeAt(1) === 58 ? digestOf(tag) : undefined;
+            case 99: // c:<hex>, cl
+              return digests !== undefined && (tag.charCodeAt(1) === 58 || tag === 'cl') ? digestOf(tag) : undefined;
             default:
           }
           if (tag === 'tip') return status;

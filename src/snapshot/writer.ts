@@ -9,6 +9,7 @@ import { EvmDelta, finishEvm, newEvmDelta } from './evm-writer';
 import { bringWireFormatCurrent } from './rerender';
 import { INDEXES_SQL, SCHEMA_VERSION, schemaSql, TABLES_SQL } from './schema';
 import { ensureRanks, writeRanks } from './richlist-ranks';
+import { ensureDigests, writeDigests } from './tag-digests';
 import { prepareTipQueries } from './queries/tip';
 import { recordChange } from './changes';
 import { accountTag, ANY_TX, collectionTag, COLLECTIONS, denomTag, heightTag, INTERNAL_TXS, ownerTag, TIP } from './tags';
@@ -196,6 +197,12 @@ export class SnapshotWriter {
   private maxHeight = 0;
   /** extend: state kinds the source delivered (staged in temp tables, applied in finish) */
   private readonly replaced = new Set<string>();
+  /** collections whose NFT ↔ tx links this write added (their digests: src/snapshot/tag-digests.ts) */
+  private readonly linkedCollections = new Set<string>();
+  /** the rich list or the denom contracts were replaced: every rich list's digest is written again */
+  private allDenoms = false;
+  /** a base of an older wire format was rendered again: every digest is written again */
+  private rerendered = false;
   private readonly stmts;
   private readonly txAccounts: LinkRows;
   private readonly txMsgTypes: LinkRows;
@@ -277,7 +284,7 @@ export class SnapshotWriter {
     if (mode !== 'inPlace') this.db.exec('BEGIN');
     // a new file is marked with the wire format; a base of an older one is rendered again
     // (in place: inside the follower's first batch)
-    bringWireFormatCurrent(this.db);
+    this.rerendered = bringWireFormatCurrent(this.db) > 0;
   }
 
   static create(target: string, opts: WriterOptions & { check: FileCheck }): SnapshotWriter {
@@ -441,11 +448,13 @@ export class SnapshotWriter {
                       CREATE UNIQUE INDEX temp.new_nfts_key ON new_nfts (collection_addr, token_id);`);
         break;
       case 'richlist':
+        this.allDenoms = true;
         this.recordAllDenoms();
         this.db.exec('DELETE FROM richlist; DELETE FROM richlist_denoms;');
         break;
       case 'denom_contracts':
         // a denom's stored name may move with its contract: every rich list may change
+        this.allDenoms = true;
         this.recordAllDenoms();
         this.db.exec('DELETE FROM denom_contracts');
         break;
@@ -469,6 +478,16 @@ export class SnapshotWriter {
     tags.add(TIP);
     if (this.newTxs > 0) tags.add(ANY_TX);
     if (this.evm.internals > 0) tags.add(INTERNAL_TXS);
+    for (const t of this.nftTags()) tags.add(t);
+    if (this.replaced.has('richlist')) this.recordAllDenoms();
+    const height = this.maxHeight > 0 ? this.maxHeight : Number(db.prepare('SELECT max(height) FROM blocks').pluck().get() ?? 0);
+    recordChange(db, 'batch', height, tags);
+  }
+
+  /** On a base: the NFT tags this write changed — the collections and owners its state diff touched, the collections its links added to. */
+  private nftTags(): Set<string> {
+    const db = this.db;
+    const tags = new Set(this.linkedCollections);
     const hasTemp = (name: string): boolean => db.prepare("SELECT 1 FROM temp.sqlite_schema WHERE type = 'table' AND name = ?").get(name) !== undefined;
     if (hasTemp('touched_collections')) {
       const collections = db.prepare('SELECT addr FROM temp.touched_collections').pluck().all() as Buffer[];
@@ -479,9 +498,27 @@ export class SnapshotWriter {
       const owners = db.prepare('SELECT a.addr FROM temp.touched_owners t JOIN main.accounts a ON a.id = t.id').pluck().all() as Buffer[];
       for (const addr of owners) tags.add(ownerTag(addr.toString('hex')));
     }
-    if (this.replaced.has('richlist')) this.recordAllDenoms();
-    const height = this.maxHeight > 0 ? this.maxHeight : Number(db.prepare('SELECT max(height) FROM blocks').pluck().get() ?? 0);
-    recordChange(db, 'batch', height, tags);
+    return tags;
+  }
+
+  /**
+   * On a base, inside the write's transaction, once its rows are in: the digests of the tags it
+   * changed (src/snapshot/tag-digests.ts) — all of them for a base before schema 4 or one
+   * rendered again, every rich list's when the rich list or the denom contracts were replaced.
+   */
+  private writeTagDigests(): void {
+    const db = this.db;
+    if (ensureDigests(db)) return;
+    if (this.rerendered) {
+      writeDigests(db, 'all');
+      return;
+    }
+    const tags = this.nftTags();
+    if (this.allDenoms) {
+      db.exec("DELETE FROM main.tag_digests WHERE tag >= 'r:' AND tag < 'r;'");
+      for (const d of db.prepare('SELECT denom FROM main.richlist_denoms').pluck().all() as string[]) tags.add(denomTag(d));
+    }
+    writeDigests(db, tags);
   }
 
   private collectionStmt?: Database.Statement;
@@ -514,6 +551,7 @@ export class SnapshotWriter {
 
   insertNftTx(collectionAddr: Buffer, tokenId: string, sequence: number): void {
     this.stmts.nftTx.run(collectionAddr, tokenId, sequence);
+    this.linkedCollections.add(collectionTag(collectionAddr.toString('hex')));
     if (this.mode === 'inPlace') this.changed.add(collectionTag(collectionAddr.toString('hex')));
     const key = collectionAddr.toString('hex') + '\u0000' + tokenId;
     const c = this.nftTxCounts.get(key);
@@ -751,6 +789,8 @@ export class SnapshotWriter {
       writeRanks(db, 'all');
       step('collections');
       this.renderCollections(meta.prefix);
+      step('digests');
+      writeDigests(db, 'all');
       if (!resumable) db.exec('COMMIT');
     } else {
       step('counts');
@@ -763,6 +803,8 @@ export class SnapshotWriter {
       step('collections');
       this.applyNftState(meta.partial ?? new Set(), meta.completeCollections ?? new Set());
       this.renderCollections(meta.prefix, 'temp.touched_collections');
+      step('digests');
+      this.writeTagDigests();
       if (this.mode === 'inPlace') this.recordBatch();
       db.exec('DROP TABLE temp.touched_collections; DROP TABLE temp.touched_owners;');
       // In place, the meta below belongs to the same transaction: readers see all or nothing.

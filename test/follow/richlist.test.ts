@@ -1,3 +1,4 @@
+import { SCHEMA_VERSION } from '../../src/snapshot/schema';
 import { expect } from 'chai';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -74,7 +75,7 @@ describe('follow: the rich list, refreshed apart from the block batches', functi
       const fresh = join(tmp, 'fresh.sqlite');
       await runImport({ fromApi: src.url, out: fresh, force: true, quiet: true, json: false, denoms: contracts });
       // NFT links of NFTs burned after the start: a crawl cannot see them (test/follow/api-nft.test.ts)
-      expect(differences(db, fresh).filter((d) => !/^nft_tx(s|_counts): /.test(d))).to.deep.equal([]);
+      expect(differences(db, fresh).filter((d) => !/^(nft_tx(s|_counts): |tag_digests c:)/.test(d))).to.deep.equal([]);
       const s = openSnapshot(db);
       try { expect(s.meta.richListHeight).to.equal(400); } finally { s.close(); }
     } finally {
@@ -103,14 +104,14 @@ describe('follow: the rich list, refreshed apart from the block batches', functi
     }
   });
 
-  it('a version-2 file (no rank marks) followed becomes version 3 with its first batch: marks of every denom, user_version and meta in one transaction', async () => {
+  it('a version-2 file (no rank marks) followed becomes the current version with its first batch: marks of every denom, tag digests, user_version and meta in one transaction', async () => {
     const tmp = mkdtempSync(join(tmpdir(), 'indexer-api-follow-ranks-'));
     const cuts = await evmCuts(tmp, [390]);
     const src = await growingSource(cuts[0][1]);
     const db = join(tmp, 'live.sqlite');
     await runImport({ fromApi: src.url, out: db, force: true, quiet: true, json: false, denoms: denoms(DEMO('evm')) });
     const v2 = openDatabase(db, { fileMustExist: true });
-    v2.exec("DROP TABLE richlist_ranks; UPDATE meta SET value = '2' WHERE key = 'schema_version'; PRAGMA user_version = 2;");
+    v2.exec("DROP TABLE richlist_ranks; DROP TABLE tag_digests; UPDATE meta SET value = '2' WHERE key = 'schema_version'; PRAGMA user_version = 2;");
     v2.close();
     const follow = startFollow(['--db', db, '--from-api', src.url, '--interval', '50ms', '--batch-blocks', '10']);
     try {
@@ -124,8 +125,9 @@ describe('follow: the rich list, refreshed apart from the block batches', functi
     }
     const d = openDatabase(db, { readonly: true, fileMustExist: true });
     try {
-      expect(d.pragma('user_version', { simple: true })).to.equal(3);
-      expect(d.prepare("SELECT value FROM meta WHERE key = 'schema_version'").pluck().get()).to.equal('3');
+      expect(d.pragma('user_version', { simple: true })).to.equal(SCHEMA_VERSION);
+      expect(d.prepare("SELECT value FROM meta WHERE key = 'schema_version'").pluck().get()).to.equal(String(SCHEMA_VERSION));
+      expect(d.prepare('SELECT count(*) FROM tag_digests').pluck().get(), 'tag digests').to.be.greaterThan(0);
       const marks = (sql: string): string => JSON.stringify(d.prepare(sql).raw().all());
       expect(marks('SELECT denom, rank, amount_key, hex(account) FROM richlist_ranks ORDER BY denom, rank')).to.equal(marks(`
         SELECT denom, rn - 1, amount_key, hex(account) FROM (SELECT denom, amount_key, account,

@@ -138,10 +138,22 @@ export async function eventually<T>(what: string, ms: number, test: () => Promis
 
 /**
  * What differs between two snapshots (tableDiff, logical), meta compared key by key without
- * `source` (it names the source URL, whose port differs between runs) — empty: the same data.
+ * `source` (it names the source URL, whose port differs between runs), the tag digests tag by tag
+ * (`tag_digests c:…`: which collection) — empty: the same data.
  */
 export function differences(a: string, b: string): string[] {
-  const out = tableDiff(a, b, true).filter((d) => !d.startsWith('meta:'));
+  const out = tableDiff(a, b, true).filter((d) => !d.startsWith('meta:') && !d.startsWith('tag_digests:'));
+  // the tag digests tag by tag (src/snapshot/tag-digests.ts): which owner, collection or rich list differs
+  const digests = (f: string): Map<string, string> => {
+    const s = openSnapshot(f);
+    try {
+      const has = s.db.prepare("SELECT 1 FROM sqlite_schema WHERE name = 'tag_digests'").get() !== undefined;
+      return new Map(has ? (s.db.prepare('SELECT tag, hex(digest) FROM tag_digests').raw().all() as [string, string][]) : []);
+    } finally { s.close(); }
+  };
+  const da = digests(a);
+  const db = digests(b);
+  for (const t of new Set([...da.keys(), ...db.keys()])) if (da.get(t) !== db.get(t)) out.push(`tag_digests ${t}: ${da.get(t) ?? '(none)'} vs ${db.get(t) ?? '(none)'}`);
   const meta = (f: string): Map<string, string> => {
     const s = openSnapshot(f);
     try {

@@ -1,3 +1,4 @@
+import { SCHEMA_VERSION } from '../../src/snapshot/schema';
 import { expect } from 'chai';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,7 +15,7 @@ import { Served, serveSnapshot } from '../helpers/same-answers';
  * page): every offset — around each rank mark, past 10,000, at the end and past it, both orders,
  * as pagination.offset and as rollytics' offset key — answers the rows a keyset walk finds there.
  * A version-2 file (no marks) still serves offsets up to 10,000 and says what serves deeper ones;
- * `import --base` brings it to version 3. Real files, a real server on 127.0.0.1.
+ * `import --base` brings it to the current version. Real files, a real server on 127.0.0.1.
  */
 describe('rich list: pages at any offset (rank marks, schema v3)', function () {
   this.timeout(300_000);
@@ -60,7 +61,7 @@ describe('rich list: pages at any offset (rank marks, schema v3)', function () {
     expect(total).to.be.greaterThan(MAX_OFFSET).and.at.most(ASKED);
     const db = openDatabase(file, { readonly: true, fileMustExist: true });
     try {
-      expect(db.pragma('user_version', { simple: true })).to.equal(3);
+      expect(db.pragma('user_version', { simple: true })).to.equal(SCHEMA_VERSION);
       const marks = db.prepare('SELECT rank FROM richlist_ranks WHERE denom = ? ORDER BY rank').pluck().all(DENOM) as number[];
       expect(marks).to.deep.equal(Array.from({ length: Math.ceil(total / RANK_STEP) }, (_, i) => i * RANK_STEP));
     } finally { db.close(); }
@@ -97,13 +98,13 @@ describe('rich list: pages at any offset (rank marks, schema v3)', function () {
     expect(next.body.holders).to.deep.equal(all.slice(12_010, 12_020));
   });
 
-  it('a version-2 file (no marks) serves offsets up to 10,000 and refuses deeper ones saying why; import --base brings it to version 3', async () => {
+  it('a version-2 file (no marks) serves offsets up to 10,000 and refuses deeper ones saying why; import --base brings it to the current version (marks and tag digests)', async () => {
     const old = join(work, 'v2.sqlite');
     const db = openDatabase(file, { readonly: true, fileMustExist: true });
     db.prepare('VACUUM INTO ?').run(old);
     db.close();
     const w = openDatabase(old, { fileMustExist: true });
-    w.exec("DROP TABLE richlist_ranks; UPDATE meta SET value = '2' WHERE key = 'schema_version'; PRAGMA user_version = 2;");
+    w.exec("DROP TABLE richlist_ranks; DROP TABLE tag_digests; UPDATE meta SET value = '2' WHERE key = 'schema_version'; PRAGMA user_version = 2;");
     w.close();
     const v2 = await serveSnapshot(old);
     served.push(v2);
@@ -113,7 +114,7 @@ describe('rich list: pages at any offset (rank marks, schema v3)', function () {
     const deep = await page(v2, `pagination.offset=${MAX_OFFSET + 1}&pagination.limit=10`);
     expect(deep.status).to.equal(400);
     expect(deep.body.message).to.equal(`invalid value for pagination.offset: ${MAX_OFFSET + 1} (offsets above ${MAX_OFFSET} are not served on this rich list: `
-      + 'its snapshot predates rank marks (schema version 2; `follow` or `import --base` brings it to version 3); page with pagination.key, sending back each page\'s next_key)');
+      + 'its snapshot predates rank marks (schema version 2; `follow` or `import --base` brings it to the current version); page with pagination.key, sending back each page\'s next_key)');
 
     const empty = join(work, 'no-new-heights');
     mkdirSync(empty);
@@ -121,7 +122,7 @@ describe('rich list: pages at any offset (rank marks, schema v3)', function () {
     await runImport({ base: old, fromDump: empty, out: upgraded, force: false, quiet: true, json: false });
     const v3 = await serveSnapshot(upgraded);
     served.push(v3);
-    expect(v3.snapshot.meta.schemaVersion).to.equal(3);
+    expect(v3.snapshot.meta.schemaVersion).to.equal(SCHEMA_VERSION);
     const p = await page(v3, `pagination.offset=${total - 5}&pagination.limit=10`);
     expect(p.body.holders).to.deep.equal(all.slice(total - 5));
   });

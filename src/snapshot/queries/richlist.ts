@@ -133,7 +133,7 @@ function unranked(page: PageRequest): Error {
     viaKey ? 'pagination.key' : 'pagination.offset',
     viaKey ? `offset ${page.offset}` : String(page.offset),
     `offsets above ${MAX_OFFSET} are not served on this rich list: its snapshot predates rank marks (schema version 2; ` +
-      "`follow` or `import --base` brings it to version 3); page with pagination.key, sending back each page's next_key",
+      "`follow` or `import --base` brings it to the current version); page with pagination.key, sending back each page's next_key",
   );
 }
 
