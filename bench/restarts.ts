@@ -21,6 +21,7 @@
  *   node build/bench/restarts.js --chain wasm1m.sqlite --work DIR [--later LATER.sqlite]
  *     [--wallets 100000] [--rate 20000] [--before 10] [--after 60] [--workers 1,2]
  *     [--events restart,copy,pull,cycles] [--pin] [--threads 2] [--cli DIR (another build's checkout: the release before)]
+ *     [--family activity|nft (the wallets' activity pages, or their NFT pages: tokens/by_account)]
  *
  * With `pull`, --chain is the version served first and --later the one published during the run.
  */
@@ -332,14 +333,15 @@ async function main(argv: string[]): Promise<void> {
   };
   mkdirSync(o.work, { recursive: true });
   const bin = join(o.cli, 'bin', 'indexer-api');
-  const { paths } = walletPaths(o.chain, o.wallets);
+  const family = opt(argv, 'family', 'activity') === 'nft' ? 'nft' : 'activity';
+  const { paths } = walletPaths(o.chain, o.wallets, family);
   o.wallets = paths.length;
   process.stdout.write(`${paths.length} wallets, ${o.rate} polls/s offered, build ${o.cli}; load ${loadavg()[0].toFixed(2)}\n`);
   // the ETags the wallets hold, as this build answers them (the release before: ETags of the bytes)
   // ('' asks for the file's name only: it may not exist yet)
   const tsvOf = async (url: string): Promise<string> => {
     // the build's commit in the name: a versioned ETag names the build (src/http/version-etag.ts)
-    const tsv = join(o.work, `wallets-${paths.length}-${o.cli === ROOT ? 'this' : 'other'}-${buildCommit(o.cli)}.tsv`);
+    const tsv = join(o.work, `wallets-${family}-${paths.length}-${o.cli === ROOT ? 'this' : 'other'}-${buildCommit(o.cli)}.tsv`);
     if (url !== '' && !existsSync(tsv)) await seed(url, paths, tsv);
     return tsv;
   };

@@ -157,19 +157,21 @@ export function freePort(): Promise<number> {
 
 /**
  * The wallets of a snapshot file: `n` of its accounts with txs, spread over the id range (wallets
- * of every age), each the Initia wallet's activity URL. Also the file's height and how many
- * accounts have txs.
+ * of every age), each the Initia wallet's activity URL — or, with `family` 'nft', `n` of its
+ * accounts owning NFTs, each the wallet's NFT page (tokens/by_account). Also the file's height and
+ * how many accounts there are to pick from.
  */
-export function walletPaths(file: string, n: number): { paths: string[]; height: number; accounts: number } {
+export function walletPaths(file: string, n: number, family: 'activity' | 'nft' = 'activity'): { paths: string[]; height: number; accounts: number } {
   const db = new Database(file, { readonly: true });
   const prefix = String(db.prepare("SELECT value FROM meta WHERE key = 'bech32_prefix'").pluck().get());
   const height = Number(db.prepare("SELECT value FROM meta WHERE key = 'max_height'").pluck().get());
-  const all = db.prepare('SELECT addr FROM accounts WHERE tx_count > 0 ORDER BY id').pluck().all() as Buffer[];
+  const all = db.prepare(`SELECT addr FROM accounts WHERE ${family === 'nft' ? 'nft_count' : 'tx_count'} > 0 ORDER BY id`).pluck().all() as Buffer[];
   db.close();
   const step = Math.max(1, all.length / n);
   const paths: string[] = [];
   for (let i = 0; paths.length < Math.min(n, all.length); i++) {
-    paths.push(`/indexer/tx/v1/txs/by_account/${toBech32(all[Math.floor(i * step)], prefix)}?pagination.reverse=true&pagination.limit=10`);
+    const a = toBech32(all[Math.floor(i * step)], prefix);
+    paths.push(family === 'nft' ? `/indexer/nft/v1/tokens/by_account/${a}?pagination.limit=10` : `/indexer/tx/v1/txs/by_account/${a}?pagination.reverse=true&pagination.limit=10`);
   }
   return { paths, height, accounts: all.length };
 }
