@@ -9,9 +9,12 @@
 #
 #   bench/perf-pass.sh DB TSV OUTDIR [RATE=5000] [SECONDS=20]
 set -euo pipefail
-DB=$1; TSV=$2; OUT=$3; RATE=${4:-5000}; SECS=${5:-20}
+DB=$(realpath "$1"); TSV=$(realpath "$2"); OUT=$3; RATE=${4:-5000}; SECS=${5:-20}
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$OUT"
+OUT=$(realpath "$OUT")
+# node's own logs (isolate-*.log) land there, not in the checkout
+cd "$OUT"
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 taskset -c 1 node --perf-basic-prof "$HERE/build/src/cli.js" serve --db "$DB" --port "$PORT" --workers 1 --log-level warn --no-explorer &
 PID=$!
