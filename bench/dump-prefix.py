@@ -9,8 +9,10 @@ versions of one chain built independently: every account's txs up to HEIGHT are 
 state (collections, tokens) is the generator's final state restricted to what existed by HEIGHT
 (rows whose `height` is <= HEIGHT): the generator writes no history of owners, so that part is an
 approximation of the chain at HEIGHT — the benchmark polls the wallets' activity pages only,
-which read no NFT row. meta.ndjson gets `height` HEIGHT.
+which read no NFT row. meta.ndjson gets `height` HEIGHT. A gzip'd dump (NAME.ndjson.gz, `generate
+--gzip`) is cut into a gzip'd one (level 1).
 """
+import gzip
 import json
 import os
 import re
@@ -24,10 +26,14 @@ seq_re = re.compile(rb'"sequence":(\d+)')
 
 def copy_while(name, keep):
     path = os.path.join(src, name)
+    opener = open
     if not os.path.exists(path):
-        return 0
+        if not os.path.exists(path + '.gz'):
+            return 0
+        path, name = path + '.gz', name + '.gz'
+        opener = lambda p, m: gzip.open(p, m, compresslevel=1) if 'w' in m else gzip.open(p, m)
     n = 0
-    with open(path, 'rb') as f, open(os.path.join(out, name), 'wb') as w:
+    with opener(path, 'rb') as f, opener(os.path.join(out, name), 'wb') as w:
         for line in f:
             if keep(line):
                 w.write(line)
@@ -53,7 +59,8 @@ def keep_tx(line):
     return True
 
 
-with open(os.path.join(src, 'meta.ndjson')) as f:
+meta_path = os.path.join(src, 'meta.ndjson')
+with (open(meta_path) if os.path.exists(meta_path) else gzip.open(meta_path + '.gz', 'rt')) as f:
     meta = json.loads(f.readline())
 meta['height'] = top
 with open(os.path.join(out, 'meta.ndjson'), 'w') as w:
