@@ -14,10 +14,12 @@
  * (ETags stay equal across replicas), and two files with the same digest hold the same rows (a
  * SHA-256 of an unambiguous encoding: a changed answer never keeps its ETag).
  *
- * **Bounded.** A tag with more than DIGEST_ROW_CAP rows keeps a NULL digest: no version, its
- * answers keep the ETag of their bytes (computed once after a restart, then the key table), as
- * every NFT answer did before. That bounds what a write pays per tag it names (a mint into a
- * collection of millions of NFTs does not rehash it every block) — measured in bench/README.md.
+ * **Bounded.** An NFT tag (owner, collection, the list) with more than DIGEST_ROW_CAP rows keeps a
+ * NULL digest: no version, its answers keep the ETag of their bytes (computed once after a
+ * restart, then the key table), as every NFT answer did before. That bounds what a follow batch
+ * pays per tag it names (a mint into a collection of millions of NFTs does not rehash it every
+ * block) — measured in bench/README.md. A rich list has no cap: it is written whole or by a
+ * refresh that reads the whole list from its source, which costs more per holder than hashing it.
  * A tag without rows has no row here (its version is the empty one, `-`).
  */
 import { createHash, type Hash } from 'node:crypto';
@@ -27,7 +29,7 @@ import { schemaSql, TABLES_SQL } from './schema';
 /** The first schema version with tag digests. */
 export const DIGESTS_SCHEMA_VERSION = 4;
 
-/** Rows a tag may cover and still have a digest (≈ 3–4 µs a row to hash on this machine). */
+/** Rows an NFT tag may cover and still have a digest (≈ 3–7 µs a row to hash on this machine). */
 export const DIGEST_ROW_CAP = 20_000;
 
 /** The version of a tag without rows (no row in tag_digests). */
@@ -103,7 +105,8 @@ class Digester {
   /** The digest of `tag` as its rows are now: a Buffer, null (over the cap), undefined (no rows); or 'other' for a tag without one. */
   digest(tag: string): Buffer | null | undefined | 'other' {
     const h = createHash('sha256');
-    const budget = { left: this.cap };
+    // a rich list is read whole by every write that changes it: no cap (see Bounded above)
+    const budget = { left: tag.charCodeAt(0) === 114 ? Number.POSITIVE_INFINITY : this.cap };
     let rows = 0;
     const part = (section: string, it: IterableIterator<unknown[]>): boolean => {
       const before = budget.left;
@@ -191,8 +194,8 @@ class Digester {
 /**
  * The digests of `tags` written again from the rows as they are now (tags of other kinds are
  * ignored), inside the caller's write transaction; on a file without the table (schema < 4),
- * nothing. 'all': every tag of the file, from scratch. `cap`: the row cap (DIGEST_ROW_CAP; another
- * only in tests). Returns the tags written.
+ * nothing. 'all': every tag of the file, from scratch. `cap`: the NFT tags' row cap (DIGEST_ROW_CAP;
+ * another only in tests). Returns the tags written.
  */
 export function writeDigests(db: Database.Database, tags: Iterable<string> | 'all', cap = DIGEST_ROW_CAP): number {
   if (!hasDigests(db)) return 0;
