@@ -61,7 +61,8 @@ format: deps ## Rewrite src/ in Prettier's format (.prettierrc.json), as make li
 # test that spawns the CLI, a cluster, the binary or PostgreSQL run in `make test` only.
 UNIT_TESTS := $(foreach d,routes lib settings generate,'build/test/$(d)/*.test.js') $(addprefix build/test/, \
   bench/snapshot-size.test.js cache/front.test.js http/errors.test.js http/limits.test.js http/ops.test.js \
-  import/progress.test.js kit/prune-build.test.js lint/docs-citations.test.js records/heap.test.js serve/openapi.test.js)
+  import/progress.test.js kit/prune-build.test.js lint/docs-citations.test.js records/heap.test.js records/parse-pool.test.js \
+  serve/openapi.test.js)
 UNIT_SLOW := build/test/routes/pagination-walk.test.js
 UNIT_MOCHA := $(NODE_BIN)/mocha --forbid-only --timeout 60000 --reporter dot $(UNIT_TESTS) $(foreach t,$(UNIT_SLOW),--ignore $(t))
 

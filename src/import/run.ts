@@ -11,6 +11,7 @@ import { availableParallelism } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { DumpError } from '../records/dump-error';
 import { loadRecords } from '../records/from-dump';
+import { stopTxParsing } from '../records/parse/pool';
 import { incrementalSource } from '../records/incremental';
 import { crawlLoadPath, removeStagingFile } from '../sources/api/staging';
 import { observeTotals } from '../sources/observe';
@@ -269,6 +270,10 @@ export async function importWith(o: ImportConfig): Promise<ImportResult> {
       ? `; the crawl so far is kept in ${staging}${existsSync(crawlLoadPath(o.out)) ? ` (its load so far in ${crawlLoadPath(o.out)})` : ''}: ` +
         'the next run of this import goes on from it'
       : '';
+  // Set by a signal: the exit, once the parser threads have finished what they hold (a thread
+  // terminated mid-row can abort the process: src/records/parse/pool.ts). The loader, failing on
+  // the aborted writer meanwhile, waits for it instead of reporting that failure.
+  let exiting: Promise<never> | undefined;
   const onSignal = (signal: NodeJS.Signals): void => {
     abortWriter();
     source?.dispose?.();
@@ -276,7 +281,8 @@ export async function importWith(o: ImportConfig): Promise<ImportResult> {
       `indexer-api import: interrupted by ${signal}; ${outExisted ? `${o.out} is unchanged` : `${o.out} was not written`}` +
         ` and the partial file was removed${kept()}\n`,
     );
-    process.exit(signal === 'SIGINT' ? o.signalExitCode.SIGINT : o.signalExitCode.SIGTERM);
+    const code = signal === 'SIGINT' ? o.signalExitCode.SIGINT : o.signalExitCode.SIGTERM;
+    exiting = stopTxParsing().then(() => process.exit(code));
   };
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
@@ -286,6 +292,7 @@ export async function importWith(o: ImportConfig): Promise<ImportResult> {
       if (!o.quiet) logger.info(`import: ${line}`);
     }));
   } catch (e) {
+    if (exiting) await exiting;
     progress.done();
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
@@ -360,6 +367,7 @@ export async function importWith(o: ImportConfig): Promise<ImportResult> {
       seconds: Number(process.hrtime.bigint() - started) / 1e9,
     };
   } catch (e) {
+    if (exiting) await exiting;
     progress.done();
     abortWriter();
     await source.close().catch(() => undefined);

@@ -23,6 +23,24 @@ const WORKER_SCRIPT = join(__dirname, 'worker.js');
 const YOUNG_GENERATION_MB = 16;
 /** Jobs queued per thread: one being parsed, one waiting, so a thread never idles between jobs. */
 const JOBS_PER_THREAD = 2;
+/**
+ * How long a closing thread gets to finish the jobs it holds (≈0.1 s each) and exit on its own
+ * before it is terminated. A thread is never terminated while it may be busy if it can be helped:
+ * Node 20 aborts the whole process ("close before init", node_zlib.cc) when a worker is
+ * terminated between creating a zlib stream and initialising it, and a parser creates one per row
+ * (docs/architecture.md, "Import").
+ */
+const CLOSE_GRACE_MS = 5_000;
+/** The pools open now, so that an interrupted import can let their threads finish before it exits (stopTxParsing). */
+const live = new Set<ParserPool>();
+
+/**
+ * Closes every open parser pool the way close() does (each thread finishes what it holds and
+ * exits on its own), for an exit that cannot wait for the loader to unwind: a signal.
+ */
+export async function stopTxParsing(): Promise<void> {
+  await Promise.all([...live].map((p) => p.close()));
+}
 
 /**
  * `threads` parser threads, or inline parsing when 0 or when there is no worker script to start
@@ -41,9 +59,10 @@ interface Waiting {
 
 class ParserPool implements TxParsing {
   readonly depth: number;
-  private readonly threads: { worker: Worker; waiting: Waiting[] }[] = [];
+  private readonly threads: { worker: Worker; waiting: Waiting[]; exited: boolean }[] = [];
   private failed: Error | undefined;
   private closing = false;
+  private closed: Promise<void> | undefined;
 
   constructor(prefix: string, n: number) {
     this.depth = n * JOBS_PER_THREAD;
@@ -51,6 +70,7 @@ class ParserPool implements TxParsing {
       const t = {
         worker: new Worker(WORKER_SCRIPT, { workerData: { prefix }, resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB } }),
         waiting: [] as Waiting[],
+        exited: false,
       };
       t.worker.on('message', (m: TxRows | { fatal: string }) => {
         const w = t.waiting.shift();
@@ -59,10 +79,12 @@ class ParserPool implements TxParsing {
       });
       t.worker.on('error', (e) => this.fail(e));
       t.worker.on('exit', (code) => {
+        t.exited = true;
         if (!this.closing) this.fail(new Error(`import parser thread exited with code ${code}`));
       });
       this.threads.push(t);
     }
+    live.add(this);
   }
 
   private fail(e: Error): void {
@@ -72,6 +94,7 @@ class ParserPool implements TxParsing {
 
   parse(job: TxJob): Promise<TxRows> {
     if (this.failed) return Promise.reject(this.failed);
+    if (this.closing) return Promise.reject(new Error('import parser threads: parse() after close()'));
     const t = this.threads.reduce((a, b) => (b.waiting.length < a.waiting.length ? b : a));
     return new Promise<TxRows>((resolve, reject) => {
       t.waiting.push({ resolve, reject });
@@ -81,8 +104,28 @@ class ParserPool implements TxParsing {
     });
   }
 
-  async close(): Promise<void> {
+  /**
+   * Asks each thread to stop after the jobs it holds (its messages are handled in order) and waits
+   * for it to exit on its own; one still running after CLOSE_GRACE_MS is terminated.
+   */
+  close(): Promise<void> {
     this.closing = true;
-    await Promise.all(this.threads.map((t) => t.worker.terminate()));
+    this.closed ??= Promise.all(
+      this.threads.map(
+        (t) =>
+          new Promise<void>((resolve) => {
+            if (t.exited) return resolve();
+            const timer = setTimeout(() => void t.worker.terminate(), CLOSE_GRACE_MS);
+            t.worker.once('exit', () => {
+              clearTimeout(timer);
+              resolve();
+            });
+            t.worker.postMessage({ close: true });
+          }),
+      ),
+    ).then(() => {
+      live.delete(this);
+    });
+    return this.closed;
   }
 }
