@@ -7,7 +7,7 @@
  *   node build/bench/import/pack-cost.js SNAPSHOT [ROWS] [ROUNDS]
  *
  * Reads ROWS (2,000) tx rows of SNAPSHOT from the middle of the chain, unpacks them, then times
- * each way over all of them ROUNDS (7) times and prints the rounds' min / median / max in µs a
+ * each way over all of them ROUNDS (7) times (after 3 untimed passes of packRow's way) and prints the rounds' min / median / max in µs a
  * row, with how many of the rows it packs to exactly the bytes packRow writes (a stored row's
  * bytes are part of the ETags and the tag digests, so a way that changes them changes those):
  *
@@ -18,7 +18,9 @@
  *   at a full flush, so each row's output should stand alone; asynchronous: Node has no public
  *   synchronous stream);
  * - the fixed cost: a 7-byte row;
- * - one stream over all the rows' bytes (what compressing costs without a stream per row);
+ * - 2, 8 and 32 rows a stream, and one stream over all the rows' bytes (what compressing costs
+ *   when the set-up and a block's Huffman trees are shared by several rows);
+ * - Huffman coding only (no string matching): what is left when compressing proper is taken out;
  * - `fflate` and `pako` (pure JavaScript) when installed beside (`npm install --no-save fflate
  *   pako`): not dependencies of the project.
  */
@@ -67,6 +69,8 @@ function main(): Promise<void> | void {
     line(name, times, `${same} of ${rows.length}`);
   };
 
+  // untimed: the first way timed would otherwise pay for the heap and code warming up (≈10 µs a row)
+  for (let k = 0; k < 3; k++) for (const r of rows) deflateRawSync(r, { level: 2, finishFlush: SYNC });
   sync('deflateRawSync (packRow)', (r) => deflateRawSync(r, { level: 2, finishFlush: SYNC }));
   sync('  output buffer sized to the row', (r) => deflateRawSync(r, { level: 2, finishFlush: SYNC, chunkSize: Math.max(64, (r.length >> 1) + 64) }));
   sync('  windowBits 13', (r) => deflateRawSync(r, { level: 2, finishFlush: SYNC, windowBits: 13 }));
@@ -81,6 +85,18 @@ function main(): Promise<void> | void {
     }
     line('deflateRawSync of 7 bytes (the fixed cost)', times, '–');
   }
+  for (const per of [2, 8, 32]) {
+    const groups: Buffer[] = [];
+    for (let i = 0; i < rows.length; i += per) groups.push(Buffer.concat(rows.slice(i, i + per)));
+    const times: number[] = [];
+    for (let k = 0; k < rounds; k++) {
+      const t = process.hrtime.bigint();
+      for (const g of groups) deflateRawSync(g, { level: 2, finishFlush: SYNC });
+      times.push(Number(process.hrtime.bigint() - t) / 1e3 / rows.length);
+    }
+    line(`${per} rows a stream (one block, trees, set-up)`, times, '– (not separable)');
+  }
+  sync('  Z_HUFFMAN_ONLY (no matching)', (r) => deflateRawSync(r, { level: 2, finishFlush: SYNC, strategy: constants.Z_HUFFMAN_ONLY }));
   {
     const all = Buffer.concat(rows);
     const times: number[] = [];
