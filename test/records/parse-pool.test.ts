@@ -34,7 +34,7 @@ function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
 describe('import parser threads (src/records/parse/pool.ts)', function () {
   this.timeout(60_000);
 
-  it('close() lets every job already sent finish: each is answered whole, then the threads exit on their own', async () => {
+  it('close() lets every job already sent finish: each is answered whole (a terminated thread would drop it), then close() resolves', async () => {
     const parsing = openTxParsing(PREFIX, 2);
     expect(parsing.depth).to.equal(4);
     const sent = [0, 1, 2].map((k) => parsing.parse(job(k, 1000)));
